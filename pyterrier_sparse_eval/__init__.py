@@ -1,0 +1,27 @@
+"""pyterrier-sparse-eval: evaluate sparse retrieval (BM25, SPLADE) with PyTerrier, with trec_eval-exact metrics.
+
+Importing this package never imports torch or transformers.
+"""
+
+from . import datasets
+from ._bm25 import BM25, BM25Indexer, TextEncoder
+from ._index import SparseIndex, SparseIndexer
+from ._retriever import SparseRetriever
+from ._tokenize import LUCENE_ENGLISH_STOPWORDS, Analyzer
+from ._weights import bm25_saturation, idf_lucene
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Analyzer",
+    "BM25",
+    "BM25Indexer",
+    "LUCENE_ENGLISH_STOPWORDS",
+    "SparseIndex",
+    "SparseIndexer",
+    "SparseRetriever",
+    "TextEncoder",
+    "bm25_saturation",
+    "datasets",
+    "idf_lucene",
+]

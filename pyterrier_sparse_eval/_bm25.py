@@ -1,0 +1,200 @@
+"""BM25 as sparse vectors: an analyzer plus BM25 document weights, on the shared index and retriever."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+
+from ._index import IndexWriter, SparseIndex, _batched, _iter_docs
+from ._retriever import SparseRetriever
+from ._tokenize import Analyzer
+from ._weights import bm25_saturation
+
+__all__ = ["BM25", "BM25Indexer", "TextEncoder"]
+
+DEFAULT_FIELDS = ("title", "text")
+
+
+class BM25:
+    """BM25 (Lucene's formula) as sparse vectors.
+
+    Documents carry saturated term weights tf*(k1+1) / (tf + k1*(1 - b + b*dl/avgdl)), computed once the
+    corpus statistics are known; queries carry term counts; the retriever multiplies by
+    idf_t = ln(1 + (N - df_t + 0.5)/(df_t + 0.5)). Together this is Lucene's BM25 ranking. The defaults
+    k1=0.9, b=0.4 are Anserini's BEIR settings.
+
+    Args:
+        k1, b: BM25 parameters.
+        stemmer, stopwords, lowercase: the lexical analysis (see :class:`Analyzer`).
+        fields: document fields joined with a space to form the indexed text. ``None`` means
+            ``title`` + ``text`` when a document has both (BEIR convention), else ``text``.
+
+    Example::
+
+        bm25 = pse.BM25()
+        index = pse.SparseIndex("indexes/scifact-bm25")
+        bm25.indexer(index).index(dataset.get_corpus_iter())
+        pt.Experiment([bm25.retriever(index)], topics, qrels, [nDCG@10])
+    """
+
+    def __init__(
+        self,
+        k1: float = 0.9,
+        b: float = 0.4,
+        *,
+        stemmer: str | None = "porter",
+        stopwords: str | Iterable[str] | None = "lucene",
+        lowercase: bool = True,
+        fields: Sequence[str] | None = None,
+    ):
+        if k1 < 0 or not 0 <= b <= 1:
+            raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}.")
+        self.k1 = k1
+        self.b = b
+        self.stemmer = stemmer
+        self.stopwords = stopwords
+        self.lowercase = lowercase
+        self.fields = fields
+        self.analyzer = Analyzer(lowercase=lowercase, stopwords=stopwords, stemmer=stemmer)
+
+    def __repr__(self) -> str:
+        return f"BM25(k1={self.k1}, b={self.b}, stemmer={self.stemmer!r}, stopwords={self.stopwords!r})"
+
+    def encoder_config(self) -> dict[str, Any]:
+        return {"type": "bm25", "k1": self.k1, "b": self.b, "analyzer": self.analyzer.config()}
+
+    def indexer(
+        self, index: SparseIndex, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True
+    ) -> BM25Indexer:
+        """An indexer that analyses raw documents (``docno`` + text fields) into BM25 weights."""
+        return BM25Indexer(self, index, mode=mode, batch_size=batch_size, verbose=verbose)
+
+    def retriever(self, index: SparseIndex, *, num_results: int = 1000, **kwargs: Any) -> SparseRetriever:
+        """A retriever for ``qid`` + ``query`` frames over an index built by this BM25."""
+        self.check_index(index)
+        return SparseRetriever(index, num_results=num_results, idf=True, analyzer=self.analyzer, **kwargs)
+
+    def query_encoder(self) -> TextEncoder:
+        """Adds ``query_toks`` (term counts) to a query frame."""
+        return TextEncoder(self.analyzer, "query", "query_toks")
+
+    def check_index(self, index: SparseIndex) -> None:
+        """Raise if ``index`` was built with other BM25 parameters or analysis than this object."""
+        built = index.encoder
+        mine = self.encoder_config()
+        if built.get("type") != "bm25" or any(built.get(k) != mine[k] for k in ("k1", "b", "analyzer")):
+            raise ValueError(
+                f"{index} was built with {_describe(built)}, not {_describe(mine)}; rebuild it with "
+                f"{self!r}.indexer(index, mode=\"overwrite\") or use a BM25 that matches."
+            )
+
+
+def _describe(config: dict[str, Any]) -> str:
+    if config.get("type") != "bm25":
+        return f"encoder {config.get('type')!r}"
+    return f"BM25(k1={config.get('k1')}, b={config.get('b')}, analyzer={config.get('analyzer')})"
+
+
+class TextEncoder(pt.Transformer):
+    """Adds a {term: count} column computed from a text column with an :class:`Analyzer`."""
+
+    def __init__(self, analyzer: Analyzer, text_column: str, out_column: str):
+        self.analyzer = analyzer
+        self.text_column = text_column
+        self.out_column = out_column
+
+    def __repr__(self) -> str:
+        return f"TextEncoder({self.analyzer!r}, {self.text_column!r} -> {self.out_column!r})"
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        pt.validate.columns(inp, includes=[self.text_column])
+        out = inp.copy()
+        terms = self.analyzer.analyze_batch([str(t) for t in inp[self.text_column].tolist()])
+        out[self.out_column] = pd.Series(
+            [{k: float(v) for k, v in _counts(t).items()} for t in terms], index=inp.index, dtype=object
+        )
+        return out
+
+
+def _counts(terms: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for t in terms:
+        out[t] = out.get(t, 0) + 1
+    return out
+
+
+def resolve_fields(doc: dict[str, Any], fields: Sequence[str] | None) -> tuple[str, ...]:
+    """The text fields to index for documents shaped like ``doc``."""
+    if fields is not None:
+        missing = [f for f in fields if f not in doc]
+        if missing:
+            raise KeyError(f"Documents have no field(s) {missing}; available: {sorted(doc)}. Pass fields=[...].")
+        return tuple(fields)
+    chosen = tuple(f for f in DEFAULT_FIELDS if f in doc)
+    if not chosen:
+        text_like = [k for k, v in doc.items() if isinstance(v, str) and k != "docno"]
+        raise KeyError(
+            f"Documents have neither 'title' nor 'text' (fields: {sorted(doc)}); pass fields=[...], "
+            f"e.g. fields={text_like[:2]}."
+        )
+    return chosen
+
+
+class BM25Indexer(pt.Indexer):
+    """Indexes raw documents with BM25 weights (see :class:`BM25`). Streams in batches."""
+
+    def __init__(
+        self, bm25: BM25, index: SparseIndex, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True
+    ):
+        self.bm25 = bm25
+        self.index_ref = index
+        self.mode = mode
+        self.batch_size = batch_size
+        self.verbose = verbose
+        self.fields_: tuple[str, ...] | None = None
+
+    def __repr__(self) -> str:
+        return f"BM25Indexer({self.bm25!r}, {self.index_ref!r}, mode={self.mode!r})"
+
+    def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> SparseIndex:
+        from tqdm.auto import tqdm
+
+        bm25 = self.bm25
+        analyzer = bm25.analyzer
+        encoder = bm25.encoder_config()
+        with IndexWriter(self.index_ref, mode=self.mode, encoder=encoder) as writer:
+            bar = tqdm(desc="indexing", unit="doc", disable=None if self.verbose else True)
+            for batch in _batched(_iter_docs(docs), self.batch_size):
+                if self.fields_ is None:
+                    if "docno" not in batch[0]:
+                        raise KeyError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
+                    self.fields_ = resolve_fields(batch[0], bm25.fields)
+                    encoder["fields"] = list(self.fields_)
+                    if self.verbose:
+                        print(f"BM25 indexing fields: {' + '.join(self.fields_)}")
+                fields = self.fields_
+                texts = [" ".join(str(d.get(f) or "") for f in fields) for d in batch]
+                terms_per_doc = analyzer.analyze_batch(texts)
+                lengths = np.fromiter(map(len, terms_per_doc), dtype=np.int64, count=len(batch))
+                ids = writer.term_ids(list(itertools.chain.from_iterable(terms_per_doc)))
+                owner = np.repeat(np.arange(len(batch), dtype=np.int64), lengths)
+                # term frequencies per (doc, term): unique over a combined key, sorted by doc then term
+                key = owner * (len(writer.vocab) + 1) + ids
+                uniq, tf = np.unique(key, return_counts=True)
+                doc_of = uniq // (len(writer.vocab) + 1)
+                terms = (uniq % (len(writer.vocab) + 1)).astype(np.int32)
+                offsets = np.searchsorted(doc_of, np.arange(len(batch) + 1))
+                writer.add([str(d["docno"]) for d in batch], terms, tf, offsets, lengths)
+                bar.update(len(batch))
+            bar.close()
+            k1, b = bm25.k1, bm25.b
+
+            def weight(tf: np.ndarray, dl: np.ndarray, stats: dict[str, Any]) -> np.ndarray:
+                return bm25_saturation(tf, dl, stats["avgdl"], k1, b)
+
+            return writer.finish(weight)

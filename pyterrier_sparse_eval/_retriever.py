@@ -1,0 +1,210 @@
+"""The IDF-weighted exact top-k retriever over a SparseIndex."""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import scipy.sparse as sp
+
+from ._tokenize import Analyzer
+
+if TYPE_CHECKING:
+    from ._index import SparseIndex
+
+__all__ = ["SparseRetriever", "top_k_trec_order"]
+
+
+def top_k_trec_order(scores: np.ndarray, docs: np.ndarray, tie_rank: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` best entries in trec_eval order: score descending, then docno descending.
+
+    ``tie_rank[docs]`` must order documents as their docnos sort. Selection is a linear-time partition over the
+    candidates followed by a sort of at most ``k`` (+ boundary ties) entries, never a sort of all documents.
+    """
+    n = len(scores)
+    if n > k:
+        kth = np.partition(scores, n - k)[n - k]
+        cand = np.flatnonzero(scores >= kth)
+    else:
+        cand = np.arange(n)
+    # lexsort: last key is primary; negate for descending order on both keys
+    order = np.lexsort((-tie_rank[docs[cand]].astype(np.int64), -scores[cand]))
+    return cand[order[:k]]
+
+
+class SparseRetriever(pt.Transformer):
+    """Exact top-k retrieval by the score sum_t q_t * d_t * idf_t (or sum_t q_t * d_t with ``idf=False``).
+
+    Input: a query frame with ``qid`` and either ``query_toks`` ({term: weight}) or ``query`` text (analysed
+    with ``analyzer``, or with the analyzer recorded in the index). Output: the query columns plus ``docno``,
+    ``score`` and ``rank`` (0-based), ranked by score descending and then docno descending, the order
+    trec_eval uses to break ties, so that a run evaluates identically everywhere.
+
+    Queries are scored in batches with a sparse-times-sparse product; a batch holds as many queries as fit in
+    ``memory_budget`` bytes of score accumulators (bounded by the postings the batch touches), so no dense
+    queries x documents matrix is ever built. A query that shares no term with the index gets no rows.
+
+    Args:
+        index: the SparseIndex to search.
+        num_results: how many documents to return per query.
+        idf: multiply query weights by idf_t = ln(1 + (N - df_t + 0.5) / (df_t + 0.5)).
+        analyzer: turns ``query`` text into terms; defaults to the index's own (BM25 indexes record it).
+        memory_budget: bytes of score accumulators per batch of queries.
+        verbose: show a progress bar over query batches.
+    """
+
+    def __init__(
+        self,
+        index: SparseIndex,
+        *,
+        num_results: int = 1000,
+        idf: bool = True,
+        analyzer: Analyzer | None = None,
+        memory_budget: int = 512 * 2**20,
+        verbose: bool = False,
+    ):
+        if not isinstance(num_results, (int, np.integer)) or num_results < 1:
+            raise ValueError(f"num_results must be a positive integer, got {num_results!r}.")
+        if memory_budget < 1:
+            raise ValueError("memory_budget must be a positive number of bytes.")
+        self.index = index
+        self.num_results = int(num_results)
+        self.idf = bool(idf)
+        self.analyzer = analyzer
+        self.memory_budget = memory_budget
+        self.verbose = verbose
+
+    def __repr__(self) -> str:
+        return f"SparseRetriever({self.index!r}, num_results={self.num_results}, idf={self.idf})"
+
+    def fuse_rank_cutoff(self, k: int) -> SparseRetriever | None:
+        if k >= self.num_results:
+            return self
+        return SparseRetriever(
+            self.index,
+            num_results=k,
+            idf=self.idf,
+            analyzer=self.analyzer,
+            memory_budget=self.memory_budget,
+            verbose=self.verbose,
+        )
+
+    # -----------------------------------------------------------------------------------------------------
+    def _analyzer(self) -> Analyzer:
+        if self.analyzer is not None:
+            return self.analyzer
+        config = self.index.encoder.get("analyzer")
+        if config is None:
+            raise ValueError(
+                f"{self.index} was built from precomputed `toks` and has no text analyzer: give queries a "
+                "`query_toks` column (e.g. splade.query_encoder() >> index.retriever()), or pass analyzer=."
+            )
+        self.analyzer = Analyzer.from_config(config)
+        return self.analyzer
+
+    def _query_weights(self, inp: pd.DataFrame) -> list[dict[str, float]]:
+        if "query_toks" in inp.columns:
+            toks = inp["query_toks"].tolist()
+            for t in toks:
+                if not isinstance(t, dict):
+                    raise TypeError(f"`query_toks` must be a dict of term -> weight, got {type(t).__name__}.")
+            return toks
+        terms = self._analyzer().analyze_batch([str(q) for q in inp["query"].tolist()])
+        return [dict(Counter(t)) for t in terms]
+
+    def query_matrix(self, queries: Sequence[dict[str, float]]) -> sp.csr_matrix:
+        """The (num_queries x num_terms) float32 matrix of query weights (times idf when ``idf=True``).
+
+        Terms the index does not know are dropped.
+        """
+        term_ids = self.index.term_ids
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        for i, q in enumerate(queries):
+            for term, w in q.items():
+                t = term_ids.get(term)
+                if t is not None and w != 0:
+                    rows.append(i)
+                    cols.append(t)
+                    vals.append(w)
+        values = np.asarray(vals, dtype=np.float64)
+        if not np.isfinite(values).all():
+            raise ValueError("Query term weights contain NaN or infinity.")
+        cols_arr = np.asarray(cols, dtype=np.int64)
+        if self.idf and len(cols_arr):
+            values = values * self.index.idf[cols_arr]
+        return sp.csr_matrix(
+            (values.astype(np.float32), (np.asarray(rows, dtype=np.int64), cols_arr)),
+            shape=(len(queries), self.index.num_terms),
+        )
+
+    def _batches(self, q: sp.csr_matrix) -> list[tuple[int, int]]:
+        # upper bound on a query's accumulator entries: the postings its terms touch (8 bytes each: id + score)
+        touched = np.add.reduceat(self.index.df[q.indices], q.indptr[:-1]) if q.nnz else np.zeros(q.shape[0])
+        touched = np.where(np.diff(q.indptr) > 0, touched, 0)
+        cost = np.minimum(touched, self.index.num_docs) * 16
+        bounds, start, acc = [], 0, 0
+        for i, c in enumerate(cost.tolist()):
+            if i > start and acc + c > self.memory_budget:
+                bounds.append((start, i))
+                start, acc = i, 0
+            acc += c
+        if start < len(cost):
+            bounds.append((start, len(cost)))
+        return bounds
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        with pt.validate.any(inp) as v:
+            v.query_frame(extra_columns=["query_toks"], mode="query_toks")
+            v.query_frame(extra_columns=["query"], mode="query")
+        keep = [c for c in inp.columns if c not in ("docno", "docid", "score", "rank")]
+        if len(inp) == 0:
+            return self._empty(inp[keep])
+        q = self.query_matrix(self._query_weights(inp))
+        postings = self.index.postings
+        tie_rank = np.asarray(self.index.docno_rank)
+        k = self.num_results
+        res_rows, res_docs, res_scores, res_ranks = [], [], [], []
+        from tqdm.auto import tqdm
+
+        batches = self._batches(q)
+        for start, end in tqdm(batches, desc="retrieving", unit="batch", disable=None if self.verbose else True):
+            scores = (q[start:end] @ postings).tocsr()
+            for r in range(end - start):
+                a, b = scores.indptr[r], scores.indptr[r + 1]
+                if a == b:
+                    continue
+                s, d = scores.data[a:b], scores.indices[a:b]
+                top = top_k_trec_order(s, d, tie_rank, k)
+                res_rows.append(np.full(len(top), start + r, dtype=np.int64))
+                res_docs.append(d[top])
+                res_scores.append(s[top])
+                res_ranks.append(np.arange(len(top), dtype=np.int64))
+        empty_queries = int((np.diff(q.indptr) == 0).sum())
+        if empty_queries:
+            warnings.warn(
+                f"{empty_queries} of {len(inp)} queries share no term with the index and returned no results.",
+                stacklevel=2,
+            )
+        if not res_rows:
+            return self._empty(inp[keep])
+        rows = np.concatenate(res_rows)
+        out = inp[keep].iloc[rows].reset_index(drop=True)
+        out["docno"] = self.index.docnos[np.concatenate(res_docs)]
+        out["score"] = np.concatenate(res_scores).astype(np.float64)
+        out["rank"] = np.concatenate(res_ranks)
+        return out
+
+    @staticmethod
+    def _empty(inp: pd.DataFrame) -> pd.DataFrame:
+        out = inp.iloc[:0].copy()
+        out["docno"] = pd.Series([], dtype=object)
+        out["score"] = pd.Series([], dtype=np.float64)
+        out["rank"] = pd.Series([], dtype=np.int64)
+        return out

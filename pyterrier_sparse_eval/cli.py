@@ -1,0 +1,178 @@
+"""The ``sparse-eval`` command line (also ``python -m pyterrier_sparse_eval``).
+
+Exit codes: 0 success; 1 a check failed (``crosscheck`` found a disagreement); 2 bad usage or input
+(unknown dataset, measure or system spec, unreadable file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
+
+DEFAULT_METRICS = ["nDCG@10", "R@100", "AP", "RR"]
+
+EXPERIMENT_EXAMPLE = """\
+example:
+  sparse-eval experiment --dataset irds:beir/scifact/test --system bm25 --system "bm25:k1=1.2,b=0.75" \\
+      --metric nDCG@10 --metric R@100 --baseline 0 --output results.json
+
+Indexes are cached under --index-dir (one per dataset and system) and reused on the next run.
+Offline: set IR_DATASETS_HOME to a pre-filled ir_datasets cache.
+"""
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
+def parse_measures(names: list[str]) -> list[Any]:
+    import ir_measures
+
+    out = []
+    for name in names:
+        try:
+            out.append(ir_measures.parse_measure(name))
+        except Exception:
+            raise UsageError(
+                f"Unknown measure {name!r}; use ir_measures names such as nDCG@10, R@100, P@10, AP, RR."
+            ) from None
+    return out
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    import pandas as pd
+    import pyterrier as pt
+
+    from . import datasets
+    from ._systems import parse_system
+
+    try:
+        systems = [parse_system(s) for s in (args.system or ["bm25"])]
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    measures = parse_measures(args.metric or DEFAULT_METRICS)
+    names = [s.name for s in systems]
+    if len(set(names)) != len(names):
+        raise UsageError(f"The same system is given twice: {names}.")
+    baseline = _resolve_baseline(args.baseline, names)
+    if args.output and Path(args.output).suffix not in (".json", ".csv"):
+        raise UsageError(f"--output must end in .json or .csv, got {args.output!r}.")
+    try:
+        ds = datasets.load_dataset(args.dataset)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    verbose = not args.quiet
+    topics = datasets.get_topics(ds, args.topic_field, verbose=verbose)
+    qrels = datasets.get_qrels(ds)
+    topics = datasets.align_topics_qrels(topics, qrels)
+    retrievers = [
+        s.build(ds, args.dataset, args.index_dir, num_results=args.num_results, verbose=verbose) for s in systems
+    ]
+    table = pt.Experiment(
+        retrievers, topics, qrels, measures, names=names, baseline=baseline, verbose=verbose
+    )
+    measure_names = [str(m) for m in measures]
+    with pd.option_context("display.width", 100, "display.max_columns", 20, "display.precision", 4):
+        print(table.to_string(index=False))
+    if args.output:
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.suffix == ".json":
+            payload = {
+                "results": {
+                    row["name"]: {m: float(row[m]) for m in measure_names} for row in table.to_dict("records")
+                },
+                "significance": {
+                    row["name"]: {k: _jsonable(v) for k, v in row.items() if k not in measure_names and k != "name"}
+                    for row in table.to_dict("records")
+                }
+                if baseline is not None
+                else {},
+                "config": {
+                    "dataset": args.dataset,
+                    "systems": {s.name: s.spec for s in systems},
+                    "metrics": measure_names,
+                    "num_results": args.num_results,
+                    "queries": int(len(topics)),
+                    "baseline": None if baseline is None else names[baseline],
+                },
+            }
+            _write_atomic(out, json.dumps(payload, indent=2))
+        else:
+            _write_atomic(out, table.to_csv(index=False))
+        if verbose:
+            print(f"Wrote {out}")
+    return EXIT_OK
+
+
+def _jsonable(v: Any) -> Any:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    return None if f != f else f
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def _resolve_baseline(baseline: str | None, names: list[str]) -> int | None:
+    if baseline is None:
+        return None
+    if baseline.isdigit() and int(baseline) < len(names):
+        return int(baseline)
+    if baseline in names:
+        return names.index(baseline)
+    raise UsageError(f"--baseline {baseline!r} is neither a system index (0..{len(names) - 1}) nor a name in {names}.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sparse-eval",
+        description="Evaluate sparse retrieval (BM25, SPLADE) on ir_datasets collections with PyTerrier.",
+        epilog="exit codes: 0 success, 1 a check failed, 2 bad usage or input",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser(
+        "experiment",
+        help="index, retrieve and evaluate systems on a dataset with pt.Experiment",
+        epilog=EXPERIMENT_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--dataset", required=True, help="ir_datasets id, e.g. irds:beir/scifact/test")
+    p.add_argument("--system", action="append", help="bm25 or 'bm25:k1=1.2,b=0.75' (repeatable; default bm25)")
+    p.add_argument("--metric", action="append", help=f"ir_measures name (repeatable; default {' '.join(DEFAULT_METRICS)})")
+    p.add_argument("--num-results", type=int, default=1000, help="documents retrieved per query (default 1000)")
+    p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
+    p.add_argument("--topic-field", default=None, help="topic field to use as the query (default: chosen and reported)")
+    p.add_argument("--baseline", default=None, help="system index or name for significance tests")
+    p.add_argument("--output", default=None, help="write results to a .json or .csv file")
+    p.add_argument("--quiet", action="store_true", help="print only the results table")
+    p.set_defaults(func=cmd_experiment)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as e:
+        print(f"sparse-eval: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except (FileNotFoundError, FileExistsError) as e:
+        print(f"sparse-eval: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import needs_data
+
+from pyterrier_sparse_eval.cli import main
+
+
+@needs_data
+def test_experiment_writes_json_and_reuses_index(tmp_path, capsys):
+    out = tmp_path / "res.json"
+    args = ["experiment", "--dataset", "irds:vaswani", "--system", "bm25", "--system", "bm25:k1=1.2,b=0.75",
+            "--metric", "AP", "--metric", "nDCG@10", "--index-dir", str(tmp_path / "idx"),
+            "--baseline", "0", "--output", str(out), "--quiet"]
+    assert main(args) == 0
+    data = json.loads(out.read_text())
+    assert set(data["results"]) == {"BM25(k1=0.9,b=0.4)", "BM25(k1=1.2,b=0.75)"}
+    assert set(data["results"]["BM25(k1=0.9,b=0.4)"]) == {"AP", "nDCG@10"}
+    # same value as the Python API gives (tests/test_golden.py pins it against the peers)
+    assert data["results"]["BM25(k1=0.9,b=0.4)"]["AP"] == pytest.approx(0.2858, abs=5e-5)
+    assert "AP p-value" in data["significance"]["BM25(k1=1.2,b=0.75)"]
+    built = sorted(p.name for p in (tmp_path / "idx" / "vaswani").iterdir())
+    assert len(built) == 2
+    assert main(args[:-1] + ["--output", str(tmp_path / "res.csv")]) == 0  # second run reuses both indexes
+    assert "AP" in (tmp_path / "res.csv").read_text().splitlines()[0]
+    assert sorted(p.name for p in (tmp_path / "idx" / "vaswani").iterdir()) == built
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--dataset", "irds:no/such"], "Unknown dataset"),
+        (["--dataset", "irds:vaswani", "--metric", "nDCGx@10"], "Unknown measure"),
+        (["--dataset", "irds:vaswani", "--system", "bm25:k=1"], "k1, b"),
+        (["--dataset", "irds:vaswani", "--system", "dense"], "Unknown system"),
+        (["--dataset", "irds:vaswani", "--output", "x.txt"], ".json or .csv"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args, message, capsys, tmp_path):
+    assert main(["experiment", "--index-dir", str(tmp_path), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_module_entry_point_help():
+    out = subprocess.run([sys.executable, "-m", "pyterrier_sparse_eval", "experiment", "--help"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "example:" in out and "--index-dir" in out

@@ -1,0 +1,128 @@
+import json
+import math
+
+import numpy as np
+import pyterrier as pt
+import pytest
+
+import pyterrier_sparse_eval as pse
+
+DOCS = [
+    {"docno": "a", "toks": {"x": 1.0, "y": 2.0}},
+    {"docno": "b", "toks": {"y": 0.5}},
+    {"docno": "c", "toks": {"z": 3.0, "x": 0.25}},
+]
+
+
+def test_round_trip_term_major(tmp_path):
+    index = pse.SparseIndex(tmp_path / "idx")
+    index.indexer(verbose=False).index(DOCS)
+    loaded = pse.SparseIndex(tmp_path / "idx")
+    assert loaded.num_docs == 3 and loaded.num_terms == 3 and loaded.num_postings == 5
+    dense = loaded.postings.toarray()
+    for j, d in enumerate(DOCS):
+        for t, w in d["toks"].items():
+            assert dense[loaded.term_ids[t], j] == w
+    assert (dense != 0).sum() == 5
+    # term-major: each term's postings are a contiguous, doc-ascending slice
+    p = loaded.postings
+    for t in range(loaded.num_terms):
+        ids = p.indices[p.indptr[t] : p.indptr[t + 1]]
+        assert list(ids) == sorted(ids)
+    assert list(loaded.docnos) == ["a", "b", "c"]
+
+
+def test_memory_mapped_and_no_pickle(tmp_path):
+    index = pse.SparseIndex(tmp_path / "idx")
+    index.indexer(verbose=False).index(DOCS)
+    loaded = pse.SparseIndex(tmp_path / "idx", mmap=True)
+    assert isinstance(loaded._load("postings.data.npy"), np.memmap)
+    for name in ("postings.indptr.npy", "postings.indices.npy", "postings.data.npy", "doclen.npy", "docno_rank.npy"):
+        np.load(tmp_path / "idx" / name, allow_pickle=False)  # raises if a pickle were needed
+    meta = json.loads((tmp_path / "idx" / "pt_meta.json").read_text())
+    assert meta["type"] == "sparse_index" and meta["format"] == "csr" and meta["num_docs"] == 3
+    assert json.loads((tmp_path / "idx" / "vocab.json").read_text()) == loaded.vocab
+
+
+def test_pt_artifact_load_returns_sparse_index(tmp_path):
+    pse.SparseIndex(tmp_path / "idx").indexer(verbose=False).index(DOCS)
+    loaded = pt.Artifact.load(str(tmp_path / "idx"))
+    assert isinstance(loaded, pse.SparseIndex)
+    assert loaded.num_docs == 3
+
+
+def test_idf_from_stored_matrix(tmp_path):
+    index = pse.SparseIndex(tmp_path / "idx")
+    index.indexer(verbose=False).index(DOCS)
+    # x in 2 docs, y in 2, z in 1; N = 3: ln(1 + (N - df + 0.5) / (df + 0.5)), computed by hand
+    expected = {"x": math.log(1 + 1.5 / 2.5), "y": math.log(1 + 1.5 / 2.5), "z": math.log(1 + 2.5 / 1.5)}
+    for t, v in expected.items():
+        assert index.idf[index.term_ids[t]] == pytest.approx(v, abs=1e-12)
+
+
+def test_existing_index_needs_overwrite(tmp_path):
+    index = pse.SparseIndex(tmp_path / "idx")
+    index.indexer(verbose=False).index(DOCS)
+    with pytest.raises(FileExistsError, match='mode="overwrite"'):
+        index.indexer(verbose=False).index(DOCS)
+    index.indexer(mode="overwrite", verbose=False).index(DOCS[:2])
+    assert pse.SparseIndex(tmp_path / "idx").num_docs == 2
+    assert index.num_docs == 2  # the held object sees the rebuilt index
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_interrupted_build_leaves_nothing_loadable(tmp_path):
+    def docs():
+        yield from DOCS
+        raise KeyboardInterrupt  # the user pressed Ctrl-C half way
+
+    index = pse.SparseIndex(tmp_path / "idx")
+    with pytest.raises(KeyboardInterrupt):
+        index.indexer(batch_size=1, verbose=False).index(docs())
+    assert not index.built()
+    assert list(tmp_path.iterdir()) == []  # no half-written directory, no temporary left behind
+    with pytest.raises(FileNotFoundError, match="Build one first"):
+        _ = index.num_docs
+    with pytest.raises(FileNotFoundError):
+        pt.Artifact.load(str(tmp_path / "idx"))
+
+
+def test_failed_overwrite_keeps_the_old_index(tmp_path):
+    index = pse.SparseIndex(tmp_path / "idx")
+    index.indexer(verbose=False).index(DOCS)
+    with pytest.raises(TypeError):
+        index.indexer(mode="overwrite", verbose=False).index([{"docno": "q", "toks": [1, 2]}])
+    assert pse.SparseIndex(tmp_path / "idx").num_docs == 3
+
+
+@pytest.mark.parametrize(
+    "docs, error, match",
+    [
+        ([], ValueError, "iterator was empty"),
+        ([{"docno": "a", "toks": {"x": 1}}, {"docno": "a", "toks": {"y": 1}}], ValueError, "Duplicate docnos"),
+        ([{"docno": "a", "toks": {1: 1.0}}], TypeError, "convert_ids_to_tokens"),
+        ([{"docno": "a", "text": "hello"}], KeyError, "BM25"),
+        ([{"docno": "a", "toks": {"x": float("nan")}}], ValueError, "NaN"),
+    ],
+)
+def test_bad_documents_are_reported(tmp_path, docs, error, match):
+    with pytest.raises(error, match=match):
+        pse.SparseIndex(tmp_path / "idx").indexer(verbose=False).index(docs)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_batches_and_dataframe_input_give_the_same_index(tmp_path):
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    docs = [{"docno": f"d{i}", "toks": {f"t{j}": float(rng.random()) for j in rng.choice(50, 5)}} for i in range(200)]
+    a = pse.SparseIndex(tmp_path / "a")
+    a.indexer(batch_size=7, verbose=False).index(docs)
+    b = pse.SparseIndex(tmp_path / "b")
+    b.indexer(batch_size=1000, verbose=False).index(pd.DataFrame(docs))
+    pa, pb = a.postings, b.postings
+    # vocabularies are assigned per batch, so compare through the term strings
+    for t in a.vocab:
+        ra, rb = a.term_ids[t], b.term_ids[t]
+        assert list(pa.indices[pa.indptr[ra] : pa.indptr[ra + 1]]) == list(pb.indices[pb.indptr[rb] : pb.indptr[rb + 1]])
+        np.testing.assert_array_equal(pa.data[pa.indptr[ra] : pa.indptr[ra + 1]], pb.data[pb.indptr[rb] : pb.indptr[rb + 1]])

@@ -1,0 +1,49 @@
+import pytest
+import Stemmer
+
+import pyterrier_sparse_eval as pse
+
+
+def test_default_chain_matches_lucene_english_analyzer_steps():
+    a = pse.Analyzer()
+    # possessive removed, lowercased, 'the'/'of' are Lucene stopwords, original Porter stemming
+    assert a("The Runner's SHOES of running") == ["runner", "shoe", "run"]
+
+
+def test_stemming_is_pystemmer_porter():
+    words = ["generalizations", "oscillators", "relational", "hopefully", "sensibilities"]
+    expected = Stemmer.Stemmer("porter").stemWords(words)
+    assert pse.Analyzer(stopwords=None)(" ".join(words)) == expected
+
+
+def test_unicode_tokens_and_inner_punctuation():
+    a = pse.Analyzer(stemmer=None, stopwords=None)
+    assert a("Zürich café — naïve 3.14 U.S. don't x_y") == ["zürich", "café", "naïve", "3.14", "u.s", "don't", "x_y"]
+    assert a("") == []
+    assert a("...!!") == []
+
+
+def test_options():
+    assert pse.Analyzer(lowercase=False, stemmer=None, stopwords=None)("The Cat") == ["The", "Cat"]
+    assert pse.Analyzer(stemmer=None, stopwords=["cat"])("the cat sat") == ["the", "sat"]
+    assert pse.Analyzer(stemmer="english", stopwords="terrier")("the generously running") == ["generous", "run"]
+    assert "about" in pse._tokenize.terrier_stopwords() and len(pse._tokenize.terrier_stopwords()) == 733
+
+
+def test_batch_equals_single_and_cache_is_consistent():
+    a = pse.Analyzer()
+    texts = ["Running dogs", "", "dogs running fast", "the"]
+    assert a.analyze_batch(texts) == [a(t) for t in texts]
+
+
+def test_config_round_trip():
+    a = pse.Analyzer(stemmer="english", stopwords=["x", "y"])
+    b = pse.Analyzer.from_config(a.config())
+    assert b("x y walking") == a("x y walking") == ["walk"]
+
+
+def test_bad_options_name_the_fix():
+    with pytest.raises(ValueError, match="Unknown stemmer"):
+        pse.Analyzer(stemmer="klingon")
+    with pytest.raises(ValueError, match="'lucene', 'terrier', None"):
+        pse.Analyzer(stopwords="klingon")
