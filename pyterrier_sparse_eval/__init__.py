@@ -3,12 +3,14 @@
 Importing this package never imports torch or transformers.
 """
 
-from . import datasets
+from . import datasets, measures
 from ._bm25 import BM25, BM25Indexer, TextEncoder
+from ._experiment import Experiment
 from ._index import SparseIndex, SparseIndexer
 from ._retriever import SparseRetriever
 from ._tokenize import LUCENE_ENGLISH_STOPWORDS, Analyzer
 from ._weights import bm25_saturation, idf_lucene
+from .measures import crosscheck, evaluate, evaluate_retrieval
 
 __version__ = "0.1.0"
 
@@ -16,12 +18,17 @@ __all__ = [
     "Analyzer",
     "BM25",
     "BM25Indexer",
+    "Experiment",
     "LUCENE_ENGLISH_STOPWORDS",
     "SparseIndex",
     "SparseIndexer",
     "SparseRetriever",
     "TextEncoder",
     "bm25_saturation",
+    "crosscheck",
+    "evaluate",
+    "evaluate_retrieval",
+    "measures",
     "datasets",
     "idf_lucene",
 ]

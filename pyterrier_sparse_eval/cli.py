@@ -134,6 +134,104 @@ def _resolve_baseline(baseline: str | None, names: list[str]) -> int | None:
     raise UsageError(f"--baseline {baseline!r} is neither a system index (0..{len(names) - 1}) nor a name in {names}.")
 
 
+EVALUATE_EXAMPLE = """\
+example:
+  sparse-eval evaluate --run bm25.run --qrels test.qrels --metric nDCG@10 --metric AP --per-query --output eval.json
+
+Files are TREC format: runs "qid Q0 docno rank score tag", qrels "qid iteration docno label".
+Documents are ranked by score, then docno (both descending), as trec_eval does; the rank column is ignored.
+"""
+
+CROSSCHECK_EXAMPLE = """\
+example:
+  sparse-eval crosscheck --run bm25.run --qrels test.qrels --metric nDCG@10 --metric R@100 --metric AP
+
+Exit status 0 when every measure agrees with trec_eval (pytrec_eval) within 1e-9 on every query, 1 otherwise.
+"""
+
+
+def read_trec_run(path: str) -> Any:
+    """A TREC run file as a qid/docno/score frame (ids kept as strings)."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, sep=r"\s+", header=None, dtype=str, comment=None, engine="c")
+    except FileNotFoundError:
+        raise UsageError(f"Run file not found: {path}.") from None
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame({"qid": [], "docno": [], "score": []})
+    if frame.shape[1] != 6:
+        raise UsageError(f"{path} is not a TREC run: expected 6 columns 'qid Q0 docno rank score tag', got {frame.shape[1]}.")
+    try:
+        scores = frame[4].astype(float)
+    except ValueError:
+        raise UsageError(f"{path}: the 5th column (score) must be numeric.") from None
+    return pd.DataFrame({"qid": frame[0], "docno": frame[2], "score": scores})
+
+
+def read_trec_qrels(path: str) -> Any:
+    """A TREC qrels file as a qid/docno/label frame (ids kept as strings)."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, sep=r"\s+", header=None, dtype=str, engine="c")
+    except FileNotFoundError:
+        raise UsageError(f"Qrels file not found: {path}.") from None
+    except pd.errors.EmptyDataError:
+        raise UsageError(f"Qrels file {path} is empty.") from None
+    if frame.shape[1] != 4:
+        raise UsageError(f"{path} is not TREC qrels: expected 4 columns 'qid iteration docno label', got {frame.shape[1]}.")
+    try:
+        labels = frame[3].astype(int)
+    except ValueError:
+        raise UsageError(f"{path}: the 4th column (label) must be an integer.") from None
+    return pd.DataFrame({"qid": frame[0], "docno": frame[2], "label": labels})
+
+
+def _measures_inhouse(names: list[str] | None) -> list[Any]:
+    from .measures import parse_measures
+
+    try:
+        return parse_measures(names or DEFAULT_METRICS)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from .measures import evaluate
+
+    measures = _measures_inhouse(args.metric)
+    run, qrels = read_trec_run(args.run), read_trec_qrels(args.qrels)
+    result = evaluate(run, qrels, measures, missing_as_zero=args.missing_as_zero)
+    width = max(len(str(m)) for m in measures)
+    for name, value in result.aggregate.items():
+        print(f"{name:<{width}}  all  {value:.4f}")
+    if args.per_query and not args.output:
+        for name, values in result.per_query.items():
+            for qid, value in values.items():
+                print(f"{name:<{width}}  {qid}  {value:.4f}")
+    if result.missing:
+        print(f"{len(result.missing)} judged queries have no results in the run"
+              + (" (counted as 0)" if args.missing_as_zero else " (left out; --missing-as-zero counts them)"),
+              file=sys.stderr)
+    if args.output:
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(out, json.dumps(result.to_json(per_query=args.per_query), indent=2))
+    return EXIT_OK
+
+
+def cmd_crosscheck(args: argparse.Namespace) -> int:
+    from .measures import crosscheck
+
+    measures = _measures_inhouse(args.metric)
+    report = crosscheck(read_trec_run(args.run), read_trec_qrels(args.qrels), measures)
+    print(report.summary())
+    if args.output:
+        _write_atomic(Path(args.output), json.dumps(report.to_json(), indent=2))
+    return EXIT_OK if report.ok else EXIT_CHECK_FAILED
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sparse-eval",
@@ -158,6 +256,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", default=None, help="write results to a .json or .csv file")
     p.add_argument("--quiet", action="store_true", help="print only the results table")
     p.set_defaults(func=cmd_experiment)
+
+    p = sub.add_parser(
+        "evaluate",
+        help="evaluate a TREC run file in-house (trec_eval semantics)",
+        epilog=EVALUATE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--run", required=True, help="TREC run file")
+    p.add_argument("--qrels", required=True, help="TREC qrels file")
+    p.add_argument("--metric", action="append", help=f"measure (repeatable; default {' '.join(DEFAULT_METRICS)})")
+    p.add_argument("--per-query", action="store_true", help="also report every query's value")
+    p.add_argument("--missing-as-zero", action="store_true", help="count judged queries missing from the run as 0 (trec_eval -c)")
+    p.add_argument("--output", default=None, help="write {aggregate, per_query} JSON here")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser(
+        "crosscheck",
+        help="compare in-house values with trec_eval's (pytrec_eval), query by query",
+        epilog=CROSSCHECK_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--run", required=True, help="TREC run file")
+    p.add_argument("--qrels", required=True, help="TREC qrels file")
+    p.add_argument("--metric", action="append", help=f"measure (repeatable; default {' '.join(DEFAULT_METRICS)})")
+    p.add_argument("--output", default=None, help="write the report as JSON here")
+    p.set_defaults(func=cmd_crosscheck)
     return parser
 
 

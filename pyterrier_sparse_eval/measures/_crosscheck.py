@@ -1,0 +1,160 @@
+"""Cross-checking the in-house metrics against trec_eval (through pytrec_eval), query by query."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._evaluate import _base_name, compute, measure_rel, parse_measures
+from ._prepare import prepare, to_qrels_frame, to_run_frame
+
+__all__ = ["CrossCheck", "MeasureCheck", "crosscheck", "trec_eval_name"]
+
+TOLERANCE = 1e-9
+
+
+def trec_eval_name(measure: Any) -> str | None:
+    """The trec_eval measure computing ``measure`` (``None`` if trec_eval has no counterpart).
+
+    RR@k has none; it is checked as ``recip_rank`` on the run cut to its top k (in trec_eval's order).
+    """
+    name, k = _base_name(measure), measure.params.get("cutoff")
+    gain = measure.params.get("gain") or "linear"
+    table = {
+        "nDCG": "ndcg" if k is None else f"ndcg_cut_{k}",
+        "R": None if k is None else f"recall_{k}",
+        "P": None if k is None else f"P_{k}",
+        "AP": "map" if k is None else f"map_cut_{k}",
+        "RR": "recip_rank",
+        "Rprec": "Rprec",
+        "Success": None if k is None else f"success_{k}",
+    }
+    if name == "nDCG" and gain != "linear":
+        return None
+    return table.get(name)
+
+
+@dataclass
+class MeasureCheck:
+    """The comparison for one measure: the largest difference and every query that differs."""
+
+    measure: str
+    trec_eval: str | None
+    queries: int
+    max_diff: float
+    differing: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.trec_eval is None or not self.differing
+
+
+@dataclass
+class CrossCheck:
+    """Result of :func:`crosscheck`; ``ok`` is True when every checked measure agrees within the tolerance."""
+
+    checks: list[MeasureCheck]
+    tolerance: float
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def summary(self) -> str:
+        lines = [f"{'measure':<22} {'trec_eval':<14} {'queries':>7} {'max |diff|':>11}  status"]
+        for c in self.checks:
+            status = "no trec_eval counterpart" if c.trec_eval is None else ("ok" if c.ok else f"{len(c.differing)} differ")
+            lines.append(f"{c.measure:<22} {c.trec_eval or '-':<14} {c.queries:>7} {c.max_diff:>11.3g}  {status}")
+            for d in c.differing[:10]:
+                tie = "score ties at the cut-off explain it" if d["ties"] else "not explained by ties"
+                lines.append(f"    qid {d['qid']}: in-house {d['ours']:.12g} vs trec_eval {d['trec_eval']:.12g} ({tie})")
+        lines.append("all measures agree" if self.ok else f"DISAGREEMENT above {self.tolerance:g}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "tolerance": self.tolerance,
+            "measures": {
+                c.measure: {"trec_eval": c.trec_eval, "queries": c.queries, "max_diff": c.max_diff, "differing": c.differing}
+                for c in self.checks
+            },
+        }
+
+
+def _pytrec_inputs(run: Any, qrels: Any) -> tuple[dict, dict]:
+    run_f, qrels_f = to_run_frame(run), to_qrels_frame(qrels)
+    run_d: dict[str, dict[str, float]] = {}
+    if isinstance(run, dict):
+        run_d = {str(q): {} for q in run}
+    for q, d, s in zip(run_f["qid"].astype(str), run_f["docno"].astype(str), run_f["score"]):
+        run_d.setdefault(q, {})[d] = float(s)
+    qrels_d: dict[str, dict[str, int]] = {}
+    # pytrec_eval corrupts memory (and can hang) on negative labels; every trec_eval measure treats a
+    # negative label exactly like 0 (not relevant, no gain), so they are passed as 0.
+    for q, d, r in zip(qrels_f["qid"].astype(str), qrels_f["docno"].astype(str), qrels_f["label"]):
+        qrels_d.setdefault(q, {})[d] = max(int(r), 0)
+    return run_d, qrels_d
+
+
+def _cut(run_d: dict[str, dict[str, float]], k: int) -> dict[str, dict[str, float]]:
+    # top k in trec_eval's order: score descending, then docno descending
+    out = {}
+    for q, docs in run_d.items():
+        ranked = sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)[:k]
+        out[q] = dict(ranked)
+    return out
+
+
+def _tied_at_boundary(docs: dict[str, float], k: int | None) -> bool:
+    scores = np.array(sorted(docs.values(), reverse=True))
+    if len(scores) < 2:
+        return False
+    if k is None or k >= len(scores):
+        return bool((np.diff(scores) == 0).any())
+    return bool((scores[: k + 1] == scores[k]).sum() > 1 or (np.diff(scores[: k + 1]) == 0).any())
+
+
+def crosscheck(run: Any, qrels: Any, measures: Sequence[Any] = ("nDCG@10", "R@100", "AP", "RR"), *,
+               tolerance: float = TOLERANCE) -> CrossCheck:
+    """Compute every measure in-house and with pytrec_eval, per query, and compare.
+
+    Returns a :class:`CrossCheck` with, per measure, the largest absolute difference, each query whose values
+    differ by more than ``tolerance`` and whether score ties at the cut-off could explain it. Measures with no
+    trec_eval counterpart (Judged@k, nDCG with exponential gain) are listed as such and not compared.
+    """
+    import pytrec_eval
+
+    measures = parse_measures(measures)
+    run_d, qrels_d = _pytrec_inputs(run, qrels)
+    checks = []
+    for m in measures:
+        te = trec_eval_name(m)
+        rel = measure_rel(m)
+        j = prepare(run, qrels, rel=rel)
+        ours = dict(zip(j.qids.tolist(), compute(m, j).tolist()))
+        if te is None:
+            checks.append(MeasureCheck(str(m), None, len(ours), float("nan")))
+            continue
+        k = m.params.get("cutoff")
+        scored = _cut(run_d, k) if _base_name(m) == "RR" and k is not None else run_d
+        theirs = {
+            q: v[te] for q, v in pytrec_eval.RelevanceEvaluator(qrels_d, {te}, relevance_level=rel).evaluate(scored).items()
+        }
+        differing, max_diff = [], 0.0
+        for q in sorted(set(ours) | set(theirs)):
+            a, b = ours.get(q), theirs.get(q)
+            if a is None or b is None:
+                differing.append({"qid": q, "ours": a if a is not None else float("nan"),
+                                  "trec_eval": b if b is not None else float("nan"), "ties": False})
+                max_diff = float("inf")
+                continue
+            diff = abs(a - b)
+            max_diff = max(max_diff, diff)
+            if diff > tolerance:
+                differing.append({"qid": q, "ours": a, "trec_eval": b, "ties": _tied_at_boundary(run_d.get(q, {}), k)})
+        checks.append(MeasureCheck(str(m), te, len(ours), max_diff, differing))
+    return CrossCheck(checks, tolerance)

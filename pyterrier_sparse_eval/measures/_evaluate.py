@@ -1,0 +1,211 @@
+"""Evaluating runs in-house: measures named as ir_measures names them, computed by ``_metrics``."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import _metrics as M
+from ._prepare import Judged, prepare
+
+__all__ = ["Evaluation", "evaluate", "evaluate_retrieval", "parse_measures", "compute", "SUPPORTED"]
+
+# ir_measures name -> parameters this package computes (anything else is refused with a clear error)
+SUPPORTED = {
+    "nDCG": ("cutoff", "gain"),
+    "R": ("cutoff", "rel"),
+    "P": ("cutoff", "rel"),
+    "AP": ("cutoff", "rel"),
+    "RR": ("cutoff", "rel"),
+    "Rprec": ("rel",),
+    "Success": ("cutoff", "rel"),
+    "Judged": ("cutoff",),
+}
+
+
+def parse_measures(measures: Iterable[Any]) -> list[Any]:
+    """ir_measures measure objects from objects or names (``"nDCG@10"``, ``"AP"``, ``"pse.nDCG(gain='exp')@10"``)."""
+    import ir_measures
+
+    from ._ir_measures import by_name
+
+    out = []
+    for m in measures:
+        if isinstance(m, str):
+            inhouse = by_name(m)
+            if inhouse is not None:
+                out.append(inhouse)
+                continue
+            try:
+                m = ir_measures.parse_measure(m)
+            except Exception:
+                raise ValueError(
+                    f"Unknown measure {m!r}; use ir_measures names: "
+                    "nDCG@10, nDCG, R@100, P@10, AP, AP@100, RR, RR@10, Rprec, Success@10, Judged@10."
+                ) from None
+        _check_supported(m)
+        out.append(m)
+    return out
+
+
+def _base_name(measure: Any) -> str:
+    return measure.NAME.removeprefix("pse.")
+
+
+def _check_supported(measure: Any) -> None:
+    name = _base_name(measure)
+    if name not in SUPPORTED:
+        raise ValueError(
+            f"{measure} is not computed in-house; supported: {', '.join(SUPPORTED)} "
+            "(evaluate it with ir_measures / pt.Experiment instead)."
+        )
+    extra = {k: v for k, v in measure.params.items() if k not in SUPPORTED[name] and v is not None}
+    # ir_measures' nDCG has dcg/gains/judged_only; only their defaults are trec_eval's ndcg
+    extra = {k: v for k, v in extra.items() if not (k == "dcg" and v == "log2") and not (k == "judged_only" and v is False)}
+    if extra:
+        raise ValueError(
+            f"{measure}: parameters {sorted(extra)} are not supported in-house (supported: {SUPPORTED[name]})."
+        )
+
+
+def measure_rel(measure: Any) -> int:
+    rel = measure.params.get("rel")
+    return 1 if rel is None else rel
+
+
+def compute(measure: Any, j: Judged) -> np.ndarray:
+    """Per-query values of one measure on a prepared run (``j.rel`` must be the measure's rel)."""
+    name = _base_name(measure)
+    k = measure.params.get("cutoff")
+    if name == "nDCG":
+        return M.ndcg(j, k, gain=measure.params.get("gain") or "linear")
+    if name == "R":
+        return M.recall(j, k)
+    if name == "P":
+        if k is None:
+            raise ValueError("P needs a cut-off, e.g. P@10.")
+        return M.precision(j, k)
+    if name == "AP":
+        return M.average_precision(j, k)
+    if name == "RR":
+        return M.reciprocal_rank(j, k)
+    if name == "Rprec":
+        return M.r_precision(j)
+    if name == "Success":
+        return M.success(j, k)
+    if name == "Judged":
+        return M.judged_at(j, k)
+    raise ValueError(f"{measure} is not computed in-house.")
+
+
+@dataclass
+class Evaluation:
+    """Per-query and aggregate values of several measures.
+
+    ``per_query[measure_name][qid]``; ``aggregate[measure_name]`` is the mean over the evaluated queries (with
+    ``missing_as_zero``, judged queries absent from the run are included as 0, trec_eval's ``-c``).
+    ``missing`` lists judged queries absent from the run; ``unjudged`` lists run queries without judgments.
+    """
+
+    aggregate: dict[str, float]
+    per_query: dict[str, dict[str, float]]
+    missing: list[str] = field(default_factory=list)
+    unjudged: list[str] = field(default_factory=list)
+    num_queries: int = 0
+
+    def to_json(self, per_query: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {"aggregate": self.aggregate}
+        if per_query:
+            out["per_query"] = self.per_query
+        out["missing_queries"] = self.missing
+        out["unjudged_queries"] = self.unjudged
+        return out
+
+
+def evaluate(
+    run: Any,
+    qrels: Any,
+    measures: Sequence[Any] = ("nDCG@10", "R@100", "AP", "RR"),
+    *,
+    missing_as_zero: bool = False,
+    warn: bool = True,
+) -> Evaluation:
+    """Evaluate a run in-house with trec_eval's semantics.
+
+    Args:
+        run: DataFrame (``qid, docno, score`` or ir_measures columns), ``{qid: {docno: score}}`` or
+            ``{qid: [(docno, score), ...]}``. Order and any rank column are ignored: ranking is by score, then docno.
+        qrels: DataFrame (``qid, docno, label``) or ``{qid: {docno: label}}``.
+        measures: ir_measures measures or names (``nDCG@10``, ``R@100``, ``P(rel=2)@10``, ``AP``, ...).
+        missing_as_zero: count judged queries that the run does not retrieve for as 0 (trec_eval ``-c``).
+        warn: warn when run and qrels only partly overlap (wrong split, id types).
+    """
+    measures = parse_measures(measures)
+    by_rel: dict[int, Judged] = {}
+    per_query: dict[str, dict[str, float]] = {}
+    aggregate: dict[str, float] = {}
+    j = None
+    for m in measures:
+        rel = measure_rel(m)
+        if rel not in by_rel:
+            by_rel[rel] = prepare(run, qrels, rel=rel)
+        j = by_rel[rel]
+        values = compute(m, j)
+        pq = dict(zip(j.qids.tolist(), values.tolist()))
+        if missing_as_zero:
+            pq.update({q: 0.0 for q in j.missing.tolist()})
+        per_query[str(m)] = pq
+        aggregate[str(m)] = float(np.mean(list(pq.values()))) if pq else float("nan")
+    if j is None:
+        j = prepare(run, qrels)
+    if warn:
+        _warn_overlap(j)
+    return Evaluation(aggregate, per_query, j.missing.tolist(), j.unjudged_queries.tolist(), j.num_queries)
+
+
+def _warn_overlap(j: Judged) -> None:
+    evaluated, missing, unjudged = j.num_queries, len(j.missing), len(j.unjudged_queries)
+    if missing or unjudged:
+        msg = (
+            f"evaluating {evaluated} of {evaluated + missing} judged queries: {missing} judged queries have no "
+            f"results in the run, {unjudged} run queries have no judgments"
+        )
+        if evaluated == 0:
+            msg += " (no query id in common: are run and qrels from the same split?)"
+        warnings.warn(msg + ".", stacklevel=3)
+
+
+def evaluate_retrieval(
+    all_retrieved: Any,
+    all_qrels: Any,
+    k_values: Sequence[int] = (1, 5, 10, 100),
+    *,
+    gain: str = "linear",
+) -> dict[str, float]:
+    """Mean nDCG@k, Recall@k and P@k for each k, plus MAP and MRR (whole ranking), trec_eval-exact.
+
+    Takes ``{qid: [(docno, score), ...]}`` (sorting is done here) and ``{qid: {docno: label}}``; labels <= 0
+    are not relevant. nDCG uses trec_eval's linear gain unless ``gain="exp"`` (2^rel - 1). Means are over the
+    queries present in both (a warning reports any mismatch).
+
+    >>> evaluate_retrieval({"q": [("a", 0.2), ("b", 0.9)]}, {"q": {"a": 1, "c": 1}}, k_values=[1, 2])
+    {'nDCG@1': 0.0, 'Recall@1': 0.0, 'P@1': 0.0, 'nDCG@2': 0.38685280723454163, 'Recall@2': 0.5, 'P@2': 0.5, 'MAP': 0.25, 'MRR': 0.5}
+    """
+    j = prepare(all_retrieved, all_qrels)
+    _warn_overlap(j)
+    out: dict[str, float] = {}
+
+    def mean(v: np.ndarray) -> float:
+        return float(v.mean()) if len(v) else float("nan")
+
+    for k in k_values:
+        out[f"nDCG@{k}"] = mean(M.ndcg(j, k, gain=gain))
+        out[f"Recall@{k}"] = mean(M.recall(j, k))
+        out[f"P@{k}"] = mean(M.precision(j, k))
+    out["MAP"] = mean(M.average_precision(j))
+    out["MRR"] = mean(M.reciprocal_rank(j))
+    return out

@@ -1,0 +1,224 @@
+"""Turning a run and qrels (DataFrames or dicts) into flat, trec_eval-ordered arrays.
+
+All metrics in this package work on a :class:`Judged` run: one row per retrieved document, sorted as trec_eval
+sorts (query, then score descending, then docno descending; any rank column is ignored), with its judgment
+joined in. Everything is vectorised: sorting and joining are numpy/pandas operations over all queries at once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Judged", "prepare", "to_run_frame", "to_qrels_frame"]
+
+_RUN_COLS = {"query_id": "qid", "doc_id": "docno"}
+_QREL_COLS = {"query_id": "qid", "doc_id": "docno", "relevance": "label"}
+
+
+def to_run_frame(run: Any) -> pd.DataFrame:
+    """A run as a ``qid``, ``docno``, ``score`` frame from any accepted shape.
+
+    Accepted: a DataFrame with ``qid``/``docno``/``score`` (PyTerrier) or ``query_id``/``doc_id``/``score``
+    (ir_measures); a dict ``{qid: {docno: score}}`` (pytrec_eval); a dict ``{qid: [(docno, score), ...]}``.
+    """
+    if isinstance(run, pd.DataFrame):
+        frame = run.rename(columns=_RUN_COLS)
+        missing = [c for c in ("qid", "docno", "score") if c not in frame.columns]
+        if missing:
+            raise ValueError(
+                f"Run is missing columns {missing} (has {list(run.columns)}); expected qid, docno, score "
+                "(PyTerrier) or query_id, doc_id, score (ir_measures)."
+            )
+        frame = frame[["qid", "docno", "score"]]
+    elif isinstance(run, Mapping):
+        rows_q, rows_d, rows_s = [], [], []
+        for qid, docs in run.items():
+            items = docs.items() if isinstance(docs, Mapping) else docs
+            for docno, score in items:
+                rows_q.append(qid)
+                rows_d.append(docno)
+                rows_s.append(score)
+        frame = pd.DataFrame({"qid": rows_q, "docno": rows_d, "score": rows_s})
+    else:
+        raise TypeError(
+            f"Cannot read a run from {type(run).__name__}; pass a DataFrame (qid, docno, score), "
+            "{qid: {docno: score}} or {qid: [(docno, score), ...]}."
+        )
+    frame = frame.astype({"score": np.float64})
+    if frame["score"].isna().any():
+        raise ValueError("The run has NaN scores; trec_eval cannot rank them.")
+    return frame
+
+
+def to_qrels_frame(qrels: Any) -> pd.DataFrame:
+    """Qrels as a ``qid``, ``docno``, ``label`` frame (DataFrame in PyTerrier/ir_measures naming, or
+    ``{qid: {docno: label}}``)."""
+    if isinstance(qrels, pd.DataFrame):
+        frame = qrels.rename(columns=_QREL_COLS)
+        missing = [c for c in ("qid", "docno", "label") if c not in frame.columns]
+        if missing:
+            raise ValueError(
+                f"Qrels are missing columns {missing} (has {list(qrels.columns)}); expected qid, docno, label "
+                "(PyTerrier) or query_id, doc_id, relevance (ir_measures)."
+            )
+        frame = frame[["qid", "docno", "label"]]
+    elif isinstance(qrels, Mapping):
+        frame = pd.DataFrame(
+            [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()], columns=["qid", "docno", "label"]
+        )
+    else:
+        raise TypeError(
+            f"Cannot read qrels from {type(qrels).__name__}; pass a DataFrame (qid, docno, label) or "
+            "{qid: {docno: label}}."
+        )
+    return frame.astype({"label": np.float64})
+
+
+def _check_id_types(run: pd.DataFrame, qrels: pd.DataFrame) -> None:
+    """Int and str ids never match each other: detect it, explain it, and say how to fix it."""
+    for col in ("qid", "docno"):
+        r_types = {type(x).__name__ for x in run[col].head(1000)}
+        q_types = {type(x).__name__ for x in qrels[col].head(1000)}
+        if r_types and q_types and r_types != q_types:
+            raise TypeError(
+                f"{col} types differ: the run has {sorted(r_types)} and the qrels have {sorted(q_types)}, so no "
+                f"{col} would match. Cast both to str, e.g. run['{col}'] = run['{col}'].astype(str) (and the same "
+                "for the qrels)."
+            )
+
+
+@dataclass
+class Judged:
+    """A run joined with its qrels, in trec_eval order, as flat arrays.
+
+    Attributes:
+        qids: the evaluated query ids (in the run and in the qrels), sorted.
+        group: query index (into ``qids``) of each retrieved row.
+        rank: 0-based rank of each row within its query (trec_eval order).
+        label: judgment of each row (0 where unjudged); ``judged`` says which rows have a judgment.
+        num_rel: number of judged documents with label >= ``rel`` per query.
+        ideal_group, ideal_pos, ideal_label: the query's positive judgments sorted by label descending
+            (the ideal ranking for nDCG), with their 0-based positions.
+        rel: the relevance threshold (trec_eval ``-l``): labels >= rel are relevant.
+        missing: query ids with judgments but no retrieved document (trec_eval ``-c`` counts them as 0).
+        unjudged_queries: query ids in the run with no judgments at all (trec_eval skips them).
+    """
+
+    qids: np.ndarray
+    group: np.ndarray
+    rank: np.ndarray
+    label: np.ndarray
+    judged: np.ndarray
+    num_rel: np.ndarray
+    ideal_group: np.ndarray
+    ideal_pos: np.ndarray
+    ideal_label: np.ndarray
+    rel: float
+    missing: np.ndarray
+    unjudged_queries: np.ndarray
+
+    @property
+    def num_queries(self) -> int:
+        return len(self.qids)
+
+    @property
+    def is_rel(self) -> np.ndarray:
+        return self.label >= self.rel
+
+    def count(self, mask: np.ndarray) -> np.ndarray:
+        """Per-query number of rows where ``mask`` holds."""
+        return np.bincount(self.group[mask], minlength=self.num_queries).astype(np.float64)
+
+    def total(self, values: np.ndarray) -> np.ndarray:
+        """Per-query sum of a per-row quantity."""
+        return np.bincount(self.group, weights=values, minlength=self.num_queries).astype(np.float64)
+
+
+def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
+    """Join and order a run and qrels for evaluation (see :class:`Judged`)."""
+    # a query present with an empty ranking ({qid: {}}) is still evaluated, as trec_eval does (all zeros)
+    run_qids = list(run.keys()) if isinstance(run, Mapping) else None
+    run = to_run_frame(run)
+    qrels = to_qrels_frame(qrels)
+    if len(run) and len(qrels):
+        _check_id_types(run, qrels)
+    if qrels.duplicated(["qid", "docno"]).any():
+        warnings.warn("Qrels judge some documents twice for the same query; the last judgment is used.", stacklevel=3)
+        qrels = qrels.drop_duplicates(["qid", "docno"], keep="last")
+
+    judged_qids = pd.unique(qrels["qid"])
+    if run_qids is None:
+        run_qids = pd.unique(run["qid"])
+    evaluated = np.array(sorted(set(run_qids) & set(judged_qids)), dtype=object)
+    missing = np.array(sorted(set(judged_qids) - set(run_qids)), dtype=object)
+    unjudged = np.array(sorted(set(run_qids) - set(judged_qids)), dtype=object)
+
+    q_index = pd.Index(evaluated)
+    run = run[run["qid"].isin(q_index)]
+    qrels_e = qrels[qrels["qid"].isin(q_index)]
+
+    # one code space for docnos of both sides, in string order (so code order = docno order)
+    doc_codes, _ = pd.factorize(pd.concat([run["docno"], qrels_e["docno"]], ignore_index=True), sort=True)
+    run_doc = doc_codes[: len(run)].astype(np.int64)
+    qrel_doc = doc_codes[len(run) :].astype(np.int64)
+    run_q = q_index.get_indexer(run["qid"]).astype(np.int64)
+    qrel_q = q_index.get_indexer(qrels_e["qid"]).astype(np.int64)
+    scores = run["score"].to_numpy(np.float64)
+
+    # trec_eval order: query, score descending, docno descending (lexsort's last key is the primary one)
+    order = np.lexsort((-run_doc, -scores, run_q))
+    run_q, run_doc, scores = run_q[order], run_doc[order], scores[order]
+    dup = (run_q[1:] == run_q[:-1]) & (run_doc[1:] == run_doc[:-1])
+    if dup.any():
+        warnings.warn(
+            f"The run retrieves {int(dup.sum())} documents twice for the same query; the best-scored copy is kept.",
+            stacklevel=3,
+        )
+        keep = np.concatenate([[True], ~dup])
+        run_q, run_doc, scores = run_q[keep], run_doc[keep], scores[keep]
+
+    nq = len(evaluated)
+    starts = np.searchsorted(run_q, np.arange(nq))
+    rank = np.arange(len(run_q)) - starts[run_q]
+
+    # join judgments with a sorted-key lookup
+    n_docs = int(doc_codes.max()) + 1 if len(doc_codes) else 1
+    qrel_key = qrel_q * n_docs + qrel_doc
+    labels_all = qrels_e["label"].to_numpy(np.float64)
+    by_key = np.argsort(qrel_key, kind="stable")
+    qrel_key_sorted = qrel_key[by_key]
+    run_key = run_q * n_docs + run_doc
+    pos = np.searchsorted(qrel_key_sorted, run_key)
+    pos_c = np.minimum(pos, max(len(qrel_key_sorted) - 1, 0))
+    judged = (pos < len(qrel_key_sorted)) & (qrel_key_sorted[pos_c] == run_key) if len(qrel_key_sorted) else np.zeros(len(run_key), bool)
+    label = np.where(judged, labels_all[by_key][pos_c] if len(qrel_key_sorted) else 0.0, 0.0)
+
+    num_rel = np.bincount(qrel_q[labels_all >= rel], minlength=nq).astype(np.float64)
+
+    # ideal ranking for nDCG: positive labels, per query, descending
+    pos_mask = labels_all > 0
+    iq, il = qrel_q[pos_mask], labels_all[pos_mask]
+    io = np.lexsort((-il, iq))
+    iq, il = iq[io], il[io]
+    ipos = np.arange(len(iq)) - np.searchsorted(iq, np.arange(nq))[iq] if len(iq) else np.zeros(0, np.int64)
+
+    return Judged(
+        qids=evaluated,
+        group=run_q,
+        rank=rank,
+        label=label,
+        judged=judged,
+        num_rel=num_rel,
+        ideal_group=iq,
+        ideal_pos=ipos,
+        ideal_label=il,
+        rel=rel,
+        missing=missing,
+        unjudged_queries=unjudged,
+    )

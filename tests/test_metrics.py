@@ -1,0 +1,176 @@
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+from conftest import needs_data
+from ir_measures import AP, RR, Judged, P, R, Rprec, Success, nDCG
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval.cli import main
+from pyterrier_sparse_eval.measures import _metrics as M
+from pyterrier_sparse_eval.measures import prepare
+
+PM = pse.measures
+
+
+def _ranked(labels):
+    """One query whose ranking holds documents with these labels, in this order."""
+    run = {"q": {f"d{i}": float(len(labels) - i) for i in range(len(labels))}}
+    qrels = {"q": {f"d{i}": lab for i, lab in enumerate(labels)}}
+    return prepare(run, qrels)
+
+
+def test_seed_worked_examples_with_linear_gain():
+    # values worked from the definitions: sum gain_i / log2(i + 1); exact, not the seed's rounded 0.9694 / 0.9664
+    assert M.dcg(_ranked([5, 2, 4, 0, 1]), 5)[0] == pytest.approx(8.6487, abs=5e-5)
+    assert M.dcg(_ranked([2, 0, 5, 1, 4]), 5)[0] == pytest.approx(6.4781, abs=5e-5)
+    assert M.ndcg(_ranked([5, 2, 4]), 3)[0] == pytest.approx(0.96928, abs=5e-6)
+    assert M.ndcg(_ranked([5, 2, 4, 0, 1]), 5)[0] == pytest.approx(0.96586, abs=5e-6)
+
+
+def test_exponential_gain_worked_by_hand():
+    # [5,2,4]: gains 31, 3, 15. DCG = 31 + 3/log2(3) + 15/2 = 40.39279; ideal [5,4,2]: 31 + 15/log2(3) + 3/2 = 41.96395
+    assert M.ndcg(_ranked([5, 2, 4]), 3, gain="exp")[0] == pytest.approx(40.39279 / 41.96395, abs=1e-6)  # 0.96256
+    # [5,2,4,0,1]: 31 + 1.89279 + 7.5 + 0 + 1/log2(6) = 40.77964; ideal [5,4,2,1,0]: 31 + 9.46395 + 1.5 + 1/log2(5) = 42.39462
+    assert M.ndcg(_ranked([5, 2, 4, 0, 1]), 5, gain="exp")[0] == pytest.approx(40.77964 / 42.39462, abs=1e-6)  # 0.96191
+    with pytest.raises(ValueError, match="gain must be one of"):
+        M.ndcg(_ranked([1]), 1, gain="cubic")
+
+
+def test_rank_column_and_row_order_are_ignored():
+    rows = [("q", "a", 1.0, 5), ("q", "b", 3.0, 0), ("q", "c", 3.0, 9), ("q", "d", 2.0, 1)]
+    run = pd.DataFrame(rows, columns=["qid", "docno", "score", "rank"]).sample(frac=1, random_state=3)
+    qrels = pd.DataFrame([("q", "b", 1)], columns=["qid", "docno", "label"])
+    # trec_eval order: c (3.0), b (3.0; 'c' > 'b' so c first), d, a -> the relevant b is at rank 2
+    assert pse.evaluate(run, qrels, ["RR"]).aggregate["RR"] == 0.5
+
+
+def test_negatives_and_zero_labels_are_never_relevant():
+    run = {"q": {"neg": 3.0, "zero": 2.0, "pos": 1.0}}
+    qrels = {"q": {"neg": -1, "zero": 0, "pos": 1}}
+    res = pse.evaluate(run, qrels, ["R@2", "P@2", "nDCG@2", "Judged@2", "RR"]).aggregate
+    assert res == {"R@2": 0.0, "P@2": 0.0, "nDCG@2": 0.0, "Judged@2": 1.0, "RR": 1 / 3}
+
+
+def test_int_and_str_ids_are_detected_with_the_fix():
+    with pytest.raises(TypeError, match=r"astype\(str\)"):
+        pse.evaluate({1: {"a": 1.0}}, {"1": {"a": 1}}, ["AP"])
+    with pytest.raises(TypeError, match="docno types differ"):
+        pse.evaluate({"1": {7: 1.0}}, {"1": {"7": 1}}, ["AP"])
+
+
+def test_wrong_split_warns_with_overlap_counts():
+    with pytest.warns(UserWarning, match=r"evaluating 0 of 2 judged queries.*same split"):
+        res = pse.evaluate({"9": {"a": 1.0}}, {"1": {"a": 1}, "2": {"a": 1}}, ["AP"])
+    assert math.isnan(res.aggregate["AP"]) and res.missing == ["1", "2"] and res.unjudged == ["9"]
+
+
+def test_missing_queries_count_as_zero_when_asked():
+    run, qrels = {"1": {"a": 1.0}}, {"1": {"a": 1}, "2": {"b": 1}}
+    with pytest.warns(UserWarning, match="evaluating 1 of 2"):
+        assert pse.evaluate(run, qrels, ["AP"]).aggregate["AP"] == 1.0
+        assert pse.evaluate(run, qrels, ["AP"], missing_as_zero=True).aggregate["AP"] == 0.5
+
+
+def test_evaluate_retrieval_takes_the_seed_shapes():
+    retrieved = {"q1": [("d1", 0.1), ("d2", 0.9), ("d3", 0.5)], "q2": [("d9", 1.0)]}
+    qrels = {"q1": {"d1": 1, "d3": 2, "d4": 0}, "q2": {"d9": 1}}
+    out = pse.evaluate_retrieval(retrieved, qrels, k_values=[1, 3])
+    assert set(out) == {"nDCG@1", "Recall@1", "P@1", "nDCG@3", "Recall@3", "P@3", "MAP", "MRR"}
+    # q1 ranking d2, d3, d1: RR 1/2; q2: 1 -> MRR 0.75. AP q1 = (1/2 + 2/3) / 2; q2 = 1
+    assert out["MRR"] == pytest.approx(0.75)
+    assert out["MAP"] == pytest.approx(((1 / 2 + 2 / 3) / 2 + 1) / 2)
+    assert out["Recall@1"] == pytest.approx(0.5)
+
+
+def test_unsupported_measure_parameters_are_refused():
+    with pytest.raises(ValueError, match="not supported in-house"):
+        pse.evaluate({"q": {"a": 1.0}}, {"q": {"a": 1}}, [nDCG(gains={0: 0, 1: 5}) @ 10])
+    with pytest.raises(ValueError, match="Unknown measure"):
+        pse.evaluate({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["nDCGx@10"])
+
+
+def test_measure_names_parse_back():
+    for m in (PM.nDCG @ 10, PM.nDCG(gain="exp") @ 10, PM.P(rel=2) @ 5, PM.AP, PM.Judged @ 10):
+        assert PM.by_name(str(m)) == m
+
+
+@needs_data
+def test_inside_pt_experiment_columns_are_identical(scifact, scifact_bm25_index):
+    topics, qrels = pse.datasets.get_topics(scifact), pse.datasets.get_qrels(scifact)
+    pairs = [(nDCG @ 10, PM.nDCG @ 10), (R @ 100, PM.R @ 100), (AP, PM.AP), (AP @ 100, PM.AP @ 100),
+             (RR, PM.RR), (RR @ 10, PM.RR @ 10), (P @ 5, PM.P @ 5), (Rprec, PM.Rprec), (Success @ 10, PM.Success @ 10),
+             (Judged @ 10, PM.Judged @ 10), (nDCG, PM.nDCG)]
+    systems = [pse.BM25().retriever(scifact_bm25_index), pse.BM25().retriever(scifact_bm25_index, num_results=20)]
+    measures = [m for pair in pairs for m in pair]
+    res = pt.Experiment(systems, topics, qrels, measures, names=["a", "b"], baseline=0)
+    for std, ours in pairs:
+        np.testing.assert_allclose(res[str(ours)], res[str(std)], rtol=0, atol=1e-12)
+        assert f"{ours} p-value" in res.columns
+    perq = pt.Experiment(systems[:1], topics, qrels, measures, perquery=True)
+    wide = perq.pivot_table(index="qid", columns="measure", values="value")
+    for std, ours in pairs:
+        np.testing.assert_allclose(wide[str(ours)], wide[str(std)], rtol=0, atol=1e-12)
+
+
+@needs_data
+def test_experiment_with_crosscheck_option(scifact, scifact_bm25_index):
+    topics, qrels = pse.datasets.get_topics(scifact), pse.datasets.get_qrels(scifact)
+    res = pse.Experiment([pse.BM25().retriever(scifact_bm25_index)], topics, qrels, [nDCG @ 10, PM.AP, "R@100"],
+                         crosscheck=True, names=["bm25"])
+    assert res.loc[0, "nDCG@10"] == pytest.approx(0.6780, abs=5e-5)
+
+
+@pytest.fixture
+def trec_files(tmp_path):
+    rng = np.random.default_rng(5)
+    run_lines, qrel_lines = [], []
+    for q in range(40):
+        for i, d in enumerate(rng.choice(60, size=30, replace=False)):
+            run_lines.append(f"{q} Q0 doc{d} {i} {float(rng.integers(0, 6))} sys")
+        for d in rng.choice(60, size=8, replace=False):
+            qrel_lines.append(f"{q} 0 doc{d} {int(rng.integers(-1, 3))}")
+    (tmp_path / "x.run").write_text("\n".join(run_lines) + "\n")
+    (tmp_path / "x.qrels").write_text("\n".join(qrel_lines) + "\n")
+    return tmp_path / "x.run", tmp_path / "x.qrels"
+
+
+def test_cli_evaluate_json(trec_files, tmp_path, capsys):
+    run, qrels = trec_files
+    out = tmp_path / "e.json"
+    assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--metric", "AP", "--metric", "nDCG@10",
+                 "--per-query", "--output", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert set(data["aggregate"]) == {"AP", "nDCG@10"}
+    assert len(data["per_query"]["AP"]) == 40
+    assert data["aggregate"]["AP"] == pytest.approx(np.mean(list(data["per_query"]["AP"].values())))
+
+
+def test_cli_crosscheck_agrees(trec_files, capsys):
+    run, qrels = trec_files
+    metrics = ["nDCG@10", "nDCG", "R@10", "P@5", "AP", "AP@10", "RR", "RR@3", "Rprec", "Success@5", "Judged@10"]
+    args = ["crosscheck", "--run", str(run), "--qrels", str(qrels)] + [a for m in metrics for a in ("--metric", m)]
+    assert main(args) == 0
+    assert "all measures agree" in capsys.readouterr().out
+
+
+def test_cli_crosscheck_reports_a_disagreement(trec_files, capsys, monkeypatch):
+    from pyterrier_sparse_eval.measures import _crosscheck
+
+    real = _crosscheck.compute
+    monkeypatch.setattr(_crosscheck, "compute", lambda m, j: real(m, j) + 1e-6)  # an in-house bug, simulated
+    run, qrels = trec_files
+    assert main(["crosscheck", "--run", str(run), "--qrels", str(qrels), "--metric", "AP"]) == 1
+    out = capsys.readouterr().out
+    assert "DISAGREEMENT" in out and "qid 0:" in out
+
+
+def test_cli_bad_files(tmp_path, capsys):
+    (tmp_path / "bad.run").write_text("1 Q0 d 1\n")
+    (tmp_path / "q").write_text("1 0 d 1\n")
+    assert main(["evaluate", "--run", str(tmp_path / "bad.run"), "--qrels", str(tmp_path / "q")]) == 2
+    assert "expected 6 columns" in capsys.readouterr().err
+    assert main(["evaluate", "--run", str(tmp_path / "none.run"), "--qrels", str(tmp_path / "q")]) == 2
