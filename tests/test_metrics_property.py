@@ -9,6 +9,7 @@ HYPOTHESIS_EXAMPLES scales the campaign (CI default: 1500 examples per test).
 import math
 import os
 
+import numpy as np
 import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,7 +22,13 @@ CUTOFFS = (1, 2, 3, 5, 10, 20)
 DOCNOS = ["d1", "d2", "d10", "d11", "d3", "D4", "d5", "x", "é7", "d12", "d20", "d100", "a", "b9"]
 QIDS = ["1", "2", "10", "q", "Q3"]
 
-scores = st.sampled_from([0.0, 1.0, 1.0, 2.0, 2.5, -1.0, 3.0, 0.1]) | st.floats(-5, 5, allow_nan=False, width=32)
+# ties, float32 values, full doubles, and doubles closer than float32 resolution (trec_eval ties them)
+scores = (
+    st.sampled_from([0.0, 1.0, 1.0, 2.0, 2.5, -1.0, 3.0, 0.1])
+    | st.floats(-5, 5, allow_nan=False, width=32)
+    | st.floats(-5, 5, allow_nan=False)
+    | st.sampled_from([0.5, 0.5 + 1e-10, 0.5 + 3e-8, 0.5 + 1e-7, 1.0 - 1e-12])
+)
 ranking = st.dictionaries(st.sampled_from(DOCNOS), scores, max_size=14)
 judgments = st.dictionaries(st.sampled_from(DOCNOS), st.sampled_from([-1, 0, 0, 1, 1, 2, 3]), min_size=1, max_size=12)
 runs = st.dictionaries(st.sampled_from(QIDS), ranking, max_size=5)
@@ -58,7 +65,8 @@ def test_every_measure_equals_trec_eval(run, qrels, rel):
 
 
 def _trec_sorted(docs):
-    return [d for d, _ in sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)]
+    # trec_eval's order, with scores in single precision as trec_eval stores them
+    return [d for d, _ in sorted(docs.items(), key=lambda x: (np.float32(x[1]), x[0]), reverse=True)]
 
 
 @settings(max_examples=EXAMPLES // 2, deadline=None)

@@ -104,13 +104,13 @@ def _cut(run_d: dict[str, dict[str, float]], k: int) -> dict[str, dict[str, floa
     # top k in trec_eval's order: score descending, then docno descending
     out = {}
     for q, docs in run_d.items():
-        ranked = sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)[:k]
+        ranked = sorted(docs.items(), key=lambda x: (np.float32(x[1]), x[0]), reverse=True)[:k]
         out[q] = dict(ranked)
     return out
 
 
 def _tied_at_boundary(docs: dict[str, float], k: int | None) -> bool:
-    scores = np.array(sorted(docs.values(), reverse=True))
+    scores = np.sort(np.array(list(docs.values()), dtype=np.float32))[::-1]
     if len(scores) < 2:
         return False
     if k is None or k >= len(scores):

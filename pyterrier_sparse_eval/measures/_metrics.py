@@ -4,6 +4,7 @@ Conventions shared by every function (they are trec_eval's, and ``tests/test_met
 against pytrec_eval on thousands of random runs):
 
 - Order: documents are ranked by score descending, then docno descending; any rank column is ignored.
+  Scores are compared in single precision, as trec_eval stores them (closer scores are ties).
 - Relevance: a document is relevant when its label is >= ``rel`` (``Judged.rel``, trec_eval's ``-l``,
   default 1), so labels 0 and below (MIRACL-style judged negatives) are never relevant; unjudged documents
   are not relevant.

@@ -140,8 +140,63 @@ class Judged:
         return np.bincount(self.group, weights=values, minlength=self.num_queries).astype(np.float64)
 
 
+def _query_groups(qids: np.ndarray, q_index: pd.Index) -> np.ndarray:
+    """Index into ``q_index`` of each row's query (-1 when not evaluated).
+
+    Runs usually hold each query's rows contiguously; then only the block heads are looked up.
+    """
+    if len(qids) == 0:
+        return np.zeros(0, dtype=np.int64)
+    heads = np.concatenate([[0], np.flatnonzero(qids[1:] != qids[:-1]) + 1])
+    head_qids = qids[heads]
+    if len(pd.unique(head_qids)) == len(head_qids):
+        lengths = np.diff(np.append(heads, len(qids)))
+        return np.repeat(q_index.get_indexer(head_qids).astype(np.int64), lengths)
+    return q_index.get_indexer(qids).astype(np.int64)
+
+
+def _trec_order(group: np.ndarray, scores: np.ndarray, docnos: np.ndarray) -> np.ndarray:
+    """Permutation putting rows in trec_eval order: query, score descending, docno descending.
+
+    Sorting strings is the expensive part, so docnos are compared only among rows whose query and score tie.
+    """
+    n = len(group)
+    order = None
+    if n:
+        heads = np.concatenate([[0], np.flatnonzero(group[1:] != group[:-1]) + 1])
+        head_groups = group[heads]
+        same_q = group[1:] == group[:-1]
+        if len(np.unique(head_groups)) == len(heads) and np.all(~same_q | (scores[1:] <= scores[:-1])):
+            # each query's rows are contiguous and already sorted by score (as retrievers emit runs):
+            # only the blocks need reordering
+            lengths = np.diff(np.append(heads, n))
+            by_group = np.argsort(head_groups, kind="stable")
+            new_starts = np.cumsum(lengths[by_group]) - lengths[by_group]
+            order = np.repeat(heads[by_group] - new_starts, lengths[by_group]) + np.arange(n)
+    if order is None:
+        order = np.lexsort((-scores, group))
+    g, s = group[order], scores[order]
+    tie = (g[1:] == g[:-1]) & (s[1:] == s[:-1])
+    if tie.any():
+        in_run = np.zeros(n, dtype=bool)
+        in_run[1:] |= tie
+        in_run[:-1] |= tie
+        pos = np.flatnonzero(in_run)
+        run_id = np.cumsum(np.concatenate([[True], ~tie]))[pos]  # tie runs are maximal equal segments
+        names = docnos[order[pos]]
+        name_rank = np.empty(len(pos), dtype=np.int64)
+        name_rank[np.argsort(names, kind="stable")] = np.arange(len(pos))
+        order[pos] = order[pos][np.lexsort((-name_rank, run_id))]
+    return order
+
+
 def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
-    """Join and order a run and qrels for evaluation (see :class:`Judged`)."""
+    """Join and order a run and qrels for evaluation (see :class:`Judged`).
+
+    A document retrieved twice for the same query is reported when it is judged (its best-ranked copy is kept,
+    since duplicates would inflate relevance counts); unjudged duplicates only occupy ranks and are not
+    looked for, which would cost a hash of every row.
+    """
     # a query present with an empty ranking ({qid: {}}) is still evaluated, as trec_eval does (all zeros)
     run_qids = list(run.keys()) if isinstance(run, Mapping) else None
     run = to_run_frame(run)
@@ -158,47 +213,54 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
     evaluated = np.array(sorted(set(run_qids) & set(judged_qids)), dtype=object)
     missing = np.array(sorted(set(judged_qids) - set(run_qids)), dtype=object)
     unjudged = np.array(sorted(set(run_qids) - set(judged_qids)), dtype=object)
-
     q_index = pd.Index(evaluated)
-    run = run[run["qid"].isin(q_index)]
-    qrels_e = qrels[qrels["qid"].isin(q_index)]
-
-    # one code space for docnos of both sides, in string order (so code order = docno order)
-    doc_codes, _ = pd.factorize(pd.concat([run["docno"], qrels_e["docno"]], ignore_index=True), sort=True)
-    run_doc = doc_codes[: len(run)].astype(np.int64)
-    qrel_doc = doc_codes[len(run) :].astype(np.int64)
-    run_q = q_index.get_indexer(run["qid"]).astype(np.int64)
-    qrel_q = q_index.get_indexer(qrels_e["qid"]).astype(np.int64)
-    scores = run["score"].to_numpy(np.float64)
-
-    # trec_eval order: query, score descending, docno descending (lexsort's last key is the primary one)
-    order = np.lexsort((-run_doc, -scores, run_q))
-    run_q, run_doc, scores = run_q[order], run_doc[order], scores[order]
-    dup = (run_q[1:] == run_q[:-1]) & (run_doc[1:] == run_doc[:-1])
-    if dup.any():
-        warnings.warn(
-            f"The run retrieves {int(dup.sum())} documents twice for the same query; the best-scored copy is kept.",
-            stacklevel=3,
-        )
-        keep = np.concatenate([[True], ~dup])
-        run_q, run_doc, scores = run_q[keep], run_doc[keep], scores[keep]
-
     nq = len(evaluated)
-    starts = np.searchsorted(run_q, np.arange(nq))
-    rank = np.arange(len(run_q)) - starts[run_q]
 
-    # join judgments with a sorted-key lookup
-    n_docs = int(doc_codes.max()) + 1 if len(doc_codes) else 1
-    qrel_key = qrel_q * n_docs + qrel_doc
+    qids = run["qid"].to_numpy(dtype=object)
+    docnos = run["docno"].to_numpy(dtype=object)
+    # trec_eval keeps scores in single precision: scores closer than float32 resolution are ties
+    scores = run["score"].to_numpy(dtype=np.float64).astype(np.float32)
+    group = _query_groups(qids, q_index)
+    keep = group >= 0
+    if not keep.all():
+        group, docnos, scores = group[keep], docnos[keep], scores[keep]
+    order = _trec_order(group, scores, docnos)
+    group, docnos = group[order], docnos[order]
+
+    # judgments: only rows whose docno is judged somewhere need an exact (query, docno) join
+    qrels_e = qrels[qrels["qid"].isin(q_index)]
+    label = np.zeros(len(group))
+    judged = np.zeros(len(group), dtype=bool)
+    judged_docnos = set(qrels_e["docno"].tolist())
+    # a set lookup per row beats hashing the run into a pandas index (str objects cache their hash)
+    cand = np.flatnonzero(np.fromiter(map(judged_docnos.__contains__, docnos), dtype=bool, count=len(docnos)))
+    if len(cand):
+        hits = pd.DataFrame({"qid": evaluated[group[cand]], "docno": docnos[cand], "row": cand}).merge(
+            qrels_e, on=["qid", "docno"], how="inner"
+        )
+        rows = hits["row"].to_numpy()
+        dup = hits.duplicated(["qid", "docno"], keep="first").to_numpy()
+        if dup.any():
+            warnings.warn(
+                f"The run retrieves {int(dup.sum())} judged documents more than once for the same query; "
+                "only the best-ranked copy counts.",
+                stacklevel=3,
+            )
+            drop = np.sort(rows[dup])
+            keep_rows = np.ones(len(group), dtype=bool)
+            keep_rows[drop] = False
+            remap = np.cumsum(keep_rows) - 1
+            group, docnos = group[keep_rows], docnos[keep_rows]
+            label, judged = label[keep_rows], judged[keep_rows]
+            rows, hits = remap[rows[~dup]], hits[~dup]
+        judged[rows] = True
+        label[rows] = hits["label"].to_numpy(np.float64)
+
+    starts = np.searchsorted(group, np.arange(nq))
+    rank = np.arange(len(group)) - starts[group]
+
+    qrel_q = q_index.get_indexer(qrels_e["qid"]).astype(np.int64)
     labels_all = qrels_e["label"].to_numpy(np.float64)
-    by_key = np.argsort(qrel_key, kind="stable")
-    qrel_key_sorted = qrel_key[by_key]
-    run_key = run_q * n_docs + run_doc
-    pos = np.searchsorted(qrel_key_sorted, run_key)
-    pos_c = np.minimum(pos, max(len(qrel_key_sorted) - 1, 0))
-    judged = (pos < len(qrel_key_sorted)) & (qrel_key_sorted[pos_c] == run_key) if len(qrel_key_sorted) else np.zeros(len(run_key), bool)
-    label = np.where(judged, labels_all[by_key][pos_c] if len(qrel_key_sorted) else 0.0, 0.0)
-
     num_rel = np.bincount(qrel_q[labels_all >= rel], minlength=nq).astype(np.float64)
 
     # ideal ranking for nDCG: positive labels, per query, descending
@@ -210,7 +272,7 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
 
     return Judged(
         qids=evaluated,
-        group=run_q,
+        group=group,
         rank=rank,
         label=label,
         judged=judged,

@@ -1,0 +1,61 @@
+"""Shared helpers for the benchmark scripts: machine facts, medians, and writing BENCHMARKS.md sections."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+BENCHMARKS_MD = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
+
+
+def machine_facts() -> str:
+    import numpy
+    import pandas
+    import scipy
+
+    facts = [f"{os.cpu_count()} cores", f"Python {platform.python_version()}", f"numpy {numpy.__version__}",
+             f"scipy {scipy.__version__}", f"pandas {pandas.__version__}"]
+    try:
+        import numba
+
+        facts.append(f"numba {numba.__version__}")
+    except ImportError:
+        pass
+    return ", ".join(facts)
+
+
+def median_time(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def write_section(name: str, body: str) -> None:
+    """Replace (or append) the section between ``<!-- name -->`` markers in BENCHMARKS.md."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    block = f"{start}\n{body.rstrip()}\n{end}"
+    text = BENCHMARKS_MD.read_text() if BENCHMARKS_MD.exists() else (
+        "# Benchmarks\n\nWritten by the scripts in `benchmarks/`; each section names the command that made it.\n"
+    )
+    if start in text:
+        text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: block, text, flags=re.S)
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    BENCHMARKS_MD.write_text(text)
+
+
+def command_line() -> str:
+    return "python " + " ".join([os.path.relpath(sys.argv[0], BENCHMARKS_MD.parent)] + sys.argv[1:])
+
+
+def today() -> str:
+    return time.strftime("%Y-%m-%d")

@@ -1,0 +1,249 @@
+"""SPLADE: learned sparse vectors from any Hugging Face masked-LM checkpoint.
+
+torch and transformers are imported only when a model is first used (``pip install
+pyterrier-sparse-eval[splade]``); importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+
+from ._bm25 import resolve_fields
+from ._index import SparseIndex, SparseIndexer
+from ._retriever import SparseRetriever
+
+__all__ = ["Splade", "SpladeEncoder", "splade_max"]
+
+INSTALL_HINT = (
+    "SPLADE needs torch and transformers: pip install 'pyterrier-sparse-eval[splade]' "
+    "(install the torch build for your machine first, e.g. pip install torch)."
+)
+
+
+def _lazy_torch() -> tuple[Any, Any]:
+    try:
+        import torch
+        import transformers
+    except ImportError as e:
+        raise ImportError(f"{INSTALL_HINT} ({e})") from None
+    return torch, transformers
+
+
+def splade_max(logits: Any, attention_mask: Any) -> Any:
+    """SPLADE-max pooling: w_j = max over non-padding positions i of log(1 + relu(logit_ij)).
+
+    As the reference SPLADE implementation (Formal et al., "SPLADE v2", 2021): the log-saturated activations are
+    multiplied by the attention mask, so padding contributes 0, which never exceeds a real position's value
+    (all values are >= 0). Special tokens ([CLS], [SEP]) are real positions and take part.
+    """
+    torch, _ = _lazy_torch()
+    return torch.amax(torch.log1p(torch.relu(logits)) * attention_mask.unsqueeze(-1), dim=1)
+
+
+class Splade:
+    """A SPLADE model: encoders for documents (``toks``) and queries (``query_toks``), and index shortcuts.
+
+    Args:
+        model: a Hugging Face hub id (e.g. ``naver/splade-cocondenser-ensembledistil``) or a local folder
+            holding a masked-LM checkpoint and its tokenizer.
+        device: ``"cuda"``, ``"cpu"``... Default: CUDA when available (in half precision), else CPU.
+        batch_size: texts per forward pass.
+        query_max_length, doc_max_length: token limits (longer texts are truncated).
+        doc_top_k: keep only each document's k largest weights (None: all).
+        doc_threshold: drop document weights <= this value (0 keeps every non-zero weight).
+        fp16: half precision; default: on for CUDA, off on CPU.
+        verbose: progress bars while encoding.
+
+    Example::
+
+        splade = pse.Splade("naver/splade-cocondenser-ensembledistil")
+        index = pse.SparseIndex("indexes/scifact-splade")
+        splade.indexer(index).index(pse.datasets.corpus_iter("irds:beir/scifact/test"))
+        pt.Experiment([splade.retriever(index)], topics, qrels, [nDCG@10])
+    """
+
+    def __init__(
+        self,
+        model: str | os.PathLike = "naver/splade-cocondenser-ensembledistil",
+        *,
+        device: str | None = None,
+        batch_size: int = 32,
+        query_max_length: int = 64,
+        doc_max_length: int = 256,
+        doc_top_k: int | None = None,
+        doc_threshold: float = 0.0,
+        fp16: bool | None = None,
+        verbose: bool = True,
+    ):
+        if batch_size < 1 or query_max_length < 2 or doc_max_length < 2:
+            raise ValueError("batch_size must be >= 1 and max lengths >= 2 (room for [CLS] and [SEP]).")
+        if doc_top_k is not None and doc_top_k < 1:
+            raise ValueError("doc_top_k must be a positive integer or None.")
+        self.model = str(model)
+        self.device = device
+        self.batch_size = batch_size
+        self.query_max_length = query_max_length
+        self.doc_max_length = doc_max_length
+        self.doc_top_k = doc_top_k
+        self.doc_threshold = doc_threshold
+        self.fp16 = fp16
+        self.verbose = verbose
+        self._loaded: tuple[Any, Any, Any, list[str]] | None = None
+
+    def __repr__(self) -> str:
+        return f"Splade({self.model!r})"
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.model.rstrip("/")) or self.model
+
+    def encoder_config(self) -> dict[str, Any]:
+        return {
+            "type": "splade",
+            "model": self.model,
+            "doc_max_length": self.doc_max_length,
+            "doc_top_k": self.doc_top_k,
+            "doc_threshold": self.doc_threshold,
+        }
+
+    # --- model -------------------------------------------------------------------------------------------
+    def _load(self) -> tuple[Any, Any, Any, list[str]]:
+        if self._loaded is None:
+            torch, transformers = _lazy_torch()
+            device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+            fp16 = self.fp16 if self.fp16 is not None else device.startswith("cuda")
+            try:
+                tokenizer = transformers.AutoTokenizer.from_pretrained(self.model)
+                mlm = transformers.AutoModelForMaskedLM.from_pretrained(self.model)
+            except OSError as e:
+                raise OSError(
+                    f"Cannot load a masked-LM checkpoint from {self.model!r}: give a local folder with config.json, "
+                    f"the weights and the tokenizer files, or a hub id reachable from this machine. ({e})"
+                ) from None
+            mlm = mlm.to(device).eval()
+            if fp16:
+                mlm = mlm.half()
+            size = mlm.get_output_embeddings().weight.shape[0]
+            names = tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))
+            names += [f"[id{i}]" for i in range(len(names), size)]
+            self._loaded = (tokenizer, mlm, device, names)
+        return self._loaded
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        max_length: int,
+        top_k: int | None = None,
+        threshold: float = 0.0,
+        desc: str = "encoding",
+    ) -> list[dict[str, float]]:
+        """SPLADE-max vectors ({token: weight}) of ``texts``.
+
+        Texts are batched by length (less padding, same result: a text's vector does not depend on its batch);
+        results come back in input order.
+        """
+        torch, _ = _lazy_torch()
+        from tqdm.auto import tqdm
+
+        tokenizer, mlm, device, names = self._load()
+        names_arr = np.array(names, dtype=object)
+        texts = [t if isinstance(t, str) else "" for t in texts]
+        out: list[dict[str, float]] = [{} for _ in texts]
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        bar = tqdm(total=len(texts), desc=desc, unit="text", disable=None if self.verbose else True)
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                enc = tokenizer(
+                    [texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+                ).to(device)
+                logits = mlm(**enc).logits
+                weights = splade_max(logits.float(), enc["attention_mask"].float())
+                if top_k is not None and top_k < weights.shape[1]:
+                    kth = torch.topk(weights, top_k, dim=1).values[:, -1:]
+                    weights = torch.where(weights >= kth, weights, torch.zeros_like(weights))
+                rows, cols = torch.nonzero(weights > threshold, as_tuple=True)
+                vals = weights[rows, cols].cpu().numpy().astype(np.float64)
+                rows, cols = rows.cpu().numpy(), cols.cpu().numpy()
+                bounds = np.searchsorted(rows, np.arange(len(idx) + 1))
+                for r, i in enumerate(idx):
+                    a, b = bounds[r], bounds[r + 1]
+                    out[i] = dict(zip(names_arr[cols[a:b]].tolist(), vals[a:b].tolist()))
+                bar.update(len(idx))
+        bar.close()
+        return out
+
+    # --- transformers ----------------------------------------------------------------------------------------
+    def doc_encoder(self, fields: Sequence[str] | None = None) -> SpladeEncoder:
+        """Adds ``toks`` to documents (``title`` + ``text`` when both exist, else ``text``; or ``fields``)."""
+        return SpladeEncoder(self, "doc", fields=fields)
+
+    def query_encoder(self) -> SpladeEncoder:
+        """Adds ``query_toks`` to queries."""
+        return SpladeEncoder(self, "query")
+
+    def indexer(
+        self, index: SparseIndex, *, mode: str = "create", batch_size: int = 10_000, verbose: bool | None = None
+    ) -> pt.Indexer:
+        """Encode documents and index them, batch by batch (the corpus's vectors are never all in memory)."""
+        indexer = SparseIndexer(index, mode=mode, batch_size=batch_size, verbose=self.verbose if verbose is None else verbose)
+        indexer.encoder = self.encoder_config()
+        return self.doc_encoder() >> indexer
+
+    def retriever(
+        self, index: SparseIndex, *, num_results: int = 1000, idf: bool = False, **kwargs: Any
+    ) -> pt.Transformer:
+        """Queries -> ``query_toks`` -> top ``num_results`` by sum_t q_t * d_t (times idf_t with ``idf=True``).
+
+        ``idf=False`` (the default) is the plain dot product that SPLADE papers report.
+        """
+        built = index.encoder
+        if built.get("type") == "bm25":
+            raise ValueError(f"{index} holds BM25 weights; build a SPLADE index with splade.indexer(index).")
+        if built.get("type") == "splade" and built.get("model") != self.model:
+            raise ValueError(
+                f"{index} was built with SPLADE model {built.get('model')!r}, not {self.model!r}; rebuild it with "
+                "splade.indexer(index, mode=\"overwrite\") or load the same model."
+            )
+        return self.query_encoder() >> SparseRetriever(index, num_results=num_results, idf=idf, **kwargs)
+
+
+class SpladeEncoder(pt.Transformer):
+    """Adds SPLADE vectors to a frame: ``toks`` for documents, ``query_toks`` for queries."""
+
+    def __init__(self, splade: Splade, kind: str, fields: Sequence[str] | None = None):
+        if kind not in ("doc", "query"):
+            raise ValueError("kind must be 'doc' or 'query'.")
+        self.splade = splade
+        self.kind = kind
+        self.fields = fields
+        self.batch_size = splade.batch_size * 8  # rows per pipeline batch when indexing
+
+    def __repr__(self) -> str:
+        return f"SpladeEncoder({self.splade!r}, {self.kind!r})"
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        s = self.splade
+        if self.kind == "query":
+            pt.validate.query_frame(inp, extra_columns=["query"])
+            texts = inp["query"].astype(str).tolist()
+            out_col, max_length, top_k, threshold = "query_toks", s.query_max_length, None, 0.0
+        else:
+            pt.validate.document_frame(inp, extra_columns=[])
+            if len(inp):
+                fields = resolve_fields(inp.iloc[0].to_dict(), self.fields)
+            else:
+                fields = tuple(self.fields or ("text",))
+            texts = [" ".join(str(row.get(f) or "") for f in fields) for row in inp.to_dict("records")]
+            out_col, max_length, top_k, threshold = "toks", s.doc_max_length, s.doc_top_k, s.doc_threshold
+        out = inp.copy()
+        vecs = s.encode(texts, max_length=max_length, top_k=top_k, threshold=threshold, desc=f"SPLADE {self.kind}s") if texts else []
+        out[out_col] = pd.Series(vecs, index=inp.index, dtype=object)
+        return out
