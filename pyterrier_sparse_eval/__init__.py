@@ -8,6 +8,7 @@ from ._bm25 import BM25, BM25Indexer, TextEncoder
 from ._experiment import Experiment
 from ._index import SparseIndex, SparseIndexer
 from ._retriever import SparseRetriever
+from ._splade import Splade, SpladeEncoder
 from ._tokenize import LUCENE_ENGLISH_STOPWORDS, Analyzer
 from ._weights import bm25_saturation, idf_lucene
 from .measures import crosscheck, evaluate, evaluate_retrieval
@@ -23,6 +24,8 @@ __all__ = [
     "SparseIndex",
     "SparseIndexer",
     "SparseRetriever",
+    "Splade",
+    "SpladeEncoder",
     "TextEncoder",
     "bm25_saturation",
     "crosscheck",

@@ -174,3 +174,29 @@ def test_cli_bad_files(tmp_path, capsys):
     assert main(["evaluate", "--run", str(tmp_path / "bad.run"), "--qrels", str(tmp_path / "q")]) == 2
     assert "expected 6 columns" in capsys.readouterr().err
     assert main(["evaluate", "--run", str(tmp_path / "none.run"), "--qrels", str(tmp_path / "q")]) == 2
+
+
+def test_duplicate_judged_documents_count_once_as_if_deduplicated():
+    import pytrec_eval
+
+    rows = [("q", "a", 5.0), ("q", "x", 4.0), ("q", "a", 3.0), ("q", "b", 2.0), ("q", "y", 1.0)]
+    run = pd.DataFrame(rows, columns=["qid", "docno", "score"])
+    qrels = {"q": {"a": 1, "b": 1, "c": 1}}
+    with pytest.warns(UserWarning, match="1 judged documents more than once"):
+        res = pse.evaluate(run, qrels, ["AP", "P@3", "Judged@4", "nDCG@3"]).aggregate
+    deduped = {"q": {"a": 5.0, "x": 4.0, "b": 2.0, "y": 1.0}}  # the best-ranked copy of 'a' kept
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P_3", "ndcg_cut_3"}).evaluate(deduped)["q"]
+    assert res["AP"] == pytest.approx(ref["map"], abs=1e-12)
+    assert res["P@3"] == pytest.approx(ref["P_3"], abs=1e-12)
+    assert res["nDCG@3"] == pytest.approx(ref["ndcg_cut_3"], abs=1e-12)
+    assert res["Judged@4"] == 0.5  # a, x, b, y: two of four judged
+
+
+def test_empty_run_and_unsorted_blocks():
+    empty = pd.DataFrame({"qid": [], "docno": [], "score": []})
+    with pytest.warns(UserWarning, match="evaluating 0 of 1"):
+        assert math.isnan(pse.evaluate(empty, {"q": {"a": 1}}, ["AP"]).aggregate["AP"])
+    # the same query split over two blocks, scores out of order
+    run = pd.DataFrame({"qid": ["1", "2", "1"], "docno": ["a", "a", "b"], "score": [1.0, 1.0, 2.0]})
+    res = pse.evaluate(run, {"1": {"a": 1}, "2": {"a": 1}}, ["RR"]).per_query["RR"]
+    assert res == {"1": 0.5, "2": 1.0}

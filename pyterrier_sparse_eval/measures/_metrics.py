@@ -39,6 +39,7 @@ _GAINS = ("linear", "exp")
 
 
 def _within(j: Judged, k: int | None) -> np.ndarray:
+    """Which judged rows rank within the top k."""
     if k is None:
         return np.ones(len(j.rank), dtype=bool)
     if k < 1:
@@ -103,12 +104,14 @@ def precision(j: Judged, k: int) -> np.ndarray:
 
 
 def _precision_at_relevant(j: Judged) -> np.ndarray:
-    rel = j.is_rel.astype(np.float64)
-    cum = np.cumsum(rel)
-    # subtract the running count of earlier queries: rows are grouped by query
-    first = np.searchsorted(j.group, np.arange(j.num_queries))
-    before = np.concatenate([[0.0], cum])[first][j.group]
-    return np.where(j.is_rel, (cum - before) / (j.rank + 1.0), 0.0)
+    """For each relevant row: (relevant documents at or above its rank) / its rank; 0 for other rows."""
+    rel = np.flatnonzero(j.is_rel)
+    g = j.group[rel]
+    # rows are sorted by query then rank, so a relevant row's count within its query is its offset
+    first = np.searchsorted(g, g, side="left")
+    out = np.zeros(len(j.rank))
+    out[rel] = (np.arange(len(rel)) - first + 1.0) / (j.rank[rel] + 1.0)
+    return out
 
 
 def average_precision(j: Judged, k: int | None = None) -> np.ndarray:
@@ -144,6 +147,5 @@ def judged_at(j: Judged, k: int | None = None) -> np.ndarray:
     """Judged@k (ir_measures ``Judged@k``): the share of the top k documents that have any judgment (any label,
     including 0 and negative). As in ir_measures, the denominator is min(k, documents retrieved); ties are
     ordered as everywhere here (trec_eval's order). Reveals how far a run strays outside the judgment pool."""
-    within = _within(j, k)
-    shown = j.count(within)
-    return np.divide(j.count(j.judged & within), shown, out=np.zeros(j.num_queries), where=shown > 0)
+    shown = j.num_retrieved if k is None else np.minimum(j.num_retrieved, float(k))
+    return np.divide(j.count(_within(j, k)), shown, out=np.zeros(j.num_queries), where=shown > 0)

