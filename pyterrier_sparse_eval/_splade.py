@@ -38,12 +38,15 @@ def _lazy_torch() -> tuple[Any, Any]:
 def splade_max(logits: Any, attention_mask: Any) -> Any:
     """SPLADE-max pooling: w_j = max over non-padding positions i of log(1 + relu(logit_ij)).
 
-    As the reference SPLADE implementation (Formal et al., "SPLADE v2", 2021): the log-saturated activations are
-    multiplied by the attention mask, so padding contributes 0, which never exceeds a real position's value
-    (all values are >= 0). Special tokens ([CLS], [SEP]) are real positions and take part.
+    As the reference SPLADE implementation (Formal et al., "SPLADE v2", 2021), where padding positions are
+    masked out and special tokens ([CLS], [SEP]) take part. Since log(1 + relu(x)) is non-decreasing, the max is
+    taken over the raw logits first (padding set to -inf, in place) and the activation applied to the pooled
+    (batch x vocab) matrix only: the same values, at a fraction of the memory traffic of activating every
+    position. ``logits`` is overwritten.
     """
     torch, _ = _lazy_torch()
-    return torch.amax(torch.log1p(torch.relu(logits)) * attention_mask.unsqueeze(-1), dim=1)
+    logits.masked_fill_(attention_mask.unsqueeze(-1) == 0, float("-inf"))
+    return torch.log1p(torch.relu(torch.amax(logits, dim=1)))
 
 
 class Splade:
@@ -165,7 +168,7 @@ class Splade:
                     [texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="pt"
                 ).to(device)
                 logits = mlm(**enc).logits
-                weights = splade_max(logits.float(), enc["attention_mask"].float())
+                weights = splade_max(logits.float(), enc["attention_mask"])
                 if top_k is not None and top_k < weights.shape[1]:
                     kth = torch.topk(weights, top_k, dim=1).values[:, -1:]
                     weights = torch.where(weights >= kth, weights, torch.zeros_like(weights))

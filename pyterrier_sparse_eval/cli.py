@@ -20,6 +20,8 @@ EXPERIMENT_EXAMPLE = """\
 example:
   sparse-eval experiment --dataset irds:beir/scifact/test --system bm25 --system "bm25:k1=1.2,b=0.75" \\
       --metric nDCG@10 --metric R@100 --baseline 0 --output results.json
+  sparse-eval experiment --dataset irds:beir/scifact/test --system bm25 \\
+      --system splade:naver/splade-cocondenser-ensembledistil     # needs pyterrier-sparse-eval[splade]
 
 Indexes are cached under --index-dir (one per dataset and system) and reused on the next run.
 Offline: set IR_DATASETS_HOME to a pre-filled ir_datasets cache.
@@ -247,7 +249,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--dataset", required=True, help="ir_datasets id, e.g. irds:beir/scifact/test")
-    p.add_argument("--system", action="append", help="bm25 or 'bm25:k1=1.2,b=0.75' (repeatable; default bm25)")
+    p.add_argument(
+        "--system",
+        action="append",
+        help="bm25, 'bm25:k1=1.2,b=0.75', 'splade:PATH_OR_HUB_ID' or 'splade:PATH_OR_HUB_ID,idf=true' "
+        "(repeatable; default bm25)",
+    )
     p.add_argument("--metric", action="append", help=f"ir_measures name (repeatable; default {' '.join(DEFAULT_METRICS)})")
     p.add_argument("--num-results", type=int, default=1000, help="documents retrieved per query (default 1000)")
     p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")

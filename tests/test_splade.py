@@ -172,3 +172,19 @@ def test_experiment_bm25_and_splade_on_scifact(model_dir, scifact, scifact_bm25_
     assert res.loc[1, "nDCG@10"] == res.loc[1, "pse.nDCG@10"]
     assert res.loc[0, "nDCG@10"] > res.loc[1, "nDCG@10"]  # a random model is far worse than BM25
     assert not math.isnan(res.loc[1, "nDCG@10 p-value"])
+
+
+@needs_data
+def test_cli_experiment_with_a_splade_system(model_dir, tmp_path):
+    import json
+
+    from pyterrier_sparse_eval.cli import main
+
+    out = tmp_path / "r.json"
+    spec = f"splade:{model_dir},doc_max_length=32,idf=false"
+    assert main(["experiment", "--dataset", "irds:vaswani", "--system", "bm25", "--system", spec, "--metric", "AP",
+                 "--index-dir", str(tmp_path / "idx"), "--output", str(out), "--quiet"]) == 0
+    results = json.loads(out.read_text())["results"]
+    name = f"SPLADE({model_dir.name},doc_max_length=32,idf=False)"
+    assert set(results) == {"BM25(k1=0.9,b=0.4)", name}
+    assert 0 <= results[name]["AP"] < results["BM25(k1=0.9,b=0.4)"]["AP"]
