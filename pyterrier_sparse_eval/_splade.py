@@ -42,11 +42,19 @@ def splade_max(logits: Any, attention_mask: Any) -> Any:
     masked out and special tokens ([CLS], [SEP]) take part. Since log(1 + relu(x)) is non-decreasing, the max is
     taken over the raw logits first (padding set to -inf, in place) and the activation applied to the pooled
     (batch x vocab) matrix only: the same values, at a fraction of the memory traffic of activating every
-    position. ``logits`` is overwritten.
+    position. With left padding ``logits`` is overwritten.
     """
     torch, _ = _lazy_torch()
-    logits.masked_fill_(attention_mask.unsqueeze(-1) == 0, float("-inf"))
-    return torch.log1p(torch.relu(torch.amax(logits, dim=1)))
+    lengths = attention_mask.sum(dim=1)
+    positions = torch.arange(attention_mask.shape[1], device=attention_mask.device)
+    if bool(((positions[None, :] < lengths[:, None]) == attention_mask.bool()).all()):
+        # right padding (BERT-style tokenizers): each text's real positions are a prefix, so the max can read
+        # them in place, with no extra pass over the (batch x length x vocab) logits
+        pooled = torch.stack([logits[i, : int(n)].amax(dim=0) for i, n in enumerate(lengths.tolist())])
+    else:
+        logits.masked_fill_(attention_mask.unsqueeze(-1) == 0, float("-inf"))
+        pooled = torch.amax(logits, dim=1)
+    return torch.log1p(torch.relu(pooled))
 
 
 class Splade:

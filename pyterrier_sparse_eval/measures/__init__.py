@@ -7,6 +7,7 @@ encoders), so evaluation works on any run from any system.
   (named ``pse.nDCG@10`` etc.) for ``pt.Experiment``;
 - :func:`evaluate` / :func:`evaluate_retrieval`: the same numbers from DataFrames or dicts;
 - :func:`crosscheck`: every value compared with trec_eval's, query by query;
+- :func:`sdm_evaluate`, :func:`fit_background`: SDM-corrected R@k / nDCG@k for runs on pooled corpora;
 - the pure array functions behind them live in ``_metrics``.
 """
 
@@ -26,10 +27,13 @@ from ._metrics import (
 )
 from ._prepare import Judged as JudgedRun
 from ._prepare import prepare
+from ._score_dist import BackgroundModel, fit_background
+from ._sdm import sdm_evaluate, sdm_ndcg, sdm_recall, survival_of_rows
 
 __all__ = [
     "ALL",
     "AP",
+    "BackgroundModel",
     "CrossCheck",
     "Evaluation",
     "Judged",
@@ -46,6 +50,7 @@ __all__ = [
     "dcg",
     "evaluate",
     "evaluate_retrieval",
+    "fit_background",
     "judged_at",
     "nDCG",
     "ndcg",
@@ -55,6 +60,10 @@ __all__ = [
     "r_precision",
     "recall",
     "reciprocal_rank",
+    "sdm_evaluate",
+    "sdm_ndcg",
+    "sdm_recall",
     "success",
+    "survival_of_rows",
     "trec_eval_name",
 ]

@@ -106,6 +106,7 @@ class Judged:
         group: query index (into ``qids``) of each judged retrieved document, rows sorted by query then rank.
         rank: its 0-based rank in its query's ranking (trec_eval order).
         label: its judgment.
+        score: its score (single precision, as ranked).
         num_rel: number of judged documents with label >= ``rel`` per query.
         ideal_group, ideal_pos, ideal_label: the query's positive judgments sorted by label descending
             (the ideal ranking for nDCG), with their 0-based positions.
@@ -119,6 +120,7 @@ class Judged:
     group: np.ndarray
     rank: np.ndarray
     label: np.ndarray
+    score: np.ndarray
     num_rel: np.ndarray
     ideal_group: np.ndarray
     ideal_pos: np.ndarray
@@ -261,9 +263,9 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
     at = np.minimum(np.searchsorted(sorted_keys, cand_key), max(len(sorted_keys) - 1, 0))
     found = sorted_keys[at] == cand_key if len(sorted_keys) else np.zeros(len(cand), dtype=bool)
     hit_qrel = key_order[at[found]]
-    rows = position[cand[found]]
+    rows, hit_score = position[cand[found]], scores[cand[found]].astype(np.float64)
     by_pos = np.argsort(rows, kind="stable")
-    rows, hit_qrel = rows[by_pos], hit_qrel[by_pos]
+    rows, hit_qrel, hit_score = rows[by_pos], hit_qrel[by_pos], hit_score[by_pos]
     hit_group = group_sorted[rows]
     rank = rows - starts[hit_group]
     uniq, first = np.unique(hit_qrel, return_index=True)
@@ -281,6 +283,7 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
         before = np.searchsorted(dropped, rows) - np.searchsorted(dropped, starts[hit_group])
         num_retrieved = num_retrieved - np.bincount(group_sorted[dropped], minlength=nq)
         rows, hit_qrel, hit_group, rank = rows[kept], hit_qrel[kept], hit_group[kept], (rank - before)[kept]
+        hit_score = hit_score[kept]
 
     qrel_q = q_index.get_indexer(qrels_e["qid"]).astype(np.int64)
     num_rel = np.bincount(qrel_q[labels_all >= rel], minlength=nq).astype(np.float64)
@@ -298,6 +301,7 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
         group=hit_group,
         rank=rank,
         label=labels_all[hit_qrel],
+        score=hit_score,
         num_rel=num_rel,
         ideal_group=iq,
         ideal_pos=ipos,

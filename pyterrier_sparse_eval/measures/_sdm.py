@@ -1,0 +1,126 @@
+"""SDM-corrected Recall@k and nDCG@k: expected full-corpus values from a run on a pooled subsample.
+
+Score Distribution Modeling (SIGIR 2026, "Bridging the Gap Between Subsampled and Full-Corpus Evaluation";
+ECIR 2026, "Predicting Recall@k ... via Score Distribution Modeling"). A run over a pooled corpus (relevant
+documents, distractors, a random background sample) misses the N_unseen documents of the full corpus that
+were never scored. Under a background score model with survival p(s) = P(S >= s), a relevant document with
+score s and 0-based pooled rank a has full-corpus rank 1 + a + X, X ~ Binomial(N_unseen, p(s)) (unseen
+documents are non-relevant; one scoring exactly s is counted above it). Hence, exactly in expectation:
+
+    SDM-R@k    = (1/R) * sum_r P(X_r <= k - 1 - a_r)
+    SDM-nDCG@k = (1/IDCG@k) * sum_r g_r * sum_{m=0}^{k-1-a_r} P(X_r = m) / log2(a_r + m + 2)
+
+with trec_eval's linear gain g_r (the label) and ideal DCG over all judged documents. The binomial terms come
+from scipy's incomplete-beta machinery (log-space, no underflow for N up to 10^9 and beyond), not from
+(1 - p)^N recurrences. With N_unseen = 0 both reduce to trec_eval's recall_k and ndcg_cut_k.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from ._metrics import _gain, _ideal_dcg
+from ._prepare import Judged
+
+__all__ = ["sdm_recall", "sdm_ndcg", "sdm_evaluate", "survival_of_rows"]
+
+
+def survival_of_rows(j: Judged, models: Sequence[Any] | dict[str, Any]) -> np.ndarray:
+    """p(s) = P(background >= s) for every judged row, each with its own query's model."""
+    if isinstance(models, dict):
+        missing = [q for q in j.qids.tolist() if q not in models]
+        if missing:
+            raise KeyError(f"No background model for queries {missing[:5]}; fit one per evaluated query.")
+        models = [models[q] for q in j.qids.tolist()]
+    p = np.zeros(len(j.rank))
+    for g in np.unique(j.group):
+        rows = j.group == g
+        p[rows] = np.clip(models[g].sf(j.score[rows]), 0.0, 1.0)
+    return p
+
+
+def _unseen(j: Judged, n_unseen: Any) -> np.ndarray:
+    n = np.broadcast_to(np.asarray(n_unseen, dtype=np.int64), (j.num_queries,))
+    if (n < 0).any():
+        raise ValueError("n_unseen must be >= 0 (N - documents in the pooled corpus).")
+    return n
+
+
+def sdm_recall(j: Judged, k: int, p: np.ndarray, n_unseen: Any) -> np.ndarray:
+    """Expected Recall@k over the full corpus (see module docstring); ``p`` from :func:`survival_of_rows`."""
+    n = _unseen(j, n_unseen)[j.group]
+    room = k - 1 - j.rank  # unseen documents a relevant row can afford above it and stay in the top k
+    prob = np.where(room >= 0, stats.binom.cdf(np.maximum(room, 0), n, p), 0.0)
+    hits = j.total(np.where(j.is_rel, prob, 0.0))
+    return np.divide(hits, j.num_rel, out=np.zeros(j.num_queries), where=j.num_rel > 0)
+
+
+def sdm_ndcg(j: Judged, k: int, p: np.ndarray, n_unseen: Any, *, gain: str = "linear") -> np.ndarray:
+    """Expected nDCG@k over the full corpus (see module docstring), graded gains, exact expectation."""
+    n = _unseen(j, n_unseen)[j.group]
+    gains = _gain(j.label, gain)
+    rows = np.flatnonzero((gains > 0) & (j.rank < k))
+    m = np.arange(k)[None, :]  # unseen documents above the row
+    a = j.rank[rows][:, None]
+    pmf = stats.binom.pmf(m, n[rows][:, None], p[rows][:, None])
+    discount = np.where(a + m < k, 1.0 / np.log2(a + m + 2.0), 0.0)
+    expected = np.zeros(len(j.rank))
+    expected[rows] = gains[rows] * (pmf * discount).sum(axis=1)
+    dcg = j.total(expected)
+    ideal = _ideal_dcg(j, k, gain)
+    return np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
+
+
+def sdm_evaluate(
+    run: Any,
+    qrels: Any,
+    background: dict[str, Any],
+    n_unseen: int | dict[str, int],
+    k_values: Sequence[int] = (10, 100, 1000),
+    *,
+    family: str = "auto",
+    gain: str = "linear",
+) -> dict[str, Any]:
+    """Pooled and SDM-corrected R@k and nDCG@k of a run over a pooled corpus.
+
+    Args:
+        run: the system's run over the pooled corpus (frame or dicts, as :func:`evaluate` takes).
+        qrels: judgments.
+        background: per query id, the scores this system gives a random sample of non-relevant background
+            documents (an array), or an already fitted :class:`BackgroundModel`.
+        n_unseen: documents of the full corpus outside the pooled corpus (N - pooled size), one number or
+            per query.
+        k_values: cut-offs.
+        family: background family for arrays (see :func:`fit_background`).
+
+    Returns ``{"per_query": {measure: {qid: {"pooled": x, "sdm": y}}}, "aggregate": {measure: {"pooled": x,
+    "sdm": y}}, "models": {qid: BackgroundModel}}`` with measures named ``R@k`` and ``nDCG@k``.
+    """
+    from ._metrics import ndcg, recall
+    from ._prepare import prepare
+    from ._score_dist import BackgroundModel, fit_background
+
+    j = prepare(run, qrels)
+    models = {
+        q: background[q] if isinstance(background.get(q), BackgroundModel) else fit_background(background[q], family)
+        for q in j.qids.tolist()
+        if q in background
+    }
+    p = survival_of_rows(j, models)
+    unseen = np.array([n_unseen[q] for q in j.qids.tolist()]) if isinstance(n_unseen, dict) else n_unseen
+    per_query: dict[str, dict[str, dict[str, float]]] = {}
+    aggregate: dict[str, dict[str, float]] = {}
+    for k in k_values:
+        for name, pooled, corrected in (
+            (f"R@{k}", recall(j, k), sdm_recall(j, k, p, unseen)),
+            (f"nDCG@{k}", ndcg(j, k, gain=gain), sdm_ndcg(j, k, p, unseen, gain=gain)),
+        ):
+            per_query[name] = {
+                q: {"pooled": float(a), "sdm": float(b)} for q, a, b in zip(j.qids.tolist(), pooled, corrected)
+            }
+            aggregate[name] = {"pooled": float(pooled.mean()), "sdm": float(corrected.mean())}
+    return {"per_query": per_query, "aggregate": aggregate, "models": models}

@@ -1,0 +1,112 @@
+"""SDM-corrected measures: identity with trec_eval, Monte Carlo ground truth, numerical range, model fits."""
+
+import numpy as np
+import pytest
+import pytrec_eval
+from scipy import stats
+
+from pyterrier_sparse_eval.measures import prepare
+from pyterrier_sparse_eval.measures._score_dist import BackgroundModel, fit_background
+from pyterrier_sparse_eval.measures._sdm import sdm_ndcg, sdm_recall, survival_of_rows
+
+
+def _random_case(seed, queries=30):
+    rng = np.random.default_rng(seed)
+    run, qrels = {}, {}
+    for q in range(queries):
+        docs = [f"d{i}" for i in rng.choice(300, size=int(rng.integers(1, 120)), replace=False)]
+        run[str(q)] = {d: float(rng.choice([rng.random(), 0.5])) for d in docs}  # with ties
+        judged = rng.choice(300, size=int(rng.integers(1, 15)), replace=False)
+        qrels[str(q)] = {f"d{i}": int(rng.integers(0, 4)) for i in judged}
+    return run, qrels
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("k", [1, 5, 10, 100])
+def test_identity_with_trec_eval_when_nothing_is_unseen(seed, k):
+    run, qrels = _random_case(seed)
+    j = prepare(run, qrels)
+    models = {q: fit_background(np.random.default_rng(1).normal(size=50)) for q in j.qids.tolist()}
+    p = survival_of_rows(j, models)
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {f"recall_{k}", f"ndcg_cut_{k}"}).evaluate(run)
+    for name, values in ((f"recall_{k}", sdm_recall(j, k, p, 0)), (f"ndcg_cut_{k}", sdm_ndcg(j, k, p, 0))):
+        for qid, v in zip(j.qids.tolist(), values.tolist()):
+            assert abs(v - ref[qid][name]) <= 1e-9, (name, qid)
+
+
+def _monte_carlo(rel_scores, labels, pooled_rank, n_unseen, sf, k, trials, rng):
+    """Ground truth by simulation: unseen counts between consecutive relevant scores are multinomial."""
+    order = np.argsort(rel_scores)[::-1]
+    s = np.asarray(rel_scores)[order]
+    p_above = sf(s)  # P(S >= s), increasing along the descending scores
+    bins = np.diff(np.concatenate([[0.0], p_above]))
+    counts = rng.multinomial(n_unseen, np.append(bins, 1 - p_above[-1]), size=trials)[:, :-1]
+    above = np.cumsum(counts, axis=1)  # unseen documents scoring >= each relevant score
+    ranks = np.asarray(pooled_rank)[order][None, :] + above  # 0-based full-corpus ranks
+    gains = np.asarray(labels, dtype=float)[order]
+    in_top = ranks < k
+    recall = in_top.sum(axis=1) / len(s)
+    dcg = (np.where(in_top, gains / np.log2(ranks + 2.0), 0.0)).sum(axis=1)
+    ideal = sum(g / np.log2(i + 2) for i, g in enumerate(sorted(gains, reverse=True)[:k]))
+    return recall.mean(), (dcg / ideal).mean()
+
+
+@pytest.mark.parametrize("k", [10, 100, 1000])
+def test_expectations_match_monte_carlo_at_ten_million_documents(k):
+    rng = np.random.default_rng(7)
+    n_unseen = 10**7
+    background = stats.norm(0.0, 1.0)
+    # three relevant documents far in the tail, at pooled ranks 0, 2, 5, graded 1..3
+    rel_scores, labels, ranks = [5.2, 4.6, 4.3], [3, 1, 2], [0, 2, 5]
+    run = {"q": {f"r{i}": s for i, s in enumerate(rel_scores)}}
+    for i, r in enumerate(ranks):  # pooled non-relevant documents between them
+        for extra in range(r - (ranks[i - 1] + 1 if i else 0)):
+            run["q"][f"n{i}{extra}"] = rel_scores[i] + 0.001 * (extra + 1)
+    qrels = {"q": {f"r{i}": lab for i, lab in enumerate(labels)}}
+    j = prepare(run, qrels)
+    assert sorted(j.rank.tolist()) == ranks
+    # the known distribution itself: this checks the expectation, not the fit (test_background_families does)
+    model = BackgroundModel("normal", {"loc": 0.0, "scale": 1.0})
+    p = survival_of_rows(j, {"q": model})
+    got_r, got_n = sdm_recall(j, k, p, n_unseen)[0], sdm_ndcg(j, k, p, n_unseen)[0]
+    true_r, true_n = _monte_carlo(rel_scores, labels, ranks, n_unseen, background.sf, k, 40_000, rng)
+    assert abs(got_r - true_r) <= 0.005 and abs(got_n - true_n) <= 0.005, (got_r, true_r, got_n, true_n)
+    from pyterrier_sparse_eval.measures import ndcg
+
+    assert got_n < ndcg(j, k)[0] - 0.01  # the case really is corrected: unseen documents push relevant ones down
+    if k < 1000:
+        assert 0 < got_r < 1
+
+
+def test_no_underflow_at_a_billion_documents():
+    # N * p = 1000 unseen documents expected above: (1 - p)^N = exp(-1000) underflows to 0 in a naive
+    # recurrence, which would zero every term; scipy's binomial stays exact (Poisson is the reference here)
+    n, p_above = 10**9, 1e-6
+    assert (1 - p_above) ** n == 0.0
+    j = prepare({"q": {"r": 1.0}}, {"q": {"r": 1}})
+    p = np.array([p_above])
+    for k in (900, 1000, 1100):
+        assert sdm_recall(j, k, p, n)[0] == pytest.approx(stats.poisson.cdf(k - 1, n * p_above), abs=1e-4)
+    expected_dcg = sum(stats.poisson.pmf(m, 1000) / np.log2(m + 2) for m in range(1100))
+    assert sdm_ndcg(j, 1100, p, n)[0] == pytest.approx(expected_dcg, rel=1e-4)
+
+
+def test_background_families():
+    rng = np.random.default_rng(3)
+    sparse_scores = np.where(rng.random(5000) < 0.8, 0.0, rng.lognormal(1.0, 0.5, 5000))
+    zi = fit_background(sparse_scores)
+    assert zi.family == "zero-inflated"
+    assert zi.params["zero_share"] == pytest.approx(np.mean(sparse_scores == 0))
+    assert zi.sf(0.0) == 1.0 and zi.sf(1e-9) == pytest.approx(1 - zi.params["zero_share"])
+    assert zi.params["mu"] == pytest.approx(1.0, abs=0.05) and zi.diagnostics["ks"] < 0.05
+    skewed = stats.skewnorm.rvs(6, size=5000, random_state=rng)
+    assert fit_background(skewed).family == "skewnorm"
+    assert fit_background(rng.normal(size=5000)).family in ("normal", "skewnorm")
+    emp = fit_background(skewed, "empirical-gpd")
+    qs = np.quantile(skewed, [0.5, 0.9, 0.99, 0.999])
+    np.testing.assert_allclose(emp.sf(qs), [0.5, 0.1, 0.01, 0.001], atol=0.003)
+    assert fit_background([2.0, 2.0, 2.0]).family == "point-mass"
+    with pytest.raises(ValueError, match="at least 2"):
+        fit_background([1.0])
+    with pytest.raises(ValueError, match="non-negative"):
+        fit_background([-1.0, 0.0, 2.0], "zero-inflated")
