@@ -177,6 +177,7 @@ class Splade:
                 ).to(device)
                 logits = mlm(**enc).logits
                 weights = splade_max(logits.float(), enc["attention_mask"])
+                del logits  # free the (batch x length x vocab) tensor before the next forward pass
                 if top_k is not None and top_k < weights.shape[1]:
                     kth = torch.topk(weights, top_k, dim=1).values[:, -1:]
                     weights = torch.where(weights >= kth, weights, torch.zeros_like(weights))
