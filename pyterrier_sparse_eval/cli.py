@@ -234,6 +234,15 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 
+def _trec_file_parser(sub: Any, name: str, help_text: str, example: str) -> argparse.ArgumentParser:
+    """A subcommand reading a TREC run and qrels, with the shared --run/--qrels/--metric options."""
+    p = sub.add_parser(name, help=help_text, epilog=example, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--run", required=True, help="TREC run file")
+    p.add_argument("--qrels", required=True, help="TREC qrels file")
+    p.add_argument("--metric", action="append", help=f"measure (repeatable; default {' '.join(DEFAULT_METRICS)})")
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sparse-eval",
@@ -264,29 +273,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="print only the results table")
     p.set_defaults(func=cmd_experiment)
 
-    p = sub.add_parser(
-        "evaluate",
-        help="evaluate a TREC run file in-house (trec_eval semantics)",
-        epilog=EVALUATE_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("--run", required=True, help="TREC run file")
-    p.add_argument("--qrels", required=True, help="TREC qrels file")
-    p.add_argument("--metric", action="append", help=f"measure (repeatable; default {' '.join(DEFAULT_METRICS)})")
+    p = _trec_file_parser(sub, "evaluate", "evaluate a TREC run file in-house (trec_eval semantics)", EVALUATE_EXAMPLE)
     p.add_argument("--per-query", action="store_true", help="also report every query's value")
     p.add_argument("--missing-as-zero", action="store_true", help="count judged queries missing from the run as 0 (trec_eval -c)")
     p.add_argument("--output", default=None, help="write {aggregate, per_query} JSON here")
     p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser(
-        "crosscheck",
-        help="compare in-house values with trec_eval's (pytrec_eval), query by query",
-        epilog=CROSSCHECK_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = _trec_file_parser(
+        sub, "crosscheck", "compare in-house values with trec_eval's (pytrec_eval), query by query", CROSSCHECK_EXAMPLE
     )
-    p.add_argument("--run", required=True, help="TREC run file")
-    p.add_argument("--qrels", required=True, help="TREC qrels file")
-    p.add_argument("--metric", action="append", help=f"measure (repeatable; default {' '.join(DEFAULT_METRICS)})")
     p.add_argument("--output", default=None, help="write the report as JSON here")
     p.set_defaults(func=cmd_crosscheck)
     return parser
