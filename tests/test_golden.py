@@ -4,7 +4,7 @@ Independent sources (see ../shared/data/README.md):
 - BEIR SciFact test, BM25 flat k1=0.9 b=0.4, Lucene analyzer: nDCG@10 0.6789 (Anserini regressions, BEIR v1.0.0).
 - The same files, measured with peers: pyterrier-pisa BM25 nDCG@10 0.6776, R@100 0.9187, AP 0.6379;
   bm25s (lucene) 0.6762, 0.9127, 0.6372.
-- Vaswani BM25 MAP: 0.2965 (PyTerrier/Terrier example); peers 0.295-0.305.
+- Vaswani BM25 MAP: 0.2965 (PyTerrier/Terrier example); peers 0.295-0.305; bm25s with Lucene's stoplist 0.2871.
 The 4-decimal pins below are this project's own values, kept as regression tests; each sits inside the
 independent bounds asserted next to it.
 """
@@ -45,7 +45,10 @@ def test_vaswani_bm25_map(vaswani, tmp_path):
     res = pt.Experiment(retrievers, topics, qrels, [AP], names=["terrier", "lucene"]).set_index("name")["AP"]
     assert 0.295 <= res["terrier"] <= 0.305  # peers' range (Terrier 0.2965, PISA 0.3053 measured here)
     assert res["terrier"] == pytest.approx(0.3004, abs=5e-5)
-    # Lucene's 33-word stoplist keeps words Vaswani's long queries are full of, which costs ~0.015 MAP
+    # Lucene's 33-word stoplist keeps words Vaswani's long queries are full of, which costs ~0.015 MAP.
+    # Peer with the same settings: bm25s 0.3.16 (method "lucene", k1 0.9, b 0.4, its own tokenizer with
+    # stopwords "en" and PyStemmer porter), run on these files: MAP 0.2871.
+    assert abs(res["lucene"] - 0.2871) <= 0.005
     assert res["lucene"] == pytest.approx(0.2858, abs=5e-5)
 
 
