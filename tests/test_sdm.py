@@ -110,3 +110,26 @@ def test_background_families():
         fit_background([1.0])
     with pytest.raises(ValueError, match="non-negative"):
         fit_background([-1.0, 0.0, 2.0], "zero-inflated")
+
+
+def test_sdm_evaluate_with_bootstrap_intervals():
+    from pyterrier_sparse_eval.measures import sdm_evaluate
+
+    rng = np.random.default_rng(11)
+    run = {"a": {"r1": 3.0, "n1": 2.5, "r2": 2.0}, "b": {"r3": 2.8, "n2": 1.0}}
+    qrels = {"a": {"r1": 1, "r2": 2}, "b": {"r3": 1, "x": 1}}
+    background = {"a": rng.normal(0, 1, 400), "b": rng.normal(0, 1, 400)}
+    out = sdm_evaluate(run, qrels, background, n_unseen=10**5, k_values=[10], bootstrap=60)
+    for name in ("R@10", "nDCG@10"):
+        agg = out["aggregate"][name]
+        assert agg["sdm"] < agg["pooled"]  # 10^5 unseen documents push the relevant ones down
+        low, high = agg["sdm_ci"]
+        assert low < high and low <= agg["sdm"] + 0.05 and agg["sdm"] - 0.05 <= high
+        for q in ("a", "b"):
+            lo_q, hi_q = out["per_query"][name][q]["sdm_ci"]
+            assert 0 <= lo_q <= hi_q <= 1
+    # with nothing unseen, SDM is the pooled value and the interval collapses onto it
+    same = sdm_evaluate(run, qrels, background, n_unseen=0, k_values=[10], bootstrap=10)["aggregate"]["R@10"]
+    assert same["sdm"] == same["pooled"] and same["sdm_ci"] == [same["sdm"], same["sdm"]]
+    with pytest.raises(KeyError, match="No background model"):
+        sdm_evaluate(run, qrels, {"a": background["a"]}, n_unseen=10, k_values=[10])

@@ -84,6 +84,9 @@ def sdm_evaluate(
     *,
     family: str = "auto",
     gain: str = "linear",
+    bootstrap: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Pooled and SDM-corrected R@k and nDCG@k of a run over a pooled corpus.
 
@@ -96,9 +99,14 @@ def sdm_evaluate(
             per query.
         k_values: cut-offs.
         family: background family for arrays (see :func:`fit_background`).
+        bootstrap: number of bootstrap resamples of each query's background sample (refitted each time);
+            0 skips the confidence intervals. Needs background samples, not fitted models.
+        confidence: coverage of the percentile intervals.
 
     Returns ``{"per_query": {measure: {qid: {"pooled": x, "sdm": y}}}, "aggregate": {measure: {"pooled": x,
-    "sdm": y}}, "models": {qid: BackgroundModel}}`` with measures named ``R@k`` and ``nDCG@k``.
+    "sdm": y}}, "models": {qid: BackgroundModel}}`` with measures named ``R@k`` and ``nDCG@k``; with
+    ``bootstrap`` each ``sdm`` value also gets ``"sdm_ci": [low, high]``, an interval that reflects the
+    uncertainty of the background fit (not the sampling of queries).
     """
     from ._metrics import ndcg, recall
     from ._prepare import prepare
@@ -123,4 +131,32 @@ def sdm_evaluate(
                 q: {"pooled": float(a), "sdm": float(b)} for q, a, b in zip(j.qids.tolist(), pooled, corrected)
             }
             aggregate[name] = {"pooled": float(pooled.mean()), "sdm": float(corrected.mean())}
+    if bootstrap:
+        _bootstrap(j, background, unseen, k_values, family, gain, bootstrap, confidence, seed, per_query, aggregate)
     return {"per_query": per_query, "aggregate": aggregate, "models": models}
+
+
+def _bootstrap(j: Any, background: dict[str, Any], unseen: Any, k_values: Sequence[int], family: str, gain: str,
+               rounds: int, confidence: float, seed: int, per_query: dict, aggregate: dict) -> None:
+    from ._score_dist import fit_background
+
+    qids = j.qids.tolist()
+    samples = {q: np.asarray(background[q], dtype=np.float64) for q in qids}
+    if any(s.ndim != 1 for s in samples.values()):
+        raise ValueError("bootstrap needs each query's background sample as an array of scores.")
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[np.ndarray]] = {name: [] for name in per_query}
+    for _ in range(rounds):
+        models = {q: fit_background(rng.choice(samples[q], size=len(samples[q]), replace=True), family) for q in qids}
+        p = survival_of_rows(j, models)
+        for k in k_values:
+            draws[f"R@{k}"].append(sdm_recall(j, k, p, unseen))
+            draws[f"nDCG@{k}"].append(sdm_ndcg(j, k, p, unseen, gain=gain))
+    lo, hi = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
+    for name, values in draws.items():
+        values_arr = np.array(values)  # rounds x queries
+        low, high = np.percentile(values_arr, [lo, hi], axis=0)
+        for q, a, b in zip(qids, low, high):
+            per_query[name][q]["sdm_ci"] = [float(a), float(b)]
+        means = values_arr.mean(axis=1)
+        aggregate[name]["sdm_ci"] = [float(np.percentile(means, lo)), float(np.percentile(means, hi))]
