@@ -152,18 +152,28 @@ Exit status 0 when every measure agrees with trec_eval (pytrec_eval) within 1e-9
 """
 
 
+def _read_trec(path: str, columns: int, layout: str, kind: str) -> Any:
+    """A whitespace-separated TREC file as string columns, or None when it is empty."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, sep=r"\s+", header=None, dtype=str, engine="c")
+    except FileNotFoundError:
+        raise UsageError(f"{kind} file not found: {path}.") from None
+    except pd.errors.EmptyDataError:
+        return None
+    if frame.shape[1] != columns:
+        raise UsageError(f"{path} is not a TREC {kind.lower()} file: expected {columns} columns '{layout}', got {frame.shape[1]}.")
+    return frame
+
+
 def read_trec_run(path: str) -> Any:
     """A TREC run file as a qid/docno/score frame (ids kept as strings)."""
     import pandas as pd
 
-    try:
-        frame = pd.read_csv(path, sep=r"\s+", header=None, dtype=str, comment=None, engine="c")
-    except FileNotFoundError:
-        raise UsageError(f"Run file not found: {path}.") from None
-    except pd.errors.EmptyDataError:
+    frame = _read_trec(path, 6, "qid Q0 docno rank score tag", "Run")
+    if frame is None:
         return pd.DataFrame({"qid": [], "docno": [], "score": []})
-    if frame.shape[1] != 6:
-        raise UsageError(f"{path} is not a TREC run: expected 6 columns 'qid Q0 docno rank score tag', got {frame.shape[1]}.")
     try:
         scores = frame[4].astype(float)
     except ValueError:
@@ -175,14 +185,9 @@ def read_trec_qrels(path: str) -> Any:
     """A TREC qrels file as a qid/docno/label frame (ids kept as strings)."""
     import pandas as pd
 
-    try:
-        frame = pd.read_csv(path, sep=r"\s+", header=None, dtype=str, engine="c")
-    except FileNotFoundError:
-        raise UsageError(f"Qrels file not found: {path}.") from None
-    except pd.errors.EmptyDataError:
-        raise UsageError(f"Qrels file {path} is empty.") from None
-    if frame.shape[1] != 4:
-        raise UsageError(f"{path} is not TREC qrels: expected 4 columns 'qid iteration docno label', got {frame.shape[1]}.")
+    frame = _read_trec(path, 4, "qid iteration docno label", "Qrels")
+    if frame is None:
+        raise UsageError(f"Qrels file {path} is empty.")
     try:
         labels = frame[3].astype(int)
     except ValueError:

@@ -131,10 +131,13 @@ def crosscheck(run: Any, qrels: Any, measures: Sequence[Any] = ("nDCG@10", "R@10
     measures = parse_measures(measures)
     run_d, qrels_d = _pytrec_inputs(run, qrels)
     checks = []
+    prepared: dict[int, Any] = {}  # one join and sort per relevance threshold, as in evaluate()
     for m in measures:
         te = trec_eval_name(m)
         rel = measure_rel(m)
-        j = prepare(run, qrels, rel=rel)
+        if rel not in prepared:
+            prepared[rel] = prepare(run, qrels, rel=rel)
+        j = prepared[rel]
         ours = dict(zip(j.qids.tolist(), compute(m, j).tolist()))
         if te is None:
             checks.append(MeasureCheck(str(m), None, len(ours), float("nan")))

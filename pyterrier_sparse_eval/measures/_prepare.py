@@ -21,6 +21,18 @@ _RUN_COLS = {"query_id": "qid", "doc_id": "docno"}
 _QREL_COLS = {"query_id": "qid", "doc_id": "docno", "relevance": "label"}
 
 
+def _select(frame: pd.DataFrame, renames: dict[str, str], needed: tuple[str, ...], what: str, ir_names: str) -> pd.DataFrame:
+    """The ``needed`` columns of a frame in PyTerrier naming (ir_measures names are renamed)."""
+    out = frame.rename(columns=renames)
+    missing = [c for c in needed if c not in out.columns]
+    if missing:
+        raise ValueError(
+            f"{what} is missing columns {missing} (has {list(frame.columns)}); expected {', '.join(needed)} "
+            f"(PyTerrier) or {ir_names} (ir_measures)."
+        )
+    return out[list(needed)]
+
+
 def to_run_frame(run: Any) -> pd.DataFrame:
     """A run as a ``qid``, ``docno``, ``score`` frame from any accepted shape.
 
@@ -28,14 +40,7 @@ def to_run_frame(run: Any) -> pd.DataFrame:
     (ir_measures); a dict ``{qid: {docno: score}}`` (pytrec_eval); a dict ``{qid: [(docno, score), ...]}``.
     """
     if isinstance(run, pd.DataFrame):
-        frame = run.rename(columns=_RUN_COLS)
-        missing = [c for c in ("qid", "docno", "score") if c not in frame.columns]
-        if missing:
-            raise ValueError(
-                f"Run is missing columns {missing} (has {list(run.columns)}); expected qid, docno, score "
-                "(PyTerrier) or query_id, doc_id, score (ir_measures)."
-            )
-        frame = frame[["qid", "docno", "score"]]
+        frame = _select(run, _RUN_COLS, ("qid", "docno", "score"), "Run", "query_id, doc_id, score")
     elif isinstance(run, Mapping):
         rows_q, rows_d, rows_s = [], [], []
         for qid, docs in run.items():
@@ -60,14 +65,7 @@ def to_qrels_frame(qrels: Any) -> pd.DataFrame:
     """Qrels as a ``qid``, ``docno``, ``label`` frame (DataFrame in PyTerrier/ir_measures naming, or
     ``{qid: {docno: label}}``)."""
     if isinstance(qrels, pd.DataFrame):
-        frame = qrels.rename(columns=_QREL_COLS)
-        missing = [c for c in ("qid", "docno", "label") if c not in frame.columns]
-        if missing:
-            raise ValueError(
-                f"Qrels are missing columns {missing} (has {list(qrels.columns)}); expected qid, docno, label "
-                "(PyTerrier) or query_id, doc_id, relevance (ir_measures)."
-            )
-        frame = frame[["qid", "docno", "label"]]
+        frame = _select(qrels, _QREL_COLS, ("qid", "docno", "label"), "Qrels", "query_id, doc_id, relevance")
     elif isinstance(qrels, Mapping):
         frame = pd.DataFrame(
             [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()], columns=["qid", "docno", "label"]
