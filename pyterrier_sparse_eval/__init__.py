@@ -3,7 +3,7 @@
 Importing this package never imports torch or transformers.
 """
 
-from . import datasets, measures
+from . import datasets, measures, sdm
 from ._bm25 import BM25, BM25Indexer, TextEncoder
 from ._experiment import Experiment
 from ._index import SparseIndex, SparseIndexer
@@ -33,5 +33,6 @@ __all__ = [
     "evaluate_retrieval",
     "measures",
     "datasets",
+    "sdm",
     "idf_lucene",
 ]

@@ -154,8 +154,79 @@ class SparseIndex(pt.Artifact):
 
     @cached_property
     def idf(self) -> np.ndarray:
-        """idf_t = ln(1 + (N - df_t + 0.5) / (df_t + 0.5)) per term, from the stored matrix (float64)."""
+        """idf_t = ln(1 + (N - df_t + 0.5) / (df_t + 0.5)) per term (float64).
+
+        From the stored matrix, or, for a :meth:`subset`, from the statistics of the corpus it was cut from, so
+        that a document scores the same in the subset as in the full corpus.
+        """
+        collection = self.meta.get("collection")
+        if collection is not None:
+            df = np.asarray(self._load("collection_df.npy"), dtype=np.int64)
+            return idf_lucene(df, int(collection["num_docs"]))
         return idf_lucene(self.df, self.num_docs)
+
+    @property
+    def collection_num_docs(self) -> int:
+        """N of the corpus the statistics come from (the parent corpus for a subset, else ``num_docs``)."""
+        return int(self.meta.get("collection", {}).get("num_docs", self.num_docs))
+
+    def subset(self, docnos: Iterable[str], path: str | os.PathLike, *, mode: str = "create",
+               extra_meta: dict[str, Any] | None = None) -> SparseIndex:
+        """Write a new index holding only ``docnos``, which keeps this index's corpus statistics.
+
+        Document weights are copied as stored (BM25's length normalisation used the full corpus' average
+        length) and the subset's idf comes from this index's document frequencies and N, so every document
+        scores exactly as it does in the full index: this is how a pooled subsample of a corpus is evaluated.
+        Written atomically, like every index.
+        """
+        wanted = list(dict.fromkeys(str(d) for d in docnos))
+        position = {d: i for i, d in enumerate(self.docnos.tolist())}
+        unknown = [d for d in wanted if d not in position]
+        if unknown:
+            raise KeyError(f"{len(unknown)} docnos are not in {self!r}, e.g. {unknown[:5]}.")
+        if not wanted:
+            raise ValueError("A subset needs at least one document.")
+        cols = np.sort(np.fromiter((position[d] for d in wanted), dtype=np.int64, count=len(wanted)))
+        target = SparseIndex(path, mmap=self.mmap)
+        _check_mode(target, mode)
+        sub = sp.csr_matrix(self.postings[:, cols])
+        sub.sort_indices()
+        sub_docnos = self.docnos[cols].tolist()
+        order = np.argsort(np.array(sub_docnos), kind="stable")
+        docno_rank = np.empty(len(cols), dtype=np.int32)
+        docno_rank[order] = np.arange(len(cols), dtype=np.int32)
+        parent_collection = self.meta.get("collection")
+        collection = {"num_docs": self.collection_num_docs, "avgdl": float(self.meta.get("avgdl", 0.0)),
+                      "parent": str(self.path)}
+        if parent_collection is not None:
+            collection["avgdl"] = parent_collection.get("avgdl", collection["avgdl"])
+        collection_df = (np.asarray(self._load("collection_df.npy")) if parent_collection is not None
+                         else self.df)
+        meta = {
+            "type": SparseIndex.ARTIFACT_TYPE,
+            "format": SparseIndex.ARTIFACT_FORMAT,
+            "package_hint": SparseIndex.ARTIFACT_PACKAGE_HINT,
+            "format_version": FORMAT_VERSION,
+            "num_docs": len(cols),
+            "num_terms": self.num_terms,
+            "num_postings": int(sub.nnz),
+            "avgdl": float(np.asarray(self.doclen)[cols].mean()),
+            "encoder": self.encoder,
+            "collection": collection,
+            "built": {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "by": "pyterrier-sparse-eval",
+                      "subset_of": str(self.path)},
+            **(extra_meta or {}),
+        }
+        files = {
+            "postings.indptr.npy": sub.indptr.astype(np.int64),
+            "postings.indices.npy": sub.indices.astype(np.int32),
+            "postings.data.npy": sub.data.astype(np.float32),
+            "doclen.npy": np.asarray(self.doclen)[cols],
+            "docno_rank.npy": docno_rank,
+            "collection_df.npy": np.asarray(collection_df, dtype=np.int64),
+        }
+        _write_index_dir(target, mode, files, {"vocab.json": self.vocab, "docnos.json": sub_docnos}, meta)
+        return SparseIndex(path, mmap=self.mmap)
 
     @property
     def encoder(self) -> dict[str, Any]:
@@ -195,6 +266,35 @@ class SparseIndex(pt.Artifact):
 # ------------------------------------------------------------------------------------------------------------
 # Building
 # ------------------------------------------------------------------------------------------------------------
+
+
+def _write_index_dir(index: SparseIndex, mode: str, arrays: dict[str, np.ndarray], docs: dict[str, Any],
+                     meta: dict[str, Any]) -> None:
+    """Write a complete index into a hidden temporary folder, then move it into place (pt_meta.json last)."""
+    target = Path(index.path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        for name, arr in arrays.items():
+            np.save(tmp / name, arr)
+        for name, obj in docs.items():
+            with open(tmp / name, "w", encoding="utf-8") as f:
+                json.dump(obj, f, ensure_ascii=False)
+        with open(tmp / "pt_meta.json", "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=2, ensure_ascii=False)
+        if target.exists():
+            if mode != "overwrite":
+                raise FileExistsError(f"An index appeared at {target} during the build; pass mode=\"overwrite\".")
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+            os.replace(target, old / "index")
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+        os.chmod(target, 0o755)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _check_mode(index: SparseIndex, mode: str) -> None:
