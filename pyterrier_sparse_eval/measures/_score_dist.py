@@ -37,11 +37,11 @@ from scipy import stats
 
 __all__ = ["BackgroundModel", "fit_background", "FAMILIES"]
 
-FAMILIES = ("auto", "empirical", "empirical-gpd", "normal", "skewnorm", "lognormal", "zero-inflated")
+FAMILIES = ("auto", "empirical", "kde", "empirical-gpd", "normal", "skewnorm", "lognormal", "zero-inflated")
 _ZERO_SHARE_FOR_AUTO = 0.01
 _TAIL_SHARE = 0.05
 _MIN_OBSERVED = 5
-_EMPIRICAL_FOR_AUTO = 50
+_KDE_FOR_AUTO = 50
 
 
 @dataclass
@@ -77,12 +77,19 @@ class BackgroundModel:
             return stats.skewnorm.sf(s, p["a"], p["loc"], p["scale"])
         if fam in ("lognormal", "zero-inflated"):
             return stats.lognorm.sf(s, p["sigma"], 0, np.exp(p["mu"]))
-        if fam in ("empirical", "empirical-gpd"):
+        if fam in ("empirical", "empirical-gpd", "kde"):
             sample = self._sample
             assert sample is not None
             body = 1.0 - np.searchsorted(sample, s, side="left") / len(sample)
             if fam == "empirical":
                 return body
+            if fam == "kde":
+                h = p["bandwidth"]
+                flat = s.ravel()
+                out = np.empty(len(flat))
+                for i in range(0, len(flat), 256):
+                    out[i:i + 256] = stats.norm.sf((flat[i:i + 256, None] - sample[None, :]) / h).mean(axis=1)
+                return out.reshape(s.shape)
             top, tail_p = p["max"], p["tail_share"]
             tail = tail_p * stats.genpareto.sf(s - top, p["shape"], 0, p["scale"])
             return np.where(s <= top, body, tail)
@@ -119,6 +126,14 @@ def _fit_lognormal(x: np.ndarray, name: str = "lognormal") -> BackgroundModel:
 
 def _fit_empirical(x: np.ndarray) -> BackgroundModel:
     return BackgroundModel("empirical", {"max": float(np.max(x))}, {"ks": 0.0, "loglik": float("nan")}, np.sort(x))
+
+
+def _fit_kde(x: np.ndarray) -> BackgroundModel:
+    sample = np.sort(x)
+    iqr = float(np.subtract(*np.percentile(sample, [75, 25])))
+    sd = float(sample.std(ddof=1))
+    h = 0.9 * min(sd, iqr / 1.34 if iqr > 0 else sd) * len(sample) ** -0.2
+    return BackgroundModel("kde", {"bandwidth": max(h, 1e-12)}, {"ks": float("nan"), "loglik": float("nan")}, sample)
 
 
 def _fit_empirical_gpd(x: np.ndarray) -> BackgroundModel:
@@ -181,7 +196,7 @@ def fit_background(sample: Any, family: str = "auto", *, n_below: int = 0, below
         n_below += zeros
         tiny = float(np.nextafter(0.0, 1.0))
         below = tiny if below is None else max(below, tiny)
-        if family == "auto" and len(x) < _EMPIRICAL_FOR_AUTO:
+        if family == "auto" and len(x) < _KDE_FOR_AUTO:
             family = "zero-inflated"
     if below is None:
         below = float(x.min()) if len(x) else 0.0
@@ -189,8 +204,10 @@ def fit_background(sample: Any, family: str = "auto", *, n_below: int = 0, below
         model = BackgroundModel("point-mass", {"value": -np.inf})  # nothing observed at or above c
     elif np.all(x == x[0]):
         model = BackgroundModel("point-mass", {"value": float(x[0])})
-    elif len(x) < _MIN_OBSERVED or family == "empirical" or (family == "auto" and len(x) >= _EMPIRICAL_FOR_AUTO):
+    elif len(x) < _MIN_OBSERVED or family == "empirical":
         model = _fit_empirical(x)  # the data itself (also: too few observed scores for a shape)
+    elif family == "kde" or (family == "auto" and len(x) >= _KDE_FOR_AUTO):
+        model = _fit_kde(x)
     elif family == "auto":
         model = _fit_parametric(x)
     elif family == "normal":

@@ -28,6 +28,8 @@ from ._prepare import Judged
 
 __all__ = ["sdm_recall", "sdm_ndcg", "sdm_evaluate", "survival_of_rows"]
 
+_P_FLOOR = 1e-280
+
 
 def survival_of_rows(j: Judged, models: Sequence[Any] | dict[str, Any]) -> np.ndarray:
     """p(s) = P(background >= s) for every judged row, each with its own query's model."""
@@ -40,6 +42,9 @@ def survival_of_rows(j: Judged, models: Sequence[Any] | dict[str, Any]) -> np.nd
     for g in np.unique(j.group):
         rows = j.group == g
         p[rows] = np.clip(models[g].sf(j.score[rows]), 0.0, 1.0)
+    # scipy's binomial raises OverflowError for p in about [1e-308, 1e-303]; any p < 1e-280 changes no
+    # probability by more than N * p < 1e-270, so it is exactly 0 here
+    p[p < _P_FLOOR] = 0.0
     return p
 
 
