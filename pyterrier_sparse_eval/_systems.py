@@ -74,20 +74,28 @@ class SystemSpec:
         bm25 = self.bm25()
         return f"bm25-k1={bm25.k1}-b={bm25.b}-{bm25.stemmer}-{bm25.stopwords}"
 
-    def build(self, dataset: Any, dataset_id: str, index_dir: str | Path, *, num_results: int, verbose: bool) -> pt.Transformer:
-        """The retriever for this system on ``dataset``, building (or reusing) its cached index."""
+    def index(self, dataset: Any, dataset_id: str, index_dir: str | Path, *, verbose: bool) -> SparseIndex:
+        """This system's full-corpus index of ``dataset``, built on first use and cached under ``index_dir``."""
         from .datasets import corpus_iter
 
-        encoder = self.bm25() if self.kind == "bm25" else self.splade()
         path = Path(index_dir) / _slug(dataset_id) / self.index_name()
         index = SparseIndex(path)
         if not index.built():
+            encoder = self.bm25() if self.kind == "bm25" else self.splade()
             encoder.indexer(index, verbose=verbose).index(corpus_iter(dataset))
         elif verbose:
             print(f"Reusing index {path}")
+        return index
+
+    def retriever(self, index: SparseIndex, *, num_results: int) -> pt.Transformer:
+        """This system's retriever over ``index`` (a full index or a pooled subset of one)."""
         if self.kind == "splade":
-            return encoder.retriever(index, num_results=num_results, idf=bool(self.params.get("idf", False)))
-        return encoder.retriever(index, num_results=num_results)
+            return self.splade().retriever(index, num_results=num_results, idf=bool(self.params.get("idf", False)))
+        return self.bm25().retriever(index, num_results=num_results)
+
+    def build(self, dataset: Any, dataset_id: str, index_dir: str | Path, *, num_results: int, verbose: bool) -> pt.Transformer:
+        """The retriever for this system on ``dataset``, building (or reusing) its cached index."""
+        return self.retriever(self.index(dataset, dataset_id, index_dir, verbose=verbose), num_results=num_results)
 
 
 def _slug(text: str) -> str:

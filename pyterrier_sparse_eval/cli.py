@@ -239,6 +239,73 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 
+SDM_EXAMPLE = """\
+example:
+  sparse-eval sdm --dataset irds:vaswani --system bm25 --system "bm25:k1=1.2,b=0.75" \\
+      --pool-depth 10 --sample 1000 --k 10 --k 100 --k 1000 --output sdm.json --plots sdm-plots
+
+Pools the corpus (relevant documents + the top --pool-depth non-relevant documents per query of the
+--pool-run systems + --sample random background documents), evaluates every system on the pool, corrects
+R@k and nDCG@k for the unseen documents by Score Distribution Modeling, and compares both with the exact
+full-corpus values. JSON: {"results": {system: {measure: {"pooled", "sdm", "full"}}}, "config": {...}}.
+"""
+
+
+def cmd_sdm(args: argparse.Namespace) -> int:
+    from ._sdm_report import three_way
+    from .measures._score_dist import FAMILIES
+
+    if args.family not in FAMILIES:
+        raise UsageError(f"Unknown --family {args.family!r}; choose one of {', '.join(FAMILIES)}.")
+    if args.output and Path(args.output).suffix != ".json":
+        raise UsageError(f"--output must end in .json, got {args.output!r}.")
+    if args.plots:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UsageError("--plots needs matplotlib: pip install 'pyterrier-sparse-eval[plots]'.") from None
+    ks = sorted(set(args.k or [10, 100, 1000]))
+    try:
+        report = three_way(
+            args.dataset, args.system or ["bm25"], pool_runs=args.pool_run, depth=args.pool_depth, sample=args.sample,
+            seed=args.seed, family=args.family, k_values=ks, index_dir=args.index_dir, bootstrap=args.bootstrap,
+            verbose=not args.quiet,
+        )
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    print(report.table())
+    if args.output:
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(out, json.dumps(report.to_json(per_query=args.per_query), indent=2))
+        if not args.quiet:
+            print(f"Wrote {out}")
+    if args.plots:
+        for path in write_sdm_plots(report, Path(args.plots)):
+            if not args.quiet:
+                print(f"Wrote {path}")
+    return EXIT_OK
+
+
+def write_sdm_plots(report: Any, folder: Path) -> list[Path]:
+    """Background fits for four queries and metric-vs-k curves, one PNG each per system."""
+    from . import plots
+    from ._systems import _slug
+
+    written = []
+    for system, curves in report.curves.items():
+        slug = _slug(system)
+        fig = plots.background_fits(report.samples[system], report.models[system], n_unseen=report.pool.n_unseen,
+                                    title=f"{system}: background score fits")
+        written.append(plots.save_figure(fig, folder / f"{slug}-background.png"))
+        plt = plots._plt()
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
+        for ax, metric in zip(axes, ("R", "nDCG")):
+            plots.metric_vs_k(curves[metric], metric=metric, title=f"{system}", ax=ax)
+        written.append(plots.save_figure(fig, folder / f"{slug}-metric-vs-k.png"))
+    return written
+
+
 def _trec_file_parser(sub: Any, name: str, help_text: str, example: str) -> argparse.ArgumentParser:
     """A subcommand reading a TREC run and qrels, with the shared --run/--qrels/--metric options."""
     p = sub.add_parser(name, help=help_text, epilog=example, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -289,6 +356,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--output", default=None, help="write the report as JSON here")
     p.set_defaults(func=cmd_crosscheck)
+
+    p = sub.add_parser(
+        "sdm",
+        help="pooled vs SDM-corrected vs full-corpus R@k and nDCG@k",
+        epilog=SDM_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--dataset", required=True, help="ir_datasets id, e.g. irds:vaswani")
+    p.add_argument("--system", action="append", help="system spec as for `experiment` (repeatable; default bm25)")
+    p.add_argument("--pool-run", action="append", help="system whose full-corpus run supplies distractors "
+                   "(repeatable; default: the first --system)")
+    p.add_argument("--pool-depth", type=int, default=20, help="distractors per query (default 20)")
+    p.add_argument("--sample", type=int, default=1000, help="random background documents (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the background sample (default 0)")
+    p.add_argument("--family", default="auto", help="background score family: auto (default), empirical, kde, "
+                   "empirical-gpd, normal, skewnorm, lognormal, zero-inflated")
+    p.add_argument("--k", type=int, action="append", help="cut-off (repeatable; default 10 100 1000)")
+    p.add_argument("--bootstrap", type=int, default=0, help="bootstrap rounds for SDM confidence intervals")
+    p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
+    p.add_argument("--output", default=None, help="write the report as JSON here")
+    p.add_argument("--per-query", action="store_true", help="include per-query values in the JSON")
+    p.add_argument("--plots", default=None, metavar="DIR", help="write PNG figures into DIR")
+    p.add_argument("--quiet", action="store_true", help="print only the results table")
+    p.set_defaults(func=cmd_sdm)
     return parser
 
 

@@ -1,0 +1,185 @@
+"""Three-way SDM report: pooled vs SDM-corrected vs exact full-corpus values, per system, measure and query.
+
+Sparse retrieval over the full corpus is cheap for the collections this runs on, so the truth is computed
+next to the estimate: that is how to find out whether SDM can be trusted on a collection before relying on it
+where the full corpus cannot be scored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import datasets
+from ._index import SparseIndex
+from ._systems import _slug, parse_system
+from .measures import evaluate as evaluate_inhouse
+from .sdm import BackgroundSample, Pool, background_from_run, build_pool
+from .sdm import evaluate as sdm_evaluate
+
+__all__ = ["ThreeWay", "three_way"]
+
+
+@dataclass
+class ThreeWay:
+    """Result of :func:`three_way`.
+
+    ``results[system][measure]`` = ``{"pooled", "sdm", "full"}`` (+ ``"sdm_ci"`` with a bootstrap);
+    ``per_query[system][measure][qid]`` the same per query; ``curves[system][metric]`` = ``{"k": [...],
+    "pooled": [...], "sdm": [...], "full": [...]}`` over many cut-offs, for plots.
+    """
+
+    results: dict[str, dict[str, dict[str, Any]]]
+    per_query: dict[str, dict[str, dict[str, dict[str, Any]]]]
+    config: dict[str, Any]
+    pool: Pool
+    models: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    samples: dict[str, dict[str, BackgroundSample]] = field(default_factory=dict, repr=False)
+    curves: dict[str, dict[str, dict[str, list[float]]]] = field(default_factory=dict, repr=False)
+
+    def to_json(self, per_query: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"results": self.results, "config": self.config}
+        if per_query:
+            out["per_query"] = self.per_query
+        return out
+
+    def table(self) -> str:
+        """A text table (fits 100 columns): one row per system and measure."""
+        rows = [f"{'system':<28} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}  SDM 95% CI"]
+        for system, measures in self.results.items():
+            for name, v in measures.items():
+                gap = v["pooled"] - v["full"]
+                closed = f"{1 - abs(v['sdm'] - v['full']) / abs(gap):.0%}" if abs(gap) >= 0.01 else "-"
+                ci = f"[{v['sdm_ci'][0]:.4f}, {v['sdm_ci'][1]:.4f}]" if "sdm_ci" in v else ""
+                label = system if len(system) <= 28 else system[:25] + "..."
+                rows.append(f"{label:<28} {name:<10} {v['pooled']:>8.4f} {v['sdm']:>8.4f} {v['full']:>8.4f} "
+                            f"{closed:>10}  {ci}")
+        return "\n".join(rows)
+
+
+def _curve_ks(k_values: Sequence[int]) -> list[int]:
+    top = max(k_values)
+    ks = {int(round(x)) for x in np.geomspace(1, top, num=24)} | set(k_values)
+    return sorted(k for k in ks if k >= 1)
+
+
+def three_way(
+    dataset: str,
+    systems: Sequence[str],
+    *,
+    pool_runs: Sequence[str] | None = None,
+    depth: int = 20,
+    sample: int = 1000,
+    seed: int = 0,
+    family: str = "auto",
+    k_values: Sequence[int] = (10, 100, 1000),
+    index_dir: str | Path = "indexes",
+    bootstrap: int = 0,
+    curves: bool = True,
+    verbose: bool = True,
+) -> ThreeWay:
+    """Pooled, SDM-corrected and full-corpus R@k and nDCG@k for ``systems`` (specs like ``bm25``,
+    ``bm25:k1=1.2,b=0.75``, ``splade:PATH``) on an ``irds:`` dataset.
+
+    The pool: relevant documents + top-``depth`` distractors per query from the ``pool_runs`` systems'
+    full-corpus runs (default: the first system) + ``sample`` random background documents (``seed``). Each
+    system's pooled index is cut from its full index (same scores), retrieved in full (``num_results`` = pool
+    size), and corrected with its own per-query background fits.
+    """
+    specs = [parse_system(s) for s in systems]
+    pool_specs = [parse_system(s) for s in (pool_runs or systems[:1])]
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"The same system is given twice: {names}.")
+    if not k_values or min(k_values) < 1:
+        raise ValueError("k values must be >= 1.")
+    ds = datasets.load_dataset(dataset)
+    topics = datasets.get_topics(ds, verbose=verbose)
+    qrels = datasets.get_qrels(ds)
+    topics = datasets.align_topics_qrels(topics, qrels)
+    depth_needed = max(max(k_values), 1000)
+
+    full_index: dict[str, SparseIndex] = {}
+    full_runs: dict[str, Any] = {}
+
+    def full_run(spec: Any) -> Any:
+        if spec.name not in full_runs:
+            full_index[spec.name] = spec.index(ds, dataset, index_dir, verbose=verbose)
+            if verbose:
+                print(f"Retrieving {spec.name} over the full corpus")
+            full_runs[spec.name] = spec.retriever(full_index[spec.name], num_results=depth_needed).transform(topics)
+        return full_runs[spec.name]
+
+    pool_frames = {s.name: full_run(s) for s in pool_specs}
+    for spec in specs:
+        full_run(spec)
+    first = full_index[specs[0].name]
+    pool = build_pool(qrels, pool_frames, all_docnos=first.docnos.tolist(), depth=depth, sample=sample, seed=seed,
+                      dataset=dataset)
+    if verbose:
+        print(f"{pool!r}: {len(pool.relevant)} relevant, {len(pool.distractors)} distractors, {len(pool.sample)} "
+              f"sampled; {pool.n_unseen} unseen documents ({pool.size / pool.num_docs:.1%} of the corpus pooled)")
+
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    per_query: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+    models: dict[str, dict[str, Any]] = {}
+    samples: dict[str, dict[str, BackgroundSample]] = {}
+    curve_out: dict[str, dict[str, dict[str, list[float]]]] = {}
+    measure_names = [f"{m}@{k}" for k in k_values for m in ("R", "nDCG")]
+    for spec in specs:
+        pooled_path = Path(index_dir) / _slug(dataset) / f"pool-{pool.fingerprint}" / spec.index_name()
+        pooled_index = SparseIndex(pooled_path)
+        if not pooled_index.built():
+            pool.index(full_index[spec.name], pooled_path)
+        if verbose:
+            print(f"Retrieving {spec.name} over the pooled corpus")
+        pooled_run = spec.retriever(pooled_index, num_results=pool.size).transform(topics)
+        ks = _curve_ks(k_values) if curves else list(k_values)
+        corrected = sdm_evaluate(pooled_run, qrels, pool, ks, family=family, bootstrap=bootstrap, seed=seed)
+        truth = evaluate_inhouse(full_runs[spec.name], qrels, [f"{m}@{k}" for k in ks for m in ("R", "nDCG")],
+                                 warn=False)
+        results[spec.name] = {}
+        per_query[spec.name] = {}
+        for name in measure_names:
+            agg = dict(corrected["aggregate"][name])
+            qids = list(corrected["per_query"][name])
+            full_pq = truth.per_query[name]
+            agg["full"] = float(np.mean([full_pq.get(q, 0.0) for q in qids])) if qids else math.nan
+            results[spec.name][name] = {k: agg[k] for k in ("pooled", "sdm", "full", "sdm_ci") if k in agg}
+            per_query[spec.name][name] = {
+                q: {**v, "full": float(full_pq.get(q, 0.0))} for q, v in corrected["per_query"][name].items()
+            }
+        curve_out[spec.name] = {}
+        for metric in ("R", "nDCG"):
+            rows = {"k": ks, "pooled": [], "sdm": [], "full": []}
+            for k in ks:
+                name = f"{metric}@{k}"
+                qids = list(corrected["per_query"][name])
+                rows["pooled"].append(corrected["aggregate"][name]["pooled"])
+                rows["sdm"].append(corrected["aggregate"][name]["sdm"])
+                rows["full"].append(float(np.mean([truth.per_query[name].get(q, 0.0) for q in qids])))
+            curve_out[spec.name][metric] = rows
+        models[spec.name] = corrected["models"]
+        samples[spec.name] = background_from_run(pooled_run, pool)
+    config = {
+        "dataset": dataset,
+        "systems": {s.name: s.spec for s in specs},
+        "pool_runs": [s.name for s in pool_specs],
+        "pool_depth": depth,
+        "sample": sample,
+        "seed": seed,
+        "family": family,
+        "k": list(k_values),
+        "bootstrap": bootstrap,
+        "num_docs": pool.num_docs,
+        "pool_size": pool.size,
+        "n_unseen": pool.n_unseen,
+        "pool_fingerprint": pool.fingerprint,
+        "queries": int(len(topics)),
+    }
+    return ThreeWay(results, per_query, config, pool, models, samples, curve_out)
