@@ -92,24 +92,68 @@ def test_no_underflow_at_a_billion_documents():
 
 
 def test_background_families():
+    from pyterrier_sparse_eval.measures._score_dist import _fit_parametric
+
     rng = np.random.default_rng(3)
     sparse_scores = np.where(rng.random(5000) < 0.8, 0.0, rng.lognormal(1.0, 0.5, 5000))
-    zi = fit_background(sparse_scores)
-    assert zi.family == "zero-inflated"
-    assert zi.params["zero_share"] == pytest.approx(np.mean(sparse_scores == 0))
-    assert zi.sf(0.0) == 1.0 and zi.sf(1e-9) == pytest.approx(1 - zi.params["zero_share"])
+    zero_share = np.mean(sparse_scores == 0)
+    for family in ("auto", "zero-inflated"):
+        zi = fit_background(sparse_scores, family)
+        assert zi.params["below_share"] == pytest.approx(zero_share)  # the exact point mass at 0
+        assert zi.sf(0.0) == 1.0 and zi.sf(1e-9) == pytest.approx(1 - zero_share, rel=1e-3)
+        # the positive part follows the lognormal the scores were drawn from
+        qs = stats.lognorm.ppf([0.5, 0.9, 0.99], 0.5, 0, np.exp(1.0))
+        np.testing.assert_allclose(zi.sf(qs) / (1 - zero_share), [0.5, 0.1, 0.01], atol=0.03)
+    assert fit_background(sparse_scores).family == "kde"
+    zi = fit_background(sparse_scores, "zero-inflated")
     assert zi.params["mu"] == pytest.approx(1.0, abs=0.05) and zi.diagnostics["ks"] < 0.05
     skewed = stats.skewnorm.rvs(6, size=5000, random_state=rng)
-    assert fit_background(skewed).family == "skewnorm"
-    assert fit_background(rng.normal(size=5000)).family in ("normal", "skewnorm")
-    emp = fit_background(skewed, "empirical-gpd")
-    qs = np.quantile(skewed, [0.5, 0.9, 0.99, 0.999])
-    np.testing.assert_allclose(emp.sf(qs), [0.5, 0.1, 0.01, 0.001], atol=0.003)
+    assert _fit_parametric(skewed).family == "skewnorm"
+    assert fit_background(skewed[:40]).family in ("normal", "skewnorm", "lognormal")  # too few for a KDE
+    truth = stats.skewnorm(6)
+    qs = truth.ppf([0.5, 0.9, 0.99])
+    for family in ("kde", "empirical", "empirical-gpd", "skewnorm"):
+        np.testing.assert_allclose(fit_background(skewed, family).sf(qs), [0.5, 0.1, 0.01], atol=0.02, err_msg=family)
+    gpd = fit_background(skewed, "empirical-gpd")
+    beyond = skewed.max() + np.array([0.0, 0.5, 1.0])
+    tail = gpd.sf(beyond[1:])
+    assert np.all(tail > 0) and np.all(tail <= 1 / len(skewed)) and tail[0] > tail[1]  # extrapolated, decreasing
+    assert fit_background(skewed, "empirical").sf(beyond[1])[()] == 0.0  # the data only
     assert fit_background([2.0, 2.0, 2.0]).family == "point-mass"
     with pytest.raises(ValueError, match="at least 2"):
         fit_background([1.0])
     with pytest.raises(ValueError, match="non-negative"):
         fit_background([-1.0, 0.0, 2.0], "zero-inflated")
+    with pytest.raises(ValueError, match="Unknown background family"):
+        fit_background(skewed, "gamma")
+
+
+def test_censored_fit_puts_the_unobserved_mass_below_the_cut():
+    rng = np.random.default_rng(5)
+    observed = rng.normal(3.0, 1.0, 300)
+    observed = observed[observed > 2.0]
+    model = fit_background(observed, "normal", n_below=700, below=2.0)
+    w = 700 / (700 + len(observed))
+    assert model.params["below_share"] == pytest.approx(w)
+    s = np.array([2.0, 3.0, 4.5])
+    expected = (1 - w) * stats.norm.sf(s, observed.mean(), observed.std(ddof=1))
+    np.testing.assert_allclose(model.sf(s), expected)
+    assert model.sf(1.0) == 1.0  # below the cut nothing is claimed beyond "all of it"
+    # nothing observed: no background document reaches the run's lowest score
+    empty = fit_background([], n_below=50, below=1.0)
+    assert empty.family == "point-mass" and empty.sf(1.0) == 0.0
+
+
+def test_survival_floor_avoids_scipy_binomial_overflow():
+    # scipy.stats.binom raises OverflowError for p in about [1e-308, 1e-303]; such p are treated as 0
+    j = prepare({"q": {"r": 1.0, "s": 0.5}}, {"q": {"r": 1, "s": 2}})
+    model = BackgroundModel("point-mass", {"value": 0.0})
+    model.sf = lambda s: np.full(np.shape(s), 1e-305)  # type: ignore[method-assign]
+    p = survival_of_rows(j, {"q": model})
+    assert np.all(p == 0)
+    from pyterrier_sparse_eval.measures import ndcg
+
+    assert sdm_ndcg(j, 10, p, 10**7)[0] == pytest.approx(ndcg(j, 10)[0], abs=1e-12)
 
 
 def test_sdm_evaluate_with_bootstrap_intervals():
