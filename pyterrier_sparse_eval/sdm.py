@@ -357,7 +357,7 @@ def threshold_recall(run: Any, qrels: Any, pool: Pool, k: int, *, family: str = 
         rel_scores = rows.loc[rows["docno"].isin(rel_docs), "score"].to_numpy(dtype=np.float64)
         model = models[str(qid)]
 
-        def excess(tau: float) -> float:
+        def excess(tau: float, scores: np.ndarray = scores, model: BackgroundModel = model) -> float:
             pooled_above = len(scores) - np.searchsorted(scores, tau, side="left")
             return float(pooled_above + pool.n_unseen * model.sf(tau)) - k
 

@@ -200,7 +200,7 @@ def test_threshold_estimator_matches_an_independent_rederivation():
             rel_scores = rows_q[rows_q.docno.isin(set(qrels.docno))].score.to_numpy()
             model = models[qid]
 
-            def total_above(tau):  # pooled documents >= tau + expected unseen >= tau
+            def total_above(tau, scores=scores, model=model):  # pooled >= tau + expected unseen >= tau
                 return float(np.sum(scores >= tau)) + pool.n_unseen * float(model.sf(tau))
 
             lo, hi = -1.0, 1.0  # the reference's fixed bracket: fine for cosine scores, as here
