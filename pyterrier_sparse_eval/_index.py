@@ -245,6 +245,8 @@ class SparseIndex(pt.Artifact):
         idf: bool = True,
         analyzer: Any = None,
         memory_budget: int = 512 * 2**20,
+        backend: str = "auto",
+        threads: int = 1,
         verbose: bool = False,
     ) -> pt.Transformer:
         """A retriever for queries with ``query_toks`` (or ``query`` text, when the index knows its analyzer).
@@ -259,6 +261,8 @@ class SparseIndex(pt.Artifact):
             idf=idf,
             analyzer=analyzer,
             memory_budget=memory_budget,
+            backend=backend,
+            threads=threads,
             verbose=verbose,
         )
 
