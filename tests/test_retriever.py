@@ -27,9 +27,11 @@ def _frame(queries):
 @pytest.mark.parametrize("idf", [False, True])
 @pytest.mark.parametrize("k", [1, 10, 1000])
 @pytest.mark.parametrize("budget", [1, 512 * 2**20])
-def test_equals_brute_force_including_tie_order(corpus, idf, k, budget):
+@pytest.mark.parametrize("backend,threads", [("scipy", 1), ("numba", 1), ("numba", 2), ("numba", 3)])
+def test_equals_brute_force_including_tie_order(corpus, idf, k, budget, backend, threads):
     docs, index, queries = corpus
-    res = index.retriever(num_results=k, idf=idf, memory_budget=budget).transform(_frame(queries))
+    retriever = index.retriever(num_results=k, idf=idf, memory_budget=budget, backend=backend, threads=threads)
+    res = retriever.transform(_frame(queries))
     ref = brute_force_run(docs, queries, idf=idf, k=k)
     ties = 0
     for qid, expected in ref.items():
@@ -84,7 +86,11 @@ def test_rank_cutoff_is_fused(corpus):
 def test_repr_and_validation(corpus):
     _, index, _ = corpus
     retr = index.retriever(num_results=7, idf=False)
-    assert repr(retr) == f"SparseRetriever({index!r}, num_results=7, idf=False)"
+    assert repr(retr) == f"SparseRetriever({index!r}, num_results=7, idf=False, backend='numba', threads=1)"
+    with pytest.raises(ValueError, match="backend"):
+        index.retriever(backend="gpu")
+    with pytest.raises(ValueError, match="threads"):
+        index.retriever(threads=0)
     with pytest.raises(pt.validate.InputValidationError):
         retr.transform(pd.DataFrame({"qid": ["1"]}))
     with pytest.raises(ValueError, match="no text analyzer"):
@@ -102,3 +108,40 @@ def test_retriever_contract_with_pt_inspect(corpus):
     assert sorted(map(sorted, inputs)) == [["qid", "query"], ["qid", "query_toks"]]
     for cols in inputs:
         assert pt.inspect.transformer_outputs(retr, input_columns=cols) == cols + ["docno", "score", "rank"]
+
+
+def test_backends_are_bit_identical_on_float_weights(tmp_path):
+    rng = np.random.default_rng(7)
+    docs = random_toks_corpus(rng, 3000, vocab=300, dups=100, integer=False)
+    index = pse.SparseIndex(tmp_path / "idx")
+    index.indexer(verbose=False).index(docs)
+    queries = {f"q{i}": {f"t{t}": float(rng.random() + 0.1) for t in rng.choice(300, 6, replace=False)}
+               for i in range(200)}
+    frame = _frame(queries)
+    runs = [index.retriever(num_results=50, backend=b, threads=t).transform(frame)
+            for b, t in (("scipy", 1), ("numba", 1), ("numba", 2))]
+    for other in runs[1:]:
+        assert other["docno"].tolist() == runs[0]["docno"].tolist()
+        assert np.array_equal(other["score"].to_numpy(), runs[0]["score"].to_numpy())  # same float32 operations
+
+
+def test_numpy_fallback_without_numba(tmp_path, corpus):
+    """With numba unavailable, 'auto' is the scipy path and asking for numba says how to get it."""
+    import subprocess
+    import sys
+
+    _, index, _ = corpus
+    code = (
+        "import pyterrier_sparse_eval as pse, pytest\n"
+        f"r = pse.SparseIndex({str(index.path)!r}).retriever()\n"
+        "assert r.backend == 'scipy', r.backend\n"
+        "try:\n"
+        f"    pse.SparseIndex({str(index.path)!r}).retriever(backend='numba')\n"
+        "except ImportError as e:\n"
+        "    assert 'pip install numba' in str(e)\n"
+        "else:\n"
+        "    raise SystemExit('no error')\n"
+    )
+    env = {**__import__("os").environ, "PSE_DISABLE_NUMBA": "1"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
