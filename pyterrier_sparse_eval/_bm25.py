@@ -167,6 +167,7 @@ class BM25Indexer(pt.Indexer):
         bm25 = self.bm25
         analyzer = bm25.analyzer
         encoder = bm25.encoder_config()
+        token_ids: dict[str, int] = {}
         with IndexWriter(self.index_ref, mode=self.mode, encoder=encoder) as writer:
             bar = tqdm(desc="indexing", unit="doc", disable=None if self.verbose else True)
             for batch in _batched(_iter_docs(docs), self.batch_size):
@@ -178,11 +179,31 @@ class BM25Indexer(pt.Indexer):
                     if self.verbose:
                         print(f"BM25 indexing fields: {' + '.join(self.fields_)}")
                 fields = self.fields_
-                texts = [" ".join(str(d.get(f) or "") for f in fields) for d in batch]
-                terms_per_doc = analyzer.analyze_batch(texts)
-                lengths = np.fromiter(map(len, terms_per_doc), dtype=np.int64, count=len(batch))
-                ids = writer.term_ids(list(itertools.chain.from_iterable(terms_per_doc)))
-                owner = np.repeat(np.arange(len(batch), dtype=np.int64), lengths)
+                if len(fields) == 1:
+                    texts = [str(d.get(fields[0]) or "") for d in batch]
+                else:
+                    texts = [" ".join(str(d.get(f) or "") for f in fields) for d in batch]
+                # raw token -> term id (-1 for stopwords), memoised across batches: one C-level pass per batch
+                raw = analyzer.tokenize_batch(texts)
+                new = set(itertools.chain.from_iterable(raw))
+                new.difference_update(token_ids)
+                if new:
+                    if len(token_ids) + len(new) > 2_000_000:
+                        token_ids.clear()
+                        new = set(itertools.chain.from_iterable(raw))
+                    tokens = sorted(new)
+                    analyzer.learn([tokens])
+                    terms = [analyzer.term_of(t) for t in tokens]
+                    known = [t for t in terms if t]
+                    ids_known = iter(writer.term_ids(known).tolist()) if known else iter(())
+                    token_ids.update((tok, next(ids_known) if term else -1) for tok, term in zip(tokens, terms))
+                raw_lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(batch))
+                flat = itertools.chain.from_iterable(raw)
+                ids = np.fromiter(map(token_ids.__getitem__, flat), dtype=np.int64, count=int(raw_lengths.sum()))
+                owner = np.repeat(np.arange(len(batch), dtype=np.int64), raw_lengths)
+                kept = ids >= 0
+                ids, owner = ids[kept], owner[kept]
+                lengths = np.bincount(owner, minlength=len(batch))
                 # term frequencies per (doc, term): unique over a combined key, sorted by doc then term
                 key = owner * (len(writer.vocab) + 1) + ids
                 uniq, tf = np.unique(key, return_counts=True)

@@ -10,6 +10,7 @@ lookup per token; there is no per-character Python.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from importlib import resources
@@ -93,15 +94,34 @@ class Analyzer:
 
     def analyze_batch(self, texts: Sequence[str]) -> list[list[str]]:
         """Analyse many texts at once (distinct tokens are stemmed once per batch, then memoised)."""
-        lower = self.lowercase
-        raw = [_TOKEN_RE.findall(t.lower() if lower else t) if t else [] for t in texts]
+        raw = self.tokenize_batch(texts)
         cache = self._cache
-        new = {tok for toks in raw for tok in toks if tok not in cache}
-        if new:
-            if len(cache) + len(new) > _MAX_CACHE:
-                cache.clear()
-            self._learn(sorted(new))
+        self.learn(raw)
         return [[term for term in map(cache.__getitem__, toks) if term] for toks in raw]
+
+    def tokenize_batch(self, texts: Sequence[str]) -> list[list[str]]:
+        """The raw tokens of each text (lowercased when configured), before stopping and stemming."""
+        if self.lowercase:
+            return [_TOKEN_RE.findall(t.lower()) if t else [] for t in texts]
+        return [_TOKEN_RE.findall(t) if t else [] for t in texts]
+
+    def learn(self, raw: Sequence[Sequence[str]]) -> list[str]:
+        """Make sure every raw token's term is memoised; returns the tokens that were new (sorted)."""
+        cache = self._cache
+        new = set(itertools.chain.from_iterable(raw))
+        new.difference_update(cache)
+        if not new:
+            return []
+        if len(cache) + len(new) > _MAX_CACHE:
+            cache.clear()
+            new = set(itertools.chain.from_iterable(raw))
+        ordered = sorted(new)
+        self._learn(ordered)
+        return ordered
+
+    def term_of(self, token: str) -> str:
+        """The term of a raw token already seen by :meth:`learn` ("" for a stopword)."""
+        return self._cache[token]
 
     def _learn(self, tokens: list[str]) -> None:
         stripped = [_POSSESSIVE_RE.sub("", t) for t in tokens]
