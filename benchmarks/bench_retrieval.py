@@ -261,7 +261,7 @@ def bench_bm25(n_docs: int, n_queries: int, runs: int, work: Path, ks: list[int]
             bm25.retriever(index, num_results=k)._query_weights(topics))
         for threads in (1, 2):
             retr = bm25.retriever(index, num_results=k, backend="numba", threads=threads)
-            systems[f"ours numba {threads}t (arrays)"] = (lambda r=retr, qm=qmat: r.search(qm), threads)
+            systems[f"ours numba {threads}t (arrays)"] = (lambda r=retr, qm=qmat: r.search_matrix(qm), threads)
         retr_scipy = bm25.retriever(index, num_results=k, backend="scipy")
         systems["ours scipy 1t"] = (lambda r=retr_scipy: r.transform(topics), 1)
         for threads in (1, 2):
@@ -301,7 +301,7 @@ def bench_bm25(n_docs: int, n_queries: int, runs: int, work: Path, ks: list[int]
             lat = {}
             single = [qmat[i:i + 1] for i in range(min(200, n_queries))]
             r1 = bm25.retriever(index, num_results=k, backend="numba")
-            lat["ours numba 1t (arrays)"] = latencies(r1.search, single)
+            lat["ours numba 1t (arrays)"] = latencies(r1.search_matrix, single)
             p1 = pisa.bm25(k1=K1, b=B, num_results=k, threads=1)
             lat["PISA 1t"] = latencies(lambda i, p1=p1: p1.transform(topics.iloc[i:i + 1]), range(len(single)))
             m = bm25s_models["numba"]
@@ -404,7 +404,7 @@ def report(bm25_rows, bm25_info, lsr_rows, lsr_info, bandwidth, args) -> str:
         lines.append(f"| {r['docs']:,} | {r['k']} | {r['system']} | {r['qps']:,.0f} | {r['ms_per_query']:.3f} | {lat} | "
                      f"{r['agreement']:.3f} |")
     lines += ["", "Ratios, like for like (same k, corpus and queries): ours as a PyTerrier transformer (DataFrame in "
-              "and out) against PISA's transformer; ours on arrays (`retriever.search(query_matrix)`) against "
+              "and out) against PISA's transformer; ours on arrays (`retriever.search_matrix(query_matrix)`) against "
               "bm25s' `retrieve` on token ids (its faster backend). ns/posting and 2t/1t from the array path.", "",
               "| docs | k | ours / PISA (1t) | ours / bm25s (1t) | ours 2t / 1t | postings/query | ns/posting "
               "| bandwidth floor ns/posting |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]

@@ -3,7 +3,7 @@
 Importing this package never imports torch or transformers.
 """
 
-from . import datasets, measures, sdm
+from . import datasets, measures, plots, sdm
 from ._bm25 import BM25, BM25Indexer, TextEncoder
 from ._experiment import Experiment
 from ._index import SparseIndex, SparseIndexer
@@ -33,6 +33,7 @@ __all__ = [
     "evaluate_retrieval",
     "measures",
     "datasets",
+    "plots",
     "sdm",
     "idf_lucene",
 ]

@@ -191,7 +191,7 @@ class SparseRetriever(pt.Transformer):
         if len(inp) == 0:
             return self._empty(inp[keep])
         q = self.query_matrix(self._query_weights(inp))
-        rows, docs, scores, ranks = self.search(q)
+        rows, docs, scores, ranks = self.search_matrix(q)
         empty_queries = int((np.diff(q.indptr) == 0).sum())
         if empty_queries:
             warnings.warn(
@@ -206,7 +206,7 @@ class SparseRetriever(pt.Transformer):
         out["rank"] = ranks
         return out
 
-    def search(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def search_matrix(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Top-k for a (queries x terms) weight matrix (see :meth:`query_matrix`) as flat arrays.
 
         Returns ``(query_row, doc_id, score, rank)``, grouped by query row, each query best first.

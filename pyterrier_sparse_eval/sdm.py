@@ -47,6 +47,7 @@ __all__ = [
     "threshold_recall",
     "SDM_R",
     "SDM_nDCG",
+    "three_way",
 ]
 
 
@@ -420,3 +421,14 @@ SDM_nDCG = _make(
     "Expected full-corpus nDCG@k (trec_eval's ndcg_cut_k, linear gain) of a run over a pooled corpus (SDM).",
     {"gain": ParamInfo(dtype=str, choices=("linear", "exp"), default="linear", desc="gain")},
 )
+
+
+def three_way(dataset: str, systems: Sequence[str], **kwargs: Any) -> Any:
+    """Pooled vs SDM-corrected vs exact full-corpus R@k / nDCG@k for system specs on an ``irds:`` dataset.
+
+    See :func:`pyterrier_sparse_eval._sdm_report.three_way` for the arguments (``pool_runs``, ``depth``,
+    ``sample``, ``seed``, ``family``, ``k_values``, ``index_dir``, ``bootstrap``); ``sparse-eval sdm`` runs it.
+    """
+    from ._sdm_report import three_way as run
+
+    return run(dataset, systems, **kwargs)
