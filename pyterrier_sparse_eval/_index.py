@@ -135,6 +135,14 @@ class SparseIndex(pt.Artifact):
         """Rank of each document's docno in ascending string order (trec_eval breaks score ties by docno)."""
         return self._load("docno_rank.npy")
 
+    @cached_property
+    def rank_to_doc(self) -> np.ndarray:
+        """Inverse of :attr:`docno_rank`: the internal id of the document with each docno rank."""
+        rank = np.asarray(self.docno_rank)
+        out = np.empty(len(rank), dtype=np.int32)
+        out[rank] = np.arange(len(rank), dtype=np.int32)
+        return out
+
     @property
     def num_docs(self) -> int:
         return int(self.meta["num_docs"])
@@ -502,7 +510,8 @@ class IndexWriter:
             os.replace(self.tmp, target)
         os.chmod(target, 0o755)
         # the SparseIndex object the user holds may have cached the previous index
-        for attr in ("meta", "vocab", "term_ids", "docnos", "postings", "doclen", "docno_rank", "df", "idf"):
+        for attr in ("meta", "vocab", "term_ids", "docnos", "postings", "doclen", "docno_rank", "rank_to_doc", "df",
+                     "idf"):
             self.index.__dict__.pop(attr, None)
 
 

@@ -110,6 +110,30 @@ if HAVE_NUMBA:
                    rank_to_doc, k, num_docs, out_docs, out_scores, out_n)
 
 
+if HAVE_NUMBA:
+
+    @njit(nogil=True, cache=True)
+    def _compact(start, docs, scores, counts, rows_out, docs_out, scores_out, ranks_out, offset):
+        pos = offset
+        for q in range(len(counts)):
+            for r in range(counts[q]):
+                rows_out[pos] = start + q
+                docs_out[pos] = docs[q, r]
+                scores_out[pos] = scores[q, r]
+                ranks_out[pos] = r
+                pos += 1
+        return pos
+
+
+def compact(start: int, docs: np.ndarray, scores: np.ndarray, counts: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Flatten per-query result rows into (query_row, doc, score float64, rank) arrays."""
+    total = int(counts.sum())
+    out = (np.empty(total, np.int64), np.empty(total, np.int32), np.empty(total, np.float64), np.empty(total, np.int64))
+    _compact(start, docs, scores, counts, *out, 0)
+    return out
+
+
 def top_k_numba(q_indptr: np.ndarray, q_indices: np.ndarray, q_data: np.ndarray, indptr: np.ndarray,
                 indices: np.ndarray, data: np.ndarray, tie_rank: np.ndarray, k: int, num_docs: int,
                 threads: int = 1, rank_to_doc: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -200,11 +200,13 @@ class SparseRetriever(pt.Transformer):
             )
         if not len(rows):
             return self._empty(inp[keep])
-        out = inp[keep].iloc[rows].reset_index(drop=True)
-        out["docno"] = self.index.docnos[docs]
-        out["score"] = scores.astype(np.float64)
-        out["rank"] = ranks
-        return out
+        columns = {c: inp[c].array.take(rows) for c in keep}
+        # docnos stay an object column of str: converting 10^6 of them to pandas' str dtype costs more than
+        # the retrieval itself
+        columns["docno"] = pd.Series(self.index.docnos[docs], dtype=object, copy=False)
+        columns["score"] = scores.astype(np.float64, copy=False)
+        columns["rank"] = ranks
+        return pd.DataFrame(columns)
 
     def search_matrix(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Top-k for a (queries x terms) weight matrix (see :meth:`query_matrix`) as flat arrays.
@@ -216,11 +218,12 @@ class SparseRetriever(pt.Transformer):
     def _search_numba(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         from tqdm.auto import tqdm
 
-        from ._kernels import top_k_numba
+        from ._kernels import compact, top_k_numba
 
         postings = self.index.postings
         tie_rank = np.asarray(self.index.docno_rank)
         k = min(self.num_results, self.index.num_docs)
+        rank_to_doc = self.index.rank_to_doc
         step = max(1, min(4096, self.memory_budget // (8 * k)))  # result buffers of a block: 8 bytes per slot
         parts = []
         starts = range(0, q.shape[0], step)
@@ -228,13 +231,12 @@ class SparseRetriever(pt.Transformer):
             block = q[start:start + step]
             docs, scores, counts = top_k_numba(block.indptr, block.indices, block.data, postings.indptr,
                                                postings.indices, postings.data, tie_rank, k, self.index.num_docs,
-                                               self.threads)
-            valid = np.arange(k)[None, :] < counts[:, None]
-            rows = np.repeat(np.arange(start, start + block.shape[0], dtype=np.int64), counts)
-            ranks = np.broadcast_to(np.arange(k, dtype=np.int64), valid.shape)[valid]
-            parts.append((rows, docs[valid], scores[valid], ranks))
+                                               self.threads, rank_to_doc)
+            parts.append(compact(start, docs, scores, counts))
         if not parts:
-            return (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros(0, np.int64))
+            return (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64), np.zeros(0, np.int64))
+        if len(parts) == 1:
+            return parts[0]
         return tuple(np.concatenate(x) for x in zip(*parts))  # type: ignore[return-value]
 
     def _search_scipy(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
