@@ -19,7 +19,7 @@ DEFAULT_METRICS = ["nDCG@10", "R@100", "AP", "RR"]
 EXPERIMENT_EXAMPLE = """\
 example:
   sparse-eval experiment --dataset irds:beir/scifact/test --system bm25 --system "bm25:k1=1.2,b=0.75" \\
-      --metric nDCG@10 --metric R@100 --baseline 0 --output results.json
+      --metric nDCG@10 --metric R@100 --baseline 0 --output results.json --plots plots/
   sparse-eval experiment --dataset irds:beir/scifact/test --system bm25 \\
       --system splade:naver/splade-cocondenser-ensembledistil     # needs pyterrier-sparse-eval[splade]
 
@@ -72,12 +72,17 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     topics = datasets.get_topics(ds, args.topic_field, verbose=verbose)
     qrels = datasets.get_qrels(ds)
     topics = datasets.align_topics_qrels(topics, qrels)
+    if args.plots:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UsageError("--plots needs matplotlib: pip install 'pyterrier-sparse-eval[plots]'.") from None
     retrievers = [
         s.build(ds, args.dataset, args.index_dir, num_results=args.num_results, verbose=verbose) for s in systems
     ]
-    table = pt.Experiment(
-        retrievers, topics, qrels, measures, names=names, baseline=baseline, verbose=verbose
-    )
+    # each system retrieves once; the runs feed both the table and the per-query plots
+    runs = [r.transform(topics) for r in retrievers]
+    table = pt.Experiment(runs, topics, qrels, measures, names=names, baseline=baseline, verbose=verbose)
     measure_names = [str(m) for m in measures]
     with pd.option_context("display.width", 100, "display.max_columns", 20, "display.precision", 4):
         print(table.to_string(index=False))
@@ -109,6 +114,20 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             _write_atomic(out, table.to_csv(index=False))
         if verbose:
             print(f"Wrote {out}")
+    if args.plots and len(runs) > 1:
+        from . import plots
+        from ._systems import _slug
+
+        per_query = pt.Experiment(runs, topics, qrels, measures[:1], names=names, perquery=True)
+        ref = names[baseline if baseline is not None else 0]
+        for name in names:
+            if name != ref:
+                fig = plots.per_query_comparison(per_query, ref, name, str(measures[0]))
+                path = plots.save_figure(fig, Path(args.plots) / f"per-query-{_slug(name)}-vs-{_slug(ref)}.png")
+                if verbose:
+                    print(f"Wrote {path}")
+    elif args.plots and verbose:
+        print("--plots: per-query comparisons need at least two systems; nothing drawn.")
     return EXIT_OK
 
 
@@ -342,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--topic-field", default=None, help="topic field to use as the query (default: chosen and reported)")
     p.add_argument("--baseline", default=None, help="system index or name for significance tests")
     p.add_argument("--output", default=None, help="write results to a .json or .csv file")
+    p.add_argument("--plots", default=None, metavar="DIR", help="write per-query comparison PNGs into DIR")
     p.add_argument("--quiet", action="store_true", help="print only the results table")
     p.set_defaults(func=cmd_experiment)
 

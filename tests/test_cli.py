@@ -23,8 +23,12 @@ def test_experiment_writes_json_and_reuses_index(tmp_path, capsys):
     assert "AP p-value" in data["significance"]["BM25(k1=1.2,b=0.75)"]
     built = sorted(p.name for p in (tmp_path / "idx" / "vaswani").iterdir())
     assert len(built) == 2
-    assert main(args[:-1] + ["--output", str(tmp_path / "res.csv")]) == 0  # second run reuses both indexes
+    plots = tmp_path / "plots"
+    # second run reuses both indexes, and draws the per-query comparison
+    assert main(args[:-1] + ["--output", str(tmp_path / "res.csv"), "--plots", str(plots)]) == 0
     assert "AP" in (tmp_path / "res.csv").read_text().splitlines()[0]
+    pngs = list(plots.glob("per-query-*.png"))
+    assert len(pngs) == 1 and pngs[0].stat().st_size > 10_000
     assert sorted(p.name for p in (tmp_path / "idx" / "vaswani").iterdir()) == built
 
 
@@ -44,7 +48,9 @@ def test_bad_input_exits_2_with_one_line(args, message, capsys, tmp_path):
     assert message in err and len(err.splitlines()) == 1
 
 
-def test_module_entry_point_help():
-    out = subprocess.run([sys.executable, "-m", "pyterrier_sparse_eval", "experiment", "--help"],
+@pytest.mark.parametrize("command", ["experiment", "evaluate", "crosscheck", "sdm"])
+def test_every_subcommand_help_has_a_worked_example(command):
+    out = subprocess.run([sys.executable, "-m", "pyterrier_sparse_eval", command, "--help"],
                          capture_output=True, text=True, check=True).stdout
-    assert "example:" in out and "--index-dir" in out
+    assert "example:" in out and f"sparse-eval {command} " in out
+    assert max(len(line) for line in out.splitlines()) <= 110
