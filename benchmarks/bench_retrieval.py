@@ -124,8 +124,9 @@ def iter_lsr_docs(n_docs: int):
 
 def _child_index(system: str, n_docs: int, path: str) -> dict:
     # imports and the corpus generator are set up before the clock starts
-    import pyterrier_sparse_eval as pse
     from pyterrier_pisa import PisaIndex
+
+    import pyterrier_sparse_eval as pse
 
     docs = iter_text_docs(n_docs) if system in ("ours-text", "pisa-text") else iter_lsr_docs(n_docs)
     base = _vm_hwm_mb()
