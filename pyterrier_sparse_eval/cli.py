@@ -18,10 +18,12 @@ DEFAULT_METRICS = ["nDCG@10", "R@100", "AP", "RR"]
 
 EXPERIMENT_EXAMPLE = """\
 example:
-  sparse-eval experiment --dataset irds:beir/scifact/test --system bm25 --system "bm25:k1=1.2,b=0.75" \\
+  sparse-eval experiment --dataset irds:beir/scifact/test \\
+      --system bm25 --system "bm25:k1=1.2,b=0.75" \\
       --metric nDCG@10 --metric R@100 --baseline 0 --output results.json --plots plots/
+  # SPLADE needs pyterrier-sparse-eval[splade]:
   sparse-eval experiment --dataset irds:beir/scifact/test --system bm25 \\
-      --system splade:naver/splade-cocondenser-ensembledistil     # needs pyterrier-sparse-eval[splade]
+      --system splade:naver/splade-cocondenser-ensembledistil
 
 Indexes are cached under --index-dir (one per dataset and system) and reused on the next run.
 Offline: set IR_DATASETS_HOME to a pre-filled ir_datasets cache.
@@ -157,17 +159,21 @@ def _resolve_baseline(baseline: str | None, names: list[str]) -> int | None:
 
 EVALUATE_EXAMPLE = """\
 example:
-  sparse-eval evaluate --run bm25.run --qrels test.qrels --metric nDCG@10 --metric AP --per-query --output eval.json
+  sparse-eval evaluate --run bm25.run --qrels test.qrels \\
+      --metric nDCG@10 --metric AP --per-query --output eval.json
 
 Files are TREC format: runs "qid Q0 docno rank score tag", qrels "qid iteration docno label".
-Documents are ranked by score, then docno (both descending), as trec_eval does; the rank column is ignored.
+Documents are ranked by score, then docno (both descending), as trec_eval does; the rank
+column is ignored.
 """
 
 CROSSCHECK_EXAMPLE = """\
 example:
-  sparse-eval crosscheck --run bm25.run --qrels test.qrels --metric nDCG@10 --metric R@100 --metric AP
+  sparse-eval crosscheck --run bm25.run --qrels test.qrels \\
+      --metric nDCG@10 --metric R@100 --metric AP
 
-Exit status 0 when every measure agrees with trec_eval (pytrec_eval) within 1e-9 on every query, 1 otherwise.
+Exit status 0 when every measure agrees with trec_eval (pytrec_eval) within 1e-9 on every
+query, 1 otherwise.
 """
 
 
@@ -263,10 +269,11 @@ example:
   sparse-eval sdm --dataset irds:vaswani --system bm25 --system "bm25:k1=1.2,b=0.75" \\
       --pool-depth 10 --sample 1000 --k 10 --k 100 --k 1000 --output sdm.json --plots sdm-plots
 
-Pools the corpus (relevant documents + the top --pool-depth non-relevant documents per query of the
---pool-run systems + --sample random background documents), evaluates every system on the pool, corrects
-R@k and nDCG@k for the unseen documents by Score Distribution Modeling, and compares both with the exact
-full-corpus values. JSON: {"results": {system: {measure: {"pooled", "sdm", "full"}}}, "config": {...}}.
+Pools the corpus (relevant documents + the top --pool-depth non-relevant documents per
+query of the --pool-run systems + --sample random background documents), evaluates every
+system on the pool, corrects R@k and nDCG@k for the unseen documents by Score Distribution
+Modeling, and compares both with the exact full-corpus values.
+JSON: {"results": {system: {measure: {"pooled", "sdm", "full"}}}, "config": {...}}.
 """
 
 

@@ -53,4 +53,4 @@ def test_every_subcommand_help_has_a_worked_example(command):
     out = subprocess.run([sys.executable, "-m", "pyterrier_sparse_eval", command, "--help"],
                          capture_output=True, text=True, check=True).stdout
     assert "example:" in out and f"sparse-eval {command} " in out
-    assert max(len(line) for line in out.splitlines()) <= 110
+    assert max(len(line) for line in out.splitlines()) <= 100  # fits a 100-column terminal
