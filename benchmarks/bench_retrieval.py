@@ -398,7 +398,8 @@ def bench_lsr(n_docs: int, n_queries: int, runs: int, work: Path, k: int, quick:
 
 
 def report(bm25_rows, bm25_info, lsr_rows, lsr_info, bandwidth, args) -> str:
-    lines = [f"Command: `{command_line()}` ({today()}; {machine_facts()}; memory bandwidth "
+    lines = [f"## Exact sparse retrieval and indexing against the peers ({today()})", "",
+             f"Command: `{command_line()}` ({today()}; {machine_facts()}; memory bandwidth "
              f"{bandwidth:.1f} GB/s by a 512 MB copy). Medians of {args.runs} runs; q/s over {args.queries} queries "
              "in one batch; agreement = mean overlap of a peer's top k with ours (1.000 for exact peers that score "
              "the same way; PISA's BM25 differs slightly in its formula).", ""]
