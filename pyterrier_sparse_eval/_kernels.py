@@ -33,51 +33,77 @@ def available_backends() -> tuple[str, ...]:
     return ("numba", "scipy") if HAVE_NUMBA else ("scipy",)
 
 
+_BLOCK = 1 << 16  # documents per accumulator block: 256 KB of float32 scores, resident in L2
+
 if HAVE_NUMBA:
 
     @njit(nogil=True, cache=True)
     def _query_top_k(q_terms, q_weights, indptr, indices, data, tie_rank, rank_to_doc, k, acc, mark, touched,
-                     keys, fbuf, ubuf, out_docs, out_scores):
-        n_touched = 0
-        for j in range(len(q_terms)):
+                     keys, fbuf, ubuf, out_docs, out_scores, cursor, block):
+        # documents are scored block by block (``block`` consecutive doc ids at a time) so that the
+        # accumulator stays in cache; each term's postings are sorted by doc id, so a cursor per term walks
+        # them once. Per document, contributions are still added in query-term order: bit-identical sums.
+        nt = len(q_terms)
+        lo_doc, hi_doc = np.int64(1) << 62, np.int64(-1)
+        for j in range(nt):
             t = q_terms[j]
-            w = q_weights[j]
-            for p in range(indptr[t], indptr[t + 1]):
-                d = indices[p]
-                if mark[d] == 0:
-                    mark[d] = 1
-                    touched[n_touched] = d
-                    n_touched += 1
-                acc[d] += w * data[p]
-        # one sortable 64-bit key per scored document: order-preserving float32 bits, then the docno rank,
-        # so that sorting keys descending is trec_eval's order (score desc, docno desc); keys are unique
+            cursor[j] = indptr[t]
+            if indptr[t + 1] > indptr[t]:
+                lo_doc = min(lo_doc, np.int64(indices[indptr[t]]))
+                hi_doc = max(hi_doc, np.int64(indices[indptr[t + 1] - 1]))
         n = 0
-        for i in range(n_touched):
-            d = touched[i]
-            s = acc[d]
-            acc[d] = 0.0
-            mark[d] = 0
-            if s == 0.0:  # as scipy's sparse product, which drops zero sums
-                continue
-            fbuf[0] = s
-            b = np.uint64(ubuf[0])
-            if b & np.uint64(0x80000000):
-                b = np.uint64(0xFFFFFFFF) - b
-            else:
-                b = b | np.uint64(0x80000000)
-            keys[n] = (b << np.uint64(32)) | np.uint64(tie_rank[d])
-            n += 1
+        b0 = (lo_doc // block) * block
+        while b0 <= hi_doc:
+            b1 = b0 + block
+            n_touched = 0
+            for j in range(nt):
+                t = q_terms[j]
+                w = q_weights[j]
+                p = cursor[j]
+                end = indptr[t + 1]
+                while p < end and indices[p] < b1:
+                    d = indices[p] - b0
+                    if mark[d] == 0:
+                        mark[d] = 1
+                        touched[n_touched] = d
+                        n_touched += 1
+                    acc[d] += w * data[p]
+                    p += 1
+                cursor[j] = p
+            for i in range(n_touched):
+                d = touched[i]
+                s = acc[d]
+                acc[d] = 0.0
+                mark[d] = 0
+                if s == 0.0:  # as scipy's sparse product, which drops zero sums
+                    continue
+                doc = d + b0
+                fbuf[0] = s
+                b = np.uint64(ubuf[0])
+                if b & np.uint64(0x80000000):
+                    b = np.uint64(0xFFFFFFFF) - b
+                else:
+                    b = b | np.uint64(0x80000000)
+                keys[n] = (b << np.uint64(32)) | np.uint64(doc)  # the docno rank is looked up for winners only
+                n += 1
+            b0 = b1
         if n > k:
-            kth = np.partition(keys[:n], n - k)[n - k]
+            # the k-th best score; every document scoring at least that is a candidate (k + boundary ties)
+            kth_bits = np.partition(keys[:n], n - k)[n - k] >> np.uint64(32)
             m = 0
             for i in range(n):
-                if keys[i] >= kth:
+                if (keys[i] >> np.uint64(32)) >= kth_bits:
                     keys[m] = keys[i]
                     m += 1
             n = m
+        # re-key the candidates by (score, docno rank): trec_eval's tie order
+        low = np.uint64(0xFFFFFFFF)
+        for i in range(n):
+            keys[i] = (keys[i] & ~low) | np.uint64(tie_rank[np.int64(keys[i] & low)])
         chosen = np.sort(keys[:n])
+        n = min(n, k)
         for pos in range(n):
-            key = chosen[n - 1 - pos]
+            key = chosen[len(chosen) - 1 - pos]
             b = key >> np.uint64(32)
             if b & np.uint64(0x80000000):
                 b = b & np.uint64(0x7FFFFFFF)
@@ -85,29 +111,31 @@ if HAVE_NUMBA:
                 b = np.uint64(0xFFFFFFFF) - b
             ubuf[0] = np.uint32(b)
             out_scores[pos] = fbuf[0]
-            out_docs[pos] = rank_to_doc[np.int64(key & np.uint64(0xFFFFFFFF))]
+            out_docs[pos] = rank_to_doc[np.int64(key & low)]
         return n
 
     @njit(nogil=True, cache=True)
     def _chunk(lo, hi, q_indptr, q_indices, q_data, indptr, indices, data, tie_rank, rank_to_doc, k, num_docs,
-               out_docs, out_scores, out_n):
-        acc = np.zeros(num_docs, dtype=np.float32)
-        mark = np.zeros(num_docs, dtype=np.uint8)
-        touched = np.empty(num_docs, dtype=np.int32)
+               block, out_docs, out_scores, out_n):
+        acc = np.zeros(block, dtype=np.float32)
+        mark = np.zeros(block, dtype=np.uint8)
+        touched = np.empty(block, dtype=np.int64)
         keys = np.empty(num_docs, dtype=np.uint64)
+        cursor = np.empty(max(1, np.int64(np.max(np.diff(q_indptr))) if len(q_indptr) > 1 else 1), dtype=np.int64)
         fbuf = np.zeros(1, dtype=np.float32)
         ubuf = fbuf.view(np.uint32)
         for q in range(lo, hi):
             a, b = q_indptr[q], q_indptr[q + 1]
             out_n[q] = _query_top_k(q_indices[a:b], q_data[a:b], indptr, indices, data, tie_rank, rank_to_doc, k,
-                                    acc, mark, touched, keys, fbuf, ubuf, out_docs[q], out_scores[q])
+                                    acc, mark, touched, keys, fbuf, ubuf, out_docs[q], out_scores[q], cursor,
+                                    np.int64(block))
 
     @njit(parallel=True, nogil=True, cache=True)
     def _parallel(bounds, q_indptr, q_indices, q_data, indptr, indices, data, tie_rank, rank_to_doc, k, num_docs,
-                  out_docs, out_scores, out_n):
+                  block, out_docs, out_scores, out_n):
         for c in prange(len(bounds) - 1):
             _chunk(bounds[c], bounds[c + 1], q_indptr, q_indices, q_data, indptr, indices, data, tie_rank,
-                   rank_to_doc, k, num_docs, out_docs, out_scores, out_n)
+                   rank_to_doc, k, num_docs, block, out_docs, out_scores, out_n)
 
 
 if HAVE_NUMBA:
@@ -136,7 +164,8 @@ def compact(start: int, docs: np.ndarray, scores: np.ndarray, counts: np.ndarray
 
 def top_k_numba(q_indptr: np.ndarray, q_indices: np.ndarray, q_data: np.ndarray, indptr: np.ndarray,
                 indices: np.ndarray, data: np.ndarray, tie_rank: np.ndarray, k: int, num_docs: int,
-                threads: int = 1, rank_to_doc: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                threads: int = 1, rank_to_doc: np.ndarray | None = None, block: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Top-k of every query row: (docs [nq, k] int32, scores [nq, k] float32, counts [nq] int32).
 
     Row q holds ``counts[q]`` results, best first. Documents with no query term are never returned.
@@ -152,7 +181,7 @@ def top_k_numba(q_indptr: np.ndarray, q_indices: np.ndarray, q_data: np.ndarray,
         rank_to_doc[tie_rank] = np.arange(len(tie_rank), dtype=np.int32)
     args = (np.ascontiguousarray(q_indptr, dtype=np.int64), np.ascontiguousarray(q_indices, dtype=np.int64),
             np.ascontiguousarray(q_data, dtype=np.float32), indptr, indices, data, tie_rank, rank_to_doc, int(k),
-            int(num_docs), out_docs, out_scores, out_n)
+            int(num_docs), int(max(1, min(num_docs, block or _BLOCK))), out_docs, out_scores, out_n)
     threads = max(1, min(int(threads), nq))
     if threads == 1:
         _chunk(0, nq, *args)

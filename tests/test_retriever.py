@@ -145,3 +145,28 @@ def test_numpy_fallback_without_numba(tmp_path, corpus):
     env = {**__import__("os").environ, "PSE_DISABLE_NUMBA": "1"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1000, None])
+def test_blocked_kernel_equals_the_scipy_path(tmp_path, block):
+    """The numba kernel scores documents in blocks of doc ids; every block size gives the same ranking."""
+    from pyterrier_sparse_eval._kernels import HAVE_NUMBA, top_k_numba
+
+    if not HAVE_NUMBA:
+        pytest.skip("numba not installed")
+    rng = np.random.default_rng(11)
+    docs = random_toks_corpus(rng, 700, vocab=60, dups=60, integer=False)
+    index = pse.SparseIndex(tmp_path / "idx")
+    index.indexer(verbose=False).index(docs)
+    queries = {f"q{i}": {f"t{t}": float(rng.random() + 0.1) for t in rng.choice(60, 4, replace=False)}
+               for i in range(40)}
+    scipy_retr = index.retriever(num_results=25, backend="scipy")
+    q = scipy_retr.query_matrix(scipy_retr._query_weights(_frame(queries)))
+    rows, ref_docs, ref_scores, _ = scipy_retr.search_matrix(q)
+    p = index.postings
+    docs_k, scores_k, counts = top_k_numba(q.indptr, q.indices, q.data, p.indptr, p.indices, p.data,
+                                           np.asarray(index.docno_rank), 25, index.num_docs, block=block)
+    got_docs = np.concatenate([docs_k[i, :c] for i, c in enumerate(counts)])
+    got_scores = np.concatenate([scores_k[i, :c] for i, c in enumerate(counts)])
+    assert np.array_equal(got_docs, ref_docs) and np.array_equal(got_scores, ref_scores.astype(np.float32))
+    assert np.array_equal(np.repeat(np.arange(len(counts)), counts), rows)
