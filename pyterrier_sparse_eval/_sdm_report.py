@@ -31,7 +31,8 @@ class ThreeWay:
 
     ``results[system][measure]`` = ``{"pooled", "sdm", "full"}`` (+ ``"sdm_ci"`` with a bootstrap);
     ``per_query[system][measure][qid]`` the same per query; ``curves[system][metric]`` = ``{"k": [...],
-    "pooled": [...], "sdm": [...], "full": [...]}`` over many cut-offs, for plots.
+    "pooled": [...], "sdm": [...], "full": [...]}`` over many cut-offs, for plots (with ``"sdm_low"`` and
+    ``"sdm_high"``, the bootstrap interval, when one was asked for).
     """
 
     results: dict[str, dict[str, dict[str, Any]]]
@@ -156,12 +157,17 @@ def three_way(
             }
         curve_out[spec.name] = {}
         for metric in ("R", "nDCG"):
-            rows = {"k": ks, "pooled": [], "sdm": [], "full": []}
+            rows: dict[str, list] = {"k": ks, "pooled": [], "sdm": [], "full": []}
+            if bootstrap:
+                rows["sdm_low"], rows["sdm_high"] = [], []
             for k in ks:
                 name = f"{metric}@{k}"
                 qids = list(corrected["per_query"][name])
                 rows["pooled"].append(corrected["aggregate"][name]["pooled"])
                 rows["sdm"].append(corrected["aggregate"][name]["sdm"])
+                if bootstrap:
+                    rows["sdm_low"].append(corrected["aggregate"][name]["sdm_ci"][0])
+                    rows["sdm_high"].append(corrected["aggregate"][name]["sdm_ci"][1])
                 rows["full"].append(float(np.mean([truth.per_query[name].get(q, 0.0) for q in qids])))
             curve_out[spec.name][metric] = rows
         models[spec.name] = corrected["models"]

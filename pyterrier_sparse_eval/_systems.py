@@ -87,15 +87,17 @@ class SystemSpec:
             print(f"Reusing index {path}")
         return index
 
-    def retriever(self, index: SparseIndex, *, num_results: int) -> pt.Transformer:
+    def retriever(self, index: SparseIndex, *, num_results: int, verbose: bool = False) -> pt.Transformer:
         """This system's retriever over ``index`` (a full index or a pooled subset of one)."""
         if self.kind == "splade":
-            return self.splade().retriever(index, num_results=num_results, idf=bool(self.params.get("idf", False)))
-        return self.bm25().retriever(index, num_results=num_results)
+            return self.splade().retriever(index, num_results=num_results, idf=bool(self.params.get("idf", False)),
+                                           verbose=verbose)
+        return self.bm25().retriever(index, num_results=num_results, verbose=verbose)
 
     def build(self, dataset: Any, dataset_id: str, index_dir: str | Path, *, num_results: int, verbose: bool) -> pt.Transformer:
         """The retriever for this system on ``dataset``, building (or reusing) its cached index."""
-        return self.retriever(self.index(dataset, dataset_id, index_dir, verbose=verbose), num_results=num_results)
+        index = self.index(dataset, dataset_id, index_dir, verbose=verbose)
+        return self.retriever(index, num_results=num_results, verbose=verbose)
 
 
 def _slug(text: str) -> str:

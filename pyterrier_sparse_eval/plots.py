@@ -92,7 +92,8 @@ def background_fits(samples: dict[str, Any], models: dict[str, Any], *, qids: Se
 
 
 def metric_vs_k(curve: dict[str, Sequence[float]], *, metric: str = "R", title: str = "", ax: Any = None) -> Any:
-    """Pooled, SDM-corrected and full-corpus values of a metric across cut-offs k (log x axis)."""
+    """Pooled, SDM-corrected and full-corpus values of a metric across cut-offs k (log x axis), with the SDM
+    bootstrap interval as a band when the curve has one."""
     fig, ax = _axes(ax, (5.0, 3.4))
     ks = curve["k"]
     styles = {"pooled": ("C1", "--", "pooled corpus"), "sdm": ("C0", "-", "SDM-corrected"),
@@ -100,6 +101,9 @@ def metric_vs_k(curve: dict[str, Sequence[float]], *, metric: str = "R", title: 
     for key, (color, ls, label) in styles.items():
         if key in curve:
             ax.plot(ks, curve[key], color=color, ls=ls, lw=1.8, label=label)
+    if "sdm_low" in curve and "sdm_high" in curve:
+        ax.fill_between(ks, curve["sdm_low"], curve["sdm_high"], color="C0", alpha=0.2, lw=0,
+                        label="SDM bootstrap interval")
     ax.set_xscale("log")
     ax.set_xlabel("k")
     ax.set_ylabel(f"{metric}@k")
