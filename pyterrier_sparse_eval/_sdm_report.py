@@ -113,7 +113,8 @@ def three_way(
             full_index[spec.name] = spec.index(ds, dataset, index_dir, verbose=verbose)
             if verbose:
                 print(f"Retrieving {spec.name} over the full corpus")
-            full_runs[spec.name] = spec.retriever(full_index[spec.name], num_results=depth_needed).transform(topics)
+            full_runs[spec.name] = spec.retriever(full_index[spec.name], num_results=depth_needed,
+                                                  verbose=verbose).transform(topics)
         return full_runs[spec.name]
 
     pool_frames = {s.name: full_run(s) for s in pool_specs}
@@ -139,7 +140,7 @@ def three_way(
             pool.index(full_index[spec.name], pooled_path)
         if verbose:
             print(f"Retrieving {spec.name} over the pooled corpus")
-        pooled_run = spec.retriever(pooled_index, num_results=pool.size).transform(topics)
+        pooled_run = spec.retriever(pooled_index, num_results=pool.size, verbose=verbose).transform(topics)
         ks = _curve_ks(k_values) if curves else list(k_values)
         corrected = sdm_evaluate(pooled_run, qrels, pool, ks, family=family, bootstrap=bootstrap, seed=seed)
         truth = evaluate_inhouse(full_runs[spec.name], qrels, [f"{m}@{k}" for k in ks for m in ("R", "nDCG")],
