@@ -33,10 +33,9 @@ import pandas as pd
 from ir_measures import Metric
 from ir_measures.measures import Measure, ParamInfo
 
-from .measures._metrics import ndcg, recall
 from .measures._prepare import Judged, prepare, to_qrels_frame, to_run_frame
 from .measures._score_dist import FAMILIES, BackgroundModel, fit_background
-from .measures._sdm import sdm_ndcg, sdm_recall, survival_of_rows
+from .measures._sdm import add_bootstrap, sdm_ndcg, sdm_recall, sdm_table, survival_of_rows
 
 __all__ = [
     "Pool",
@@ -301,36 +300,15 @@ def evaluate(
         raise ValueError(f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}.")
     j, samples = _judged(run, qrels, pool)
     models = _models_for(j, samples, family)
-    p = survival_of_rows(j, models)
     qids = j.qids.tolist()
-    per_query: dict[str, dict[str, dict[str, Any]]] = {}
-    aggregate: dict[str, dict[str, Any]] = {}
-    for k in k_values:
-        for name, pooled, corrected in (
-            (f"R@{k}", recall(j, k), sdm_recall(j, k, p, pool.n_unseen)),
-            (f"nDCG@{k}", ndcg(j, k, gain=gain), sdm_ndcg(j, k, p, pool.n_unseen, gain=gain)),
-        ):
-            per_query[name] = {q: {"pooled": float(a), "sdm": float(b)} for q, a, b in zip(qids, pooled, corrected)}
-            aggregate[name] = {"pooled": float(pooled.mean()) if len(qids) else float("nan"),
-                               "sdm": float(corrected.mean()) if len(qids) else float("nan")}
+    per_query, aggregate = sdm_table(j, survival_of_rows(j, models), pool.n_unseen, k_values, gain)
     if bootstrap:
-        rng = np.random.default_rng(seed)
-        draws: dict[str, list[np.ndarray]] = {name: [] for name in per_query}
         empty = BackgroundSample(np.zeros(0), 2, np.inf)
-        for _ in range(bootstrap):
-            boot = [samples.get(q, empty).resample(rng).fit(family) for q in qids]
-            pb = survival_of_rows(j, boot)
-            for k in k_values:
-                draws[f"R@{k}"].append(sdm_recall(j, k, pb, pool.n_unseen))
-                draws[f"nDCG@{k}"].append(sdm_ndcg(j, k, pb, pool.n_unseen, gain=gain))
-        lo, hi = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
-        for name, values in draws.items():
-            arr = np.array(values)  # rounds x queries
-            low, high = np.percentile(arr, [lo, hi], axis=0)
-            for q, a, b in zip(qids, low, high):
-                per_query[name][q]["sdm_ci"] = [float(a), float(b)]
-            means = arr.mean(axis=1)
-            aggregate[name]["sdm_ci"] = [float(np.percentile(means, lo)), float(np.percentile(means, hi))]
+
+        def refit(rng: np.random.Generator) -> list[BackgroundModel]:
+            return [samples.get(q, empty).resample(rng).fit(family) for q in qids]
+
+        add_bootstrap(j, refit, pool.n_unseen, k_values, gain, bootstrap, confidence, seed, per_query, aggregate)
     return {"aggregate": aggregate, "per_query": per_query, "models": dict(zip(qids, models))}
 
 

@@ -113,7 +113,6 @@ def sdm_evaluate(
     ``bootstrap`` each ``sdm`` value also gets ``"sdm_ci": [low, high]``, an interval that reflects the
     uncertainty of the background fit (not the sampling of queries).
     """
-    from ._metrics import ndcg, recall
     from ._prepare import prepare
     from ._score_dist import BackgroundModel, fit_background
 
@@ -123,37 +122,47 @@ def sdm_evaluate(
         for q in j.qids.tolist()
         if q in background
     }
-    p = survival_of_rows(j, models)
     unseen = np.array([n_unseen[q] for q in j.qids.tolist()]) if isinstance(n_unseen, dict) else n_unseen
-    per_query: dict[str, dict[str, dict[str, float]]] = {}
-    aggregate: dict[str, dict[str, float]] = {}
+    per_query, aggregate = sdm_table(j, survival_of_rows(j, models), unseen, k_values, gain)
+    if bootstrap:
+        samples = {q: np.asarray(background[q], dtype=np.float64) for q in j.qids.tolist()}
+        if any(s.ndim != 1 for s in samples.values()):
+            raise ValueError("bootstrap needs each query's background sample as an array of scores.")
+
+        def refit(rng: np.random.Generator) -> dict[str, Any]:
+            return {q: fit_background(rng.choice(x, size=len(x), replace=True), family) for q, x in samples.items()}
+
+        add_bootstrap(j, refit, unseen, k_values, gain, bootstrap, confidence, seed, per_query, aggregate)
+    return {"per_query": per_query, "aggregate": aggregate, "models": models}
+
+
+def sdm_table(j: Judged, p: np.ndarray, unseen: Any, k_values: Sequence[int], gain: str = "linear"
+              ) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
+    """Pooled and SDM-corrected R@k and nDCG@k, per query and as means: ``(per_query, aggregate)``."""
+    from ._metrics import ndcg, recall
+
+    qids = j.qids.tolist()
+    per_query: dict[str, dict[str, dict[str, Any]]] = {}
+    aggregate: dict[str, dict[str, Any]] = {}
     for k in k_values:
         for name, pooled, corrected in (
             (f"R@{k}", recall(j, k), sdm_recall(j, k, p, unseen)),
             (f"nDCG@{k}", ndcg(j, k, gain=gain), sdm_ndcg(j, k, p, unseen, gain=gain)),
         ):
-            per_query[name] = {
-                q: {"pooled": float(a), "sdm": float(b)} for q, a, b in zip(j.qids.tolist(), pooled, corrected)
-            }
-            aggregate[name] = {"pooled": float(pooled.mean()), "sdm": float(corrected.mean())}
-    if bootstrap:
-        _bootstrap(j, background, unseen, k_values, family, gain, bootstrap, confidence, seed, per_query, aggregate)
-    return {"per_query": per_query, "aggregate": aggregate, "models": models}
+            per_query[name] = {q: {"pooled": float(a), "sdm": float(b)} for q, a, b in zip(qids, pooled, corrected)}
+            aggregate[name] = {"pooled": float(pooled.mean()) if qids else float("nan"),
+                               "sdm": float(corrected.mean()) if qids else float("nan")}
+    return per_query, aggregate
 
 
-def _bootstrap(j: Any, background: dict[str, Any], unseen: Any, k_values: Sequence[int], family: str, gain: str,
-               rounds: int, confidence: float, seed: int, per_query: dict, aggregate: dict) -> None:
-    from ._score_dist import fit_background
-
-    qids = j.qids.tolist()
-    samples = {q: np.asarray(background[q], dtype=np.float64) for q in qids}
-    if any(s.ndim != 1 for s in samples.values()):
-        raise ValueError("bootstrap needs each query's background sample as an array of scores.")
+def add_bootstrap(j: Judged, refit: Any, unseen: Any, k_values: Sequence[int], gain: str, rounds: int,
+                  confidence: float, seed: int, per_query: dict, aggregate: dict) -> None:
+    """Add ``sdm_ci`` percentile intervals: ``refit(rng)`` returns one round's models (per query, in order
+    or by qid), fitted on resampled background samples."""
     rng = np.random.default_rng(seed)
     draws: dict[str, list[np.ndarray]] = {name: [] for name in per_query}
     for _ in range(rounds):
-        models = {q: fit_background(rng.choice(samples[q], size=len(samples[q]), replace=True), family) for q in qids}
-        p = survival_of_rows(j, models)
+        p = survival_of_rows(j, refit(rng))
         for k in k_values:
             draws[f"R@{k}"].append(sdm_recall(j, k, p, unseen))
             draws[f"nDCG@{k}"].append(sdm_ndcg(j, k, p, unseen, gain=gain))
@@ -161,7 +170,7 @@ def _bootstrap(j: Any, background: dict[str, Any], unseen: Any, k_values: Sequen
     for name, values in draws.items():
         values_arr = np.array(values)  # rounds x queries
         low, high = np.percentile(values_arr, [lo, hi], axis=0)
-        for q, a, b in zip(qids, low, high):
+        for q, a, b in zip(j.qids.tolist(), low, high):
             per_query[name][q]["sdm_ci"] = [float(a), float(b)]
         means = values_arr.mean(axis=1)
         aggregate[name]["sdm_ci"] = [float(np.percentile(means, lo)), float(np.percentile(means, hi))]
