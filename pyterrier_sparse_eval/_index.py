@@ -280,6 +280,20 @@ class SparseIndex(pt.Artifact):
 # ------------------------------------------------------------------------------------------------------------
 
 
+def _replace_dir(tmp: Path, target: Path, mode: str) -> None:
+    """Move a finished index folder into place; an existing one is swapped out only with mode="overwrite"."""
+    if target.exists():
+        if mode != "overwrite":  # appeared while we were building
+            raise FileExistsError(f"An index appeared at {target} during the build; pass mode=\"overwrite\".")
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+        os.replace(target, old / "index")
+        os.replace(tmp, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, target)
+    os.chmod(target, 0o755)
+
+
 def _write_index_dir(index: SparseIndex, mode: str, arrays: dict[str, np.ndarray], docs: dict[str, Any],
                      meta: dict[str, Any]) -> None:
     """Write a complete index into a hidden temporary folder, then move it into place (pt_meta.json last)."""
@@ -294,16 +308,7 @@ def _write_index_dir(index: SparseIndex, mode: str, arrays: dict[str, np.ndarray
                 json.dump(obj, f, ensure_ascii=False)
         with open(tmp / "pt_meta.json", "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=2, ensure_ascii=False)
-        if target.exists():
-            if mode != "overwrite":
-                raise FileExistsError(f"An index appeared at {target} during the build; pass mode=\"overwrite\".")
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
-            os.replace(target, old / "index")
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-        os.chmod(target, 0o755)
+        _replace_dir(tmp, target, mode)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -498,17 +503,7 @@ class IndexWriter:
         return SparseIndex(self.index.path, mmap=self.index.mmap)
 
     def _move_into_place(self) -> None:
-        target = Path(self.index.path)
-        if target.exists():
-            if self.mode != "overwrite":  # appeared while we were building
-                raise FileExistsError(f"An index appeared at {target} during the build; pass mode=\"overwrite\".")
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
-            os.replace(target, old / "index")
-            os.replace(self.tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(self.tmp, target)
-        os.chmod(target, 0o755)
+        _replace_dir(self.tmp, Path(self.index.path), self.mode)
         # the SparseIndex object the user holds may have cached the previous index
         for attr in ("meta", "vocab", "term_ids", "docnos", "postings", "doclen", "docno_rank", "rank_to_doc", "df",
                      "idf"):
