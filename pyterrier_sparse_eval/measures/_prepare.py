@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,9 @@ _RUN_COLS = {"query_id": "qid", "doc_id": "docno"}
 _QREL_COLS = {"query_id": "qid", "doc_id": "docno", "relevance": "label"}
 
 
-def _select(frame: pd.DataFrame, renames: dict[str, str], needed: tuple[str, ...], what: str, ir_names: str) -> pd.DataFrame:
+def _select(
+    frame: pd.DataFrame, renames: dict[str, str], needed: tuple[str, ...], what: str, ir_names: str
+) -> pd.DataFrame:
     """The ``needed`` columns of a frame in PyTerrier naming (ir_measures names are renamed)."""
     out = frame.rename(columns=renames)
     missing = [c for c in needed if c not in out.columns]
@@ -68,7 +71,8 @@ def to_qrels_frame(qrels: Any) -> pd.DataFrame:
         frame = _select(qrels, _QREL_COLS, ("qid", "docno", "label"), "Qrels", "query_id, doc_id, relevance")
     elif isinstance(qrels, Mapping):
         frame = pd.DataFrame(
-            [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()], columns=["qid", "docno", "label"]
+            [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()],
+            columns=["qid", "docno", "label"],
         )
     else:
         raise TypeError(
@@ -144,29 +148,31 @@ class Judged:
         return np.bincount(self.group, weights=values, minlength=self.num_queries).astype(np.float64)
 
 
-def _block_heads(qids: np.ndarray) -> np.ndarray:
-    """Start of each run of equal consecutive query ids."""
-    if len(qids) == 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.concatenate([[0], np.flatnonzero(qids[1:] != qids[:-1]) + 1])
+def _query_codes(qids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's code into the distinct query ids (in order of first appearance), and those ids.
 
-
-def _query_groups(qids: np.ndarray, q_index: pd.Index, heads: np.ndarray) -> np.ndarray:
-    """Index into ``q_index`` of each row's query (-1 when not evaluated).
-
-    Runs usually hold each query's rows contiguously; then only the block heads are looked up.
+    Runs usually hold each query's rows contiguously; then only the block heads are hashed.
     """
-    if len(qids) == 0:
-        return np.zeros(0, dtype=np.int64)
-    head_qids = qids[heads]
-    if len(pd.unique(head_qids)) == len(head_qids):
-        lengths = np.diff(np.append(heads, len(qids)))
-        return np.repeat(q_index.get_indexer(head_qids).astype(np.int64), lengths)
-    return q_index.get_indexer(qids).astype(np.int64)
+    n = len(qids)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+    heads = np.concatenate([[0], np.flatnonzero(qids[1:] != qids[:-1]) + 1])
+    if len(heads) <= n // 2:
+        head_codes, uniques = pd.factorize(qids[heads], use_na_sentinel=False)
+        if len(uniques) == len(heads):
+            return np.repeat(np.arange(len(heads)), np.diff(np.append(heads, n))), uniques
+    codes, uniques = pd.factorize(qids, use_na_sentinel=False)
+    return codes.astype(np.int64), uniques
 
 
-def _trec_order(group: np.ndarray, scores: np.ndarray, docnos: np.ndarray) -> np.ndarray:
-    """Permutation putting rows in trec_eval order: query, score descending, docno descending.
+def _contiguous(group: np.ndarray, heads: np.ndarray) -> bool:
+    """Whether each query's rows form one block (``heads``: where the query changes; ``group`` >= 0)."""
+    return len(heads) == np.count_nonzero(np.bincount(group))
+
+
+def _trec_order(group: np.ndarray, scores: np.ndarray, docnos: np.ndarray) -> np.ndarray | None:
+    """Permutation putting rows in trec_eval order: query, score descending, docno descending (None when the
+    rows are in that order already).
 
     Sorting strings is the expensive part, so docnos are compared only among rows whose query and score tie.
     """
@@ -176,16 +182,27 @@ def _trec_order(group: np.ndarray, scores: np.ndarray, docnos: np.ndarray) -> np
         heads = np.concatenate([[0], np.flatnonzero(group[1:] != group[:-1]) + 1])
         head_groups = group[heads]
         same_q = group[1:] == group[:-1]
-        if len(np.unique(head_groups)) == len(heads) and np.all(~same_q | (scores[1:] <= scores[:-1])):
+        if _contiguous(group, heads) and np.all(~same_q | (scores[1:] <= scores[:-1])):
             # each query's rows are contiguous and already sorted by score (as retrievers emit runs):
-            # only the blocks need reordering
-            lengths = np.diff(np.append(heads, n))
-            by_group = np.argsort(head_groups, kind="stable")
-            new_starts = np.cumsum(lengths[by_group]) - lengths[by_group]
-            order = np.repeat(heads[by_group] - new_starts, lengths[by_group]) + np.arange(n)
+            # only the blocks need reordering, if at all
+            if np.all(head_groups[1:] > head_groups[:-1]):
+                order = np.arange(n)
+                in_order = True
+            else:
+                lengths = np.diff(np.append(heads, n))
+                by_group = np.argsort(head_groups, kind="stable")
+                new_starts = np.cumsum(lengths[by_group]) - lengths[by_group]
+                order = np.repeat(heads[by_group] - new_starts, lengths[by_group]) + np.arange(n)
+                in_order = False
     if order is None:
-        order = np.lexsort((-scores, group))
-    g, s = group[order], scores[order]
+        # one 64-bit key: query in the high half, score descending in the low half (float32 bits made
+        # order-preserving); equal keys are exactly the (query, score) ties resolved below
+        bits = (scores + np.float32(0)).view(np.uint32)  # + 0 turns -0.0 into 0.0
+        ordered = np.where(bits >> 31, ~bits, bits | np.uint32(0x80000000))
+        key = (group.astype(np.uint64) << np.uint64(32)) | (~ordered).astype(np.uint64)
+        order = np.argsort(key)
+        in_order = False
+    g, s = (group, scores) if in_order else (group[order], scores[order])
     tie = (g[1:] == g[:-1]) & (s[1:] == s[:-1])
     if tie.any():
         # only the tied rows are touched: pairs (i, i+1) with equal query and score form maximal runs
@@ -197,8 +214,72 @@ def _trec_order(group: np.ndarray, scores: np.ndarray, docnos: np.ndarray) -> np
         names = docnos[order[pos]]
         name_rank = np.empty(len(pos), dtype=np.int64)
         name_rank[np.argsort(names, kind="stable")] = np.arange(len(pos))
-        order[pos] = order[pos][np.lexsort((-name_rank, run_id))]
-    return order
+        moved = order[pos][np.lexsort((-name_rank, run_id))]
+        if in_order and np.any(moved != order[pos]):
+            in_order = False
+        order[pos] = moved
+    return None if in_order else order
+
+
+try:  # pandas' C hash table of Python objects: the same lookups as a dict, without a Python call per row
+    from pandas._libs.hashtable import PyObjectHashTable as _HashTable
+except ImportError:  # pragma: no cover - a pandas without it
+    _HashTable = None
+
+_SET_SIZE = 4096  # judged docnos per lookup table: a small table stays in the CPU cache
+
+
+def _judged_codes(
+    docnos: np.ndarray,
+    group: np.ndarray,
+    qrel_q: np.ndarray,
+    d_code: np.ndarray,
+    d_names: np.ndarray,
+    nq: int,
+) -> np.ndarray | None:
+    """Per row, the code of its docno among the judged docnos (``d_names``), or -1 when it is not judged for
+    any query of its neighbourhood (so rows with a code >= 0 are a superset of the judged rows).
+
+    One hash lookup per row is unavoidable with str ids, and a lookup into a table of all judged docnos misses
+    the CPU cache every time once there are many queries. Runs keep each query's rows together, so consecutive
+    queries are taken in chunks and each chunk's rows are looked up in a hash table of only that chunk's
+    judged docnos (a few thousand), which stays in cache. None when the rows of some query are not contiguous.
+    """
+    n = len(docnos)
+    if n == 0 or len(d_code) == 0:
+        return np.full(n, -1, dtype=np.int64)
+    heads = np.concatenate([[0], np.flatnonzero(group[1:] != group[:-1]) + 1])
+    head_groups = group[heads]
+    if not _contiguous(group, heads):
+        return None
+    by_query = np.argsort(qrel_q, kind="stable")
+    d_sorted, c_sorted = d_names[d_code[by_query]], d_code[by_query]
+    q_start = np.searchsorted(qrel_q[by_query], np.arange(nq + 1))
+    q_count = np.diff(q_start)
+    per_block = q_count[head_groups]
+    chunk = (np.cumsum(per_block) - per_block) // _SET_SIZE
+    cuts = np.concatenate([[0], np.flatnonzero(chunk[1:] != chunk[:-1]) + 1, [len(heads)]])
+    bounds = np.append(heads, n)
+    out = np.empty(n, dtype=np.int64)
+    for b0, b1 in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        gs = head_groups[b0:b1]
+        counts = q_count[gs]
+        # the judged docnos of the chunk's queries: q_start[g] .. q_start[g+1] for each g
+        offsets = np.repeat(q_start[gs] - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
+        r0, r1 = bounds[b0], bounds[b1]
+        out[r0:r1] = _lookup(d_sorted[offsets], c_sorted[offsets], docnos[r0:r1])
+    return out
+
+
+def _lookup(keys: np.ndarray, codes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``codes[i]`` where ``values[j] == keys[i]``, else -1, for each value (object arrays)."""
+    if _HashTable is not None:
+        table = _HashTable(len(keys))
+        table.map_locations(keys)
+        at = table.lookup(values)
+        return np.where(at >= 0, codes[at], -1)
+    table = dict(zip(keys.tolist(), codes.tolist()))
+    return np.fromiter(map(table.get, values, repeat(-1)), dtype=np.int64, count=len(values))
 
 
 def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
@@ -214,15 +295,27 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
     qrels = to_qrels_frame(qrels)
     if len(run) and len(qrels):
         _check_id_types(run, qrels)
-    if qrels.duplicated(["qid", "docno"]).any():
-        warnings.warn("Qrels judge some documents twice for the same query; the last judgment is used.", stacklevel=3)
-        qrels = qrels.drop_duplicates(["qid", "docno"], keep="last")
+    # qrels as integer codes: query (in order of appearance) and docno
+    qrel_qc, judged_qids = pd.factorize(qrels["qid"].to_numpy(dtype=object), use_na_sentinel=False)
+    d_code, d_names = pd.factorize(qrels["docno"].to_numpy(dtype=object), use_na_sentinel=False)
+    labels_all = qrels["label"].to_numpy(np.float64)
+    n_codes = max(len(d_names), 1)
+    qrel_key = qrel_qc.astype(np.int64) * n_codes + d_code
+    key_order = np.argsort(qrel_key, kind="stable")
+    sorted_keys = qrel_key[key_order]
+    last = np.ones(len(sorted_keys), dtype=bool)
+    last[:-1] = sorted_keys[1:] != sorted_keys[:-1]
+    if not last.all():
+        warnings.warn(
+            "Qrels judge some documents twice for the same query; the last judgment is used.", stacklevel=3
+        )
+        kept = np.sort(key_order[last])
+        qrel_qc, d_code, labels_all = qrel_qc[kept], d_code[kept], labels_all[kept]
 
-    judged_qids = pd.unique(qrels["qid"])
     qids = run["qid"].to_numpy(dtype=object)
-    heads = _block_heads(qids)
+    q_code, q_uniques = _query_codes(qids)
     if run_qids is None:
-        run_qids = pd.unique(qids[heads])
+        run_qids = q_uniques
     evaluated = np.array(sorted(set(run_qids) & set(judged_qids)), dtype=object)
     missing = np.array(sorted(set(judged_qids) - set(run_qids)), dtype=object)
     unjudged = np.array(sorted(set(run_qids) - set(judged_qids)), dtype=object)
@@ -232,36 +325,46 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
     docnos = run["docno"].to_numpy(dtype=object)
     # trec_eval keeps scores in single precision: scores closer than float32 resolution are ties
     scores = run["score"].to_numpy(dtype=np.float64).astype(np.float32)
-    group = _query_groups(qids, q_index, heads)
+    group = q_index.get_indexer(q_uniques).astype(np.int64)[q_code] if len(qids) else q_code
     keep = group >= 0
     if not keep.all():
         group, docnos, scores = group[keep], docnos[keep], scores[keep]
     order = _trec_order(group, scores, docnos)
     n = len(group)
-    group_sorted = group[order]
+    if order is None:  # already in trec_eval order
+        group_sorted, position = group, None
+    else:
+        group_sorted = group[order]
+        position = np.empty(n, dtype=np.int64)  # position of each original row in trec order
+        position[order] = np.arange(n)
     num_retrieved = np.bincount(group_sorted, minlength=nq)
     starts = np.concatenate([[0], np.cumsum(num_retrieved)[:-1]])
-    position = np.empty(n, dtype=np.int64)  # position of each original row in trec order
-    position[order] = np.arange(n)
 
-    # judgments: only rows whose docno is judged somewhere need an exact (query, docno) lookup
-    qrels_e = qrels[qrels["qid"].isin(q_index)]
-    d_of = qrels_e["docno"].to_numpy(dtype=object)
-    labels_all = qrels_e["label"].to_numpy(np.float64)
-    # a set lookup per row is the cheapest pass over all rows that finds the few judged ones (str objects
-    # cache their hash); exact (query, docno) matches of those then go through integer keys
-    judged_docnos = set(d_of.tolist())
-    cand = np.flatnonzero(np.fromiter(map(judged_docnos.__contains__, docnos), dtype=bool, count=n))
-    judged_index = pd.Index(pd.unique(d_of))
-    n_codes = max(len(judged_index), 1)
-    qrel_key = q_index.get_indexer(qrels_e["qid"]).astype(np.int64) * n_codes + judged_index.get_indexer(d_of)
-    cand_key = group[cand] * n_codes + judged_index.get_indexer(docnos[cand])
+    # judgments of the evaluated queries; rows whose docno is judged for a nearby query get an exact
+    # (query, docno) lookup through integer keys
+    qrel_q = (
+        q_index.get_indexer(judged_qids)[qrel_qc].astype(np.int64)
+        if len(qrel_qc)
+        else qrel_qc.astype(np.int64)
+    )
+    in_eval = qrel_q >= 0
+    qrel_q, d_code, labels_all = qrel_q[in_eval], d_code[in_eval], labels_all[in_eval]
+    codes = _judged_codes(docnos, group, qrel_q, d_code, d_names, nq)
+    if codes is None:  # queries interleaved: look the rows up in trec_eval order, where they are grouped
+        docnos, scores, group = docnos[order], scores[order], group_sorted
+        position = None
+        codes = _judged_codes(docnos, group, qrel_q, d_code, d_names, nq)
+    cand = np.flatnonzero(codes >= 0)
+    qrel_key = qrel_q * n_codes + d_code
+    cand_key = group[cand] * n_codes + codes[cand]
     key_order = np.argsort(qrel_key, kind="stable")
     sorted_keys = qrel_key[key_order]
     at = np.minimum(np.searchsorted(sorted_keys, cand_key), max(len(sorted_keys) - 1, 0))
     found = sorted_keys[at] == cand_key if len(sorted_keys) else np.zeros(len(cand), dtype=bool)
     hit_qrel = key_order[at[found]]
-    rows, hit_score = position[cand[found]], scores[cand[found]].astype(np.float64)
+    rows, hit_score = cand[found], scores[cand[found]].astype(np.float64)
+    if position is not None:
+        rows = position[rows]
     by_pos = np.argsort(rows, kind="stable")
     rows, hit_qrel, hit_score = rows[by_pos], hit_qrel[by_pos], hit_score[by_pos]
     hit_group = group_sorted[rows]
@@ -283,7 +386,6 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
         rows, hit_qrel, hit_group, rank = rows[kept], hit_qrel[kept], hit_group[kept], (rank - before)[kept]
         hit_score = hit_score[kept]
 
-    qrel_q = q_index.get_indexer(qrels_e["qid"]).astype(np.int64)
     num_rel = np.bincount(qrel_q[labels_all >= rel], minlength=nq).astype(np.float64)
 
     # ideal ranking for nDCG: positive labels, per query, descending
