@@ -9,9 +9,10 @@ indexer and quantized dot product for learned sparse), bm25s (numpy and numba ba
 against the exact ranking). Every figure is the median of --runs runs; ratios compare medians of the same run.
 
 Corpora: seeded Zipfian text (vocabulary 200k, exponent 1.07, Poisson(60) tokens per document, queries of 5
-distinct terms drawn from frequency ranks 1,000-20,000) and SPLADE-like vectors (Poisson(120) non-zeros per
+distinct terms drawn from frequency ranks 100-10,000) and SPLADE-like vectors (Poisson(120) non-zeros per
 document over a 30,522-term vocabulary with Zipfian term choice, log-normal weights; 20-40 terms per query).
-Indexing is measured in a child process each (time and peak RSS of that process).
+Indexing is measured in a child process each (time and peak RSS of that process); text indexers read the same
+TSV file of the corpus, written once beforehand, as they would read an ir_datasets corpus.
 
 Writes the "retrieval" section of BENCHMARKS.md.
 """
@@ -78,6 +79,26 @@ def iter_text_docs(n_docs: int):
             yield {"docno": f"d{start + i}", "text": " ".join(WORDS[tokens[offsets[i]:offsets[i + 1]]])}
 
 
+def write_text_corpus(n_docs: int, path: Path) -> Path:
+    """The text corpus as a TSV file (docno, text), written once and read by every indexer: generating the
+    text costs more than reading it, and the generator's cost is no part of any system's indexing."""
+    if not path.exists():
+        tmp = path.with_suffix(".partial")
+        with open(tmp, "w", encoding="utf-8") as f:
+            for d in iter_text_docs(n_docs):
+                f.write(f"{d['docno']}\t{d['text']}\n")
+        tmp.rename(path)
+    return path
+
+
+def iter_tsv(path: Path):
+    """Documents as an ir_datasets corpus iterator gives them: one dict per line of the corpus file."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            docno, text = line.rstrip("\n").split("\t", 1)
+            yield {"docno": docno, "text": text}
+
+
 def lsr_chunks(n_docs: int, seed: int = 2):
     """SPLADE-like vectors chunk by chunk: (start, term ids, weights, offsets), unique terms per document."""
     cdf = zipf_cdf(LSR_VOCAB, 0.9)
@@ -118,17 +139,17 @@ def iter_lsr_docs(n_docs: int):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Indexing, each in a child process: python bench_retrieval.py _index SYSTEM N PATH
+# Indexing, each in a child process: python bench_retrieval.py _index SYSTEM N PATH CORPUS
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _child_index(system: str, n_docs: int, path: str) -> dict:
-    # imports and the corpus generator are set up before the clock starts
+def _child_index(system: str, n_docs: int, path: str, corpus: str) -> dict:
+    # imports and the corpus reader are set up before the clock starts (the first read is inside it)
     from pyterrier_pisa import PisaIndex
 
     import pyterrier_sparse_eval as pse
 
-    docs = iter_text_docs(n_docs) if system in ("ours-text", "pisa-text") else iter_lsr_docs(n_docs)
+    docs = iter_tsv(Path(corpus)) if system in ("ours-text", "pisa-text") else iter_lsr_docs(n_docs)
     base = _vm_hwm_mb()
     t = time.perf_counter()
     if system == "ours-text":
@@ -154,9 +175,9 @@ def _vm_hwm_mb() -> float:
     return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
 
 
-def index_in_child(system: str, n_docs: int, path: Path) -> dict:
+def index_in_child(system: str, n_docs: int, path: Path, corpus: Path | None = None) -> dict:
     shutil.rmtree(path, ignore_errors=True)
-    done = subprocess.run([sys.executable, __file__, "_index", system, str(n_docs), str(path)],
+    done = subprocess.run([sys.executable, __file__, "_index", system, str(n_docs), str(path), str(corpus or "")],
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"indexing {system} failed:\n{done.stderr[-3000:]}")
@@ -215,10 +236,11 @@ def bench_bm25(n_docs: int, n_queries: int, runs: int, work: Path, ks: list[int]
     rows: list[dict] = []
     idx_rows = {}
     ours_path, pisa_path = work / f"ours-{n_docs}", work / f"pisa-{n_docs}"
+    corpus = write_text_corpus(n_docs, work / f"corpus-{n_docs}.tsv")
     print(f"[{n_docs:,} docs] indexing ours from text", flush=True)
-    idx_rows["ours"] = index_in_child("ours-text", n_docs, ours_path)
+    idx_rows["ours"] = index_in_child("ours-text", n_docs, ours_path, corpus)
     print(f"[{n_docs:,} docs] indexing PISA from text", flush=True)
-    idx_rows["pisa"] = index_in_child("pisa-text", n_docs, pisa_path)
+    idx_rows["pisa"] = index_in_child("pisa-text", n_docs, pisa_path, corpus)
 
     q_ids = text_queries(n_queries)
     q_text = [" ".join(WORDS[q]) for q in q_ids]
@@ -438,6 +460,12 @@ def report(bm25_rows, bm25_info, lsr_rows, lsr_info, bandwidth, args) -> str:
             else:
                 lines.append(f"| {n_docs:,} | {name} (in memory, token ids given) | {r['seconds']:.1f} | "
                              f"{n_docs / r['seconds']:,.0f} | | | |")
+    for n_docs, info in bm25_info.items():
+        ours, pisa = info["index"]["ours"], info["index"]["pisa"]
+        lines.append("")
+        lines.append(f"{n_docs:,} docs from text: ours / PISA (1 thread) throughput "
+                     f"{pisa['seconds'] / ours['seconds']:.2f}x; peak RSS ours / PISA "
+                     f"{ours['peak_rss_mb'] / pisa['peak_rss_mb']:.2f}.")
     if lsr_rows:
         lines += ["", "### Learned sparse (SPLADE-like vectors), k = 1000 (at most 200 queries)", "",
                   "| docs | system | q/s | ms/query | recall vs exact |", "|---:|---|---:|---:|---:|"]
@@ -457,7 +485,7 @@ def report(bm25_rows, bm25_info, lsr_rows, lsr_info, bandwidth, args) -> str:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "_index":
-        print(json.dumps(_child_index(sys.argv[2], int(sys.argv[3]), sys.argv[4])))
+        print(json.dumps(_child_index(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="100k documents, fewer queries and runs (< 5 min)")
@@ -482,7 +510,10 @@ def main() -> None:
             bm25_rows += rows
             bm25_info[n] = info
             for p in work.iterdir():
-                shutil.rmtree(p, ignore_errors=True)
+                if p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    p.unlink()
         lsr_rows, lsr_info = [], {}
         if not args.no_lsr:  # PISA's quantized retrieval takes ~0.5 s per query at 1M: at most 200 queries here
             lsr_rows, info = bench_lsr(lsr_size, min(args.queries, 200), args.runs, work, 1000, args.quick)

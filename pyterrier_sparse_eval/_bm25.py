@@ -12,6 +12,7 @@ import pyterrier as pt
 
 from ._index import IndexWriter, SparseIndex, _batched, _iter_docs
 from ._retriever import SparseRetriever
+from ._textscan import HAVE_NUMBA, TokenTable, count_terms
 from ._tokenize import Analyzer
 from ._weights import bm25_saturation
 
@@ -157,6 +158,8 @@ class BM25Indexer(pt.Indexer):
         self.batch_size = batch_size
         self.verbose = verbose
         self.fields_: tuple[str, ...] | None = None
+        # the compiled tokenizer (numba) gives the same tokens as the analyzer's regex; tests turn it off
+        self._compiled = HAVE_NUMBA
 
     def __repr__(self) -> str:
         return f"BM25Indexer({self.bm25!r}, {self.index_ref!r}, mode={self.mode!r})"
@@ -165,9 +168,10 @@ class BM25Indexer(pt.Indexer):
         from tqdm.auto import tqdm
 
         bm25 = self.bm25
-        analyzer = bm25.analyzer
         encoder = bm25.encoder_config()
         token_ids: dict[str, int] = {}
+        table = TokenTable() if self._compiled else None
+        self._raw2term = np.zeros(0, dtype=np.int32)
         with IndexWriter(self.index_ref, mode=self.mode, encoder=encoder) as writer:
             bar = tqdm(desc="indexing", unit="doc", disable=None if self.verbose else True)
             for batch in _batched(_iter_docs(docs), self.batch_size):
@@ -183,33 +187,10 @@ class BM25Indexer(pt.Indexer):
                     texts = [str(d.get(fields[0]) or "") for d in batch]
                 else:
                     texts = [" ".join(str(d.get(f) or "") for f in fields) for d in batch]
-                # raw token -> term id (-1 for stopwords), memoised across batches: one C-level pass per batch
-                raw = analyzer.tokenize_batch(texts)
-                new = set(itertools.chain.from_iterable(raw))
-                new.difference_update(token_ids)
-                if new:
-                    if len(token_ids) + len(new) > 2_000_000:
-                        token_ids.clear()
-                        new = set(itertools.chain.from_iterable(raw))
-                    tokens = sorted(new)
-                    analyzer.learn([tokens])
-                    terms = [analyzer.term_of(t) for t in tokens]
-                    known = [t for t in terms if t]
-                    ids_known = iter(writer.term_ids(known).tolist()) if known else iter(())
-                    token_ids.update((tok, next(ids_known) if term else -1) for tok, term in zip(tokens, terms))
-                raw_lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(batch))
-                flat = itertools.chain.from_iterable(raw)
-                ids = np.fromiter(map(token_ids.__getitem__, flat), dtype=np.int64, count=int(raw_lengths.sum()))
-                owner = np.repeat(np.arange(len(batch), dtype=np.int64), raw_lengths)
-                kept = ids >= 0
-                ids, owner = ids[kept], owner[kept]
-                lengths = np.bincount(owner, minlength=len(batch))
-                # term frequencies per (doc, term): unique over a combined key, sorted by doc then term
-                key = owner * (len(writer.vocab) + 1) + ids
-                uniq, tf = np.unique(key, return_counts=True)
-                doc_of = uniq // (len(writer.vocab) + 1)
-                terms = (uniq % (len(writer.vocab) + 1)).astype(np.int32)
-                offsets = np.searchsorted(doc_of, np.arange(len(batch) + 1))
+                if table is not None:
+                    terms, tf, offsets, lengths = self._count_compiled(table, texts, writer)
+                else:
+                    terms, tf, offsets, lengths = self._count_python(token_ids, texts, writer)
                 writer.add([str(d["docno"]) for d in batch], terms, tf, offsets, lengths)
                 bar.update(len(batch))
             bar.close()
@@ -219,3 +200,50 @@ class BM25Indexer(pt.Indexer):
                 return bm25_saturation(tf, dl, stats["avgdl"], k1, b)
 
             return writer.finish(weight)
+
+    def _new_term_ids(self, tokens: list[str], writer: IndexWriter) -> np.ndarray:
+        """Term ids of raw tokens seen for the first time (-1 for tokens the analyzer drops)."""
+        analyzer = self.bm25.analyzer
+        analyzer.learn([tokens])
+        terms = [analyzer.term_of(t) for t in tokens]
+        known = [t for t in terms if t]
+        ids = np.full(len(tokens), -1, dtype=np.int32)
+        if known:
+            ids[[i for i, t in enumerate(terms) if t]] = writer.term_ids(known)
+        return ids
+
+    def _count_compiled(self, table: TokenTable, texts: list[str], writer: IndexWriter
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        analyzer = self.bm25.analyzer
+        doc, tok, before = table.scan(texts, analyzer.lowercase, analyzer.tokenize_batch)
+        if len(table) > before:
+            new_ids = self._new_term_ids([table.token(i) for i in range(before, len(table))], writer)
+            self._raw2term = np.concatenate([self._raw2term, new_ids])
+        return count_terms(doc, self._raw2term[tok], len(texts), len(writer.vocab))
+
+    def _count_python(self, token_ids: dict[str, int], texts: list[str], writer: IndexWriter
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        # raw token -> term id (-1 for stopwords), memoised across batches: one C-level pass per batch
+        raw = self.bm25.analyzer.tokenize_batch(texts)
+        new = set(itertools.chain.from_iterable(raw))
+        new.difference_update(token_ids)
+        if new:
+            if len(token_ids) + len(new) > 2_000_000:
+                token_ids.clear()
+                new = set(itertools.chain.from_iterable(raw))
+            tokens = sorted(new)
+            token_ids.update(zip(tokens, self._new_term_ids(tokens, writer).tolist()))
+        raw_lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(texts))
+        flat = itertools.chain.from_iterable(raw)
+        ids = np.fromiter(map(token_ids.__getitem__, flat), dtype=np.int64, count=int(raw_lengths.sum()))
+        owner = np.repeat(np.arange(len(texts), dtype=np.int64), raw_lengths)
+        kept = ids >= 0
+        ids, owner = ids[kept], owner[kept]
+        lengths = np.bincount(owner, minlength=len(texts))
+        # term frequencies per (doc, term): unique over a combined key, sorted by doc then term
+        key = owner * (len(writer.vocab) + 1) + ids
+        uniq, tf = np.unique(key, return_counts=True)
+        doc_of = uniq // (len(writer.vocab) + 1)
+        terms = (uniq % (len(writer.vocab) + 1)).astype(np.int32)
+        offsets = np.searchsorted(doc_of, np.arange(len(texts) + 1))
+        return terms, tf, offsets, lengths

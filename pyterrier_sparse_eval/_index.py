@@ -13,8 +13,9 @@ On disk (all readable with ``numpy.load(..., allow_pickle=False)`` and ``json``)
 
 A build writes everything into a hidden temporary directory next to the target and renames it into place as
 the very last step, so an interrupted or failed build never leaves a directory that loads as an index.
-Memory during a build is bounded by one batch plus the final arrays: batches are spilled to disk as
-document-major chunks and transposed into the term-major arrays (written through memory maps) at the end.
+Memory during a build is bounded by one batch plus one transposition pass: batches are spilled to disk as
+chunks (sorted by term), and at the end the term-major arrays are written sequentially, one term range of at
+most ``_PASS_POSTINGS`` postings at a time; the full arrays are never held in memory.
 """
 
 from __future__ import annotations
@@ -35,9 +36,14 @@ import pandas as pd
 import pyterrier as pt
 import scipy.sparse as sp
 
+from ._kernels import place_postings, sort_by_term
 from ._weights import idf_lucene
 
 __all__ = ["SparseIndex", "SparseIndexer"]
+
+#: postings placed per pass when the spilled chunks are transposed (4 bytes doc id + 4 bytes weight each)
+_PASS_POSTINGS = 1 << 22
+_WEIGHT_BLOCK = 1 << 18
 
 FORMAT_VERSION = 1
 _MODES = ("create", "overwrite")
@@ -355,6 +361,8 @@ class IndexWriter:
         self.num_chunks = 0
         self.doclens: list[np.ndarray] = []
         self._docnos = open(self.tmp / "docnos.txt", "w", encoding="utf-8")
+        self._spill = [open(self.tmp / f"spill.{part}", "wb") for part in ("terms", "docs", "values")]
+        self._chunk_ends = [0]
         self._started = time.time()
 
     def __enter__(self) -> IndexWriter:
@@ -365,8 +373,9 @@ class IndexWriter:
             self.abort()
 
     def abort(self) -> None:
-        if not self._docnos.closed:
-            self._docnos.close()
+        for f in (self._docnos, *self._spill):
+            if not f.closed:
+                f.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def term_ids(self, terms: list[Any]) -> np.ndarray:
@@ -399,16 +408,18 @@ class IndexWriter:
         values = np.asarray(values, dtype=np.float32)
         if values.size and not np.isfinite(values).all():
             raise ValueError("Document term weights contain NaN or infinity.")
-        doc_local = np.repeat(np.arange(len(docnos), dtype=np.int32), np.diff(offsets))
+        docs = np.repeat(np.arange(self.num_docs, self.num_docs + len(docnos), dtype=np.int32), np.diff(offsets))
         keep = values != 0
-        terms, values, doc_local = terms[keep], values[keep], doc_local[keep]
+        terms, values, docs = np.asarray(terms, dtype=np.int32)[keep], values[keep], docs[keep]
         self._docnos.write("".join(d + "\n" for d in docnos))
         if len(self.vocab) > len(self.df):
             self.df = np.concatenate([self.df, np.zeros(max(len(self.vocab), 2 * len(self.df)) - len(self.df), np.int64)])
         self.df[: len(self.vocab)] += np.bincount(terms, minlength=len(self.vocab))
-        np.save(self.tmp / f"chunk{self.num_chunks}.terms.npy", terms)
-        np.save(self.tmp / f"chunk{self.num_chunks}.values.npy", values)
-        np.save(self.tmp / f"chunk{self.num_chunks}.docs.npy", doc_local + self.num_docs)
+        # spilled sorted by term (doc ids stay ascending within a term), so that finish() can read any term
+        # range of a chunk with a binary search
+        for f, arr in zip(self._spill, sort_by_term(terms, docs, values, len(self.vocab))):
+            arr.tofile(f)
+        self._chunk_ends.append(self._chunk_ends[-1] + len(terms))
         self.doclens.append(np.asarray(doclen, dtype=np.float32))
         self.num_docs += len(docnos)
         self.num_chunks += 1
@@ -422,11 +433,18 @@ class IndexWriter:
 
         ``weight(values, doclen_of_each_posting, stats)`` turns stored values into final weights once corpus
         statistics (``stats["avgdl"]``, ``stats["num_docs"]``) are known (BM25 saturation).
+
+        The postings are written in passes over term ranges of at most ``_PASS_POSTINGS`` postings each: a
+        pass reads its slice of every spilled chunk, places it, and appends it to the output files, so memory
+        stays bounded by one pass whatever the size of the index.
         """
         self._docnos.close()
+        for f in self._spill:
+            f.close()
         if self.num_docs == 0:
             raise ValueError("No documents were indexed: the document iterator was empty.")
         tmp = self.tmp
+        num_docs = self.num_docs
         with open(tmp / "docnos.txt", encoding="utf-8") as f:
             docnos = f.read().split("\n")[:-1]
         docno_arr = np.array(docnos)
@@ -435,50 +453,62 @@ class IndexWriter:
         if dup.any():
             examples = sorted(set(docno_arr[order[1:]][dup].tolist()))[:5]
             raise ValueError(f"Duplicate docnos in the corpus, e.g. {examples}; docnos must be unique.")
-        docno_rank = np.empty(len(docnos), dtype=np.int32)
-        docno_rank[order] = np.arange(len(docnos), dtype=np.int32)
+        docno_rank = np.empty(num_docs, dtype=np.int32)
+        docno_rank[order] = np.arange(num_docs, dtype=np.int32)
         del docno_arr, order
+        with open(tmp / "docnos.json", "w", encoding="utf-8") as f:
+            f.write(json.dumps(docnos, ensure_ascii=False))
+        del docnos
+        (tmp / "docnos.txt").unlink()
 
         doclen = np.concatenate(self.doclens)
-        stats = {"num_docs": self.num_docs, "avgdl": float(doclen.mean()) if len(doclen) else 0.0}
+        stats = {"num_docs": num_docs, "avgdl": float(doclen.mean()) if len(doclen) else 0.0}
         num_terms = len(self.vocab)
         df = self.df[:num_terms]
         indptr = np.zeros(num_terms + 1, dtype=np.int64)
         np.cumsum(df, out=indptr[1:])
         nnz = int(indptr[-1])
-        if self.num_docs >= 2**31 - 1:
+        if num_docs >= 2**31 - 1:
             raise ValueError("More than 2^31 - 1 documents are not supported.")
-        indices = np.lib.format.open_memmap(tmp / "postings.indices.npy", mode="w+", dtype=np.int32, shape=(nnz,))
-        data = np.lib.format.open_memmap(tmp / "postings.data.npy", mode="w+", dtype=np.float32, shape=(nnz,))
-        cursor = indptr[:-1].copy()
-        for c in range(self.num_chunks):
-            names = [tmp / f"chunk{c}.{part}.npy" for part in ("terms", "values", "docs")]
-            terms, values, docs = (np.load(n) for n in names)
-            if weight is not None:
-                values = weight(values, doclen[docs], stats).astype(np.float32)
-            # stable sort keeps doc ids ascending within each term, since chunks arrive in doc order
-            by_term = np.argsort(terms, kind="stable")
-            terms = terms[by_term]
-            counts = np.bincount(terms, minlength=num_terms)
-            first = np.zeros(num_terms, dtype=np.int64)
-            np.cumsum(counts[:-1], out=first[1:])
-            pos = cursor[terms] + (np.arange(len(terms)) - first[terms])
-            indices[pos] = docs[by_term]
-            data[pos] = values[by_term]
-            cursor += counts
-            for n in names:
-                n.unlink()
-        indices.flush()
-        data.flush()
-        del indices, data
+        spill_names = [tmp / f"spill.{part}" for part in ("terms", "docs", "values")]
+        ends = self._chunk_ends
+        with open(tmp / "postings.indices.npy", "wb") as out_i, open(tmp / "postings.data.npy", "wb") as out_d:
+            for f, dtype in ((out_i, np.int32), (out_d, np.float32)):
+                np.lib.format.write_array_header_1_0(
+                    f, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (nnz,)})
+            t0 = 0
+            while nnz and t0 < num_terms:
+                t1 = int(np.searchsorted(indptr, indptr[t0] + _PASS_POSTINGS, side="right")) - 1
+                t1 = min(max(t1, t0 + 1), num_terms)
+                n = int(indptr[t1] - indptr[t0])
+                docs_out = np.empty(n, dtype=np.int32)
+                values_out = np.empty(n, dtype=np.float32)
+                cursor = indptr[t0:t1] - indptr[t0]
+                # term ranges are found by binary search in a read-only map of the spilled terms; the postings
+                # themselves are read into (and freed with) ordinary arrays, so a pass's reads leave memory with it
+                terms_mm = np.memmap(spill_names[0], dtype=np.int32, mode="r")
+                for c in range(self.num_chunks):
+                    a, b = ends[c], ends[c + 1]
+                    lo, hi = (int(x) for x in a + np.searchsorted(terms_mm[a:b], [t0, t1]))
+                    if hi > lo:
+                        part = [np.fromfile(name, dtype=dt, count=hi - lo, offset=lo * 4) for name, dt in
+                                zip(spill_names, (np.int32, np.int32, np.float32))]
+                        place_postings(*part, t0, cursor, docs_out, values_out)
+                del terms_mm
+                if weight is not None:  # in blocks: the formula's float64 temporaries stay small
+                    for s in range(0, n, _WEIGHT_BLOCK):
+                        e = min(n, s + _WEIGHT_BLOCK)
+                        values_out[s:e] = weight(values_out[s:e], doclen[docs_out[s:e]], stats)
+                docs_out.tofile(out_i)
+                values_out.tofile(out_d)
+                t0 = t1
+        for name in spill_names:
+            name.unlink()
         np.save(tmp / "postings.indptr.npy", indptr)
         np.save(tmp / "doclen.npy", doclen)
         np.save(tmp / "docno_rank.npy", docno_rank)
         with open(tmp / "vocab.json", "w", encoding="utf-8") as f:
-            json.dump(list(self.vocab), f, ensure_ascii=False)
-        with open(tmp / "docnos.json", "w", encoding="utf-8") as f:
-            json.dump(docnos, f, ensure_ascii=False)
-        (tmp / "docnos.txt").unlink()
+            f.write(json.dumps(list(self.vocab), ensure_ascii=False))
         meta = {
             "type": SparseIndex.ARTIFACT_TYPE,
             "format": SparseIndex.ARTIFACT_FORMAT,

@@ -1,0 +1,233 @@
+"""Compiled text indexing: tokens found, interned and counted in one pass over the bytes of a batch.
+
+The analyzer's regex path (:meth:`Analyzer.tokenize_batch`) defines the tokens; this module produces exactly
+the same tokens, faster, when numba is available:
+
+* ASCII documents are scanned byte by byte with the analyzer's rule (``\\w+(?:[.']\\w+)*`` where ``\\w`` is
+  ``[A-Za-z0-9_]`` for ASCII), lowercased in place when the analyzer lowercases;
+* any other document is tokenised by the regex (Unicode ``\\w``, ``str.lower``) and its tokens, joined by
+  spaces, are split by the same kernel, so both kinds share one token table.
+
+Every distinct raw token gets an id in a hash table of its bytes (FNV-1a, open addressing, collisions resolved
+by comparing the bytes, so the mapping is exact). Tokens seen for the first time are handed back to Python
+once, where the analyzer turns them into terms (stopwords, stemming); from then on a token costs a table probe.
+Per-document term frequencies are counted with a last-seen mark per term, in linear time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._kernels import HAVE_NUMBA
+
+__all__ = ["TokenTable", "HAVE_NUMBA"]
+
+if HAVE_NUMBA:
+    from numba import njit
+
+    @njit(cache=True, nogil=True)
+    def _is_word(c):
+        return (97 <= c <= 122) or (65 <= c <= 90) or (48 <= c <= 57) or c == 95
+
+    @njit(cache=True, nogil=True)
+    def _intern(buf, s, e, tab_hash, tab_id, pool, pool_ends, n_known):
+        h = np.uint64(14695981039346656037)
+        for i in range(s, e):
+            h = (h ^ np.uint64(buf[i])) * np.uint64(1099511628211)
+        mask = len(tab_id) - 1
+        slot = np.int64(h & np.uint64(mask))
+        n = e - s
+        while True:
+            t = tab_id[slot]
+            if t < 0:
+                break
+            if tab_hash[slot] == h:
+                a = pool_ends[t - 1] if t > 0 else 0
+                if pool_ends[t] - a == n:
+                    same = True
+                    for j in range(n):
+                        if pool[a + j] != buf[s + j]:
+                            same = False
+                            break
+                    if same:
+                        return t, n_known
+            slot = (slot + 1) & mask
+        a = pool_ends[n_known - 1] if n_known > 0 else 0
+        for j in range(n):
+            pool[a + j] = buf[s + j]
+        pool_ends[n_known] = a + n
+        tab_id[slot] = n_known
+        tab_hash[slot] = h
+        return n_known, n_known + 1
+
+    @njit(cache=True, nogil=True)
+    def _scan(buf, doc_ends, presplit, lowercase, first_doc, n_tok, tab_hash, tab_id, pool, pool_ends, n_known,
+              max_known, out_doc, out_tok):
+        """Tokenise documents from ``first_doc``; stop early (returning the next doc) when the table may fill."""
+        d = first_doc
+        n_docs = len(doc_ends)
+        pool_cap = len(pool)
+        while d < n_docs:
+            s0 = doc_ends[d - 1] if d > 0 else 0
+            e0 = doc_ends[d]
+            used = pool_ends[n_known - 1] if n_known > 0 else 0
+            if n_known + (e0 - s0) // 2 + 1 > max_known or used + (e0 - s0) > pool_cap:
+                break
+            i = s0
+            if presplit[d]:  # tokens already found by the regex, separated by single spaces
+                while i < e0:
+                    while i < e0 and buf[i] == 32:
+                        i += 1
+                    s = i
+                    while i < e0 and buf[i] != 32:
+                        i += 1
+                    if i > s:
+                        tok, n_known = _intern(buf, s, i, tab_hash, tab_id, pool, pool_ends, n_known)
+                        out_doc[n_tok] = d
+                        out_tok[n_tok] = tok
+                        n_tok += 1
+            else:
+                if lowercase:
+                    for j in range(s0, e0):
+                        c = buf[j]
+                        if 65 <= c <= 90:
+                            buf[j] = c + 32
+                while i < e0:
+                    if not _is_word(buf[i]):
+                        i += 1
+                        continue
+                    s = i
+                    while i < e0 and _is_word(buf[i]):
+                        i += 1
+                    # inner joiners: "don't", "3.14", "u.s"
+                    while i + 1 < e0 and (buf[i] == 46 or buf[i] == 39) and _is_word(buf[i + 1]):
+                        i += 1
+                        while i < e0 and _is_word(buf[i]):
+                            i += 1
+                    tok, n_known = _intern(buf, s, i, tab_hash, tab_id, pool, pool_ends, n_known)
+                    out_doc[n_tok] = d
+                    out_tok[n_tok] = tok
+                    n_tok += 1
+            d += 1
+        return d, n_tok, n_known
+
+    @njit(cache=True, nogil=True)
+    def _rehash(tab_hash, tab_id, new_hash, new_id):
+        mask = len(new_id) - 1
+        for i in range(len(tab_id)):
+            t = tab_id[i]
+            if t >= 0:
+                slot = np.int64(tab_hash[i] & np.uint64(mask))
+                while new_id[slot] >= 0:
+                    slot = (slot + 1) & mask
+                new_id[slot] = t
+                new_hash[slot] = tab_hash[i]
+
+    @njit(cache=True, nogil=True)
+    def _count(out_doc, out_term, n_docs, mark, where):
+        """Per-document term frequencies (terms in first-occurrence order); negative terms are skipped."""
+        n = len(out_doc)
+        terms = np.empty(n, dtype=np.int32)
+        tf = np.empty(n, dtype=np.float32)
+        offsets = np.zeros(n_docs + 1, dtype=np.int64)
+        lengths = np.zeros(n_docs, dtype=np.int64)
+        m = 0
+        for i in range(n):
+            t = out_term[i]
+            if t < 0:
+                continue
+            d = out_doc[i]
+            lengths[d] += 1
+            if mark[t] != d:
+                mark[t] = d
+                where[t] = m
+                terms[m] = t
+                tf[m] = 1.0
+                offsets[d + 1] += 1
+                m += 1
+            else:
+                tf[where[t]] += 1.0
+        for d in range(n_docs):
+            offsets[d + 1] += offsets[d]
+        return terms[:m], tf[:m], offsets, lengths
+
+
+class TokenTable:
+    """Raw token -> id, for the compiled indexing path (requires numba; see :data:`HAVE_NUMBA`)."""
+
+    def __init__(self, capacity: int = 1 << 16):
+        if not HAVE_NUMBA:
+            raise RuntimeError("TokenTable needs numba; install pyterrier-sparse-eval[fast].")
+        self._hash = np.zeros(capacity, dtype=np.uint64)
+        self._id = np.full(capacity, -1, dtype=np.int32)
+        self._pool = np.zeros(1 << 20, dtype=np.uint8)
+        self._ends = np.zeros(capacity // 2 + 1, dtype=np.int64)
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _grow(self, need_tokens: int, need_bytes: int) -> None:
+        cap = len(self._id)
+        while cap // 2 < need_tokens:
+            cap *= 2
+        if cap != len(self._id):
+            new_hash = np.zeros(cap, dtype=np.uint64)
+            new_id = np.full(cap, -1, dtype=np.int32)
+            _rehash(self._hash, self._id, new_hash, new_id)
+            self._hash, self._id = new_hash, new_id
+            ends = np.zeros(cap // 2 + 1, dtype=np.int64)
+            ends[: self.size] = self._ends[: self.size]
+            self._ends = ends
+        if need_bytes > len(self._pool):
+            pool = np.zeros(max(need_bytes, 2 * len(self._pool)), dtype=np.uint8)
+            pool[: len(self._pool)] = self._pool
+            self._pool = pool
+
+    def token(self, i: int) -> str:
+        a = int(self._ends[i - 1]) if i > 0 else 0
+        return self._pool[a : int(self._ends[i])].tobytes().decode("utf-8")
+
+    def scan(self, texts: Sequence[str], lowercase: bool, regex_tokenize) -> tuple[np.ndarray, np.ndarray, int]:
+        """Tokenise ``texts``: (document index per token, token id per token, table size before the batch).
+
+        ``regex_tokenize(list_of_texts)`` is the analyzer's own tokenizer, used for non-ASCII documents.
+        Ids at or above the returned size are tokens seen for the first time (see :meth:`token`).
+        """
+        before = self.size
+        ascii_docs = [t.isascii() for t in texts]
+        if all(ascii_docs):
+            buf = np.frombuffer(bytearray("".join(texts).encode("ascii")), dtype=np.uint8)
+            lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+            presplit = np.zeros(len(texts), dtype=np.bool_)
+        else:
+            other = [i for i, ok in enumerate(ascii_docs) if not ok]
+            pieces: list[bytes] = [t.encode("ascii") if ok else b"" for t, ok in zip(texts, ascii_docs)]
+            for i, toks in zip(other, regex_tokenize([texts[i] for i in other])):
+                pieces[i] = " ".join(toks).encode("utf-8")
+            buf = np.frombuffer(bytearray(b"".join(pieces)), dtype=np.uint8)
+            lens = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+            presplit = ~np.array(ascii_docs, dtype=np.bool_)
+        doc_ends = np.cumsum(lens)
+        bound = len(buf) // 2 + len(texts) + 1
+        out_doc = np.empty(bound, dtype=np.int32)
+        out_tok = np.empty(bound, dtype=np.int32)
+        d, n_tok = 0, 0
+        while d < len(texts):
+            # room for this many new tokens (at most one per two bytes) and their bytes: grow, then resume
+            doc_bytes = int(doc_ends[d] - (doc_ends[d - 1] if d > 0 else 0))
+            used = int(self._ends[self.size - 1]) if self.size else 0
+            self._grow(self.size + doc_bytes // 2 + 2, used + doc_bytes + 1)
+            d, n_tok, self.size = _scan(buf, doc_ends, presplit, lowercase, d, n_tok, self._hash, self._id,
+                                        self._pool, self._ends, self.size, len(self._id) // 2, out_doc, out_tok)
+        return out_doc[:n_tok], out_tok[:n_tok], before
+
+
+def count_terms(doc: np.ndarray, term: np.ndarray, n_docs: int, n_terms: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(terms, tf, offsets, lengths) of each document from per-token (doc, term); term -1 = dropped token."""
+    mark = np.full(n_terms, -1, dtype=np.int32)
+    where = np.empty(n_terms, dtype=np.int64)
+    return _count(doc, term, n_docs, mark, where)

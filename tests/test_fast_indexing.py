@@ -1,0 +1,102 @@
+"""The compiled indexing path (numba tokenizer, counting sorts, bounded transposition passes) against the
+reference path (the analyzer's regex, numpy sorts): the same tokens, and byte-identical index files."""
+
+from __future__ import annotations
+
+import filecmp
+
+import numpy as np
+import pytest
+from conftest import needs_data
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval import _index, _kernels
+from pyterrier_sparse_eval._textscan import HAVE_NUMBA, TokenTable
+
+pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="the compiled path needs numba")
+
+# word characters of both kinds, the joiners, separators, and characters whose lowercase changes length
+ALPHABET = list("aZz09_") + list(".'\u2019 \n\t-,") + ["é", "ß", "İ", "Σ", "٣", "\u00a0", "日", "K"]
+TEXT = st.text(alphabet=st.sampled_from(ALPHABET), max_size=40)
+
+
+def compiled_tokens(table: TokenTable, texts: list[str], analyzer: pse.Analyzer) -> list[list[str]]:
+    doc, tok, _ = table.scan(texts, analyzer.lowercase, analyzer.tokenize_batch)
+    out: list[list[str]] = [[] for _ in texts]
+    for d, t in zip(doc.tolist(), tok.tolist()):
+        out[d].append(table.token(t))
+    return out
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batches=st.lists(st.lists(TEXT, max_size=8), min_size=1, max_size=4), lowercase=st.booleans())
+def test_compiled_tokens_equal_the_regex_tokens(batches, lowercase):
+    analyzer = pse.Analyzer(lowercase=lowercase)
+    table = TokenTable(capacity=4)  # tiny: forces the table and its byte pool to grow mid-batch
+    seen: dict[str, int] = {}
+    for texts in batches:
+        got = compiled_tokens(table, texts, analyzer)
+        assert got == analyzer.tokenize_batch(texts)
+        for toks in got:  # one id per distinct token, stable across batches
+            for t in toks:
+                seen.setdefault(t, len(seen))
+        assert len(table) == len(seen)
+
+
+def test_tokens_on_hand_picked_text():
+    analyzer = pse.Analyzer()
+    texts = ["Don't stop: U.S. 3.14 a..b x'", "naïve Café’s", "", "___ A_B", "end."]
+    expected = [["don't", "stop", "u.s", "3.14", "a", "b", "x"], ["naïve", "café’s"], [], ["___", "a_b"], ["end"]]
+    assert analyzer.tokenize_batch(texts) == expected  # the regex's reading, worked by hand
+    assert compiled_tokens(TokenTable(), texts, analyzer) == expected
+
+
+def build(path, docs, *, compiled: bool, analyzer_kwargs=None, batch_size=10_000):
+    indexer = pse.BM25(**(analyzer_kwargs or {})).indexer(pse.SparseIndex(path), verbose=False,
+                                                           batch_size=batch_size)
+    indexer._compiled = compiled
+    return indexer.index(docs)
+
+
+def same_files(a, b) -> None:
+    names = sorted(p.name for p in a.iterdir() if p.name != "pt_meta.json")
+    assert names == sorted(p.name for p in b.iterdir() if p.name != "pt_meta.json")
+    for name in names:
+        assert filecmp.cmp(a / name, b / name, shallow=False), name
+
+
+@needs_data
+@pytest.mark.parametrize("analyzer_kwargs", [{}, {"stemmer": None, "stopwords": None, "lowercase": False}])
+def test_scifact_index_is_byte_identical_on_both_paths(tmp_path, monkeypatch, scifact, analyzer_kwargs):
+    """Real text (about a third of SciFact's documents have non-ASCII characters): the compiled path with
+    several transposition passes equals the reference path (regex tokenizer, numpy sorts, one pass)."""
+    docs = list(pse.datasets.corpus_iter(scifact))
+    assert sum(not (d["title"] + d["text"]).isascii() for d in docs) > 500
+    monkeypatch.setattr(_index, "_PASS_POSTINGS", 50_000)
+    fast = build(tmp_path / "fast", docs, compiled=True, analyzer_kwargs=analyzer_kwargs, batch_size=700)
+    assert fast.num_postings > 10 * 50_000  # really several passes
+    monkeypatch.setattr(_index, "_PASS_POSTINGS", 1 << 40)
+    monkeypatch.setattr(_kernels, "HAVE_NUMBA", False)
+    ref = build(tmp_path / "ref", docs, compiled=False, analyzer_kwargs=analyzer_kwargs, batch_size=700)
+    same_files(tmp_path / "fast", tmp_path / "ref")
+    assert fast.num_postings == ref.num_postings and fast.vocab == ref.vocab
+
+
+@pytest.mark.parametrize("pass_postings", [1, 2, 3, 1000])
+def test_transposition_passes_do_not_change_the_index(tmp_path, monkeypatch, pass_postings):
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(40)] + ["É", "ça", "don't"]
+    docs = [{"docno": f"d{i}", "text": " ".join(rng.choice(words, rng.integers(0, 12)))} for i in range(300)]
+    build(tmp_path / "one", docs, compiled=True, batch_size=37)
+    monkeypatch.setattr(_index, "_PASS_POSTINGS", pass_postings)
+    build(tmp_path / "many", docs, compiled=True, batch_size=37)
+    same_files(tmp_path / "one", tmp_path / "many")
+    # and against a dense reference count: doc d has tf(t) occurrences of term t
+    index = pse.SparseIndex(tmp_path / "many")
+    analyzer = pse.BM25().analyzer
+    m = index.postings.tocsc()
+    for d, doc in enumerate(docs):
+        terms = analyzer(doc["text"])
+        assert sorted(index.vocab[t] for t in m[:, d].nonzero()[0]) == sorted(set(terms))
