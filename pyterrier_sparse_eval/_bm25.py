@@ -12,7 +12,6 @@ import pyterrier as pt
 
 from ._index import IndexWriter, SparseIndex, _batched, _iter_docs
 from ._retriever import SparseRetriever
-from ._textscan import HAVE_NUMBA, TokenTable, count_terms
 from ._tokenize import Analyzer
 from ._weights import bm25_saturation
 
@@ -158,8 +157,9 @@ class BM25Indexer(pt.Indexer):
         self.batch_size = batch_size
         self.verbose = verbose
         self.fields_: tuple[str, ...] | None = None
-        # the compiled tokenizer (numba) gives the same tokens as the analyzer's regex; tests turn it off
-        self._compiled = HAVE_NUMBA
+        # the compiled tokenizer (numba) gives the same tokens as the analyzer's regex; None = when numba is
+        # installed (tests force either path)
+        self._compiled: bool | None = None
 
     def __repr__(self) -> str:
         return f"BM25Indexer({self.bm25!r}, {self.index_ref!r}, mode={self.mode!r})"
@@ -170,7 +170,9 @@ class BM25Indexer(pt.Indexer):
         bm25 = self.bm25
         encoder = bm25.encoder_config()
         token_ids: dict[str, int] = {}
-        table = TokenTable() if self._compiled else None
+        from ._textscan import HAVE_NUMBA, TokenTable  # imports numba only when indexing
+
+        table = TokenTable() if (HAVE_NUMBA if self._compiled is None else self._compiled) else None
         self._raw2term = np.zeros(0, dtype=np.int32)
         with IndexWriter(self.index_ref, mode=self.mode, encoder=encoder) as writer:
             bar = tqdm(desc="indexing", unit="doc", disable=None if self.verbose else True)
@@ -212,8 +214,10 @@ class BM25Indexer(pt.Indexer):
             ids[[i for i, t in enumerate(terms) if t]] = writer.term_ids(known)
         return ids
 
-    def _count_compiled(self, table: TokenTable, texts: list[str], writer: IndexWriter
+    def _count_compiled(self, table: Any, texts: list[str], writer: IndexWriter
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        from ._textscan import count_terms
+
         analyzer = self.bm25.analyzer
         doc, tok, before = table.scan(texts, analyzer.lowercase, analyzer.tokenize_batch)
         if len(table) > before:

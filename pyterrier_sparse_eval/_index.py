@@ -36,7 +36,6 @@ import pandas as pd
 import pyterrier as pt
 import scipy.sparse as sp
 
-from ._kernels import place_postings, sort_by_term
 from ._weights import idf_lucene
 
 __all__ = ["SparseIndex", "SparseIndexer"]
@@ -415,6 +414,8 @@ class IndexWriter:
         if len(self.vocab) > len(self.df):
             self.df = np.concatenate([self.df, np.zeros(max(len(self.vocab), 2 * len(self.df)) - len(self.df), np.int64)])
         self.df[: len(self.vocab)] += np.bincount(terms, minlength=len(self.vocab))
+        from ._kernels import sort_by_term  # numba (when installed) is imported when an index is built
+
         # spilled sorted by term (doc ids stay ascending within a term), so that finish() can read any term
         # range of a chunk with a binary search
         for f, arr in zip(self._spill, sort_by_term(terms, docs, values, len(self.vocab))):
@@ -438,6 +439,8 @@ class IndexWriter:
         pass reads its slice of every spilled chunk, places it, and appends it to the output files, so memory
         stays bounded by one pass whatever the size of the index.
         """
+        from ._kernels import place_postings
+
         self._docnos.close()
         for f in self._spill:
             f.close()

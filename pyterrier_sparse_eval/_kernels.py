@@ -12,6 +12,7 @@ locks and no shared writes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -36,6 +37,30 @@ def available_backends() -> tuple[str, ...]:
 _BLOCK = 1 << 16  # documents per accumulator block: 256 KB of float32 scores, resident in L2
 
 if HAVE_NUMBA:
+
+    @njit(nogil=True, cache=True)
+    def _radix_sort(a):
+        """Ascending copy of uint64 keys: LSD radix sort, 8 bits per pass, passes where every key has the same
+        digit skipped (linear time; faster than a comparison sort for the ~k candidates of a query)."""
+        n = len(a)
+        src = a.copy()
+        dst = np.empty(n, dtype=np.uint64)
+        cnt = np.empty(257, dtype=np.int64)
+        for shift in range(0, 64, 8):
+            sh = np.uint64(shift)
+            cnt[:] = 0
+            for i in range(n):
+                cnt[((src[i] >> sh) & np.uint64(255)) + 1] += 1
+            if n == 0 or cnt[((src[0] >> sh) & np.uint64(255)) + 1] == n:
+                continue
+            for d in range(256):
+                cnt[d + 1] += cnt[d]
+            for i in range(n):
+                d = (src[i] >> sh) & np.uint64(255)
+                dst[cnt[d]] = src[i]
+                cnt[d] += 1
+            src, dst = dst, src
+        return src
 
     @njit(nogil=True, cache=True)
     def _query_top_k(q_terms, q_weights, indptr, indices, data, tie_rank, rank_to_doc, k, acc, mark, touched,
@@ -100,7 +125,7 @@ if HAVE_NUMBA:
         low = np.uint64(0xFFFFFFFF)
         for i in range(n):
             keys[i] = (keys[i] & ~low) | np.uint64(tie_rank[np.int64(keys[i] & low)])
-        chosen = np.sort(keys[:n])
+        chosen = _radix_sort(keys[:n])
         n = min(n, k)
         for pos in range(n):
             key = chosen[len(chosen) - 1 - pos]
@@ -141,25 +166,50 @@ if HAVE_NUMBA:
 if HAVE_NUMBA:
 
     @njit(nogil=True, cache=True)
-    def _compact(start, docs, scores, counts, rows_out, docs_out, scores_out, ranks_out, offset):
-        pos = offset
-        for q in range(len(counts)):
+    def _compact(lo, hi, start, docs, scores, counts, offsets, rows_out, docs_out, scores_out, ranks_out):
+        for q in range(lo, hi):
+            pos = offsets[q]
             for r in range(counts[q]):
                 rows_out[pos] = start + q
                 docs_out[pos] = docs[q, r]
                 scores_out[pos] = scores[q, r]
                 ranks_out[pos] = r
                 pos += 1
-        return pos
+
+    @njit(parallel=True, nogil=True, cache=True)
+    def _compact_parallel(bounds, start, docs, scores, counts, offsets, rows_out, docs_out, scores_out, ranks_out):
+        for c in prange(len(bounds) - 1):
+            _compact(bounds[c], bounds[c + 1], start, docs, scores, counts, offsets, rows_out, docs_out, scores_out,
+                     ranks_out)
 
 
-def compact(start: int, docs: np.ndarray, scores: np.ndarray, counts: np.ndarray
+def compact(start: int, docs: np.ndarray, scores: np.ndarray, counts: np.ndarray, threads: int = 1
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Flatten per-query result rows into (query_row, doc, score float64, rank) arrays."""
-    total = int(counts.sum())
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    total = int(offsets[-1])
     out = (np.empty(total, np.int64), np.empty(total, np.int32), np.empty(total, np.float64), np.empty(total, np.int64))
-    _compact(start, docs, scores, counts, *out, 0)
+    threads = max(1, min(int(threads), len(counts)))
+    if threads == 1:
+        _compact(0, len(counts), start, docs, scores, counts, offsets, *out)
+    else:
+        # chunks of equal row counts, not equal query counts
+        bounds = np.searchsorted(offsets, np.linspace(0, total, threads + 1)).astype(np.int64)
+        bounds[0], bounds[-1] = 0, len(counts)
+        with _threads(threads):
+            _compact_parallel(bounds, start, docs, scores, counts, offsets, *out)
     return out
+
+
+@contextlib.contextmanager
+def _threads(threads: int):
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
 
 
 def top_k_numba(q_indptr: np.ndarray, q_indices: np.ndarray, q_data: np.ndarray, indptr: np.ndarray,
@@ -187,12 +237,8 @@ def top_k_numba(q_indptr: np.ndarray, q_indices: np.ndarray, q_data: np.ndarray,
         _chunk(0, nq, *args)
     else:
         bounds = np.linspace(0, nq, threads + 1).astype(np.int64)
-        previous = numba.get_num_threads()
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-        try:
+        with _threads(threads):
             _parallel(bounds, *args)
-        finally:
-            numba.set_num_threads(previous)
     return out_docs, out_scores, out_n
 
 

@@ -232,7 +232,7 @@ class SparseRetriever(pt.Transformer):
             docs, scores, counts = top_k_numba(block.indptr, block.indices, block.data, postings.indptr,
                                                postings.indices, postings.data, tie_rank, k, self.index.num_docs,
                                                self.threads, rank_to_doc)
-            parts.append(compact(start, docs, scores, counts))
+            parts.append(compact(start, docs, scores, counts, self.threads))
         if not parts:
             return (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64), np.zeros(0, np.int64))
         if len(parts) == 1:
