@@ -167,12 +167,12 @@ class BM25Indexer(pt.Indexer):
     def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> SparseIndex:
         from tqdm.auto import tqdm
 
-        bm25 = self.bm25
-        encoder = bm25.encoder_config()
-        token_ids: dict[str, int] = {}
         from ._textscan import HAVE_NUMBA, TokenTable  # imports numba only when indexing
 
+        bm25 = self.bm25
+        encoder = bm25.encoder_config()
         table = TokenTable() if (HAVE_NUMBA if self._compiled is None else self._compiled) else None
+        token_ids: dict[str, int] = {}  # the regex path's memo (raw token -> term id)
         self._raw2term = np.zeros(0, dtype=np.int32)
         with IndexWriter(self.index_ref, mode=self.mode, encoder=encoder) as writer:
             bar = tqdm(desc="indexing", unit="doc", disable=None if self.verbose else True)
