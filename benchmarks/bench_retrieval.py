@@ -1,6 +1,6 @@
 """Exact sparse retrieval and indexing, side by side with the peers, on synthetic corpora of 100k-3M documents.
 
-    python benchmarks/bench_retrieval.py            # full: 100k, 1M, 3M documents (about 30 minutes here)
+    python benchmarks/bench_retrieval.py            # full: 100k, 1M, 3M documents (about 40 minutes here)
     python benchmarks/bench_retrieval.py --quick    # 100k documents only (under 5 minutes)
 
 Peers, measured in the same run on the same machine: pyterrier-pisa (BM25 with 1 and 2 threads; its `toks`

@@ -3,6 +3,7 @@ reference path (the analyzer's regex, numpy sorts): the same tokens, and byte-id
 
 from __future__ import annotations
 
+import collections
 import filecmp
 
 import numpy as np
@@ -93,10 +94,18 @@ def test_transposition_passes_do_not_change_the_index(tmp_path, monkeypatch, pas
     monkeypatch.setattr(_index, "_PASS_POSTINGS", pass_postings)
     build(tmp_path / "many", docs, compiled=True, batch_size=37)
     same_files(tmp_path / "one", tmp_path / "many")
-    # and against a dense reference count: doc d has tf(t) occurrences of term t
+    # and against BM25 worked from plain term counts: w = tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))
     index = pse.SparseIndex(tmp_path / "many")
     analyzer = pse.BM25().analyzer
+    counts = [collections.Counter(analyzer(doc["text"])) for doc in docs]
+    avgdl = sum(sum(c.values()) for c in counts) / len(docs)
     m = index.postings.tocsc()
-    for d, doc in enumerate(docs):
-        terms = analyzer(doc["text"])
-        assert sorted(index.vocab[t] for t in m[:, d].nonzero()[0]) == sorted(set(terms))
+    k1, b = 0.9, 0.4
+    for d, tf in enumerate(counts):
+        col = m[:, d]
+        got = {index.vocab[t]: w for t, w in zip(col.indices.tolist(), col.data.tolist())}
+        dl = sum(tf.values())
+        expected = {t: n * (k1 + 1) / (n + k1 * (1 - b + b * dl / avgdl)) for t, n in tf.items()}
+        assert got.keys() == expected.keys()
+        for t in expected:
+            assert got[t] == pytest.approx(expected[t], rel=1e-6)
