@@ -1,12 +1,13 @@
 """pyterrier-sparse-eval: evaluate sparse retrieval (BM25, SPLADE) with PyTerrier, with trec_eval-exact metrics.
 
-Importing this package never imports torch or transformers.
+Importing this package never imports torch or transformers (nor numba, until an index is built or searched).
 """
 
-from . import datasets, measures, plots, sdm
+from . import datasets, files, measures, plots, sdm, systems
 from ._bm25 import BM25, BM25Indexer, TextEncoder
-from ._experiment import Experiment
-from ._index import SparseIndex, SparseIndexer
+from ._build import SparseIndexer
+from ._experiment import Experiment, ExperimentResult, run_experiment
+from ._index import SparseIndex
 from ._retriever import SparseRetriever
 from ._splade import Splade, SpladeEncoder
 from ._tokenize import LUCENE_ENGLISH_STOPWORDS, Analyzer
@@ -20,6 +21,7 @@ __all__ = [
     "BM25",
     "BM25Indexer",
     "Experiment",
+    "ExperimentResult",
     "LUCENE_ENGLISH_STOPWORDS",
     "SparseIndex",
     "SparseIndexer",
@@ -29,11 +31,14 @@ __all__ = [
     "TextEncoder",
     "bm25_saturation",
     "crosscheck",
+    "datasets",
     "evaluate",
     "evaluate_retrieval",
-    "measures",
-    "datasets",
-    "plots",
-    "sdm",
+    "files",
     "idf_lucene",
+    "measures",
+    "plots",
+    "run_experiment",
+    "sdm",
+    "systems",
 ]

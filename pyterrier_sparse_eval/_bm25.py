@@ -10,14 +10,14 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._index import IndexWriter, SparseIndex, _batched, _iter_docs
+from ._build import IndexWriter, batched, iter_docs
+from ._index import SparseIndex
 from ._retriever import SparseRetriever
 from ._tokenize import Analyzer
 from ._weights import bm25_saturation
+from .datasets import resolve_fields
 
 __all__ = ["BM25", "BM25Indexer", "TextEncoder"]
-
-DEFAULT_FIELDS = ("title", "text")
 
 
 class BM25:
@@ -128,23 +128,6 @@ def _counts(terms: list[str]) -> dict[str, int]:
     return out
 
 
-def resolve_fields(doc: dict[str, Any], fields: Sequence[str] | None) -> tuple[str, ...]:
-    """The text fields to index for documents shaped like ``doc``."""
-    if fields is not None:
-        missing = [f for f in fields if f not in doc]
-        if missing:
-            raise KeyError(f"Documents have no field(s) {missing}; available: {sorted(doc)}. Pass fields=[...].")
-        return tuple(fields)
-    chosen = tuple(f for f in DEFAULT_FIELDS if f in doc)
-    if not chosen:
-        text_like = [k for k, v in doc.items() if isinstance(v, str) and k != "docno"]
-        raise KeyError(
-            f"Documents have neither 'title' nor 'text' (fields: {sorted(doc)}); pass fields=[...], "
-            f"e.g. fields={text_like[:2]}."
-        )
-    return chosen
-
-
 class BM25Indexer(pt.Indexer):
     """Indexes raw documents with BM25 weights (see :class:`BM25`). Streams in batches."""
 
@@ -164,7 +147,8 @@ class BM25Indexer(pt.Indexer):
     def __repr__(self) -> str:
         return f"BM25Indexer({self.bm25!r}, {self.index_ref!r}, mode={self.mode!r})"
 
-    def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> SparseIndex:
+    def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> SparseIndex:  # type: ignore[override]
+        """Analyse and index ``docs``; returns the (refreshed) index."""
         from tqdm.auto import tqdm
 
         from ._textscan import HAVE_NUMBA, TokenTable  # imports numba only when indexing
@@ -176,7 +160,7 @@ class BM25Indexer(pt.Indexer):
         self._raw2term = np.zeros(0, dtype=np.int32)
         with IndexWriter(self.index_ref, mode=self.mode, encoder=encoder) as writer:
             bar = tqdm(desc="indexing", unit="doc", disable=None if self.verbose else True)
-            for batch in _batched(_iter_docs(docs), self.batch_size):
+            for batch in batched(iter_docs(docs), self.batch_size):
                 if self.fields_ is None:
                     if "docno" not in batch[0]:
                         raise KeyError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
@@ -201,7 +185,8 @@ class BM25Indexer(pt.Indexer):
             def weight(tf: np.ndarray, dl: np.ndarray, stats: dict[str, Any]) -> np.ndarray:
                 return bm25_saturation(tf, dl, stats["avgdl"], k1, b)
 
-            return writer.finish(weight)
+            writer.finish(weight)
+        return self.index_ref
 
     def _new_term_ids(self, tokens: list[str], writer: IndexWriter) -> np.ndarray:
         """Term ids of raw tokens seen for the first time (-1 for tokens the analyzer drops)."""

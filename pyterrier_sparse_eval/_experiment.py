@@ -1,31 +1,30 @@
-"""``pt.Experiment`` with an optional cross-check of every run against trec_eval."""
+"""Experiments: ``pse.Experiment`` (``pt.Experiment`` with a cross-check and per-query values next to a
+baseline) and :func:`run_experiment`, the whole pipeline on a dataset that ``sparse-eval experiment`` runs."""
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 import pyterrier as pt
 
+from . import datasets
 from .measures import crosscheck as _crosscheck
-from .measures import parse_measures
+from .measures import parse_measure, parse_measures
+from .systems import System, index_folder
 
-__all__ = ["Experiment"]
+__all__ = ["Experiment", "ExperimentResult", "run_experiment"]
 
 
 def _parse(measure: Any) -> Any:
     """Measure names as ir_measures (or this package, ``pse.nDCG@10``) spell them; others are left to pt."""
-    if not isinstance(measure, str):
-        return measure
-    import ir_measures
-
-    from .measures import by_name
-
     try:
-        return by_name(measure) or ir_measures.parse_measure(measure)
-    except Exception:
+        return parse_measure(measure)
+    except (ValueError, TypeError):
         return measure
 
 
@@ -38,25 +37,88 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     crosscheck: bool = False,
     names: Sequence[str] | None = None,
     **kwargs: Any,
-) -> pd.DataFrame:
-    """``pt.Experiment``, plus ``crosscheck=True``: each system's run is also evaluated in-house and with
-    pytrec_eval, query by query, for every measure both can compute; any disagreement raises an error that
-    shows the differing queries. Runs are computed once and shared by both."""
+) -> Any:
+    """``pt.Experiment``, plus two things it cannot do.
+
+    - ``crosscheck=True``: each system's run is also evaluated in-house and with pytrec_eval, query by query,
+      for every measure both can compute; any disagreement raises an error that shows the differing queries.
+    - ``perquery="both"`` together with ``baseline=``: returns ``(table with significance tests, per-query
+      frame)`` (``pt.Experiment`` allows only one of the two).
+
+    In both cases each system's run is computed once and shared. Measures may be given by name, in-house
+    ones included (``"pse.nDCG@10"``).
+    """
     eval_metrics = [_parse(m) for m in eval_metrics]
-    if not crosscheck:
+    both = kwargs.get("perquery") == "both" and kwargs.get("baseline") is not None
+    if not crosscheck and not both:
         return pt.Experiment(retr_systems, topics, qrels, eval_metrics, names=names, **kwargs)
     runs = [s if isinstance(s, pd.DataFrame) else s.transform(topics) for s in retr_systems]
-    names = list(names) if names is not None else [str(s) if not isinstance(s, pd.DataFrame) else f"run{i}" for i, s in enumerate(retr_systems)]
-    checkable = []
-    for m in eval_metrics:
-        try:
-            checkable.extend(parse_measures([m]))
-        except (ValueError, AttributeError):  # not computed in-house: nothing to compare
-            continue
-    for name, run in zip(names, runs):
-        report = _crosscheck(run, qrels[qrels["qid"].isin(topics["qid"])], checkable)
-        if not report.ok:
-            raise AssertionError(f"In-house and trec_eval values differ for {name}:\n{report.summary()}")
-    if not checkable:
-        warnings.warn("crosscheck=True, but no requested measure has an in-house counterpart.", stacklevel=2)
-    return pt.Experiment(runs, topics, qrels, eval_metrics, names=names, **kwargs)
+    names = list(names) if names is not None else [
+        str(s) if not isinstance(s, pd.DataFrame) else f"run{i}" for i, s in enumerate(retr_systems)]
+    if crosscheck:
+        checkable = []
+        for m in eval_metrics:
+            try:
+                checkable.extend(parse_measures([m]))
+            except (ValueError, TypeError):  # not computed in-house: nothing to compare
+                continue
+        for name, run in zip(names, runs):
+            report = _crosscheck(run, qrels[qrels["qid"].isin(topics["qid"])], checkable)
+            if not report.ok:
+                raise AssertionError(f"In-house and trec_eval values differ for {name}:\n{report.summary()}")
+        if not checkable:
+            warnings.warn("crosscheck=True, but no requested measure has an in-house counterpart.", stacklevel=2)
+    if not both:
+        return pt.Experiment(runs, topics, qrels, eval_metrics, names=names, **kwargs)
+    table_kwargs = {k: v for k, v in kwargs.items() if k != "perquery"}
+    table = pt.Experiment(runs, topics, qrels, eval_metrics, names=names, **table_kwargs)
+    query_kwargs = {k: v for k, v in table_kwargs.items()
+                    if k not in ("baseline", "test", "correction", "correction_alpha", "highlight", "round")}
+    per_query = pt.Experiment(runs, topics, qrels, eval_metrics, names=names, perquery=True, **query_kwargs)
+    return table, per_query
+
+
+@dataclass
+class ExperimentResult:
+    """What :func:`run_experiment` returns: the ``pt.Experiment`` table, the per-query frame (when asked
+    for) and the number of evaluated queries."""
+
+    table: pd.DataFrame
+    per_query: pd.DataFrame | None
+    queries: int
+
+
+def run_experiment(
+    dataset: str,
+    systems: Sequence[System],
+    measures: Sequence[Any],
+    *,
+    num_results: int = 1000,
+    index_dir: str | os.PathLike[str] = "indexes",
+    baseline: int | None = None,
+    topic_field: str | None = None,
+    perquery: bool = False,
+    verbose: bool = True,
+) -> ExperimentResult:
+    """Index (or reuse the cached indexes of) each system on a dataset, retrieve, and evaluate.
+
+    Topics without judgments are dropped (with a warning that counts them); each system's index is cached
+    under ``index_dir/<dataset>/<system>``. ``perquery=True`` also returns the per-query values of every
+    measure (from the same runs).
+    """
+    ds = datasets.load_dataset(dataset)
+    topics = datasets.get_topics(ds, topic_field, verbose=verbose)
+    qrels = datasets.get_qrels(ds)
+    topics = datasets.align_topics_qrels(topics, qrels)
+    folder = index_folder(index_dir, dataset)
+    retrievers = [
+        s.retriever(s.index(folder, lambda: datasets.corpus_iter(ds), verbose=verbose), num_results=num_results,
+                    verbose=verbose)
+        for s in systems
+    ]
+    out = Experiment(retrievers, topics, qrels, measures, names=[s.name for s in systems], baseline=baseline,
+                     verbose=verbose, perquery="both" if perquery else False)
+    if perquery:
+        table, per_query = out
+        return ExperimentResult(table, per_query, len(topics))
+    return ExperimentResult(out, None, len(topics))

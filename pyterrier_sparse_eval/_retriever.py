@@ -1,40 +1,48 @@
-"""The IDF-weighted exact top-k retriever over a SparseIndex."""
+"""The IDF-weighted exact top-k retriever over a sparse index."""
 
 from __future__ import annotations
 
 import warnings
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 import pyterrier as pt
 import scipy.sparse as sp
 
+from ._numba import available_backends
 from ._tokenize import Analyzer
 
-if TYPE_CHECKING:
-    from ._index import SparseIndex
+__all__ = ["SparseRetriever"]
 
-__all__ = ["SparseRetriever", "top_k_trec_order"]
+_BACKENDS = ("auto", "numba", "scipy")
 
 
-def top_k_trec_order(scores: np.ndarray, docs: np.ndarray, tie_rank: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` best entries in trec_eval order: score descending, then docno descending.
+class SearchableIndex(Protocol):
+    """What the retriever reads of an index (:class:`~pyterrier_sparse_eval.SparseIndex` provides it)."""
 
-    ``tie_rank[docs]`` must order documents as their docnos sort. Selection is a linear-time partition over the
-    candidates followed by a sort of at most ``k`` (+ boundary ties) entries, never a sort of all documents.
-    """
-    n = len(scores)
-    if n > k:
-        kth = np.partition(scores, n - k)[n - k]
-        cand = np.flatnonzero(scores >= kth)
-    else:
-        cand = np.arange(n)
-    # lexsort: last key is primary; negate for descending order on both keys
-    order = np.lexsort((-tie_rank[docs[cand]].astype(np.int64), -scores[cand]))
-    return cand[order[:k]]
+    @property
+    def postings(self) -> sp.csr_matrix: ...
+    @property
+    def docnos(self) -> np.ndarray: ...
+    @property
+    def docno_rank(self) -> np.ndarray: ...
+    @property
+    def rank_to_doc(self) -> np.ndarray: ...
+    @property
+    def df(self) -> np.ndarray: ...
+    @property
+    def idf(self) -> np.ndarray: ...
+    @property
+    def term_ids(self) -> dict[str, int]: ...
+    @property
+    def num_docs(self) -> int: ...
+    @property
+    def num_terms(self) -> int: ...
+    @property
+    def encoder(self) -> dict[str, Any]: ...
 
 
 class SparseRetriever(pt.Transformer):
@@ -47,8 +55,10 @@ class SparseRetriever(pt.Transformer):
 
     Backends (identical rankings and bit-identical float32 scores; tests check it):
 
-    - ``numba`` (default when numba is installed): term-at-a-time scatter-add into a reused dense accumulator
-      and a bounded heap for the top k, compiled; ``threads`` > 1 scores chunks of queries in parallel;
+    - ``numba`` (default when numba is installed): term-at-a-time scatter-add into a reused, cache-sized
+      accumulator block, then a linear-time selection of the best ``num_results`` by unique 64-bit
+      (score, docno) keys and a radix sort of the winners, compiled; ``threads`` > 1 scores chunks of
+      queries in parallel;
     - ``scipy``: queries scored in batches with a sparse-times-sparse product; a batch holds as many queries
       as fit in ``memory_budget`` bytes of score accumulators (bounded by the postings the batch touches).
 
@@ -67,7 +77,7 @@ class SparseRetriever(pt.Transformer):
 
     def __init__(
         self,
-        index: SparseIndex,
+        index: SearchableIndex,
         *,
         num_results: int = 1000,
         idf: bool = True,
@@ -77,59 +87,58 @@ class SparseRetriever(pt.Transformer):
         threads: int = 1,
         verbose: bool = False,
     ):
-        from ._kernels import available_backends
-
-        if backend == "auto":
-            backend = available_backends()[0]
-        if backend not in ("numba", "scipy"):
+        if backend not in _BACKENDS:
             raise ValueError(f"backend must be 'auto', 'numba' or 'scipy', got {backend!r}.")
-        if backend not in available_backends():
+        if backend not in (*available_backends(), "auto"):
             raise ImportError("backend='numba' needs numba: pip install numba (or use backend='scipy').")
         if not isinstance(threads, (int, np.integer)) or threads < 1:
             raise ValueError(f"threads must be a positive integer, got {threads!r}.")
-        self.backend = backend
-        self.threads = int(threads)
         if not isinstance(num_results, (int, np.integer)) or num_results < 1:
             raise ValueError(f"num_results must be a positive integer, got {num_results!r}.")
         if memory_budget < 1:
             raise ValueError("memory_budget must be a positive number of bytes.")
+        # stored verbatim (PyTerrier's parameter tools read them back); resolved where used
         self.index = index
-        self.num_results = int(num_results)
-        self.idf = bool(idf)
+        self.num_results = num_results
+        self.idf = idf
         self.analyzer = analyzer
         self.memory_budget = memory_budget
+        self.backend = backend
+        self.threads = threads
         self.verbose = verbose
 
     def __repr__(self) -> str:
         return (f"SparseRetriever({self.index!r}, num_results={self.num_results}, idf={self.idf}, "
                 f"backend={self.backend!r}, threads={self.threads})")
 
+    @property
+    def backend_(self) -> str:
+        """The backend in use: ``backend``, with ``"auto"`` resolved."""
+        return available_backends()[0] if self.backend == "auto" else self.backend
+
     def fuse_rank_cutoff(self, k: int) -> SparseRetriever | None:
+        """``retriever % k``: the same retriever returning ``min(k, num_results)`` documents."""
         if k >= self.num_results:
             return self
-        return SparseRetriever(
-            self.index,
-            num_results=k,
-            idf=self.idf,
-            analyzer=self.analyzer,
-            memory_budget=self.memory_budget,
-            backend=self.backend,
-            threads=self.threads,
-            verbose=self.verbose,
-        )
+        return SparseRetriever(self.index, num_results=k, idf=self.idf, analyzer=self.analyzer,
+                               memory_budget=self.memory_budget, backend=self.backend, threads=self.threads,
+                               verbose=self.verbose)
 
     # -----------------------------------------------------------------------------------------------------
     def _analyzer(self) -> Analyzer:
         if self.analyzer is not None:
             return self.analyzer
-        config = self.index.encoder.get("analyzer")
-        if config is None:
-            raise ValueError(
-                f"{self.index} was built from precomputed `toks` and has no text analyzer: give queries a "
-                "`query_toks` column (e.g. splade.query_encoder() >> index.retriever()), or pass analyzer=."
-            )
-        self.analyzer = Analyzer.from_config(config)
-        return self.analyzer
+        if self._index_analyzer is None:
+            config = self.index.encoder.get("analyzer")
+            if config is None:
+                raise ValueError(
+                    f"{self.index} was built from precomputed `toks` and has no text analyzer: give queries a "
+                    "`query_toks` column (e.g. splade.query_encoder() >> index.retriever()), or pass analyzer=."
+                )
+            self._index_analyzer = Analyzer.from_config(config)
+        return self._index_analyzer
+
+    _index_analyzer: Analyzer | None = None
 
     def _query_weights(self, inp: pd.DataFrame) -> list[dict[str, float]]:
         if "query_toks" in inp.columns:
@@ -209,30 +218,31 @@ class SparseRetriever(pt.Transformer):
         return pd.DataFrame(columns)
 
     def search_matrix(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Top-k for a (queries x terms) weight matrix (see :meth:`query_matrix`) as flat arrays.
+        """The best ``num_results`` documents for each row of a (queries x terms) weight matrix (see :meth:`query_matrix`) as flat arrays.
 
         Returns ``(query_row, doc_id, score, rank)``, grouped by query row, each query best first.
         """
-        return self._search_numba(q) if self.backend == "numba" else self._search_scipy(q)
+        return self._search_numba(q) if self.backend_ == "numba" else self._search_scipy(q)
 
     def _search_numba(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         from tqdm.auto import tqdm
 
-        from ._kernels import compact, top_k_numba
+        from ._topk import compact, top_k_numba
 
         postings = self.index.postings
         tie_rank = np.asarray(self.index.docno_rank)
-        k = min(self.num_results, self.index.num_docs)
+        depth = min(int(self.num_results), self.index.num_docs)
         rank_to_doc = self.index.rank_to_doc
-        step = max(1, min(4096, self.memory_budget // (8 * k)))  # result buffers of a block: 8 bytes per slot
+        threads = int(self.threads)
+        step = max(1, min(4096, self.memory_budget // (8 * depth)))  # result buffers of a block: 8 bytes per slot
         parts = []
         starts = range(0, q.shape[0], step)
         for start in tqdm(starts, desc="retrieving", unit="block", disable=None if self.verbose else True):
             block = q[start:start + step]
             docs, scores, counts = top_k_numba(block.indptr, block.indices, block.data, postings.indptr,
-                                               postings.indices, postings.data, tie_rank, k, self.index.num_docs,
-                                               self.threads, rank_to_doc)
-            parts.append(compact(start, docs, scores, counts, self.threads))
+                                               postings.indices, postings.data, tie_rank, depth, self.index.num_docs,
+                                               threads, rank_to_doc)
+            parts.append(compact(start, docs, scores, counts, threads))
         if not parts:
             return (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64), np.zeros(0, np.int64))
         if len(parts) == 1:
@@ -242,9 +252,11 @@ class SparseRetriever(pt.Transformer):
     def _search_scipy(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         from tqdm.auto import tqdm
 
+        from ._topk import top_k_trec_order
+
         postings = self.index.postings
         tie_rank = np.asarray(self.index.docno_rank)
-        k = self.num_results
+        depth = int(self.num_results)
         res_rows, res_docs, res_scores, res_ranks = [], [], [], []
         for start, end in tqdm(self._batches(q), desc="retrieving", unit="batch",
                                disable=None if self.verbose else True):
@@ -254,7 +266,7 @@ class SparseRetriever(pt.Transformer):
                 if a == b:
                     continue
                 s, d = scores.data[a:b], scores.indices[a:b]
-                top = top_k_trec_order(s, d, tie_rank, k)
+                top = top_k_trec_order(s, d, tie_rank, depth)
                 res_rows.append(np.full(len(top), start + r, dtype=np.int64))
                 res_docs.append(d[top])
                 res_scores.append(s[top])

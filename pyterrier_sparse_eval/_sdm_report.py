@@ -17,10 +17,9 @@ import numpy as np
 
 from . import datasets
 from ._index import SparseIndex
-from ._systems import _slug, parse_system
+from ._pool import BackgroundSample, Pool, background_from_run, build_pool, evaluate_on_pool
 from .measures import evaluate as evaluate_inhouse
-from .sdm import BackgroundSample, Pool, background_from_run, build_pool
-from .sdm import evaluate as sdm_evaluate
+from .systems import index_folder, parse_system
 
 __all__ = ["ThreeWay", "three_way"]
 
@@ -80,6 +79,7 @@ def three_way(
     family: str = "auto",
     k_values: Sequence[int] = (10, 100, 1000),
     index_dir: str | Path = "indexes",
+    num_results: int | None = None,
     bootstrap: int = 0,
     curves: bool = True,
     verbose: bool = True,
@@ -90,30 +90,37 @@ def three_way(
     The pool: relevant documents + top-``depth`` distractors per query from the ``pool_runs`` systems'
     full-corpus runs (default: the first system) + ``sample`` random background documents (``seed``). Each
     system's pooled index is cut from its full index (same scores), retrieved in full (``num_results`` = pool
-    size), and corrected with its own per-query background fits.
+    size), and corrected with its own per-query background fits. The full-corpus runs, which give the
+    distractors and the exact values, retrieve ``num_results`` documents per query (default: the largest k
+    or the pool depth, at least 1000); it must be at least the largest k and the pool depth.
     """
     specs = [parse_system(s) for s in systems]
-    pool_specs = [parse_system(s) for s in (pool_runs or systems[:1])]
+    by_name = {s.name: s for s in specs}
+    pool_specs = [by_name.get(p.name, p) for p in (parse_system(s) for s in (pool_runs or systems[:1]))]
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise ValueError(f"The same system is given twice: {names}.")
     if not k_values or min(k_values) < 1:
         raise ValueError("k values must be >= 1.")
+    full_depth = max(max(k_values), depth, 1000) if num_results is None else int(num_results)
+    if full_depth < max(max(k_values), depth):
+        raise ValueError(f"num_results={full_depth} is below the largest k ({max(k_values)}) or the pool depth "
+                         f"({depth}): the full-corpus runs could not give the exact values; raise it.")
     ds = datasets.load_dataset(dataset)
     topics = datasets.get_topics(ds, verbose=verbose)
     qrels = datasets.get_qrels(ds)
     topics = datasets.align_topics_qrels(topics, qrels)
-    depth_needed = max(max(k_values), 1000)
+    folder = index_folder(index_dir, dataset)
 
     full_index: dict[str, SparseIndex] = {}
     full_runs: dict[str, Any] = {}
 
     def full_run(spec: Any) -> Any:
         if spec.name not in full_runs:
-            full_index[spec.name] = spec.index(ds, dataset, index_dir, verbose=verbose)
+            full_index[spec.name] = spec.index(folder, lambda: datasets.corpus_iter(ds), verbose=verbose)
             if verbose:
-                print(f"Retrieving {spec.name} over the full corpus")
-            full_runs[spec.name] = spec.retriever(full_index[spec.name], num_results=depth_needed,
+                print(f"Retrieving {spec.name} over the full corpus ({full_depth} per query)")
+            full_runs[spec.name] = spec.retriever(full_index[spec.name], num_results=full_depth,
                                                   verbose=verbose).transform(topics)
         return full_runs[spec.name]
 
@@ -134,7 +141,7 @@ def three_way(
     curve_out: dict[str, dict[str, dict[str, list[float]]]] = {}
     measure_names = [f"{m}@{k}" for k in k_values for m in ("R", "nDCG")]
     for spec in specs:
-        pooled_path = Path(index_dir) / _slug(dataset) / f"pool-{pool.fingerprint}" / spec.index_name()
+        pooled_path = folder / f"pool-{pool.fingerprint}" / spec.index_name
         pooled_index = SparseIndex(pooled_path)
         if not pooled_index.built():
             pool.index(full_index[spec.name], pooled_path)
@@ -142,7 +149,7 @@ def three_way(
             print(f"Retrieving {spec.name} over the pooled corpus")
         pooled_run = spec.retriever(pooled_index, num_results=pool.size, verbose=verbose).transform(topics)
         ks = _curve_ks(k_values) if curves else list(k_values)
-        corrected = sdm_evaluate(pooled_run, qrels, pool, ks, family=family, bootstrap=bootstrap, seed=seed)
+        corrected = evaluate_on_pool(pooled_run, qrels, pool, ks, family=family, bootstrap=bootstrap, seed=seed)
         truth = evaluate_inhouse(full_runs[spec.name], qrels, [f"{m}@{k}" for k in ks for m in ("R", "nDCG")],
                                  warn=False)
         results[spec.name] = {}
@@ -183,6 +190,7 @@ def three_way(
         "family": family,
         "k": list(k_values),
         "bootstrap": bootstrap,
+        "num_results": full_depth,
         "num_docs": pool.num_docs,
         "pool_size": pool.size,
         "n_unseen": pool.n_unseen,

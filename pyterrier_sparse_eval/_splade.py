@@ -14,9 +14,10 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._bm25 import resolve_fields
-from ._index import SparseIndex, SparseIndexer
+from ._build import SparseIndexer
+from ._index import SparseIndex
 from ._retriever import SparseRetriever
+from .datasets import resolve_fields
 
 __all__ = ["Splade", "SpladeEncoder", "splade_max"]
 
@@ -203,10 +204,10 @@ class Splade:
 
     def indexer(
         self, index: SparseIndex, *, mode: str = "create", batch_size: int = 10_000, verbose: bool | None = None
-    ) -> pt.Indexer:
+    ) -> Any:
         """Encode documents and index them, batch by batch (the corpus's vectors are never all in memory)."""
-        indexer = SparseIndexer(index, mode=mode, batch_size=batch_size, verbose=self.verbose if verbose is None else verbose)
-        indexer.encoder = self.encoder_config()
+        indexer = SparseIndexer(index, mode=mode, batch_size=batch_size,
+                                verbose=self.verbose if verbose is None else verbose, encoder=self.encoder_config())
         return self.doc_encoder() >> indexer
 
     def retriever(

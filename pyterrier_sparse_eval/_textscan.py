@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._kernels import HAVE_NUMBA
+from ._numba import HAVE_NUMBA
 
 __all__ = ["TokenTable", "HAVE_NUMBA"]
 

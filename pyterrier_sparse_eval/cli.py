@@ -12,6 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import datasets, plots, run_experiment, sdm
+from .files import atomic_write_text
+from .measures import crosscheck, evaluate, inhouse, parse_measure, parse_measures
+from .systems import parse_system
+
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
 
 DEFAULT_METRICS = ["nDCG@10", "R@100", "AP", "RR"]
@@ -34,100 +39,83 @@ class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
 
 
-def parse_measures(names: list[str]) -> list[Any]:
-    import ir_measures
+def _measures(names: list[str] | None, *, inhouse_only: bool = False) -> list[Any]:
+    """Measures from names (one parser for the package); with ``inhouse_only`` each must have an in-house twin."""
+    try:
+        measures = [parse_measure(n) for n in (names or DEFAULT_METRICS)]
+        return [inhouse(m) for m in measures] if inhouse_only else measures
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
-    out = []
-    for name in names:
-        try:
-            out.append(ir_measures.parse_measure(name))
-        except Exception:
-            raise UsageError(
-                f"Unknown measure {name!r}; use ir_measures names such as nDCG@10, R@100, P@10, AP, RR."
-            ) from None
-    return out
+
+def _write(path: str, text: str, quiet: bool = True) -> None:
+    atomic_write_text(path, text)
+    if not quiet:
+        print(f"Wrote {path}")
+
+
+def _need_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UsageError(plots.INSTALL_HINT) from None
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     import pandas as pd
-    import pyterrier as pt
-
-    from . import datasets
-    from ._systems import parse_system
 
     try:
         systems = [parse_system(s) for s in (args.system or ["bm25"])]
     except ValueError as e:
         raise UsageError(str(e)) from None
-    measures = parse_measures(args.metric or DEFAULT_METRICS)
+    measures = _measures(args.metric, inhouse_only=args.measures == "in-house")
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
         raise UsageError(f"The same system is given twice: {names}.")
     baseline = _resolve_baseline(args.baseline, names)
     if args.output and Path(args.output).suffix not in (".json", ".csv"):
         raise UsageError(f"--output must end in .json or .csv, got {args.output!r}.")
+    if args.plots:
+        _need_matplotlib()
+    verbose = not args.quiet
     try:
-        ds = datasets.load_dataset(args.dataset)
+        result = run_experiment(args.dataset, systems, measures, num_results=args.num_results,
+                                index_dir=args.index_dir, baseline=baseline, topic_field=args.topic_field,
+                                perquery=bool(args.plots) and len(systems) > 1, verbose=verbose)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    verbose = not args.quiet
-    topics = datasets.get_topics(ds, args.topic_field, verbose=verbose)
-    qrels = datasets.get_qrels(ds)
-    topics = datasets.align_topics_qrels(topics, qrels)
-    if args.plots:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise UsageError("--plots needs matplotlib: pip install 'pyterrier-sparse-eval[plots]'.") from None
-    retrievers = [
-        s.build(ds, args.dataset, args.index_dir, num_results=args.num_results, verbose=verbose) for s in systems
-    ]
-    # each system retrieves once; the runs feed both the table and the per-query plots
-    runs = [r.transform(topics) for r in retrievers]
-    table = pt.Experiment(runs, topics, qrels, measures, names=names, baseline=baseline, verbose=verbose)
+    table = result.table
     measure_names = [str(m) for m in measures]
     with pd.option_context("display.width", 100, "display.max_columns", 20, "display.precision", 4):
         print(table.to_string(index=False))
     if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if out.suffix == ".json":
+        if Path(args.output).suffix == ".json":
+            rows = table.to_dict("records")
             payload = {
-                "results": {
-                    row["name"]: {m: float(row[m]) for m in measure_names} for row in table.to_dict("records")
-                },
+                "results": {row["name"]: {m: float(row[m]) for m in measure_names} for row in rows},
                 "significance": {
                     row["name"]: {k: _jsonable(v) for k, v in row.items() if k not in measure_names and k != "name"}
-                    for row in table.to_dict("records")
-                }
-                if baseline is not None
-                else {},
+                    for row in rows
+                } if baseline is not None else {},
                 "config": {
                     "dataset": args.dataset,
                     "systems": {s.name: s.spec for s in systems},
                     "metrics": measure_names,
+                    "measures": args.measures,
                     "num_results": args.num_results,
-                    "queries": int(len(topics)),
+                    "queries": result.queries,
                     "baseline": None if baseline is None else names[baseline],
                 },
             }
-            _write_atomic(out, json.dumps(payload, indent=2))
+            _write(args.output, json.dumps(payload, indent=2), quiet=not verbose)
         else:
-            _write_atomic(out, table.to_csv(index=False))
-        if verbose:
-            print(f"Wrote {out}")
-    if args.plots and len(runs) > 1:
-        from . import plots
-        from ._systems import _slug
-
-        per_query = pt.Experiment(runs, topics, qrels, measures[:1], names=names, perquery=True)
-        ref = names[baseline if baseline is not None else 0]
-        for name in names:
-            if name != ref:
-                fig = plots.per_query_comparison(per_query, ref, name, str(measures[0]))
-                path = plots.save_figure(fig, Path(args.plots) / f"per-query-{_slug(name)}-vs-{_slug(ref)}.png")
-                if verbose:
-                    print(f"Wrote {path}")
+            _write(args.output, table.to_csv(index=False), quiet=not verbose)
+    if result.per_query is not None:
+        reference = names[baseline if baseline is not None else 0]
+        for path in plots.save_per_query_comparisons(result.per_query, names, reference, measure_names[0],
+                                                     args.plots):
+            if verbose:
+                print(f"Wrote {path}")
     elif args.plots and verbose:
         print("--plots: per-query comparisons need at least two systems; nothing drawn.")
     return EXIT_OK
@@ -139,12 +127,6 @@ def _jsonable(v: Any) -> Any:
     except (TypeError, ValueError):
         return str(v)
     return None if f != f else f
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def _resolve_baseline(baseline: str | None, names: list[str]) -> int | None:
@@ -177,63 +159,20 @@ query, 1 otherwise.
 """
 
 
-def _read_trec(path: str, columns: int, layout: str, kind: str) -> Any:
-    """A whitespace-separated TREC file as string columns, or None when it is empty."""
-    import pandas as pd
-
+def _read(reader: Any, path: str) -> Any:
     try:
-        frame = pd.read_csv(path, sep=r"\s+", header=None, dtype=str, engine="c")
-    except FileNotFoundError:
-        raise UsageError(f"{kind} file not found: {path}.") from None
-    except pd.errors.EmptyDataError:
-        return None
-    if frame.shape[1] != columns:
-        raise UsageError(f"{path} is not a TREC {kind.lower()} file: expected {columns} columns '{layout}', got {frame.shape[1]}.")
-    return frame
-
-
-def read_trec_run(path: str) -> Any:
-    """A TREC run file as a qid/docno/score frame (ids kept as strings)."""
-    import pandas as pd
-
-    frame = _read_trec(path, 6, "qid Q0 docno rank score tag", "Run")
-    if frame is None:
-        return pd.DataFrame({"qid": [], "docno": [], "score": []})
-    try:
-        scores = frame[4].astype(float)
-    except ValueError:
-        raise UsageError(f"{path}: the 5th column (score) must be numeric.") from None
-    return pd.DataFrame({"qid": frame[0], "docno": frame[2], "score": scores})
-
-
-def read_trec_qrels(path: str) -> Any:
-    """A TREC qrels file as a qid/docno/label frame (ids kept as strings)."""
-    import pandas as pd
-
-    frame = _read_trec(path, 4, "qid iteration docno label", "Qrels")
-    if frame is None:
-        raise UsageError(f"Qrels file {path} is empty.")
-    try:
-        labels = frame[3].astype(int)
-    except ValueError:
-        raise UsageError(f"{path}: the 4th column (label) must be an integer.") from None
-    return pd.DataFrame({"qid": frame[0], "docno": frame[2], "label": labels})
-
-
-def _measures_inhouse(names: list[str] | None) -> list[Any]:
-    from .measures import parse_measures
-
-    try:
-        return parse_measures(names or DEFAULT_METRICS)
-    except ValueError as e:
+        return reader(path)
+    except (FileNotFoundError, ValueError) as e:
         raise UsageError(str(e)) from None
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from .measures import evaluate
-
-    measures = _measures_inhouse(args.metric)
-    run, qrels = read_trec_run(args.run), read_trec_qrels(args.qrels)
+    measures = _measures(args.metric)
+    try:
+        parse_measures(measures)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    run, qrels = _read(datasets.read_run, args.run), _read(datasets.read_qrels, args.qrels)
     result = evaluate(run, qrels, measures, missing_as_zero=args.missing_as_zero)
     width = max(len(str(m)) for m in measures)
     for name, value in result.aggregate.items():
@@ -247,20 +186,20 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
               + (" (counted as 0)" if args.missing_as_zero else " (left out; --missing-as-zero counts them)"),
               file=sys.stderr)
     if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(out, json.dumps(result.to_json(per_query=args.per_query), indent=2))
+        _write(args.output, json.dumps(result.to_json(per_query=args.per_query), indent=2))
     return EXIT_OK
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
-    from .measures import crosscheck
-
-    measures = _measures_inhouse(args.metric)
-    report = crosscheck(read_trec_run(args.run), read_trec_qrels(args.qrels), measures)
+    measures = _measures(args.metric)
+    try:
+        parse_measures(measures)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    report = crosscheck(_read(datasets.read_run, args.run), _read(datasets.read_qrels, args.qrels), measures)
     print(report.summary())
     if args.output:
-        _write_atomic(Path(args.output), json.dumps(report.to_json(), indent=2))
+        _write(args.output, json.dumps(report.to_json(), indent=2))
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 
@@ -278,58 +217,29 @@ JSON: {"results": {system: {measure: {"pooled", "sdm", "full"}}}, "config": {...
 
 
 def cmd_sdm(args: argparse.Namespace) -> int:
-    from ._sdm_report import three_way
-    from .measures._score_dist import FAMILIES
-
-    if args.family not in FAMILIES:
-        raise UsageError(f"Unknown --family {args.family!r}; choose one of {', '.join(FAMILIES)}.")
+    if args.family not in sdm.FAMILIES:
+        raise UsageError(f"Unknown --family {args.family!r}; choose one of {', '.join(sdm.FAMILIES)}.")
     if args.output and Path(args.output).suffix != ".json":
         raise UsageError(f"--output must end in .json, got {args.output!r}.")
     if args.plots:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise UsageError("--plots needs matplotlib: pip install 'pyterrier-sparse-eval[plots]'.") from None
+        _need_matplotlib()
     ks = sorted(set(args.k or [10, 100, 1000]))
     try:
-        report = three_way(
+        report = sdm.three_way(
             args.dataset, args.system or ["bm25"], pool_runs=args.pool_run, depth=args.pool_depth, sample=args.sample,
-            seed=args.seed, family=args.family, k_values=ks, index_dir=args.index_dir, bootstrap=args.bootstrap,
-            verbose=not args.quiet,
+            seed=args.seed, family=args.family, k_values=ks, index_dir=args.index_dir, num_results=args.num_results,
+            bootstrap=args.bootstrap, verbose=not args.quiet,
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
     print(report.table())
     if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(out, json.dumps(report.to_json(per_query=args.per_query), indent=2))
-        if not args.quiet:
-            print(f"Wrote {out}")
+        _write(args.output, json.dumps(report.to_json(per_query=args.per_query), indent=2), quiet=args.quiet)
     if args.plots:
-        for path in write_sdm_plots(report, Path(args.plots)):
+        for path in plots.save_sdm_figures(report, args.plots):
             if not args.quiet:
                 print(f"Wrote {path}")
     return EXIT_OK
-
-
-def write_sdm_plots(report: Any, folder: Path) -> list[Path]:
-    """Background fits for four queries and metric-vs-k curves, one PNG each per system."""
-    from . import plots
-    from ._systems import _slug
-
-    written = []
-    for system, curves in report.curves.items():
-        slug = _slug(system)
-        fig = plots.background_fits(report.samples[system], report.models[system], n_unseen=report.pool.n_unseen,
-                                    title=f"{system}: background score fits")
-        written.append(plots.save_figure(fig, folder / f"{slug}-background.png"))
-        plt = plots._plt()
-        fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
-        for ax, metric in zip(axes, ("R", "nDCG")):
-            plots.metric_vs_k(curves[metric], metric=metric, title=f"{system}", ax=ax)
-        written.append(plots.save_figure(fig, folder / f"{slug}-metric-vs-k.png"))
-    return written
 
 
 def _trec_file_parser(sub: Any, name: str, help_text: str, example: str) -> argparse.ArgumentParser:
@@ -363,6 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(repeatable; default bm25)",
     )
     p.add_argument("--metric", action="append", help=f"ir_measures name (repeatable; default {' '.join(DEFAULT_METRICS)})")
+    p.add_argument("--measures", choices=("standard", "in-house"), default="standard",
+                   help="compute the metrics with ir_measures' providers (standard, default) or in-house "
+                   "(pse.nDCG@10 ...; trec_eval-exact, faster)")
     p.add_argument("--num-results", type=int, default=1000, help="documents retrieved per query (default 1000)")
     p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
     p.add_argument("--topic-field", default=None, help="topic field to use as the query (default: chosen and reported)")
@@ -400,6 +313,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--family", default="auto", help="background score family: auto (default), empirical, kde, "
                    "empirical-gpd, normal, skewnorm, lognormal, zero-inflated")
     p.add_argument("--k", type=int, action="append", help="cut-off (repeatable; default 10 100 1000)")
+    p.add_argument("--num-results", type=int, default=None, help="documents retrieved per query over the full "
+                   "corpus (default: the largest --k or --pool-depth, at least 1000)")
     p.add_argument("--bootstrap", type=int, default=0, help="bootstrap rounds for SDM confidence intervals")
     p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
     p.add_argument("--output", default=None, help="write the report as JSON here")

@@ -11,16 +11,28 @@ Offline or air-gapped use: point ``IR_DATASETS_HOME`` at a pre-filled ``ir_datas
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pandas as pd
 import pyterrier as pt
 
-__all__ = ["load_dataset", "get_topics", "get_qrels", "corpus_iter", "align_topics_qrels", "num_docs"]
+__all__ = [
+    "load_dataset",
+    "get_topics",
+    "get_qrels",
+    "corpus_iter",
+    "align_topics_qrels",
+    "num_docs",
+    "resolve_fields",
+    "read_run",
+    "read_qrels",
+]
 
 # Preferred topic fields, in order, when a collection offers several (TREC: title is the short keyword query).
 TOPIC_FIELD_PREFERENCE = ("query", "title", "text")
+# Document fields joined (with a space) into the indexed text by default: BEIR's title + " " + text.
+DEFAULT_DOC_FIELDS = ("title", "text")
 
 
 def load_dataset(dataset: str | Any) -> Any:
@@ -123,3 +135,75 @@ def align_topics_qrels(topics: pd.DataFrame, qrels: pd.DataFrame, *, warn: bool 
             extra += " (no query id in common: are topics and qrels from the same split, with str ids?)"
         warnings.warn(f"evaluating {len(both)} of {len(tq)} queries: {extra}.", stacklevel=2)
     return topics[topics["qid"].astype(str).isin(both)].reset_index(drop=True)
+
+
+def resolve_fields(doc: dict[str, Any], fields: Sequence[str] | None) -> tuple[str, ...]:
+    """The text fields to index for documents shaped like ``doc``.
+
+    ``fields`` when given (each must exist); else ``title`` + ``text`` when a document has both (BEIR's
+    convention), else whichever of the two it has.
+    """
+    if fields is not None:
+        missing = [f for f in fields if f not in doc]
+        if missing:
+            raise KeyError(f"Documents have no field(s) {missing}; available: {sorted(doc)}. Pass fields=[...].")
+        return tuple(fields)
+    chosen = tuple(f for f in DEFAULT_DOC_FIELDS if f in doc)
+    if not chosen:
+        text_like = [k for k, v in doc.items() if isinstance(v, str) and k != "docno"]
+        raise KeyError(
+            f"Documents have neither 'title' nor 'text' (fields: {sorted(doc)}); pass fields=[...], "
+            f"e.g. fields={text_like[:2]}."
+        )
+    return chosen
+
+
+def _read_trec(path: str, reader: Any, columns: int, layout: str, kind: str) -> pd.DataFrame | None:
+    """A TREC file read by PyTerrier's reader, checked to have exactly ``columns`` columns; None when empty."""
+    import os
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{kind} file not found: {path}.")
+    try:
+        frame: pd.DataFrame = reader(path)
+    except pd.errors.EmptyDataError:
+        return None
+    except ValueError as e:  # a column that does not convert (pandas names it)
+        raise ValueError(f"{path} is not a TREC {kind.lower()} file with columns '{layout}': {e}") from None
+    # pandas reads a line with an extra column by shifting the first one into the index, and fills a missing
+    # column with NaN: either way the file does not have the expected layout
+    if not isinstance(frame.index, pd.RangeIndex) or frame.iloc[:, -1].isna().any():
+        raise ValueError(f"{path} is not a TREC {kind.lower()} file: expected {columns} columns '{layout}' on "
+                         "every line.")
+    bad = [str(c) for c in frame.columns if frame[c].isna().any()]
+    if bad:
+        raise ValueError(f"{path}: column(s) {bad} hold NaN or missing values; trec_eval cannot rank them.")
+    return frame
+
+
+def read_run(path: str) -> pd.DataFrame:
+    """A TREC run file (``qid Q0 docno rank score tag``) as a ``qid``, ``docno``, ``score`` frame, ids as str.
+
+    Read with ``pt.io.read_results``; an empty file gives an empty run. Raises ``FileNotFoundError`` or a
+    ``ValueError`` that names the expected layout.
+    """
+    frame = _read_trec(path, pt.io.read_results, 6, "qid Q0 docno rank score tag", "Run")
+    if frame is None:
+        return pd.DataFrame({"qid": pd.Series([], dtype=str), "docno": pd.Series([], dtype=str),
+                             "score": pd.Series([], dtype=float)})
+    return frame[["qid", "docno", "score"]].reset_index(drop=True)
+
+
+def read_qrels(path: str) -> pd.DataFrame:
+    """A TREC qrels file (``qid iteration docno label``) as a ``qid``, ``docno``, ``label`` (int) frame.
+
+    Read with ``pt.io.read_qrels``. Raises ``FileNotFoundError``, or a ``ValueError`` for an empty file, a
+    wrong layout or a non-integer label.
+    """
+    frame = _read_trec(path, pt.io.read_qrels, 4, "qid iteration docno label", "Qrels")
+    if frame is None:
+        raise ValueError(f"Qrels file {path} is empty.")
+    labels = pd.to_numeric(frame["label"], errors="coerce")
+    if labels.isna().any() or (labels != labels.round()).any():
+        raise ValueError(f"{path}: the 4th column (label) must be an integer.")
+    return pd.DataFrame({"qid": frame["qid"], "docno": frame["docno"], "label": labels.astype(int)})

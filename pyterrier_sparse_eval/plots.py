@@ -7,24 +7,38 @@ pictures appear in notebooks and, through ``--plots DIR``, from the command line
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["background_fit", "background_fits", "metric_vs_k", "per_query_comparison", "save_figure"]
+from .files import atomic_write, slug
+
+__all__ = [
+    "INSTALL_HINT",
+    "background_fit",
+    "background_fits",
+    "metric_vs_k",
+    "per_query_comparison",
+    "save_figure",
+    "save_per_query_comparisons",
+    "save_sdm_figures",
+]
+
+INSTALL_HINT = "Plots need matplotlib: pip install 'pyterrier-sparse-eval[plots]'."
 
 
 def _plt() -> Any:
     try:
         import matplotlib
 
-        if not os.environ.get("MPLBACKEND") and "ipykernel" not in __import__("sys").modules:
+        if not os.environ.get("MPLBACKEND") and "ipykernel" not in sys.modules:
             matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError("Plots need matplotlib: pip install 'pyterrier-sparse-eval[plots]'.") from None
+        raise ImportError(INSTALL_HINT) from None
     return plt
 
 
@@ -135,12 +149,38 @@ def per_query_comparison(per_query: Any, a: str, b: str, measure: str, *, title:
     return fig
 
 
-def save_figure(fig: Any, path: str | os.PathLike) -> Path:
+def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
     """Save a figure atomically (written to a temporary name, then renamed) and close it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=120)
-    os.replace(tmp, path)
-    _plt().close(fig)
-    return path
+    try:
+        return atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120))
+    finally:
+        _plt().close(fig)
+
+
+def save_per_query_comparisons(per_query: Any, names: Sequence[str], reference: str, measure: str,
+                               folder: str | os.PathLike[str]) -> list[Path]:
+    """One :func:`per_query_comparison` PNG per system against ``reference``, saved into ``folder``
+    (``per-query-<system>-vs-<reference>.png``)."""
+    written = []
+    for name in names:
+        if name != reference:
+            fig = per_query_comparison(per_query, reference, name, measure)
+            written.append(save_figure(fig, Path(folder) / f"per-query-{slug(name)}-vs-{slug(reference)}.png"))
+    return written
+
+
+def save_sdm_figures(report: Any, folder: str | os.PathLike[str]) -> list[Path]:
+    """For each system of an SDM report (``pse.sdm.three_way``): background fits of four queries
+    (``<system>-background.png``) and pooled / SDM / full metric-vs-k curves (``<system>-metric-vs-k.png``)."""
+    plt = _plt()
+    written = []
+    for system, curves in report.curves.items():
+        name = slug(system)
+        fig = background_fits(report.samples[system], report.models[system], n_unseen=report.pool.n_unseen,
+                              title=f"{system}: background score fits")
+        written.append(save_figure(fig, Path(folder) / f"{name}-background.png"))
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
+        for ax, metric in zip(axes, ("R", "nDCG")):
+            metric_vs_k(curves[metric], metric=metric, title=f"{system}", ax=ax)
+        written.append(save_figure(fig, Path(folder) / f"{name}-metric-vs-k.png"))
+    return written

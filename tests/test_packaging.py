@@ -23,15 +23,122 @@ def test_artifact_entry_point_is_registered():
     assert eps.get("sparse_index.csr") == "pyterrier_sparse_eval._index:SparseIndex"
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
-    names = set()
-    for node in ast.walk(tree):
+# The architecture, as layers: a module may import only modules of lower layers (imports inside functions and
+# under TYPE_CHECKING count too). measures/ is the base: it depends on nothing else of the package.
+LAYERS = {
+    "measures._order": 0, "measures._score_dist": 0, "measures._prepare": 1, "measures._metrics": 2,
+    "measures._inhouse": 3, "measures._evaluate": 4, "measures._crosscheck": 4, "measures._sdm": 4, "measures": 5,
+    "files": 0, "_weights": 0, "_tokenize": 0, "_numba": 0, "datasets": 0,  # leaves
+    "_topk": 10, "_postings": 10, "_textscan": 10,  # compiled kernels and their numpy twins
+    "_retriever": 20, "_build": 20,  # searching and writing an index
+    "_index": 30,  # the artifact, factory of both
+    "_bm25": 40, "_splade": 40,  # encoders
+    "systems": 50, "_pool": 50, "plots": 50,
+    "_sdm_report": 60, "_experiment": 60,  # pipelines on a dataset
+    "sdm": 70,
+    "": 80,  # the package's __init__: re-exports
+    "cli": 90, "__main__": 95,
+}
+MEASURES_MAY_IMPORT = {"numpy", "scipy", "pandas", "ir_measures", "pytrec_eval"}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> list[tuple[str, str]]:
+    """(module, name) for every import in the file, relative imports resolved to package module names
+    ('' is the package itself; external modules keep their absolute name, prefixed with '/')."""
+    name = _module_name(path)
+    base = name.split(".") if name else []
+    if path.name != "__init__.py":
+        base = base[:-1]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                if top == PACKAGE.name:
+                    out.append((alias.name.removeprefix(PACKAGE.name).lstrip("."), ""))
+                else:
+                    out.append(("/" + alias.name, ""))
         elif isinstance(node, ast.ImportFrom):
-            names.add(("." * node.level) + (node.module or ""))
-    return names
+            if node.level:
+                anchor = base[: len(base) - node.level + 1]
+                target = ".".join(anchor + ([node.module] if node.module else []))
+            elif (node.module or "").split(".")[0] == PACKAGE.name:
+                target = (node.module or "").removeprefix(PACKAGE.name).lstrip(".")
+            else:
+                out.extend(("/" + (node.module or ""), a.name) for a in node.names)
+                continue
+            out.extend((target, a.name) for a in node.names)
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        deps = set()
+        for target, imported in _imports(path):
+            if target.startswith("/"):
+                continue
+            # `from . import datasets` imports the module datasets, not the package
+            sub = f"{target}.{imported}" if target else imported
+            deps.add(sub if sub in modules else target)
+        deps.discard(name)
+        graph[name] = deps
+    return graph
+
+
+def test_every_module_has_a_layer_and_imports_only_downhill():
+    graph = _graph()
+    assert set(graph) == set(LAYERS), "add new modules to LAYERS (or remove gone ones)"
+    uphill = [(a, b) for a, deps in graph.items() for b in deps if LAYERS[b] >= LAYERS[a]]
+    assert not uphill, f"imports that do not go downhill: {uphill}"
+
+
+def test_no_import_cycles():
+    graph = _graph()
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for dep in graph[node]:
+            assert state.get(dep) != 1, f"import cycle: {' -> '.join(n or PACKAGE.name for n in [*path, node, dep])}"
+            if dep not in state:
+                visit(dep, [*path, node])
+        state[node] = 2
+
+    for node in graph:
+        if node not in state:
+            visit(node, [])
+
+
+def test_measures_depend_on_nothing_else_of_the_package():
+    for path in (PACKAGE / "measures").glob("*.py"):
+        for target, _ in _imports(path):
+            if target.startswith("/"):
+                top = target[1:].split(".")[0]
+                assert top in MEASURES_MAY_IMPORT or top in sys.stdlib_module_names or top == "__future__", (path, top)
+            else:
+                assert target.split(".")[0] == "measures", (path, target)
+
+
+def test_cli_uses_public_names_only():
+    for target, imported in _imports(PACKAGE / "cli.py"):
+        if target.startswith("/"):
+            continue
+        assert not any(part.startswith("_") for part in target.split(".") if part), target
+        assert not imported.startswith("_"), imported
+
+
+def test_modules_stay_small():
+    sizes = {p.name: len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert max(sizes.values()) <= 500, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
 
 
 def test_no_module_imports_torch_at_top_level():

@@ -86,7 +86,10 @@ def test_rank_cutoff_is_fused(corpus):
 def test_repr_and_validation(corpus):
     _, index, _ = corpus
     retr = index.retriever(num_results=7, idf=False)
-    assert repr(retr) == f"SparseRetriever({index!r}, num_results=7, idf=False, backend='numba', threads=1)"
+    assert repr(retr) == f"SparseRetriever({index!r}, num_results=7, idf=False, backend='auto', threads=1)"
+    # constructor arguments are stored as given (PyTerrier's parameter tools read them back); "auto" is
+    # resolved where it is used
+    assert retr.backend == "auto" and retr.backend_ == "numba"
     with pytest.raises(ValueError, match="backend"):
         index.retriever(backend="gpu")
     with pytest.raises(ValueError, match="threads"):
@@ -134,7 +137,7 @@ def test_numpy_fallback_without_numba(tmp_path, corpus):
     code = (
         "import pyterrier_sparse_eval as pse, pytest\n"
         f"r = pse.SparseIndex({str(index.path)!r}).retriever()\n"
-        "assert r.backend == 'scipy', r.backend\n"
+        "assert r.backend == 'auto' and r.backend_ == 'scipy', r.backend_\n"
         "try:\n"
         f"    pse.SparseIndex({str(index.path)!r}).retriever(backend='numba')\n"
         "except ImportError as e:\n"
@@ -150,7 +153,8 @@ def test_numpy_fallback_without_numba(tmp_path, corpus):
 @pytest.mark.parametrize("block", [1, 7, 64, 1000, None])
 def test_blocked_kernel_equals_the_scipy_path(tmp_path, block):
     """The numba kernel scores documents in blocks of doc ids; every block size gives the same ranking."""
-    from pyterrier_sparse_eval._kernels import HAVE_NUMBA, top_k_numba
+    from pyterrier_sparse_eval._numba import HAVE_NUMBA
+    from pyterrier_sparse_eval._topk import top_k_numba
 
     if not HAVE_NUMBA:
         pytest.skip("numba not installed")

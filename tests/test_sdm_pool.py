@@ -229,7 +229,7 @@ def _closure_ok(report, k=100):
 
 @needs_data
 def test_sdm_closes_the_gap_on_vaswani(tmp_path):
-    from pyterrier_sparse_eval._sdm_report import three_way
+    from pyterrier_sparse_eval.sdm import three_way
 
     report = three_way("irds:vaswani", ["bm25", "bm25:k1=1.2,b=0.75"], depth=10, sample=1000, seed=0,
                        k_values=[10, 100, 1000], index_dir=tmp_path, curves=False, verbose=False)
@@ -240,6 +240,7 @@ def test_sdm_closes_the_gap_on_vaswani(tmp_path):
 
 
 @needs_data
+@pytest.mark.slow
 def test_sdm_command_closes_the_gap_on_scifact(tmp_path, capsys):
     from pyterrier_sparse_eval.cli import main
 

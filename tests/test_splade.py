@@ -156,6 +156,7 @@ except ImportError as e:
 
 
 @needs_data
+@pytest.mark.slow
 def test_experiment_bm25_and_splade_on_scifact(model_dir, scifact, scifact_bm25_index, tmp_path):
     from ir_measures import AP, RR, R, nDCG
 
@@ -175,6 +176,7 @@ def test_experiment_bm25_and_splade_on_scifact(model_dir, scifact, scifact_bm25_
 
 
 @needs_data
+@pytest.mark.slow
 def test_cli_experiment_with_a_splade_system(model_dir, tmp_path):
     import json
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ._evaluate import _base_name, compute, measure_rel, parse_measures
-from ._prepare import prepare, to_qrels_frame, to_run_frame
+from ._inhouse import inhouse, parse_measures
+from ._order import trec_ranks
+from ._prepare import JudgedRun, prepare, to_qrels_frame, to_run_frame
 
 __all__ = ["CrossCheck", "MeasureCheck", "crosscheck", "trec_eval_name"]
 
@@ -21,20 +22,8 @@ def trec_eval_name(measure: Any) -> str | None:
 
     RR@k has none; it is checked as ``recip_rank`` on the run cut to its top k (in trec_eval's order).
     """
-    name, k = _base_name(measure), measure.params.get("cutoff")
-    gain = measure.params.get("gain") or "linear"
-    table = {
-        "nDCG": "ndcg" if k is None else f"ndcg_cut_{k}",
-        "R": None if k is None else f"recall_{k}",
-        "P": None if k is None else f"P_{k}",
-        "AP": "map" if k is None else f"map_cut_{k}",
-        "RR": "recip_rank",
-        "Rprec": "Rprec",
-        "Success": None if k is None else f"success_{k}",
-    }
-    if name == "nDCG" and gain != "linear":
-        return None
-    return table.get(name)
+    counterpart = inhouse(measure).trec_eval()
+    return None if counterpart is None else counterpart[0]
 
 
 @dataclass
@@ -85,27 +74,30 @@ class CrossCheck:
         }
 
 
-def _pytrec_inputs(run: Any, qrels: Any) -> tuple[dict, dict]:
+def _pytrec_inputs(run: Any, qrels: Any) -> tuple[Any, dict, dict]:
+    """The run as a frame (ranked in trec_eval order) and both inputs as pytrec_eval's dicts of str ids."""
     run_f, qrels_f = to_run_frame(run), to_qrels_frame(qrels)
+    run_f = run_f.assign(qid=run_f["qid"].astype(str), docno=run_f["docno"].astype(str))
+    run_f = run_f.assign(rank=trec_ranks(run_f["qid"], run_f["score"], run_f["docno"]))
     run_d: dict[str, dict[str, float]] = {}
     if isinstance(run, dict):
         run_d = {str(q): {} for q in run}
-    for q, d, s in zip(run_f["qid"].astype(str), run_f["docno"].astype(str), run_f["score"]):
+    for q, d, s in zip(run_f["qid"], run_f["docno"], run_f["score"]):
         run_d.setdefault(q, {})[d] = float(s)
     qrels_d: dict[str, dict[str, int]] = {}
     # pytrec_eval corrupts memory (and can hang) on negative labels; every trec_eval measure treats a
     # negative label exactly like 0 (not relevant, no gain), so they are passed as 0.
     for q, d, r in zip(qrels_f["qid"].astype(str), qrels_f["docno"].astype(str), qrels_f["label"]):
         qrels_d.setdefault(q, {})[d] = max(int(r), 0)
-    return run_d, qrels_d
+    return run_f, run_d, qrels_d
 
 
-def _cut(run_d: dict[str, dict[str, float]], k: int) -> dict[str, dict[str, float]]:
-    # top k in trec_eval's order: score descending, then docno descending
-    out = {}
-    for q, docs in run_d.items():
-        ranked = sorted(docs.items(), key=lambda x: (np.float32(x[1]), x[0]), reverse=True)[:k]
-        out[q] = dict(ranked)
+def _cut(run_f: Any, run_d: dict[str, dict[str, float]], depth: int) -> dict[str, dict[str, float]]:
+    """The run cut to each query's top ``depth`` in trec_eval order."""
+    out: dict[str, dict[str, float]] = {q: {} for q in run_d}
+    top = run_f[run_f["rank"] < depth]
+    for q, d, s in zip(top["qid"], top["docno"], top["score"]):
+        out[q][d] = float(s)
     return out
 
 
@@ -129,21 +121,22 @@ def crosscheck(run: Any, qrels: Any, measures: Sequence[Any] = ("nDCG@10", "R@10
     import pytrec_eval
 
     measures = parse_measures(measures)
-    run_d, qrels_d = _pytrec_inputs(run, qrels)
+    run_f, run_d, qrels_d = _pytrec_inputs(run, qrels)
     checks = []
-    prepared: dict[int, Any] = {}  # one join and sort per relevance threshold, as in evaluate()
+    prepared: dict[int, JudgedRun] = {}  # one join and sort per relevance threshold, as in evaluate()
     for m in measures:
-        te = trec_eval_name(m)
-        rel = measure_rel(m)
+        computed = inhouse(m)
+        rel, k = computed.rel, computed.cutoff
         if rel not in prepared:
             prepared[rel] = prepare(run, qrels, rel=rel)
         j = prepared[rel]
-        ours = dict(zip(j.qids.tolist(), compute(m, j).tolist()))
-        if te is None:
+        ours = dict(zip(j.qids.tolist(), computed.values(j).tolist()))
+        counterpart = computed.trec_eval()
+        if counterpart is None:
             checks.append(MeasureCheck(str(m), None, len(ours), float("nan")))
             continue
-        k = m.params.get("cutoff")
-        scored = _cut(run_d, k) if _base_name(m) == "RR" and k is not None else run_d
+        te, cut_at = counterpart
+        scored = _cut(run_f, run_d, cut_at) if cut_at is not None else run_d
         theirs = {
             q: v[te] for q, v in pytrec_eval.RelevanceEvaluator(qrels_d, {te}, relevance_level=rel).evaluate(scored).items()
         }

@@ -3,103 +3,17 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import _metrics as M
-from ._prepare import Judged, prepare
+from ._inhouse import inhouse, parse_measures
+from ._prepare import JudgedRun, prepare
 
-__all__ = ["Evaluation", "evaluate", "evaluate_retrieval", "parse_measures", "compute", "SUPPORTED"]
-
-# ir_measures name -> parameters this package computes (anything else is refused with a clear error)
-SUPPORTED = {
-    "nDCG": ("cutoff", "gain"),
-    "R": ("cutoff", "rel"),
-    "P": ("cutoff", "rel"),
-    "AP": ("cutoff", "rel"),
-    "RR": ("cutoff", "rel"),
-    "Rprec": ("rel",),
-    "Success": ("cutoff", "rel"),
-    "Judged": ("cutoff",),
-}
-
-
-def parse_measures(measures: Iterable[Any]) -> list[Any]:
-    """ir_measures measure objects from objects or names (``"nDCG@10"``, ``"AP"``, ``"pse.nDCG(gain='exp')@10"``)."""
-    import ir_measures
-
-    from ._ir_measures import by_name
-
-    out = []
-    for m in measures:
-        if isinstance(m, str):
-            inhouse = by_name(m)
-            if inhouse is not None:
-                out.append(inhouse)
-                continue
-            try:
-                m = ir_measures.parse_measure(m)
-            except Exception:
-                raise ValueError(
-                    f"Unknown measure {m!r}; use ir_measures names: "
-                    "nDCG@10, nDCG, R@100, P@10, AP, AP@100, RR, RR@10, Rprec, Success@10, Judged@10."
-                ) from None
-        _check_supported(m)
-        out.append(m)
-    return out
-
-
-def _base_name(measure: Any) -> str:
-    return measure.NAME.removeprefix("pse.")
-
-
-def _check_supported(measure: Any) -> None:
-    name = _base_name(measure)
-    if name not in SUPPORTED:
-        raise ValueError(
-            f"{measure} is not computed in-house; supported: {', '.join(SUPPORTED)} "
-            "(evaluate it with ir_measures / pt.Experiment instead)."
-        )
-    extra = {k: v for k, v in measure.params.items() if k not in SUPPORTED[name] and v is not None}
-    # ir_measures' nDCG has dcg/gains/judged_only; only their defaults are trec_eval's ndcg
-    extra = {k: v for k, v in extra.items() if not (k == "dcg" and v == "log2") and not (k == "judged_only" and v is False)}
-    if extra:
-        raise ValueError(
-            f"{measure}: parameters {sorted(extra)} are not supported in-house (supported: {SUPPORTED[name]})."
-        )
-
-
-def measure_rel(measure: Any) -> int:
-    rel = measure.params.get("rel")
-    return 1 if rel is None else rel
-
-
-def compute(measure: Any, j: Judged) -> np.ndarray:
-    """Per-query values of one measure on a prepared run (``j.rel`` must be the measure's rel)."""
-    name = _base_name(measure)
-    k = measure.params.get("cutoff")
-    if name == "nDCG":
-        return M.ndcg(j, k, gain=measure.params.get("gain") or "linear")
-    if name == "R":
-        return M.recall(j, k)
-    if name == "P":
-        if k is None:
-            raise ValueError("P needs a cut-off, e.g. P@10.")
-        return M.precision(j, k)
-    if name == "AP":
-        return M.average_precision(j, k)
-    if name == "RR":
-        return M.reciprocal_rank(j, k)
-    if name == "Rprec":
-        return M.r_precision(j)
-    if name == "Success":
-        return M.success(j, k)
-    if name == "Judged":
-        return M.judged_at(j, k)
-    raise ValueError(f"{measure} is not computed in-house.")
+__all__ = ["Evaluation", "evaluate", "evaluate_retrieval"]
 
 
 @dataclass
@@ -145,16 +59,16 @@ def evaluate(
         warn: warn when run and qrels only partly overlap (wrong split, id types).
     """
     measures = parse_measures(measures)
-    by_rel: dict[int, Judged] = {}
+    by_rel: dict[int, JudgedRun] = {}  # one join and sort per relevance threshold
     per_query: dict[str, dict[str, float]] = {}
     aggregate: dict[str, float] = {}
     j = None
     for m in measures:
-        rel = measure_rel(m)
-        if rel not in by_rel:
-            by_rel[rel] = prepare(run, qrels, rel=rel)
-        j = by_rel[rel]
-        values = compute(m, j)
+        computed = inhouse(m)
+        if computed.rel not in by_rel:
+            by_rel[computed.rel] = prepare(run, qrels, rel=computed.rel)
+        j = by_rel[computed.rel]
+        values = computed.values(j)
         pq = dict(zip(j.qids.tolist(), values.tolist()))
         if missing_as_zero:
             pq.update({q: 0.0 for q in j.missing.tolist()})
@@ -163,11 +77,12 @@ def evaluate(
     if j is None:
         j = prepare(run, qrels)
     if warn:
-        _warn_overlap(j)
+        warn_overlap(j)
     return Evaluation(aggregate, per_query, j.missing.tolist(), j.unjudged_queries.tolist(), j.num_queries)
 
 
-def _warn_overlap(j: Judged) -> None:
+def warn_overlap(j: JudgedRun) -> None:
+    """Warn when run and qrels only partly overlap (wrong split, id types), with the counts."""
     evaluated, missing, unjudged = j.num_queries, len(j.missing), len(j.unjudged_queries)
     if missing or unjudged:
         msg = (
@@ -196,7 +111,7 @@ def evaluate_retrieval(
     {'nDCG@1': 0.0, 'Recall@1': 0.0, 'P@1': 0.0, 'nDCG@2': 0.38685280723454163, 'Recall@2': 0.5, 'P@2': 0.5, 'MAP': 0.25, 'MRR': 0.5}
     """
     j = prepare(all_retrieved, all_qrels)
-    _warn_overlap(j)
+    warn_overlap(j)
     out: dict[str, float] = {}
 
     def mean(v: np.ndarray) -> float:

@@ -1,6 +1,6 @@
 """Turning a run and qrels (DataFrames or dicts) into flat, trec_eval-ordered arrays.
 
-All metrics in this package work on a :class:`Judged` run: one row per retrieved document, sorted as trec_eval
+All metrics in this package work on a :class:`JudgedRun`: one row per retrieved document, sorted as trec_eval
 sorts (query, then score descending, then docno descending; any rank column is ignored), with its judgment
 joined in. Everything is vectorised: sorting and joining are numpy/pandas operations over all queries at once.
 """
@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Judged", "prepare", "to_run_frame", "to_qrels_frame"]
+from ._order import is_contiguous, trec_order
+
+__all__ = ["JudgedRun", "prepare", "to_run_frame", "to_qrels_frame"]
 
 _RUN_COLS = {"query_id": "qid", "doc_id": "docno"}
 _QREL_COLS = {"query_id": "qid", "doc_id": "docno", "relevance": "label"}
@@ -96,7 +98,7 @@ def _check_id_types(run: pd.DataFrame, qrels: pd.DataFrame) -> None:
 
 
 @dataclass
-class Judged:
+class JudgedRun:
     """A run joined with its qrels, in trec_eval order, reduced to what the metrics need.
 
     Only the retrieved documents that carry a judgment are kept as rows (all others gain nothing and are
@@ -165,62 +167,6 @@ def _query_codes(qids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), uniques
 
 
-def _contiguous(group: np.ndarray, heads: np.ndarray) -> bool:
-    """Whether each query's rows form one block (``heads``: where the query changes; ``group`` >= 0)."""
-    return len(heads) == np.count_nonzero(np.bincount(group))
-
-
-def _trec_order(group: np.ndarray, scores: np.ndarray, docnos: np.ndarray) -> np.ndarray | None:
-    """Permutation putting rows in trec_eval order: query, score descending, docno descending (None when the
-    rows are in that order already).
-
-    Sorting strings is the expensive part, so docnos are compared only among rows whose query and score tie.
-    """
-    n = len(group)
-    order = None
-    if n:
-        heads = np.concatenate([[0], np.flatnonzero(group[1:] != group[:-1]) + 1])
-        head_groups = group[heads]
-        same_q = group[1:] == group[:-1]
-        if _contiguous(group, heads) and np.all(~same_q | (scores[1:] <= scores[:-1])):
-            # each query's rows are contiguous and already sorted by score (as retrievers emit runs):
-            # only the blocks need reordering, if at all
-            if np.all(head_groups[1:] > head_groups[:-1]):
-                order = np.arange(n)
-                in_order = True
-            else:
-                lengths = np.diff(np.append(heads, n))
-                by_group = np.argsort(head_groups, kind="stable")
-                new_starts = np.cumsum(lengths[by_group]) - lengths[by_group]
-                order = np.repeat(heads[by_group] - new_starts, lengths[by_group]) + np.arange(n)
-                in_order = False
-    if order is None:
-        # one 64-bit key: query in the high half, score descending in the low half (float32 bits made
-        # order-preserving); equal keys are exactly the (query, score) ties resolved below
-        bits = (scores + np.float32(0)).view(np.uint32)  # + 0 turns -0.0 into 0.0
-        ordered = np.where(bits >> 31, ~bits, bits | np.uint32(0x80000000))
-        key = (group.astype(np.uint64) << np.uint64(32)) | (~ordered).astype(np.uint64)
-        order = np.argsort(key)
-        in_order = False
-    g, s = (group, scores) if in_order else (group[order], scores[order])
-    tie = (g[1:] == g[:-1]) & (s[1:] == s[:-1])
-    if tie.any():
-        # only the tied rows are touched: pairs (i, i+1) with equal query and score form maximal runs
-        left = np.flatnonzero(tie)
-        pos = np.union1d(left, left + 1)
-        starts_run = np.ones(len(pos), dtype=bool)
-        starts_run[1:] = ~((pos[1:] == pos[:-1] + 1) & tie[np.maximum(pos[1:] - 1, 0)])
-        run_id = np.cumsum(starts_run)
-        names = docnos[order[pos]]
-        name_rank = np.empty(len(pos), dtype=np.int64)
-        name_rank[np.argsort(names, kind="stable")] = np.arange(len(pos))
-        moved = order[pos][np.lexsort((-name_rank, run_id))]
-        if in_order and np.any(moved != order[pos]):
-            in_order = False
-        order[pos] = moved
-    return None if in_order else order
-
-
 try:  # pandas' C hash table of Python objects: the same lookups as a dict, without a Python call per row
     from pandas._libs.hashtable import PyObjectHashTable as _HashTable
 except ImportError:  # pragma: no cover - a pandas without it
@@ -250,7 +196,7 @@ def _judged_codes(
         return np.full(n, -1, dtype=np.int64)
     heads = np.concatenate([[0], np.flatnonzero(group[1:] != group[:-1]) + 1])
     head_groups = group[heads]
-    if not _contiguous(group, heads):
+    if not is_contiguous(group, heads):
         return None
     by_query = np.argsort(qrel_q, kind="stable")
     d_sorted, c_sorted = d_names[d_code[by_query]], d_code[by_query]
@@ -282,15 +228,15 @@ def _lookup(keys: np.ndarray, codes: np.ndarray, values: np.ndarray) -> np.ndarr
     return np.fromiter(map(table.get, values, repeat(-1)), dtype=np.int64, count=len(values))
 
 
-def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
-    """Join and order a run and qrels for evaluation (see :class:`Judged`).
+def prepare(run: Any, qrels: Any, *, rel: float = 1) -> JudgedRun:
+    """Join and order a run and qrels for evaluation (see :class:`JudgedRun`).
 
     A document retrieved twice for the same query is reported when it is judged (its best-ranked copy is kept,
     since duplicates would inflate relevance counts); unjudged duplicates only occupy ranks and are not
     looked for, which would cost a hash of every row.
     """
     # a query present with an empty ranking ({qid: {}}) is still evaluated, as trec_eval does (all zeros)
-    run_qids = list(run.keys()) if isinstance(run, Mapping) else None
+    run_qids: Any = list(run.keys()) if isinstance(run, Mapping) else None
     run = to_run_frame(run)
     qrels = to_qrels_frame(qrels)
     if len(run) and len(qrels):
@@ -329,7 +275,7 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
     keep = group >= 0
     if not keep.all():
         group, docnos, scores = group[keep], docnos[keep], scores[keep]
-    order = _trec_order(group, scores, docnos)
+    order = trec_order(group, scores, docnos)
     n = len(group)
     if order is None:  # already in trec_eval order
         group_sorted, position = group, None
@@ -350,10 +296,12 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
     in_eval = qrel_q >= 0
     qrel_q, d_code, labels_all = qrel_q[in_eval], d_code[in_eval], labels_all[in_eval]
     codes = _judged_codes(docnos, group, qrel_q, d_code, d_names, nq)
-    if codes is None:  # queries interleaved: look the rows up in trec_eval order, where they are grouped
+    if codes is None and order is not None:  # queries interleaved: look rows up in trec_eval order (grouped)
         docnos, scores, group = docnos[order], scores[order], group_sorted
         position = None
         codes = _judged_codes(docnos, group, qrel_q, d_code, d_names, nq)
+    if codes is None:  # pragma: no cover - rows in trec_eval order are grouped by query
+        raise RuntimeError("internal error: rows in trec_eval order are not grouped by query")
     cand = np.flatnonzero(codes >= 0)
     qrel_key = qrel_q * n_codes + d_code
     cand_key = group[cand] * n_codes + codes[cand]
@@ -395,7 +343,7 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> Judged:
     iq, il = iq[io], il[io]
     ipos = np.arange(len(iq)) - np.searchsorted(iq, np.arange(nq))[iq] if len(iq) else np.zeros(0, np.int64)
 
-    return Judged(
+    return JudgedRun(
         qids=evaluated,
         num_retrieved=num_retrieved.astype(np.float64),
         group=hit_group,

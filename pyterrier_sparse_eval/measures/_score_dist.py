@@ -5,6 +5,7 @@ scores of random non-relevant ("background") documents, fitted on a small random
 
 - ``empirical``: the sample's own survival function (the share of sampled scores >= s), exact within the
   sample's range and 0 above its largest score. No shape is assumed;
+- ``kde``: a Gaussian kernel density estimate of the sample, bandwidth by Silverman's rule of thumb;
 - ``empirical-gpd``: the same body with a generalized-Pareto tail beyond the largest sampled score, for
   extrapolating when the unseen documents outnumber the sample by orders of magnitude;
 - ``normal`` and ``skewnorm``: continuous fits (the skew-normal is what the published SDM reference uses for
@@ -19,10 +20,11 @@ observed scores and puts the mass w = m / (n + m) below c: p(s) = (1 - w) * p_fi
 sparse run are the same case (``zero-inflated`` is "mass at 0, log-normal above"). SDM only ever evaluates
 p(s) at scores of retrieved documents, which are all >= c, so the censored part is never guessed.
 
-``fit_background(sample, family="auto")`` uses ``empirical`` when at least 50 scores are observed (on the real
-collections it closes the pooled-vs-full gap best, see README), else picks the parametric family by AIC among
-normal, skew-normal and (positive scores) log-normal, with zeros as a point mass when at least 1% of the sample
-is 0. Every fit carries its diagnostics (KS statistic and log-likelihood on the observed part, ``below_share``,
+``fit_background(sample, family="auto")`` uses ``kde`` (a Gaussian kernel density estimate with Silverman's
+bandwidth, smooth where the empirical survival steps) when at least 50 scores are observed, else picks the
+parametric family by AIC among normal, skew-normal and (positive scores) log-normal, with zeros as a point
+mass when at least 1% of the sample is 0. On the real collections this closes the pooled-vs-full gap best
+(README, "SDM"). Every fit carries its diagnostics (KS statistic and log-likelihood on the observed part, ``below_share``,
 ``zero_share``, sample sizes). Degenerate samples (nothing observed, all equal, fewer than 5 observed scores)
 get explicit models, named in ``family``.
 """
@@ -129,6 +131,9 @@ def _fit_empirical(x: np.ndarray) -> BackgroundModel:
 
 
 def _fit_kde(x: np.ndarray) -> BackgroundModel:
+    """Gaussian kernels on every sampled score, bandwidth h = 0.9 * min(sd, IQR / 1.34) * n^(-1/5):
+    Silverman's rule of thumb (B. W. Silverman, Density Estimation for Statistics and Data Analysis,
+    Chapman & Hall, 1986, eq. 3.31), robust to the heavy right tail of retrieval scores through the IQR."""
     sample = np.sort(x)
     iqr = float(np.subtract(*np.percentile(sample, [75, 25])))
     sd = float(sample.std(ddof=1))
@@ -139,9 +144,12 @@ def _fit_kde(x: np.ndarray) -> BackgroundModel:
 def _fit_empirical_gpd(x: np.ndarray) -> BackgroundModel:
     """The sample's own survival function up to its largest score, a generalized-Pareto tail beyond it.
 
-    The tail's shape is fitted to the exceedances over the sample's 95% quantile u; by the GPD's threshold
-    stability the excess over the maximum has the same shape and scale + shape * (max - u), and the tail
-    starts at the empirical mass 1/n of the maximum. Below the maximum the model is the data.
+    The tail's shape is fitted (maximum likelihood) to the exceedances over the sample's 95% quantile u
+    (peaks over threshold; Pickands-Balkema-de Haan). By the GPD's threshold stability, exceedances over any
+    higher threshold v follow a GPD with the same shape and scale + shape * (v - u) (S. Coles, An
+    Introduction to Statistical Modeling of Extreme Values, Springer, 2001, section 4.2), so the excess over
+    the maximum uses v = max; the tail starts at the empirical mass 1/n of the maximum. Below the maximum
+    the model is the data.
     """
     sample = np.sort(x)
     u = float(np.quantile(sample, 1 - _TAIL_SHARE))

@@ -17,21 +17,24 @@ from scipy's incomplete-beta machinery (log-space, no underflow for N up to 10^9
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from ._metrics import _gain, _ideal_dcg
-from ._prepare import Judged
+from ._inhouse import REGISTRY, InHouseMeasure
+from ._metrics import gain_values, ideal_dcg
+from ._prepare import JudgedRun, prepare
+from ._score_dist import BackgroundModel, fit_background
 
-__all__ = ["sdm_recall", "sdm_ndcg", "sdm_evaluate", "survival_of_rows"]
+__all__ = ["sdm_recall", "sdm_ndcg", "survival_of_rows", "CORRECTIONS", "corrected", "correctable",
+           "sdm_table", "add_bootstrap", "evaluate_backgrounds"]
 
 _P_FLOOR = 1e-280
 
 
-def survival_of_rows(j: Judged, models: Sequence[Any] | dict[str, Any]) -> np.ndarray:
+def survival_of_rows(j: JudgedRun, models: Sequence[Any] | dict[str, Any]) -> np.ndarray:
     """p(s) = P(background >= s) for every judged row, each with its own query's model."""
     if isinstance(models, dict):
         missing = [q for q in j.qids.tolist() if q not in models]
@@ -48,14 +51,14 @@ def survival_of_rows(j: Judged, models: Sequence[Any] | dict[str, Any]) -> np.nd
     return p
 
 
-def _unseen(j: Judged, n_unseen: Any) -> np.ndarray:
+def _unseen(j: JudgedRun, n_unseen: Any) -> np.ndarray:
     n = np.broadcast_to(np.asarray(n_unseen, dtype=np.int64), (j.num_queries,))
     if (n < 0).any():
         raise ValueError("n_unseen must be >= 0 (N - documents in the pooled corpus).")
     return n
 
 
-def sdm_recall(j: Judged, k: int, p: np.ndarray, n_unseen: Any) -> np.ndarray:
+def sdm_recall(j: JudgedRun, k: int, p: np.ndarray, n_unseen: Any) -> np.ndarray:
     """Expected Recall@k over the full corpus (see module docstring); ``p`` from :func:`survival_of_rows`."""
     n = _unseen(j, n_unseen)[j.group]
     room = k - 1 - j.rank  # unseen documents a relevant row can afford above it and stay in the top k
@@ -64,10 +67,10 @@ def sdm_recall(j: Judged, k: int, p: np.ndarray, n_unseen: Any) -> np.ndarray:
     return np.divide(hits, j.num_rel, out=np.zeros(j.num_queries), where=j.num_rel > 0)
 
 
-def sdm_ndcg(j: Judged, k: int, p: np.ndarray, n_unseen: Any, *, gain: str = "linear") -> np.ndarray:
+def sdm_ndcg(j: JudgedRun, k: int, p: np.ndarray, n_unseen: Any, *, gain: str = "linear") -> np.ndarray:
     """Expected nDCG@k over the full corpus (see module docstring), graded gains, exact expectation."""
     n = _unseen(j, n_unseen)[j.group]
-    gains = _gain(j.label, gain)
+    gains = gain_values(j.label, gain)
     rows = np.flatnonzero((gains > 0) & (j.rank < k))
     m = np.arange(k)[None, :]  # unseen documents above the row
     a = j.rank[rows][:, None]
@@ -76,11 +79,78 @@ def sdm_ndcg(j: Judged, k: int, p: np.ndarray, n_unseen: Any, *, gain: str = "li
     expected = np.zeros(len(j.rank))
     expected[rows] = gains[rows] * (pmf * discount).sum(axis=1)
     dcg = j.total(expected)
-    ideal = _ideal_dcg(j, k, gain)
+    ideal = ideal_dcg(j, k, gain)
     return np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
 
 
-def sdm_evaluate(
+#: the in-house measures SDM corrects (by ``BASE``), each with its expectation; report order
+CORRECTIONS: dict[str, Callable[[InHouseMeasure, JudgedRun, np.ndarray, Any], np.ndarray]] = {
+    "R": lambda m, j, p, n: sdm_recall(j, _cutoff(m), p, n),
+    "nDCG": lambda m, j, p, n: sdm_ndcg(j, _cutoff(m), p, n, gain=m.gain),
+}
+
+
+def _cutoff(measure: InHouseMeasure) -> int:
+    if measure.cutoff is None:
+        raise ValueError(f"SDM corrects measures at a cut-off k (e.g. {measure.BASE}@100), not {measure}.")
+    return measure.cutoff
+
+
+def corrected(measure: InHouseMeasure, j: JudgedRun, p: np.ndarray, n_unseen: Any) -> np.ndarray:
+    """SDM-corrected per-query values of an in-house measure (one of :data:`CORRECTIONS`, at a cut-off)."""
+    correct = CORRECTIONS.get(measure.BASE)
+    if correct is None:
+        raise ValueError(f"SDM corrects {', '.join(f'{b}@k' for b in CORRECTIONS)} only, not {measure}.")
+    return correct(measure, j, p, n_unseen)
+
+
+def correctable(k_values: Sequence[int], gain: str = "linear") -> list[InHouseMeasure]:
+    """The in-house measures SDM corrects, at each cut-off (``gain`` where the measure has one)."""
+    out = []
+    for k in k_values:
+        for base in CORRECTIONS:
+            measure = REGISTRY[base](cutoff=int(k))
+            out.append(measure(gain=gain) if "gain" in measure.SUPPORTED_PARAMS else measure)
+    return [m.check() for m in out]
+
+
+def sdm_table(j: JudgedRun, p: np.ndarray, unseen: Any, measures: Sequence[InHouseMeasure]
+              ) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
+    """Pooled and SDM-corrected values of ``measures`` (see :func:`correctable`), per query and as means:
+    ``(per_query, aggregate)``, keyed by the standard measure names (``R@100``, ``nDCG@10``)."""
+    qids = j.qids.tolist()
+    per_query: dict[str, dict[str, dict[str, Any]]] = {}
+    aggregate: dict[str, dict[str, Any]] = {}
+    for measure in measures:
+        name = str(measure.standard())
+        pooled, sdm = measure.values(j), corrected(measure, j, p, unseen)
+        per_query[name] = {q: {"pooled": float(a), "sdm": float(b)} for q, a, b in zip(qids, pooled, sdm)}
+        aggregate[name] = {"pooled": float(pooled.mean()) if qids else float("nan"),
+                           "sdm": float(sdm.mean()) if qids else float("nan")}
+    return per_query, aggregate
+
+
+def add_bootstrap(j: JudgedRun, refit: Any, unseen: Any, measures: Sequence[InHouseMeasure], rounds: int,
+                  confidence: float, seed: int, per_query: dict, aggregate: dict) -> None:
+    """Add ``sdm_ci`` percentile intervals to a :func:`sdm_table`: ``refit(rng)`` returns one round's models
+    (per query, in order or by qid), fitted on resampled background samples."""
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[np.ndarray]] = {str(m.standard()): [] for m in measures}
+    for _ in range(rounds):
+        p = survival_of_rows(j, refit(rng))
+        for measure in measures:
+            draws[str(measure.standard())].append(corrected(measure, j, p, unseen))
+    lo, hi = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
+    for name, values in draws.items():
+        values_arr = np.array(values)  # rounds x queries
+        low, high = np.percentile(values_arr, [lo, hi], axis=0)
+        for q, a, b in zip(j.qids.tolist(), low, high):
+            per_query[name][q]["sdm_ci"] = [float(a), float(b)]
+        means = values_arr.mean(axis=1)
+        aggregate[name]["sdm_ci"] = [float(np.percentile(means, lo)), float(np.percentile(means, hi))]
+
+
+def evaluate_backgrounds(
     run: Any,
     qrels: Any,
     background: dict[str, Any],
@@ -93,29 +163,13 @@ def sdm_evaluate(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Pooled and SDM-corrected R@k and nDCG@k of a run over a pooled corpus.
+    """Pooled and SDM-corrected R@k and nDCG@k of a run, from per-query background samples or models.
 
-    Args:
-        run: the system's run over the pooled corpus (frame or dicts, as :func:`evaluate` takes).
-        qrels: judgments.
-        background: per query id, the scores this system gives a random sample of non-relevant background
-            documents (an array), or an already fitted :class:`BackgroundModel`.
-        n_unseen: documents of the full corpus outside the pooled corpus (N - pooled size), one number or
-            per query.
-        k_values: cut-offs.
-        family: background family for arrays (see :func:`fit_background`).
-        bootstrap: number of bootstrap resamples of each query's background sample (refitted each time);
-            0 skips the confidence intervals. Needs background samples, not fitted models.
-        confidence: coverage of the percentile intervals.
-
-    Returns ``{"per_query": {measure: {qid: {"pooled": x, "sdm": y}}}, "aggregate": {measure: {"pooled": x,
-    "sdm": y}}, "models": {qid: BackgroundModel}}`` with measures named ``R@k`` and ``nDCG@k``; with
-    ``bootstrap`` each ``sdm`` value also gets ``"sdm_ci": [low, high]``, an interval that reflects the
-    uncertainty of the background fit (not the sampling of queries).
+    ``background[qid]`` holds the scores the system gives a random sample of non-relevant background
+    documents (an array) or an already fitted :class:`BackgroundModel`; ``n_unseen`` is the number of
+    documents of the full corpus outside the pooled one (one number or per query). Public entry point:
+    ``pse.sdm.evaluate(run, qrels, background=..., n_unseen=...)``.
     """
-    from ._prepare import prepare
-    from ._score_dist import BackgroundModel, fit_background
-
     j = prepare(run, qrels)
     models = {
         q: background[q] if isinstance(background.get(q), BackgroundModel) else fit_background(background[q], family)
@@ -123,7 +177,8 @@ def sdm_evaluate(
         if q in background
     }
     unseen = np.array([n_unseen[q] for q in j.qids.tolist()]) if isinstance(n_unseen, dict) else n_unseen
-    per_query, aggregate = sdm_table(j, survival_of_rows(j, models), unseen, k_values, gain)
+    measures = correctable(k_values, gain)
+    per_query, aggregate = sdm_table(j, survival_of_rows(j, models), unseen, measures)
     if bootstrap:
         samples = {q: np.asarray(background[q], dtype=np.float64) for q in j.qids.tolist()}
         if any(s.ndim != 1 for s in samples.values()):
@@ -132,45 +187,5 @@ def sdm_evaluate(
         def refit(rng: np.random.Generator) -> dict[str, Any]:
             return {q: fit_background(rng.choice(x, size=len(x), replace=True), family) for q, x in samples.items()}
 
-        add_bootstrap(j, refit, unseen, k_values, gain, bootstrap, confidence, seed, per_query, aggregate)
+        add_bootstrap(j, refit, unseen, measures, bootstrap, confidence, seed, per_query, aggregate)
     return {"per_query": per_query, "aggregate": aggregate, "models": models}
-
-
-def sdm_table(j: Judged, p: np.ndarray, unseen: Any, k_values: Sequence[int], gain: str = "linear"
-              ) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
-    """Pooled and SDM-corrected R@k and nDCG@k, per query and as means: ``(per_query, aggregate)``."""
-    from ._metrics import ndcg, recall
-
-    qids = j.qids.tolist()
-    per_query: dict[str, dict[str, dict[str, Any]]] = {}
-    aggregate: dict[str, dict[str, Any]] = {}
-    for k in k_values:
-        for name, pooled, corrected in (
-            (f"R@{k}", recall(j, k), sdm_recall(j, k, p, unseen)),
-            (f"nDCG@{k}", ndcg(j, k, gain=gain), sdm_ndcg(j, k, p, unseen, gain=gain)),
-        ):
-            per_query[name] = {q: {"pooled": float(a), "sdm": float(b)} for q, a, b in zip(qids, pooled, corrected)}
-            aggregate[name] = {"pooled": float(pooled.mean()) if qids else float("nan"),
-                               "sdm": float(corrected.mean()) if qids else float("nan")}
-    return per_query, aggregate
-
-
-def add_bootstrap(j: Judged, refit: Any, unseen: Any, k_values: Sequence[int], gain: str, rounds: int,
-                  confidence: float, seed: int, per_query: dict, aggregate: dict) -> None:
-    """Add ``sdm_ci`` percentile intervals: ``refit(rng)`` returns one round's models (per query, in order
-    or by qid), fitted on resampled background samples."""
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[np.ndarray]] = {name: [] for name in per_query}
-    for _ in range(rounds):
-        p = survival_of_rows(j, refit(rng))
-        for k in k_values:
-            draws[f"R@{k}"].append(sdm_recall(j, k, p, unseen))
-            draws[f"nDCG@{k}"].append(sdm_ndcg(j, k, p, unseen, gain=gain))
-    lo, hi = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
-    for name, values in draws.items():
-        values_arr = np.array(values)  # rounds x queries
-        low, high = np.percentile(values_arr, [lo, hi], axis=0)
-        for q, a, b in zip(j.qids.tolist(), low, high):
-            per_query[name][q]["sdm_ci"] = [float(a), float(b)]
-        means = values_arr.mean(axis=1)
-        aggregate[name]["sdm_ci"] = [float(np.percentile(means, lo)), float(np.percentile(means, hi))]

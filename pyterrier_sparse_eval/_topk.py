@@ -1,10 +1,11 @@
-"""Exact top-k scoring kernels: numba when available, the numpy/scipy path otherwise, identical results.
+"""Exact top-k retrieval kernels: numba when available, numpy/scipy otherwise, with identical results.
 
 Scoring is term-at-a-time: for each query term t (in the query's column order) and each posting (d, w) of t,
 ``acc[d] += q_t * w`` in float32, the same operations in the same order as scipy's sparse product, so every
-backend produces bit-identical scores. Selection keeps the k best documents by (score desc, docno desc), the
-order trec_eval uses: each scored document gets one unique 64-bit key (order-preserving float32 bits, then
-its docno rank), a linear-time partition finds the k-th key and only the k winners are sorted.
+backend produces bit-identical scores. Selection keeps the ``num_results`` best documents in trec_eval's
+order (score descending, then docno descending): each scored document gets one unique 64-bit key (the
+order-preserving bits of its float32 score, :func:`~pyterrier_sparse_eval.measures._order.ordered_bits`, above
+its docno rank), a linear-time partition finds the cut-off key and only the winners are sorted.
 
 Parallelism: queries are split into one contiguous chunk per thread; each chunk owns its accumulator, so no
 locks and no shared writes.
@@ -12,36 +13,41 @@ locks and no shared writes.
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 import numpy as np
 
-__all__ = ["HAVE_NUMBA", "top_k_numba", "available_backends"]
+from ._numba import HAVE_NUMBA, available_backends, numba_threads
+from .measures._order import ordered_bits, score_keys, unordered_bits
 
-try:  # numba is optional: the numpy/scipy path gives the same results
-    if os.environ.get("PSE_DISABLE_NUMBA"):
-        raise ImportError("disabled by PSE_DISABLE_NUMBA")
-    import numba
-    from numba import njit, prange
-
-    HAVE_NUMBA = True
-except ImportError:  # pragma: no cover - exercised by the numpy fallback tests through PSE_DISABLE_NUMBA
-    HAVE_NUMBA = False
+__all__ = ["HAVE_NUMBA", "available_backends", "top_k_numba", "top_k_trec_order", "compact"]
 
 
-def available_backends() -> tuple[str, ...]:
-    return ("numba", "scipy") if HAVE_NUMBA else ("scipy",)
+def top_k_trec_order(scores: np.ndarray, docs: np.ndarray, tie_rank: np.ndarray, num_results: int) -> np.ndarray:
+    """Positions of the ``num_results`` best entries in trec_eval order: score descending, then docno descending.
+
+    ``tie_rank[docs]`` must order documents as their docnos sort. Selection is a linear-time partition of
+    unique (score, docno rank) keys followed by a sort of the winners, never a sort of all candidates.
+    """
+    keys = (score_keys(scores) << np.uint64(32)) | tie_rank[docs].astype(np.uint64)
+    n = len(keys)
+    if n > num_results:
+        cand = np.flatnonzero(keys >= np.partition(keys, n - num_results)[n - num_results])
+    else:
+        cand = np.arange(n)
+    return cand[np.argsort(keys[cand])[::-1]]
 
 
 _BLOCK = 1 << 16  # documents per accumulator block: 256 KB of float32 scores, resident in L2
 
 if HAVE_NUMBA:
+    from numba import njit, prange
+
+    _ordered = njit(inline="always", cache=True)(ordered_bits)
+    _unordered = njit(inline="always", cache=True)(unordered_bits)
 
     @njit(nogil=True, cache=True)
     def _radix_sort(a):
         """Ascending copy of uint64 keys: LSD radix sort, 8 bits per pass, passes where every key has the same
-        digit skipped (linear time; faster than a comparison sort for the ~k candidates of a query)."""
+        digit skipped (linear time; faster than a comparison sort for the few candidates of a query)."""
         n = len(a)
         src = a.copy()
         dst = np.empty(n, dtype=np.uint64)
@@ -63,8 +69,8 @@ if HAVE_NUMBA:
         return src
 
     @njit(nogil=True, cache=True)
-    def _query_top_k(q_terms, q_weights, indptr, indices, data, tie_rank, rank_to_doc, k, acc, mark, touched,
-                     keys, fbuf, ubuf, out_docs, out_scores, cursor, block):
+    def _query_top_k(q_terms, q_weights, indptr, indices, data, tie_rank, rank_to_doc, num_results, acc, mark,
+                     touched, keys, fbuf, ubuf, out_docs, out_scores, cursor, block):
         # documents are scored block by block (``block`` consecutive doc ids at a time) so that the
         # accumulator stays in cache; each term's postings are sorted by doc id, so a cursor per term walks
         # them once. Per document, contributions are still added in query-term order: bit-identical sums.
@@ -102,22 +108,17 @@ if HAVE_NUMBA:
                 mark[d] = 0
                 if s == 0.0:  # as scipy's sparse product, which drops zero sums
                     continue
-                doc = d + b0
                 fbuf[0] = s
-                b = np.uint64(ubuf[0])
-                if b & np.uint64(0x80000000):
-                    b = np.uint64(0xFFFFFFFF) - b
-                else:
-                    b = b | np.uint64(0x80000000)
-                keys[n] = (b << np.uint64(32)) | np.uint64(doc)  # the docno rank is looked up for winners only
+                # the docno rank is looked up for the winners only: the doc id holds its place for now
+                keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(d + b0)
                 n += 1
             b0 = b1
-        if n > k:
-            # the k-th best score; every document scoring at least that is a candidate (k + boundary ties)
-            kth_bits = np.partition(keys[:n], n - k)[n - k] >> np.uint64(32)
+        if n > num_results:
+            # the cut-off score; every document scoring at least that is a candidate (+ boundary ties)
+            cut = np.partition(keys[:n], n - num_results)[n - num_results] >> np.uint64(32)
             m = 0
             for i in range(n):
-                if (keys[i] >> np.uint64(32)) >= kth_bits:
+                if (keys[i] >> np.uint64(32)) >= cut:
                     keys[m] = keys[i]
                     m += 1
             n = m
@@ -126,22 +127,17 @@ if HAVE_NUMBA:
         for i in range(n):
             keys[i] = (keys[i] & ~low) | np.uint64(tie_rank[np.int64(keys[i] & low)])
         chosen = _radix_sort(keys[:n])
-        n = min(n, k)
+        n = min(n, num_results)
         for pos in range(n):
             key = chosen[len(chosen) - 1 - pos]
-            b = key >> np.uint64(32)
-            if b & np.uint64(0x80000000):
-                b = b & np.uint64(0x7FFFFFFF)
-            else:
-                b = np.uint64(0xFFFFFFFF) - b
-            ubuf[0] = np.uint32(b)
+            ubuf[0] = np.uint32(_unordered(key >> np.uint64(32)))
             out_scores[pos] = fbuf[0]
             out_docs[pos] = rank_to_doc[np.int64(key & low)]
         return n
 
     @njit(nogil=True, cache=True)
-    def _chunk(lo, hi, q_indptr, q_indices, q_data, indptr, indices, data, tie_rank, rank_to_doc, k, num_docs,
-               block, out_docs, out_scores, out_n):
+    def _chunk(lo, hi, q_indptr, q_indices, q_data, indptr, indices, data, tie_rank, rank_to_doc, num_results,
+               num_docs, block, out_docs, out_scores, out_n):
         acc = np.zeros(block, dtype=np.float32)
         mark = np.zeros(block, dtype=np.uint8)
         touched = np.empty(block, dtype=np.int64)
@@ -151,19 +147,16 @@ if HAVE_NUMBA:
         ubuf = fbuf.view(np.uint32)
         for q in range(lo, hi):
             a, b = q_indptr[q], q_indptr[q + 1]
-            out_n[q] = _query_top_k(q_indices[a:b], q_data[a:b], indptr, indices, data, tie_rank, rank_to_doc, k,
-                                    acc, mark, touched, keys, fbuf, ubuf, out_docs[q], out_scores[q], cursor,
-                                    np.int64(block))
+            out_n[q] = _query_top_k(q_indices[a:b], q_data[a:b], indptr, indices, data, tie_rank, rank_to_doc,
+                                    num_results, acc, mark, touched, keys, fbuf, ubuf, out_docs[q], out_scores[q],
+                                    cursor, np.int64(block))
 
     @njit(parallel=True, nogil=True, cache=True)
-    def _parallel(bounds, q_indptr, q_indices, q_data, indptr, indices, data, tie_rank, rank_to_doc, k, num_docs,
-                  block, out_docs, out_scores, out_n):
+    def _parallel(bounds, q_indptr, q_indices, q_data, indptr, indices, data, tie_rank, rank_to_doc, num_results,
+                  num_docs, block, out_docs, out_scores, out_n):
         for c in prange(len(bounds) - 1):
             _chunk(bounds[c], bounds[c + 1], q_indptr, q_indices, q_data, indptr, indices, data, tie_rank,
-                   rank_to_doc, k, num_docs, block, out_docs, out_scores, out_n)
-
-
-if HAVE_NUMBA:
+                   rank_to_doc, num_results, num_docs, block, out_docs, out_scores, out_n)
 
     @njit(nogil=True, cache=True)
     def _compact(lo, hi, start, docs, scores, counts, offsets, rows_out, docs_out, scores_out, ranks_out):
@@ -185,7 +178,7 @@ if HAVE_NUMBA:
 
 def compact(start: int, docs: np.ndarray, scores: np.ndarray, counts: np.ndarray, threads: int = 1
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Flatten per-query result rows into (query_row, doc, score float64, rank) arrays."""
+    """Flatten per-query result rows into (query_row, doc, score float64, rank) arrays (numba backend)."""
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     total = int(offsets[-1])
@@ -197,107 +190,36 @@ def compact(start: int, docs: np.ndarray, scores: np.ndarray, counts: np.ndarray
         # chunks of equal row counts, not equal query counts
         bounds = np.searchsorted(offsets, np.linspace(0, total, threads + 1)).astype(np.int64)
         bounds[0], bounds[-1] = 0, len(counts)
-        with _threads(threads):
+        with numba_threads(threads):
             _compact_parallel(bounds, start, docs, scores, counts, offsets, *out)
     return out
 
 
-@contextlib.contextmanager
-def _threads(threads: int):
-    previous = numba.get_num_threads()
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
-
-
 def top_k_numba(q_indptr: np.ndarray, q_indices: np.ndarray, q_data: np.ndarray, indptr: np.ndarray,
-                indices: np.ndarray, data: np.ndarray, tie_rank: np.ndarray, k: int, num_docs: int,
+                indices: np.ndarray, data: np.ndarray, tie_rank: np.ndarray, num_results: int, num_docs: int,
                 threads: int = 1, rank_to_doc: np.ndarray | None = None, block: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Top-k of every query row: (docs [nq, k] int32, scores [nq, k] float32, counts [nq] int32).
+    """Top ``num_results`` of every query row: (docs [nq, n] int32, scores [nq, n] float32, counts [nq] int32).
 
     Row q holds ``counts[q]`` results, best first. Documents with no query term are never returned.
     """
     nq = len(q_indptr) - 1
-    out_docs = np.zeros((nq, k), dtype=np.int32)
-    out_scores = np.zeros((nq, k), dtype=np.float32)
+    out_docs = np.zeros((nq, num_results), dtype=np.int32)
+    out_scores = np.zeros((nq, num_results), dtype=np.float32)
     out_n = np.zeros(nq, dtype=np.int32)
-    if nq == 0 or k == 0:
+    if nq == 0 or num_results == 0:
         return out_docs, out_scores, out_n
     if rank_to_doc is None:
         rank_to_doc = np.empty(len(tie_rank), dtype=np.int32)
         rank_to_doc[tie_rank] = np.arange(len(tie_rank), dtype=np.int32)
     args = (np.ascontiguousarray(q_indptr, dtype=np.int64), np.ascontiguousarray(q_indices, dtype=np.int64),
-            np.ascontiguousarray(q_data, dtype=np.float32), indptr, indices, data, tie_rank, rank_to_doc, int(k),
-            int(num_docs), int(max(1, min(num_docs, block or _BLOCK))), out_docs, out_scores, out_n)
+            np.ascontiguousarray(q_data, dtype=np.float32), indptr, indices, data, tie_rank, rank_to_doc,
+            int(num_results), int(num_docs), int(max(1, min(num_docs, block or _BLOCK))), out_docs, out_scores, out_n)
     threads = max(1, min(int(threads), nq))
     if threads == 1:
         _chunk(0, nq, *args)
     else:
         bounds = np.linspace(0, nq, threads + 1).astype(np.int64)
-        with _threads(threads):
+        with numba_threads(threads):
             _parallel(bounds, *args)
     return out_docs, out_scores, out_n
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# Index building: doc-major chunks -> term-major postings (counting sorts, numpy fallback with the same output)
-# ----------------------------------------------------------------------------------------------------------------
-
-if HAVE_NUMBA:
-
-    @njit(cache=True, nogil=True)
-    def _counting_sort(terms, docs, values, n_terms):
-        counts = np.zeros(n_terms + 1, dtype=np.int64)
-        for t in terms:
-            counts[t + 1] += 1
-        for t in range(n_terms):
-            counts[t + 1] += counts[t]
-        n = len(terms)
-        t_out = np.empty(n, dtype=terms.dtype)
-        d_out = np.empty(n, dtype=docs.dtype)
-        v_out = np.empty(n, dtype=values.dtype)
-        for i in range(n):
-            t = terms[i]
-            p = counts[t]
-            counts[t] = p + 1
-            t_out[p] = t
-            d_out[p] = docs[i]
-            v_out[p] = values[i]
-        return t_out, d_out, v_out
-
-    @njit(cache=True, nogil=True)
-    def _place(terms, docs, values, t0, cursor, out_docs, out_values):
-        for i in range(len(terms)):
-            j = terms[i] - t0
-            p = cursor[j]
-            cursor[j] = p + 1
-            out_docs[p] = docs[i]
-            out_values[p] = values[i]
-
-
-def sort_by_term(terms: np.ndarray, docs: np.ndarray, values: np.ndarray, n_terms: int
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Postings ordered by term, keeping their order within a term (a stable sort)."""
-    if HAVE_NUMBA and n_terms <= 4 * len(terms) + 1024:
-        return _counting_sort(terms, docs, values, n_terms)
-    order = np.argsort(terms, kind="stable")
-    return terms[order], docs[order], values[order]
-
-
-def place_postings(terms: np.ndarray, docs: np.ndarray, values: np.ndarray, t0: int, cursor: np.ndarray,
-                   out_docs: np.ndarray, out_values: np.ndarray) -> None:
-    """Append term-sorted postings of terms >= t0 at ``cursor[term - t0]`` (advanced in place)."""
-    if HAVE_NUMBA:
-        _place(terms, docs, values, t0, cursor, out_docs, out_values)
-        return
-    local = terms.astype(np.int64) - t0
-    counts = np.bincount(local, minlength=len(cursor))
-    first = np.zeros(len(cursor), dtype=np.int64)
-    np.cumsum(counts[:-1], out=first[1:])
-    pos = cursor[local] + (np.arange(len(terms)) - first[local])
-    out_docs[pos] = docs
-    out_values[pos] = values
-    cursor += counts

@@ -1,0 +1,361 @@
+"""Writing a SparseIndex: the on-disk format, its metadata, and the streaming writer behind every indexer.
+
+On disk (all readable with ``numpy.load(..., allow_pickle=False)`` and ``json``)::
+
+    pt_meta.json              type/format (for pt.Artifact.load), statistics, how it was built
+    vocab.json                term strings; term id = position
+    docnos.json               document ids; doc id = position
+    postings.indptr.npy       int64 [num_terms + 1]   postings of term t: indptr[t]:indptr[t+1]
+    postings.indices.npy      int32 [num_postings]    doc ids, ascending within a term
+    postings.data.npy         float32 [num_postings]  final document-side term weights
+    doclen.npy                float32 [num_docs]      tokens per document (BM25) or sum of weights
+    docno_rank.npy            int32 [num_docs]        position of each docno in sorted order (tie-breaking)
+    collection_df.npy         int64 [num_terms]       (subsets only) document frequencies of the parent corpus
+
+A build writes everything into a hidden temporary directory next to the target and renames it into place as
+the very last step (``pt_meta.json`` is written last inside it), so an interrupted or failed build never
+leaves a directory that loads as an index. Memory during a build is bounded by one batch plus one
+transposition pass: batches are spilled to disk as chunks (sorted by term), and at the end the term-major
+arrays are written sequentially, one term range of at most ``_PASS_POSTINGS`` postings at a time; the full
+arrays are never held in memory.
+
+This module knows nothing of the :class:`~pyterrier_sparse_eval.SparseIndex` class: writers take the target
+index (anything with ``path`` and ``refresh()``), and the index's factories hand it to them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+
+from .files import new_temp_dir, replace_dir
+
+__all__ = ["ARTIFACT_TYPE", "ARTIFACT_FORMAT", "FORMAT_VERSION", "IndexWriter", "SparseIndexer", "index_meta",
+           "write_index_dir", "check_mode"]
+
+ARTIFACT_TYPE = "sparse_index"
+ARTIFACT_FORMAT = "csr"
+PACKAGE_HINT = "pyterrier-sparse-eval"
+FORMAT_VERSION = 1
+MODES = ("create", "overwrite")
+
+#: postings placed per pass when the spilled chunks are transposed (4 bytes doc id + 4 bytes weight each)
+_PASS_POSTINGS = 1 << 22
+_WEIGHT_BLOCK = 1 << 18
+
+
+class Target(Protocol):
+    """What a writer needs of the index it writes: where it lives, and how to tell it to forget its caches."""
+
+    path: Any
+
+    def refresh(self) -> None: ...
+
+
+def index_meta(*, num_docs: int, num_terms: int, num_postings: int, avgdl: float, encoder: dict[str, Any],
+               built: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The content of ``pt_meta.json``: artifact type and format, statistics, and how the index was built."""
+    return {
+        "type": ARTIFACT_TYPE,
+        "format": ARTIFACT_FORMAT,
+        "package_hint": PACKAGE_HINT,
+        "format_version": FORMAT_VERSION,
+        "num_docs": int(num_docs),
+        "num_terms": int(num_terms),
+        "num_postings": int(num_postings),
+        "avgdl": float(avgdl),
+        "encoder": encoder,
+        "built": {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **built, "by": PACKAGE_HINT},
+        **(extra or {}),
+    }
+
+
+def check_mode(path: Any, mode: str) -> None:
+    """Refuse an unknown mode, and ``mode="create"`` over an existing path."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
+    if mode == "create" and os.path.exists(path):
+        raise FileExistsError(
+            f"An index already exists at {path}; pass mode=\"overwrite\" to rebuild it "
+            "(or load it with pse.SparseIndex(path))."
+        )
+
+
+def _move_into_place(tmp: Path, index: Target, mode: str) -> None:
+    replace_dir(tmp, Path(index.path), overwrite=mode == "overwrite")
+    index.refresh()  # the object the caller holds may have cached the previous index
+
+
+def write_index_dir(index: Target, mode: str, arrays: dict[str, np.ndarray], docs: dict[str, Any],
+                    meta: dict[str, Any]) -> None:
+    """Write a complete index from in-memory arrays into a hidden temporary folder, then move it into place."""
+    tmp = new_temp_dir(index.path)
+    try:
+        for name, arr in arrays.items():
+            np.save(tmp / name, arr)
+        for name, obj in docs.items():
+            with open(tmp / name, "w", encoding="utf-8") as f:
+                json.dump(obj, f, ensure_ascii=False)
+        with open(tmp / "pt_meta.json", "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=2, ensure_ascii=False)
+        _move_into_place(tmp, index, mode)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def iter_docs(docs: Any) -> Iterator[dict[str, Any]]:
+    """Documents from an iterable of dicts or a DataFrame."""
+    if isinstance(docs, pd.DataFrame):
+        return iter(docs.to_dict(orient="records"))
+    return iter(docs)
+
+
+def batched(it: Iterator[Any], n: int) -> Iterator[list[Any]]:
+    while batch := list(itertools.islice(it, n)):
+        yield batch
+
+
+class IndexWriter:
+    """Accumulates document batches on disk and writes a complete index atomically.
+
+    Use as a context manager: leaving the block with an exception removes everything written so far.
+    """
+
+    def __init__(self, index: Target, *, mode: str, encoder: dict[str, Any]):
+        check_mode(index.path, mode)
+        self.index = index
+        self.mode = mode
+        self.encoder = encoder
+        self.tmp = new_temp_dir(index.path)
+        self.vocab: dict[str, int] = {}
+        self.df = np.zeros(1024, dtype=np.int64)
+        self.num_docs = 0
+        self.num_chunks = 0
+        self.doclens: list[np.ndarray] = []
+        self._docnos = open(self.tmp / "docnos.txt", "w", encoding="utf-8")
+        self._spill = [open(self.tmp / f"spill.{part}", "wb") for part in ("terms", "docs", "values")]
+        self._chunk_ends = [0]
+        self._started = time.time()
+
+    def __enter__(self) -> IndexWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.abort()
+
+    def abort(self) -> None:
+        for f in (self._docnos, *self._spill):
+            if not f.closed:
+                f.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def term_ids(self, terms: list[Any]) -> np.ndarray:
+        """Map term strings to ids, growing the vocabulary."""
+        vocab = self.vocab
+        new = set(terms).difference(vocab)
+        if new:
+            bad = [t for t in new if not isinstance(t, str)]
+            if bad:
+                raise TypeError(
+                    f"Terms must be strings, got {type(bad[0]).__name__} {bad[0]!r}; convert token ids to "
+                    "their vocabulary strings (e.g. tokenizer.convert_ids_to_tokens) before indexing."
+                )
+            for t in sorted(new):
+                vocab[t] = len(vocab)
+        return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
+
+    def add(self, docnos: list[str], terms: np.ndarray, values: np.ndarray, offsets: np.ndarray,
+            doclen: np.ndarray) -> None:
+        """Add a batch: document i holds ``terms[offsets[i]:offsets[i+1]]`` with ``values`` (no duplicates)."""
+        for d in docnos:
+            if not isinstance(d, str) or not d or "\n" in d:
+                raise ValueError(f"Invalid docno {d!r}: docnos must be non-empty strings without newlines.")
+        values = np.asarray(values, dtype=np.float32)
+        if values.size and not np.isfinite(values).all():
+            raise ValueError("Document term weights contain NaN or infinity.")
+        docs = np.repeat(np.arange(self.num_docs, self.num_docs + len(docnos), dtype=np.int32), np.diff(offsets))
+        keep = values != 0
+        terms, values, docs = np.asarray(terms, dtype=np.int32)[keep], values[keep], docs[keep]
+        self._docnos.write("".join(d + "\n" for d in docnos))
+        if len(self.vocab) > len(self.df):
+            self.df = np.concatenate([self.df, np.zeros(max(len(self.vocab), 2 * len(self.df)) - len(self.df), np.int64)])
+        self.df[: len(self.vocab)] += np.bincount(terms, minlength=len(self.vocab))
+        from ._postings import sort_by_term  # numba (when installed) is imported when an index is built
+
+        # spilled sorted by term (doc ids stay ascending within a term), so that finish() can read any term
+        # range of a chunk with a binary search
+        for spill, arr in zip(self._spill, sort_by_term(terms, docs, values, len(self.vocab))):
+            arr.tofile(spill)
+        self._chunk_ends.append(self._chunk_ends[-1] + len(terms))
+        self.doclens.append(np.asarray(doclen, dtype=np.float32))
+        self.num_docs += len(docnos)
+        self.num_chunks += 1
+
+    def _write_docnos(self) -> np.ndarray:
+        """docnos.json from the spilled docnos (refusing duplicates); returns each document's docno rank."""
+        tmp = self.tmp
+        with open(tmp / "docnos.txt", encoding="utf-8") as text:
+            docnos = text.read().split("\n")[:-1]
+        docno_arr = np.array(docnos)
+        order = np.argsort(docno_arr, kind="stable")
+        dup = docno_arr[order[1:]] == docno_arr[order[:-1]]
+        if dup.any():
+            examples = sorted(set(docno_arr[order[1:]][dup].tolist()))[:5]
+            raise ValueError(f"Duplicate docnos in the corpus, e.g. {examples}; docnos must be unique.")
+        docno_rank = np.empty(len(docnos), dtype=np.int32)
+        docno_rank[order] = np.arange(len(docnos), dtype=np.int32)
+        with open(tmp / "docnos.json", "w", encoding="utf-8") as out:
+            out.write(json.dumps(docnos, ensure_ascii=False))
+        (tmp / "docnos.txt").unlink()
+        return docno_rank
+
+    def finish(
+        self,
+        weight: Callable[[np.ndarray, np.ndarray, dict[str, Any]], np.ndarray] | None = None,
+        extra_meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Transpose the chunks into term-major arrays, write metadata, and move the index into place.
+
+        ``weight(values, doclen_of_each_posting, stats)`` turns stored values into final weights once corpus
+        statistics (``stats["avgdl"]``, ``stats["num_docs"]``) are known (BM25 saturation).
+
+        The postings are written in passes over term ranges of at most ``_PASS_POSTINGS`` postings each: a
+        pass reads its slice of every spilled chunk, places it, and appends it to the output files, so memory
+        stays bounded by one pass whatever the size of the index.
+        """
+        from ._postings import place_postings
+
+        self._docnos.close()
+        for spill in self._spill:
+            spill.close()
+        if self.num_docs == 0:
+            raise ValueError("No documents were indexed: the document iterator was empty.")
+        if self.num_docs >= 2**31 - 1:
+            raise ValueError("More than 2^31 - 1 documents are not supported.")
+        tmp = self.tmp
+        docno_rank = self._write_docnos()
+        doclen = np.concatenate(self.doclens)
+        stats = {"num_docs": self.num_docs, "avgdl": float(doclen.mean()) if len(doclen) else 0.0}
+        num_terms = len(self.vocab)
+        indptr = np.zeros(num_terms + 1, dtype=np.int64)
+        np.cumsum(self.df[:num_terms], out=indptr[1:])
+        nnz = int(indptr[-1])
+        spill_names = [tmp / f"spill.{part}" for part in ("terms", "docs", "values")]
+        ends = self._chunk_ends
+        with open(tmp / "postings.indices.npy", "wb") as out_i, open(tmp / "postings.data.npy", "wb") as out_d:
+            for stream, dtype in ((out_i, np.int32), (out_d, np.float32)):
+                np.lib.format.write_array_header_1_0(
+                    stream, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (nnz,)})
+            t0 = 0
+            while nnz and t0 < num_terms:
+                t1 = int(np.searchsorted(indptr, indptr[t0] + _PASS_POSTINGS, side="right")) - 1
+                t1 = min(max(t1, t0 + 1), num_terms)
+                n = int(indptr[t1] - indptr[t0])
+                docs_out = np.empty(n, dtype=np.int32)
+                values_out = np.empty(n, dtype=np.float32)
+                cursor = indptr[t0:t1] - indptr[t0]
+                # term ranges are found by binary search in a read-only map of the spilled terms; the postings
+                # themselves are read into (and freed with) ordinary arrays, so a pass's reads leave memory with it
+                terms_mm = np.memmap(spill_names[0], dtype=np.int32, mode="r")
+                for c in range(self.num_chunks):
+                    a, b = ends[c], ends[c + 1]
+                    lo, hi = (int(x) for x in a + np.searchsorted(terms_mm[a:b], [t0, t1]))
+                    if hi > lo:
+                        p_terms, p_docs, p_values = (
+                            np.fromfile(name, dtype=dt, count=hi - lo, offset=lo * 4)
+                            for name, dt in zip(spill_names, (np.int32, np.int32, np.float32)))
+                        place_postings(p_terms, p_docs, p_values, t0, cursor, docs_out, values_out)
+                del terms_mm
+                if weight is not None:  # in blocks: the formula's float64 temporaries stay small
+                    for s in range(0, n, _WEIGHT_BLOCK):
+                        e = min(n, s + _WEIGHT_BLOCK)
+                        values_out[s:e] = weight(values_out[s:e], doclen[docs_out[s:e]], stats)
+                docs_out.tofile(out_i)
+                values_out.tofile(out_d)
+                t0 = t1
+        for name in spill_names:
+            name.unlink()
+        np.save(tmp / "postings.indptr.npy", indptr)
+        np.save(tmp / "doclen.npy", doclen)
+        np.save(tmp / "docno_rank.npy", docno_rank)
+        with open(tmp / "vocab.json", "w", encoding="utf-8") as vocab_file:
+            vocab_file.write(json.dumps(list(self.vocab), ensure_ascii=False))
+        meta = index_meta(num_docs=self.num_docs, num_terms=num_terms, num_postings=nnz, avgdl=stats["avgdl"],
+                          encoder=self.encoder, built={"seconds": round(time.time() - self._started, 3)},
+                          extra=extra_meta)
+        # pt_meta.json last: its presence marks a complete index
+        with open(tmp / "pt_meta.json", "w", encoding="utf-8") as meta_file:
+            json.dump(meta, meta_file, indent=2, ensure_ascii=False)
+        _move_into_place(tmp, self.index, self.mode)
+
+
+def check_doc(doc: dict[str, Any], fields: Iterable[str], hint: str) -> None:
+    missing = [f for f in fields if f not in doc]
+    if missing:
+        raise KeyError(f"Document is missing {missing} (it has {sorted(doc)}). {hint}")
+
+
+_TOKS_HINT = (
+    "index.indexer() takes documents with precomputed `toks`; encode text first "
+    "(e.g. splade.doc_encoder() >> index.indexer()) or use pse.BM25().indexer(index) for raw text."
+)
+
+
+class SparseIndexer(pt.Indexer):
+    """Indexes documents that carry ``docno`` and ``toks`` (a {term: weight} dict), e.g. SPLADE output.
+
+    Weights are stored as given; the retriever applies idf at query time when asked to. ``encoder`` is
+    recorded in the index metadata (how the weights were made; default ``{"type": "toks"}``).
+    """
+
+    def __init__(self, index: Any, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True,
+                 encoder: dict[str, Any] | None = None):
+        self.index_ref = index
+        self.mode = mode
+        self.batch_size = batch_size
+        self.verbose = verbose
+        self.encoder = encoder
+
+    def __repr__(self) -> str:
+        return f"SparseIndexer({self.index_ref!r}, mode={self.mode!r})"
+
+    def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> Any:  # type: ignore[override]
+        """Index ``docs`` and return the (refreshed) index."""
+        from tqdm.auto import tqdm
+
+        encoder = self.encoder if self.encoder is not None else {"type": "toks"}
+        with IndexWriter(self.index_ref, mode=self.mode, encoder=encoder) as writer:
+            bar = tqdm(desc="indexing", unit="doc", disable=None if self.verbose else True)
+            for batch in batched(iter_docs(docs), self.batch_size):
+                check_doc(batch[0], ("docno", "toks"), _TOKS_HINT)
+                docnos = [str(d["docno"]) for d in batch]
+                toks = [d["toks"] for d in batch]
+                for t in toks:
+                    if not isinstance(t, dict):
+                        raise TypeError(f"`toks` must be a dict of term -> weight, got {type(t).__name__}.")
+                lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
+                offsets = np.zeros(len(toks) + 1, dtype=np.int64)
+                np.cumsum(lengths, out=offsets[1:])
+                terms = writer.term_ids(list(itertools.chain.from_iterable(toks)))
+                values = np.fromiter(
+                    itertools.chain.from_iterable(t.values() for t in toks), dtype=np.float64, count=int(offsets[-1])
+                )
+                owner = np.repeat(np.arange(len(toks)), lengths)
+                doc_mass = np.bincount(owner, weights=values, minlength=len(toks))
+                writer.add(docnos, terms, values, offsets, doc_mass)
+                bar.update(len(batch))
+            bar.close()
+            writer.finish()
+        return self.index_ref

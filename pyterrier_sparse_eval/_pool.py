@@ -1,0 +1,259 @@
+"""Pooled corpora for SDM: which documents a pool holds, and what a run shows of its background sample.
+
+A pooled corpus holds every document judged relevant, the top-``depth`` non-relevant documents of each query
+in the pooling runs ("distractors", merged across runs by best rank in trec_eval's order) and a seeded uniform
+random sample of ``sample`` other documents: the background sample. The full corpus has N documents; the
+N - |pool| unseen ones are modelled per query and per system by the scores the system gives the background
+sample (:mod:`pyterrier_sparse_eval.sdm`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .files import atomic_write_json
+from .measures import FAMILIES, BackgroundModel, JudgedRun, fit_background, prepare, trec_ranks
+from .measures._prepare import to_qrels_frame, to_run_frame
+from .measures._sdm import add_bootstrap, correctable, sdm_table, survival_of_rows
+
+__all__ = ["Pool", "build_pool", "BackgroundSample", "background_from_run", "fit_run_backgrounds",
+           "judged_with_backgrounds", "models_for", "evaluate_on_pool"]
+
+
+@dataclass(frozen=True, repr=False)
+class Pool:
+    """A pooled subsample of a corpus: relevant documents, distractors and a random background sample.
+
+    ``docnos`` = relevant + distractors + sample (disjoint); ``num_docs`` is N of the full corpus.
+    Saved as JSON (:meth:`save`) and inside every index cut with :meth:`index`, so results are reproducible.
+    """
+
+    num_docs: int
+    relevant: tuple[str, ...]
+    distractors: tuple[str, ...]
+    sample: tuple[str, ...]
+    depth: int
+    seed: int
+    dataset: str = ""
+    pool_runs: tuple[str, ...] = ()
+    rel: int = 1
+    _sample_set: frozenset[str] = field(default=frozenset(), compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_sample_set", frozenset(self.sample))
+        if self.size > self.num_docs:
+            raise ValueError(f"The pool holds {self.size} documents but the corpus only {self.num_docs}.")
+
+    @property
+    def docnos(self) -> list[str]:
+        return [*self.relevant, *self.distractors, *self.sample]
+
+    @property
+    def size(self) -> int:
+        return len(self.relevant) + len(self.distractors) + len(self.sample)
+
+    @property
+    def n_unseen(self) -> int:
+        """Documents of the full corpus outside the pool."""
+        return self.num_docs - self.size
+
+    @property
+    def sample_set(self) -> frozenset[str]:
+        return self._sample_set
+
+    @property
+    def fingerprint(self) -> str:
+        h = hashlib.sha1(str(self.num_docs).encode())
+        for part in (self.relevant, self.distractors, self.sample):
+            h.update("\n".join(sorted(part)).encode())
+            h.update(b"\0")
+        return h.hexdigest()[:8]
+
+    def __repr__(self) -> str:
+        name = self.dataset.replace("irds:", "") or "corpus"
+        return (f"Pool({name}:{self.size}/{self.num_docs},depth={self.depth},sample={len(self.sample)},"
+                f"seed={self.seed},#{self.fingerprint})")
+
+    def spec(self) -> dict[str, Any]:
+        """Everything needed to rebuild the pool (JSON-serialisable)."""
+        d = asdict(self)
+        d.pop("_sample_set")
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the pool as JSON (atomically)."""
+        atomic_write_json(path, self.spec(), indent=None)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Pool:
+        with open(path, encoding="utf-8") as f:
+            return cls.from_spec(json.load(f))
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> Pool:
+        fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()}
+        return cls(**fields)
+
+    def index(self, full_index: Any, path: str | os.PathLike[str], *, mode: str = "create") -> Any:
+        """Cut the pooled index out of a full-corpus index (scores equal the full corpus' exactly)."""
+        return full_index.subset(self.docnos, path, mode=mode, extra_meta={"pool": self.spec()})
+
+    def corpus_iter(self, dataset: str | Any) -> Iterator[dict[str, Any]]:
+        """The pool's documents from an ``irds:`` dataset, for encoding only the pool (e.g. with SPLADE).
+
+        Note that BM25 indexed from these documents alone uses the pool's own statistics (idf, average
+        length); cut the pooled index from a full BM25 index with :meth:`index` to keep the corpus' ones.
+        """
+        from .datasets import corpus_iter
+
+        wanted = set(self.docnos)
+        for doc in corpus_iter(dataset):
+            if doc["docno"] in wanted:
+                yield doc
+
+
+def _best_ranks(runs: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """qid, docno, best 0-based rank over the runs (each ranked in trec_eval order)."""
+    frames = []
+    for run in runs:
+        frame = to_run_frame(run)
+        frame = frame.assign(rank=trec_ranks(frame["qid"], frame["score"], frame["docno"]))
+        frames.append(frame[["qid", "docno", "rank"]])
+    merged = pd.concat(frames, ignore_index=True)
+    return merged.groupby(["qid", "docno"], as_index=False, sort=False)["rank"].min()
+
+
+def build_pool(
+    qrels: Any,
+    runs: Sequence[Any] | dict[str, Any],
+    *,
+    all_docnos: Iterable[str],
+    depth: int = 20,
+    sample: int = 1000,
+    seed: int = 0,
+    rel: int = 1,
+    dataset: str = "",
+) -> Pool:
+    """Pool a corpus: judged-relevant documents + top-``depth`` distractors per query + a random sample.
+
+    Args:
+        qrels: judgments (frame or dict); labels >= ``rel`` are relevant.
+        runs: full-corpus runs to mine distractors from (merged per query by each document's best rank), as a
+            list or a ``{name: run}`` dict.
+        all_docnos: every docno of the full corpus (e.g. ``full_index.docnos``); N is its length.
+        depth: distractors per query (non-relevant documents ranked highest by the runs).
+        sample: size of the uniform random background sample from the remaining documents.
+        seed: seed of the sample (numpy's default_rng over the sorted remaining docnos).
+    """
+    if depth < 0 or sample < 0:
+        raise ValueError("depth and sample must be >= 0.")
+    names = list(runs) if isinstance(runs, dict) else [f"run{i}" for i in range(len(runs))]
+    run_list = list(runs.values()) if isinstance(runs, dict) else list(runs)
+    corpus = np.array(sorted(set(str(d) for d in all_docnos)), dtype=object)
+    in_corpus = set(corpus.tolist())
+    q = to_qrels_frame(qrels)
+    relevant_rows = q[q["label"] >= rel]
+    relevant = list(dict.fromkeys(relevant_rows["docno"].tolist()))
+    missing = [d for d in relevant if d not in in_corpus]
+    if missing:
+        raise ValueError(f"{len(missing)} relevant docnos are not in the corpus, e.g. {missing[:5]}: "
+                         "are qrels and corpus from the same dataset?")
+    relevant_set = set(relevant)
+    distractors: list[str] = []
+    if depth and run_list:
+        ranked = _best_ranks(run_list)
+        judged_rel = set(zip(relevant_rows["qid"].tolist(), relevant_rows["docno"].tolist()))
+        keep = [(qq, d) not in judged_rel for qq, d in zip(ranked["qid"].tolist(), ranked["docno"].tolist())]
+        ranked = ranked[np.array(keep, dtype=bool)]
+        ranked = ranked.sort_values(["qid", "rank", "docno"], kind="stable")
+        top = ranked.groupby("qid", sort=False).head(depth)
+        distractors = [d for d in dict.fromkeys(top["docno"].tolist()) if d not in relevant_set]
+    taken = relevant_set | set(distractors)
+    candidates = np.array([d for d in corpus.tolist() if d not in taken], dtype=object)
+    if sample > len(candidates):
+        raise ValueError(f"A sample of {sample} is larger than the {len(candidates)} documents outside the pool; "
+                         "lower --sample or --pool-depth.")
+    rng = np.random.default_rng(seed)
+    chosen = candidates[np.sort(rng.choice(len(candidates), size=sample, replace=False))].tolist()
+    return Pool(num_docs=len(corpus), relevant=tuple(relevant), distractors=tuple(distractors), sample=tuple(chosen),
+                depth=depth, seed=seed, dataset=dataset, pool_runs=tuple(names), rel=rel)
+
+
+@dataclass
+class BackgroundSample:
+    """What a run shows of one query's background sample: observed scores, and how many fell below ``below``."""
+
+    observed: np.ndarray
+    n_below: int
+    below: float
+
+    def fit(self, family: str = "auto") -> BackgroundModel:
+        return fit_background(self.observed, family, n_below=self.n_below, below=self.below)
+
+    def resample(self, rng: np.random.Generator) -> BackgroundSample:
+        """A bootstrap resample of the whole sample (censored members included)."""
+        n = len(self.observed) + self.n_below
+        picks = rng.integers(0, n, size=n)
+        observed = self.observed[picks[picks < len(self.observed)]]
+        return BackgroundSample(observed, int(np.sum(picks >= len(self.observed))), self.below)
+
+
+def background_from_run(run: Any, pool: Pool) -> dict[str, BackgroundSample]:
+    """Per query of the run, the scores of the pool's sampled documents it retrieved, the rest censored."""
+    frame = to_run_frame(run).reset_index(drop=True)
+    m = len(pool.sample)
+    if m < 2:
+        raise ValueError(f"{pool!r} has a background sample of {m}; SDM needs at least 2 (use a larger sample).")
+    is_sample = frame["docno"].isin(pool.sample_set).to_numpy()
+    scores = frame["score"].to_numpy(dtype=np.float64)
+    out: dict[str, BackgroundSample] = {}
+    for qid, rows in frame.groupby("qid", sort=False).indices.items():
+        observed = scores[rows[is_sample[rows]]]
+        out[str(qid)] = BackgroundSample(observed, m - len(observed), float(scores[rows].min()))
+    return out
+
+
+def fit_run_backgrounds(run: Any, pool: Pool, family: str = "auto") -> dict[str, BackgroundModel]:
+    """One background model per query of the run (see :func:`background_from_run`)."""
+    return {q: s.fit(family) for q, s in background_from_run(run, pool).items()}
+
+
+def judged_with_backgrounds(run: Any, qrels: Any, pool: Pool) -> tuple[JudgedRun, dict[str, BackgroundSample]]:
+    """A run on the pool prepared for evaluation, and each query's background sample as the run shows it."""
+    frame = to_run_frame(run).reset_index(drop=True)
+    return prepare(frame, qrels, rel=pool.rel), background_from_run(frame, pool)
+
+
+def models_for(j: JudgedRun, samples: dict[str, BackgroundSample], family: str) -> list[BackgroundModel]:
+    """One background model per evaluated query, in ``j.qids`` order."""
+    if family not in FAMILIES:
+        raise ValueError(f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}.")
+    empty = BackgroundSample(np.zeros(0), 2, np.inf)  # a query the run returned nothing for: all censored
+    return [samples.get(q, empty).fit(family) for q in j.qids.tolist()]
+
+
+def evaluate_on_pool(run: Any, qrels: Any, pool: Pool, k_values: Sequence[int], *, family: str = "auto",
+                     gain: str = "linear", bootstrap: int = 0, confidence: float = 0.95, seed: int = 0
+                     ) -> dict[str, Any]:
+    """``pse.sdm.evaluate(run, qrels, pool, ...)``: pooled and SDM-corrected R@k / nDCG@k (see there)."""
+    j, samples = judged_with_backgrounds(run, qrels, pool)
+    models = models_for(j, samples, family)
+    qids = j.qids.tolist()
+    measures = correctable(k_values, gain)
+    per_query, aggregate = sdm_table(j, survival_of_rows(j, models), pool.n_unseen, measures)
+    if bootstrap:
+        empty = BackgroundSample(np.zeros(0), 2, np.inf)
+
+        def refit(rng: np.random.Generator) -> list[BackgroundModel]:
+            return [samples.get(q, empty).resample(rng).fit(family) for q in qids]
+
+        add_bootstrap(j, refit, pool.n_unseen, measures, bootstrap, confidence, seed, per_query, aggregate)
+    return {"aggregate": aggregate, "per_query": per_query, "models": dict(zip(qids, models))}

@@ -1,0 +1,150 @@
+"""Retrieval systems described by short strings, as the command line takes them.
+
+``bm25``, ``bm25:k1=1.2,b=0.75``, ``bm25:stemmer=english,stopwords=terrier``,
+``splade:PATH_OR_HUB_ID``, ``splade:PATH_OR_HUB_ID,idf=true,doc_max_length=256``.
+
+A :class:`System` holds its encoder (a :class:`~pyterrier_sparse_eval.BM25` or
+:class:`~pyterrier_sparse_eval.Splade`), built once when the spec is parsed, and knows how to index a corpus
+with it and retrieve from the index. It knows nothing of datasets: callers hand it the documents.
+
+>>> parse_system("bm25:k1=1.2,b=0.75").name
+'BM25(k1=1.2,b=0.75)'
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyterrier as pt
+
+from ._bm25 import BM25
+from ._index import SparseIndex
+from ._splade import Splade
+from .files import slug
+
+__all__ = ["System", "parse_system", "index_folder"]
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise ValueError(text)
+
+
+def _optional_str(text: str) -> str | None:
+    return None if text in ("none", "None") else text
+
+
+_BM25_PARAMS: dict[str, Callable[[str], Any]] = {"k1": float, "b": float, "stemmer": _optional_str,
+                                                  "stopwords": _optional_str}
+_SPLADE_PARAMS: dict[str, Callable[[str], Any]] = {"idf": _bool, "doc_max_length": int, "query_max_length": int,
+                                                    "batch_size": int, "doc_top_k": int}
+_PARAMS = {"bm25": _BM25_PARAMS, "splade": _SPLADE_PARAMS}
+_BM25_DEFAULTS = {"stemmer": "porter", "stopwords": "lucene"}
+
+
+@dataclass
+class System:
+    """A retrieval system parsed from a spec string (see :func:`parse_system`).
+
+    Attributes:
+        spec: the spec as given.
+        encoder: the BM25 or Splade object that indexes documents and encodes queries.
+        params: the parameters the spec set (they name the system).
+        idf: multiply SPLADE query weights by idf at retrieval (BM25 always does).
+    """
+
+    spec: str
+    encoder: BM25 | Splade
+    params: dict[str, Any] = field(default_factory=dict)
+    idf: bool = False
+
+    @property
+    def kind(self) -> str:
+        return "bm25" if isinstance(self.encoder, BM25) else "splade"
+
+    @property
+    def name(self) -> str:
+        """A readable name, e.g. ``BM25(k1=0.9,b=0.4)`` or ``SPLADE(model,idf=True)``."""
+        enc = self.encoder
+        if isinstance(enc, BM25):
+            extra = "".join(f",{k}={getattr(enc, k)}" for k, default in _BM25_DEFAULTS.items()
+                            if getattr(enc, k) != default)
+            return f"BM25(k1={enc.k1},b={enc.b}{extra})"
+        extra = "".join(f",{k}={v}" for k, v in self.params.items())
+        return f"SPLADE({Path(enc.model.rstrip('/')).name}{extra})"
+
+    @property
+    def index_name(self) -> str:
+        """The folder name of this system's index (the encoder settings that change the index)."""
+        enc = self.encoder
+        if isinstance(enc, BM25):
+            return f"bm25-k1={enc.k1}-b={enc.b}-{enc.stemmer}-{enc.stopwords}"
+        return slug(f"splade-{enc.model}-{enc.doc_max_length}-{enc.doc_top_k}")
+
+    def index(self, folder: str | os.PathLike[str], corpus: Callable[[], Iterable[dict[str, Any]]], *,
+              verbose: bool = True) -> SparseIndex:
+        """This system's index under ``folder``, built from ``corpus()`` on first use and reused after."""
+        path = Path(folder) / self.index_name
+        index = SparseIndex(path)
+        if not index.built():
+            self.encoder.indexer(index, verbose=verbose).index(corpus())
+        elif verbose:
+            print(f"Reusing index {path}")
+        return index
+
+    def retriever(self, index: SparseIndex, *, num_results: int, verbose: bool = False) -> pt.Transformer:
+        """This system's retriever over ``index`` (a full index or a pooled subset of one)."""
+        if isinstance(self.encoder, Splade):
+            return self.encoder.retriever(index, num_results=num_results, idf=self.idf, verbose=verbose)
+        return self.encoder.retriever(index, num_results=num_results, verbose=verbose)
+
+
+def index_folder(index_dir: str | os.PathLike[str], dataset_id: str) -> Path:
+    """Where the cached indexes of a dataset live: ``index_dir/<dataset id as a file name>``."""
+    return Path(index_dir) / slug(dataset_id)
+
+
+def parse_system(spec: str) -> System:
+    """Parse ``kind[:key=value,...]`` into a :class:`System`; raises ValueError with the accepted forms.
+
+    The encoder is built (and its parameters validated) here; no model is loaded.
+    """
+    kind, _, rest = spec.strip().partition(":")
+    kind = kind.strip().lower()
+    if kind not in _PARAMS:
+        raise ValueError(
+            f"Unknown system {spec!r}; use 'bm25', 'bm25:k1=1.2,b=0.75', 'splade:PATH_OR_HUB_ID' or "
+            "'splade:PATH_OR_HUB_ID,idf=false'."
+        )
+    items = [p.strip() for p in rest.split(",") if p.strip()]
+    model = ""
+    if kind == "splade":
+        if not items or "=" in items[0]:
+            raise ValueError(f"{spec!r}: name the SPLADE model, e.g. 'splade:naver/splade-cocondenser-ensembledistil'.")
+        model = items.pop(0)
+    allowed = _PARAMS[kind]
+    params: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or key not in allowed:
+            example = "'bm25:k1=1.2,b=0.75'" if kind == "bm25" else "'splade:MODEL,idf=false'"
+            raise ValueError(
+                f"Bad system parameter {item!r} in {spec!r}; {kind} takes {', '.join(allowed)} as key=value, "
+                f"e.g. {example}."
+            )
+        try:
+            params[key] = allowed[key](value.strip())
+        except ValueError:
+            raise ValueError(f"Bad value for {key} in {spec!r}: {value!r}.") from None
+    if kind == "bm25":
+        return System(spec, BM25(**params), params)  # validates the values (k1 >= 0, 0 <= b <= 1, stemmer)
+    settings = {k: v for k, v in params.items() if k != "idf"}
+    return System(spec, Splade(model, **settings), params, idf=bool(params.get("idf", False)))
