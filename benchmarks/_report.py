@@ -19,8 +19,13 @@ def machine_facts() -> str:
     import pandas
     import scipy
 
-    facts = [f"{os.cpu_count()} cores", f"Python {platform.python_version()}", f"numpy {numpy.__version__}",
-             f"scipy {scipy.__version__}", f"pandas {pandas.__version__}"]
+    facts = [
+        f"{os.cpu_count()} cores",
+        f"Python {platform.python_version()}",
+        f"numpy {numpy.__version__}",
+        f"scipy {scipy.__version__}",
+        f"pandas {pandas.__version__}",
+    ]
     try:
         import numba
 
@@ -43,8 +48,12 @@ def write_section(name: str, body: str) -> None:
     """Replace (or append) the section between ``<!-- name -->`` markers in BENCHMARKS.md."""
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
     block = f"{start}\n{body.rstrip()}\n{end}"
-    text = BENCHMARKS_MD.read_text() if BENCHMARKS_MD.exists() else (
-        "# Benchmarks\n\nWritten by the scripts in `benchmarks/`; each section names the command that made it.\n"
+    text = (
+        BENCHMARKS_MD.read_text()
+        if BENCHMARKS_MD.exists()
+        else (
+            "# Benchmarks\n\nWritten by the scripts in `benchmarks/`; each section names the command that made it.\n"
+        )
     )
     if start in text:
         text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: block, text, flags=re.S)

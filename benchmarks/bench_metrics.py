@@ -27,13 +27,17 @@ def make_data(queries: int, depth: int, seed: int = 0) -> tuple[pd.DataFrame, pd
     qid = np.repeat(np.arange(queries), depth).astype(str)
     docs = np.concatenate([rng.choice(n_docs, size=depth, replace=False) for _ in range(queries)])
     # distinct scores per query (ranx breaks ties differently from trec_eval; the others agree on ties too)
-    score = np.concatenate([np.sort(rng.random(depth))[::-1] + i for i in range(queries)]) - np.repeat(np.arange(queries), depth)
+    score = np.concatenate([np.sort(rng.random(depth))[::-1] + i for i in range(queries)]) - np.repeat(
+        np.arange(queries), depth
+    )
     run = pd.DataFrame({"qid": qid, "docno": np.char.add("d", docs.astype(str)), "score": score})
     # graded qrels: 20 judged documents per query, half drawn from the run's top 200
     rows = []
     for q in range(queries):
         top = run["docno"].values[q * depth : q * depth + 200]
-        judged = np.concatenate([rng.choice(top, 10, replace=False), np.char.add("d", rng.choice(n_docs, 10).astype(str))])
+        judged = np.concatenate(
+            [rng.choice(top, 10, replace=False), np.char.add("d", rng.choice(n_docs, 10).astype(str))]
+        )
         for d in np.unique(judged):
             rows.append((str(q), d, int(rng.integers(0, 4))))
     qrels = pd.DataFrame(rows, columns=["qid", "docno", "label"])
@@ -65,10 +69,18 @@ def ranx_eval(run, qrels):
     # ranx insists on object-dtype id columns (pandas 3 defaults to its own str dtype)
     qrels = qrels.astype({"qid": object, "docno": object})
     run = run.astype({"qid": object, "docno": object})
-    q = Qrels.from_df(qrels.rename(columns={"qid": "q_id", "docno": "doc_id", "label": "score"}), q_id_col="q_id",
-                      doc_id_col="doc_id", score_col="score")
-    r = Run.from_df(run.rename(columns={"qid": "q_id", "docno": "doc_id"}), q_id_col="q_id", doc_id_col="doc_id",
-                    score_col="score")
+    q = Qrels.from_df(
+        qrels.rename(columns={"qid": "q_id", "docno": "doc_id", "label": "score"}),
+        q_id_col="q_id",
+        doc_id_col="doc_id",
+        score_col="score",
+    )
+    r = Run.from_df(
+        run.rename(columns={"qid": "q_id", "docno": "doc_id"}),
+        q_id_col="q_id",
+        doc_id_col="doc_id",
+        score_col="score",
+    )
     res = evaluate(q, r, list(RANX.values()))
     return {m: float(res[RANX[m]]) for m in MEASURES}
 
@@ -119,7 +131,9 @@ def main() -> None:
     reps = min(args.repeats, 3)
     for name, fn in tools.items():
         vals = fn(shuffled, qrels)
-        assert max(abs(vals[m] - values[name][m]) for m in MEASURES) <= 1e-6, f"{name} changed on shuffled rows"
+        assert max(abs(vals[m] - values[name][m]) for m in MEASURES) <= 1e-6, (
+            f"{name} changed on shuffled rows"
+        )
     times_sh = {name: median_time(lambda fn=fn: fn(shuffled, qrels), reps) for name, fn in tools.items()}
     base_sh = times_sh["in-house (pse.evaluate)"]
     lines += [
@@ -130,8 +144,11 @@ def main() -> None:
     ]
     lines += [f"| {name} | {t:.2f} | {t / base_sh:.1f}x |" for name, t in times_sh.items()]
     lines.append("")
-    lines.append("Means agree with pytrec_eval to " + ", ".join(
-        f"{name}: {max(abs(values[name][m] - ref[m]) for m in MEASURES):.0e}" for name in values) + ".")
+    lines.append(
+        "Means agree with pytrec_eval to "
+        + ", ".join(f"{name}: {max(abs(values[name][m] - ref[m]) for m in MEASURES):.0e}" for name in values)
+        + "."
+    )
     report = "\n".join(lines)
     print(report)
     if not args.no_write:

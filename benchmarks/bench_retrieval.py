@@ -66,7 +66,10 @@ def text_chunks(n_docs: int, seed: int = 0):
 
 def text_queries(n: int, seed: int = 1) -> list[list[int]]:
     rng = np.random.default_rng(seed)
-    return [sorted(rng.choice(np.arange(QUERY_RANKS[0], QUERY_RANKS[1]), 5, replace=False).tolist()) for _ in range(n)]
+    return [
+        sorted(rng.choice(np.arange(QUERY_RANKS[0], QUERY_RANKS[1]), 5, replace=False).tolist())
+        for _ in range(n)
+    ]
 
 
 WORDS = np.array([f"w{i}" for i in range(VOCAB)], dtype=object)
@@ -76,7 +79,7 @@ def iter_text_docs(n_docs: int):
     for start, lengths, tokens in text_chunks(n_docs):
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         for i in range(len(lengths)):
-            yield {"docno": f"d{start + i}", "text": " ".join(WORDS[tokens[offsets[i]:offsets[i + 1]]])}
+            yield {"docno": f"d{start + i}", "text": " ".join(WORDS[tokens[offsets[i] : offsets[i + 1]]])}
 
 
 def write_text_corpus(n_docs: int, path: Path) -> Path:
@@ -135,7 +138,10 @@ def iter_lsr_docs(n_docs: int):
     for start, terms, weights, offsets in lsr_chunks(n_docs):
         for i in range(len(offsets) - 1):
             a, b = offsets[i], offsets[i + 1]
-            yield {"docno": f"d{start + i}", "toks": dict(zip(LSR_WORDS[terms[a:b]].tolist(), weights[a:b].tolist()))}
+            yield {
+                "docno": f"d{start + i}",
+                "toks": dict(zip(LSR_WORDS[terms[a:b]].tolist(), weights[a:b].tolist())),
+            }
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -153,7 +159,9 @@ def _child_index(system: str, n_docs: int, path: str, corpus: str) -> dict:
     base = _vm_hwm_mb()
     t = time.perf_counter()
     if system == "ours-text":
-        pse.BM25(k1=K1, b=B, stemmer=None, stopwords=None).indexer(pse.SparseIndex(path), verbose=False).index(docs)
+        pse.BM25(k1=K1, b=B, stemmer=None, stopwords=None).indexer(
+            pse.SparseIndex(path), verbose=False
+        ).index(docs)
     elif system == "ours-toks":
         pse.SparseIndex(path).indexer(verbose=False).index(docs)
     elif system == "pisa-text":
@@ -177,8 +185,11 @@ def _vm_hwm_mb() -> float:
 
 def index_in_child(system: str, n_docs: int, path: Path, corpus: Path | None = None) -> dict:
     shutil.rmtree(path, ignore_errors=True)
-    done = subprocess.run([sys.executable, __file__, "_index", system, str(n_docs), str(path), str(corpus or "")],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, __file__, "_index", system, str(n_docs), str(path), str(corpus or "")],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"indexing {system} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -251,7 +262,9 @@ def bench_bm25(n_docs: int, n_queries: int, runs: int, work: Path, ks: list[int]
 
     corpus_ids = []
     for _, lengths, tokens in text_chunks(n_docs):
-        corpus_ids += np.split(tokens, np.cumsum(lengths)[:-1])  # arrays: same index as lists, far less memory
+        corpus_ids += np.split(
+            tokens, np.cumsum(lengths)[:-1]
+        )  # arrays: same index as lists, far less memory
     vocab = {f"w{i}": i for i in range(VOCAB)}
     t = time.perf_counter()
     bm25s_models = {}
@@ -283,10 +296,14 @@ def bench_bm25(n_docs: int, n_queries: int, runs: int, work: Path, ks: list[int]
             retr.transform(topics.head(5))  # compile / warm
             systems[f"ours numba {threads}t"] = (lambda r=retr: r.transform(topics), threads)
         qmat = bm25.retriever(index, num_results=k).query_matrix(
-            bm25.retriever(index, num_results=k)._query_weights(topics))
+            bm25.retriever(index, num_results=k)._query_weights(topics)
+        )
         for threads in (1, 2):
             retr = bm25.retriever(index, num_results=k, backend="numba", threads=threads)
-            systems[f"ours numba {threads}t (arrays)"] = (lambda r=retr, qm=qmat: r.search_matrix(qm), threads)
+            systems[f"ours numba {threads}t (arrays)"] = (
+                lambda r=retr, qm=qmat: r.search_matrix(qm),
+                threads,
+            )
         retr_scipy = bm25.retriever(index, num_results=k, backend="scipy")
         systems["ours scipy 1t"] = (lambda r=retr_scipy: r.transform(topics), 1)
         for threads in (1, 2):
@@ -299,7 +316,9 @@ def bench_bm25(n_docs: int, n_queries: int, runs: int, work: Path, ks: list[int]
             def run_bm25s(model=model, backend=backend, k=k):
                 numba.set_num_threads(1)
                 try:
-                    return model.retrieve(q_tok, k=k, show_progress=False, n_threads=1, backend_selection=backend)
+                    return model.retrieve(
+                        q_tok, k=k, show_progress=False, n_threads=1, backend_selection=backend
+                    )
                 finally:
                     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
@@ -318,22 +337,38 @@ def bench_bm25(n_docs: int, n_queries: int, runs: int, work: Path, ks: list[int]
         reference[k] = ours_lists
         for name, (fn, threads) in systems.items():
             seconds = median_seconds(fn, runs)
-            rows.append({"docs": n_docs, "k": k, "system": name, "threads": threads, "qps": n_queries / seconds,
-                         "ms_per_query": seconds / n_queries * 1e3,
-                         "agreement": agreement.get(name.split()[0], 1.0)})
+            rows.append(
+                {
+                    "docs": n_docs,
+                    "k": k,
+                    "system": name,
+                    "threads": threads,
+                    "qps": n_queries / seconds,
+                    "ms_per_query": seconds / n_queries * 1e3,
+                    "agreement": agreement.get(name.split()[0], 1.0),
+                }
+            )
             print(f"  k={k:<5} {name:<26} {n_queries / seconds:9.0f} q/s", flush=True)
         if k == max(ks):
             lat = {}
-            single = [qmat[i:i + 1] for i in range(min(100, n_queries))]
+            single = [qmat[i : i + 1] for i in range(min(100, n_queries))]
             r1 = bm25.retriever(index, num_results=k, backend="numba")
             lat["ours numba 1t (arrays)"] = latencies(r1.search_matrix, single)
             p1 = pisa.bm25(k1=K1, b=B, num_results=k, threads=1)
-            lat["PISA 1t"] = latencies(lambda i, p1=p1: p1.transform(topics.iloc[i:i + 1]), range(len(single)))
+            lat["PISA 1t"] = latencies(
+                lambda i, p1=p1: p1.transform(topics.iloc[i : i + 1]), range(len(single))
+            )
             m = bm25s_models["numba"]
             lat["bm25s numba 1t"] = latencies(
-                lambda i, m=m, k=k: m.retrieve(bm25s.tokenization.Tokenized(ids=[q_ids[i]], vocab=vocab), k=k,
-                                     show_progress=False, n_threads=1, backend_selection="numba"),
-                range(len(single)))
+                lambda i, m=m, k=k: m.retrieve(
+                    bm25s.tokenization.Tokenized(ids=[q_ids[i]], vocab=vocab),
+                    k=k,
+                    show_progress=False,
+                    n_threads=1,
+                    backend_selection="numba",
+                ),
+                range(len(single)),
+            )
             for row in rows:
                 if row["docs"] == n_docs and row["k"] == k and row["system"] in lat:
                     row["p50_ms"], row["p99_ms"] = lat[row["system"]]
@@ -346,7 +381,9 @@ def bench_bm25(n_docs: int, n_queries: int, runs: int, work: Path, ks: list[int]
 # --------------------------------------------------------------------------------------------------------------
 
 
-def bench_lsr(n_docs: int, n_queries: int, runs: int, work: Path, k: int, quick: bool) -> tuple[list[dict], dict]:
+def bench_lsr(
+    n_docs: int, n_queries: int, runs: int, work: Path, k: int, quick: bool
+) -> tuple[list[dict], dict]:
     import pandas as pd
     import seismic
 
@@ -355,12 +392,17 @@ def bench_lsr(n_docs: int, n_queries: int, runs: int, work: Path, k: int, quick:
     rows = []
     ours_path, pisa_path = work / f"ours-lsr-{n_docs}", work / f"pisa-lsr-{n_docs}"
     print(f"[{n_docs:,} docs] learned sparse: indexing ours and PISA from toks", flush=True)
-    idx = {"ours": index_in_child("ours-toks", n_docs, ours_path), "pisa": index_in_child("pisa-toks", n_docs, pisa_path)}
+    idx = {
+        "ours": index_in_child("ours-toks", n_docs, ours_path),
+        "pisa": index_in_child("pisa-toks", n_docs, pisa_path),
+    }
     queries = lsr_queries(n_queries)
-    topics = pd.DataFrame({
-        "qid": [str(i) for i in range(n_queries)],
-        "query_toks": [dict(zip(LSR_WORDS[t].tolist(), w.tolist())) for t, w in queries],
-    })
+    topics = pd.DataFrame(
+        {
+            "qid": [str(i) for i in range(n_queries)],
+            "query_toks": [dict(zip(LSR_WORDS[t].tolist(), w.tolist())) for t, w in queries],
+        }
+    )
     index = pse.SparseIndex(ours_path)
     from pyterrier_pisa import PisaIndex
 
@@ -386,8 +428,13 @@ def bench_lsr(n_docs: int, n_queries: int, runs: int, work: Path, k: int, quick:
     seis_default = seismic.SeismicIndex.build_from_dataset(dataset, num_threads=1)  # build time: 1 thread
     idx["seismic"] = {"seconds": time.perf_counter() - t}
     # the near-exhaustive setting (no pruning, full summaries) is only built where it takes minutes, not hours
-    seis_exhaustive = None if quick or n_docs > 200_000 else seismic.SeismicIndex.build_from_dataset(
-        dataset, n_postings=n_docs, summary_energy=1.0, num_threads=2)
+    seis_exhaustive = (
+        None
+        if quick or n_docs > 200_000
+        else seismic.SeismicIndex.build_from_dataset(
+            dataset, n_postings=n_docs, summary_energy=1.0, num_threads=2
+        )
+    )
     del dataset
     q_ids = np.array([str(i) for i in range(n_queries)], dtype=string_type)
     q_comp = [words[t] for t, _ in queries]
@@ -396,8 +443,12 @@ def bench_lsr(n_docs: int, n_queries: int, runs: int, work: Path, k: int, quick:
     if seis_exhaustive is not None:
         seismic_settings.append(("seismic near-exhaustive 1t", seis_exhaustive, 64, 1.0))
     for name, sidx, cut, heap in seismic_settings:
-        systems[name] = (lambda s=sidx, c=cut, h=heap: s.batch_search(q_ids, q_comp, q_vals, k=k, query_cut=c,
-                                                                      heap_factor=h, num_threads=1), 1)
+        systems[name] = (
+            lambda s=sidx, c=cut, h=heap: s.batch_search(
+                q_ids, q_comp, q_vals, k=k, query_cut=c, heap_factor=h, num_threads=1
+            ),
+            1,
+        )
     exact = systems["ours numba 1t"][0]()
     exact_lists = [g.docno.tolist() for _, g in exact.groupby("qid", sort=False)]
     pisa_lists = [g.docno.tolist() for _, g in systems["PISA quantized 1t"][0]().groupby("qid", sort=False)]
@@ -407,10 +458,21 @@ def bench_lsr(n_docs: int, n_queries: int, runs: int, work: Path, k: int, quick:
         recall[name] = overlap([by_qid.get(str(i), []) for i in range(n_queries)], exact_lists)
     for name, (fn, threads) in systems.items():
         seconds = median_seconds(fn, runs)
-        rows.append({"docs": n_docs, "k": k, "system": name, "threads": threads, "qps": n_queries / seconds,
-                     "ms_per_query": seconds / n_queries * 1e3, "agreement": recall.get(name, 1.0)})
-        print(f"  k={k:<5} {name:<28} {n_queries / seconds:9.0f} q/s  recall vs exact {recall.get(name, 1.0):.3f}",
-              flush=True)
+        rows.append(
+            {
+                "docs": n_docs,
+                "k": k,
+                "system": name,
+                "threads": threads,
+                "qps": n_queries / seconds,
+                "ms_per_query": seconds / n_queries * 1e3,
+                "agreement": recall.get(name, 1.0),
+            }
+        )
+        print(
+            f"  k={k:<5} {name:<28} {n_queries / seconds:9.0f} q/s  recall vs exact {recall.get(name, 1.0):.3f}",
+            flush=True,
+        )
     return rows, {"index": idx}
 
 
@@ -420,23 +482,37 @@ def bench_lsr(n_docs: int, n_queries: int, runs: int, work: Path, k: int, quick:
 
 
 def report(bm25_rows, bm25_info, lsr_rows, lsr_info, bandwidth, args) -> str:
-    lines = [f"## Exact sparse retrieval and indexing against the peers ({today()})", "",
-             f"Command: `{command_line()}` ({today()}; {machine_facts()}; memory bandwidth "
-             f"{bandwidth:.1f} GB/s by a 512 MB copy). Medians of {args.runs} runs; q/s over {args.queries} queries "
-             "in one batch; agreement = mean overlap of a peer's top k with ours (1.000 for exact peers that score "
-             "the same way; PISA's BM25 differs slightly in its formula).", ""]
-    lines += ["### BM25 retrieval (synthetic Zipf corpus)", "",
-              "| docs | k | system | q/s | ms/query | p50 / p99 ms (one query at a time) | agreement |",
-              "|---:|---:|---|---:|---:|---|---:|"]
+    lines = [
+        f"## Exact sparse retrieval and indexing against the peers ({today()})",
+        "",
+        f"Command: `{command_line()}` ({today()}; {machine_facts()}; memory bandwidth "
+        f"{bandwidth:.1f} GB/s by a 512 MB copy). Medians of {args.runs} runs; q/s over {args.queries} queries "
+        "in one batch; agreement = mean overlap of a peer's top k with ours (1.000 for exact peers that score "
+        "the same way; PISA's BM25 differs slightly in its formula).",
+        "",
+    ]
+    lines += [
+        "### BM25 retrieval (synthetic Zipf corpus)",
+        "",
+        "| docs | k | system | q/s | ms/query | p50 / p99 ms (one query at a time) | agreement |",
+        "|---:|---:|---|---:|---:|---|---:|",
+    ]
     for r in bm25_rows:
         lat = f"{r['p50_ms']:.2f} / {r['p99_ms']:.2f}" if "p50_ms" in r else ""
-        lines.append(f"| {r['docs']:,} | {r['k']} | {r['system']} | {r['qps']:,.0f} | {r['ms_per_query']:.3f} | {lat} | "
-                     f"{r['agreement']:.3f} |")
-    lines += ["", "Ratios, like for like (same k, corpus and queries): ours as a PyTerrier transformer (DataFrame in "
-              "and out) against PISA's transformer; ours on arrays (`retriever.search_matrix(query_matrix)`) against "
-              "bm25s' `retrieve` on token ids (its faster backend). ns/posting and 2t/1t from the array path.", "",
-              "| docs | k | ours / PISA (1t) | ours / bm25s (1t) | ours 2t / 1t | postings/query | ns/posting "
-              "| bandwidth floor ns/posting |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines.append(
+            f"| {r['docs']:,} | {r['k']} | {r['system']} | {r['qps']:,.0f} | {r['ms_per_query']:.3f} | {lat} | "
+            f"{r['agreement']:.3f} |"
+        )
+    lines += [
+        "",
+        "Ratios, like for like (same k, corpus and queries): ours as a PyTerrier transformer (DataFrame in "
+        "and out) against PISA's transformer; ours on arrays (`retriever.search_matrix(query_matrix)`) against "
+        "bm25s' `retrieve` on token ids (its faster backend). ns/posting and 2t/1t from the array path.",
+        "",
+        "| docs | k | ours / PISA (1t) | ours / bm25s (1t) | ours 2t / 1t | postings/query | ns/posting "
+        "| bandwidth floor ns/posting |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for n_docs, info in bm25_info.items():
         for k in sorted({r["k"] for r in bm25_rows if r["docs"] == n_docs}):
             sel = {r["system"]: r for r in bm25_rows if r["docs"] == n_docs and r["k"] == k}
@@ -445,41 +521,64 @@ def report(bm25_rows, bm25_info, lsr_rows, lsr_info, bandwidth, args) -> str:
             ppq = info["postings_per_query"]
             ns = arrays["ms_per_query"] * 1e6 / ppq
             floor = 8 / bandwidth  # 8 bytes per posting (doc id + weight) streamed once
-            lines.append(f"| {n_docs:,} | {k} | {sel['ours numba 1t']['qps'] / sel['PISA 1t']['qps']:.2f}x | "
-                         f"{arrays['qps'] / bm25s_best:.2f}x | "
-                         f"{sel['ours numba 2t (arrays)']['qps'] / arrays['qps']:.2f}x | {ppq:,.0f} | {ns:.2f} | "
-                         f"{floor:.2f} |")
-    lines += ["", "### Indexing from text (child process each: peak RSS of that process, and its RSS before indexing started)", "",
-              "| docs | system | seconds | docs/s | peak RSS MB | RSS before indexing MB | disk MB |",
-              "|---:|---|---:|---:|---:|---:|---:|"]
+            lines.append(
+                f"| {n_docs:,} | {k} | {sel['ours numba 1t']['qps'] / sel['PISA 1t']['qps']:.2f}x | "
+                f"{arrays['qps'] / bm25s_best:.2f}x | "
+                f"{sel['ours numba 2t (arrays)']['qps'] / arrays['qps']:.2f}x | {ppq:,.0f} | {ns:.2f} | "
+                f"{floor:.2f} |"
+            )
+    lines += [
+        "",
+        "### Indexing from text (child process each: peak RSS of that process, and its RSS before indexing started)",
+        "",
+        "| docs | system | seconds | docs/s | peak RSS MB | RSS before indexing MB | disk MB |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
     for n_docs, info in bm25_info.items():
         for name, r in info["index"].items():
             if "peak_rss_mb" in r:
-                lines.append(f"| {n_docs:,} | {name} | {r['seconds']:.1f} | {n_docs / r['seconds']:,.0f} | "
-                             f"{r['peak_rss_mb']:.0f} | {r['corpus_rss_mb']:.0f} | {r['disk_mb']:.0f} |")
+                lines.append(
+                    f"| {n_docs:,} | {name} | {r['seconds']:.1f} | {n_docs / r['seconds']:,.0f} | "
+                    f"{r['peak_rss_mb']:.0f} | {r['corpus_rss_mb']:.0f} | {r['disk_mb']:.0f} |"
+                )
             else:
-                lines.append(f"| {n_docs:,} | {name} (in memory, token ids given) | {r['seconds']:.1f} | "
-                             f"{n_docs / r['seconds']:,.0f} | | | |")
+                lines.append(
+                    f"| {n_docs:,} | {name} (in memory, token ids given) | {r['seconds']:.1f} | "
+                    f"{n_docs / r['seconds']:,.0f} | | | |"
+                )
     for n_docs, info in bm25_info.items():
         ours, pisa = info["index"]["ours"], info["index"]["pisa"]
         lines.append("")
-        lines.append(f"{n_docs:,} docs from text: ours / PISA (1 thread) throughput "
-                     f"{pisa['seconds'] / ours['seconds']:.2f}x; peak RSS ours / PISA "
-                     f"{ours['peak_rss_mb'] / pisa['peak_rss_mb']:.2f}.")
+        lines.append(
+            f"{n_docs:,} docs from text: ours / PISA (1 thread) throughput "
+            f"{pisa['seconds'] / ours['seconds']:.2f}x; peak RSS ours / PISA "
+            f"{ours['peak_rss_mb'] / pisa['peak_rss_mb']:.2f}."
+        )
     if lsr_rows:
-        lines += ["", "### Learned sparse (SPLADE-like vectors), k = 1000 (at most 200 queries)", "",
-                  "| docs | system | q/s | ms/query | recall vs exact |", "|---:|---|---:|---:|---:|"]
+        lines += [
+            "",
+            "### Learned sparse (SPLADE-like vectors), k = 1000 (at most 200 queries)",
+            "",
+            "| docs | system | q/s | ms/query | recall vs exact |",
+            "|---:|---|---:|---:|---:|",
+        ]
         for r in lsr_rows:
-            lines.append(f"| {r['docs']:,} | {r['system']} | {r['qps']:,.0f} | {r['ms_per_query']:.3f} | "
-                         f"{r['agreement']:.3f} |")
+            lines.append(
+                f"| {r['docs']:,} | {r['system']} | {r['qps']:,.0f} | {r['ms_per_query']:.3f} | "
+                f"{r['agreement']:.3f} |"
+            )
         for n_docs, info in lsr_info.items():
             sel = {r["system"]: r for r in lsr_rows if r["docs"] == n_docs}
             lines.append("")
-            lines.append(f"{n_docs:,} docs: ours 1t / PISA quantized 1t = "
-                         f"{sel['ours numba 1t']['qps'] / sel['PISA quantized 1t']['qps']:.2f}x; indexing from toks: "
-                         + "; ".join(f"{n} {r['seconds']:.1f} s" + (f", peak RSS {r['peak_rss_mb']:.0f} MB"
-                                                                    if "peak_rss_mb" in r else "")
-                                     for n, r in info["index"].items()))
+            lines.append(
+                f"{n_docs:,} docs: ours 1t / PISA quantized 1t = "
+                f"{sel['ours numba 1t']['qps'] / sel['PISA quantized 1t']['qps']:.2f}x; indexing from toks: "
+                + "; ".join(
+                    f"{n} {r['seconds']:.1f} s"
+                    + (f", peak RSS {r['peak_rss_mb']:.0f} MB" if "peak_rss_mb" in r else "")
+                    for n, r in info["index"].items()
+                )
+            )
     return "\n".join(lines)
 
 
@@ -488,16 +587,28 @@ def main() -> None:
         print(json.dumps(_child_index(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="100k documents, fewer queries and runs (< 5 min)")
-    parser.add_argument("--sizes", default=None, help="comma-separated corpus sizes (default 100000,1000000,3000000)")
+    parser.add_argument(
+        "--quick", action="store_true", help="100k documents, fewer queries and runs (< 5 min)"
+    )
+    parser.add_argument(
+        "--sizes", default=None, help="comma-separated corpus sizes (default 100000,1000000,3000000)"
+    )
     parser.add_argument("--queries", type=int, default=None)
     parser.add_argument("--runs", type=int, default=None)
-    parser.add_argument("--lsr-size", type=int, default=None, help="learned-sparse corpus size (default 1M; quick 100k)")
-    parser.add_argument("--no-write", action="store_true", help="print the report instead of writing BENCHMARKS.md")
+    parser.add_argument(
+        "--lsr-size", type=int, default=None, help="learned-sparse corpus size (default 1M; quick 100k)"
+    )
+    parser.add_argument(
+        "--no-write", action="store_true", help="print the report instead of writing BENCHMARKS.md"
+    )
     parser.add_argument("--no-lsr", action="store_true", help="skip the learned-sparse rows")
-    parser.add_argument("--section", default="retrieval", help="BENCHMARKS.md section to write (default retrieval)")
+    parser.add_argument(
+        "--section", default="retrieval", help="BENCHMARKS.md section to write (default retrieval)"
+    )
     args = parser.parse_args()
-    sizes = [int(x) for x in (args.sizes or ("100000" if args.quick else "100000,1000000,3000000")).split(",")]
+    sizes = [
+        int(x) for x in (args.sizes or ("100000" if args.quick else "100000,1000000,3000000")).split(",")
+    ]
     args.queries = args.queries or (200 if args.quick else 1000)
     args.runs = args.runs or (3 if args.quick else 5)
     lsr_size = args.lsr_size or (50_000 if args.quick else 1_000_000)
@@ -515,7 +626,9 @@ def main() -> None:
                 else:
                     p.unlink()
         lsr_rows, lsr_info = [], {}
-        if not args.no_lsr:  # PISA's quantized retrieval takes ~0.5 s per query at 1M: at most 200 queries here
+        if (
+            not args.no_lsr
+        ):  # PISA's quantized retrieval takes ~0.5 s per query at 1M: at most 200 queries here
             lsr_rows, info = bench_lsr(lsr_size, min(args.queries, 200), args.runs, work, 1000, args.quick)
             lsr_info = {lsr_size: info}
         text = report(bm25_rows, bm25_info, lsr_rows, lsr_info, bandwidth, args)

@@ -59,12 +59,16 @@ def main() -> None:
     splade = pse.Splade(folder, batch_size=args.batch_size, doc_max_length=args.max_length, verbose=False)
     tokenizer, model, device, _ = splade._load()
     order = np.argsort([-len(t) for t in texts], kind="stable")
-    batches = [[texts[i] for i in order[s : s + args.batch_size]] for s in range(0, len(texts), args.batch_size)]
+    batches = [
+        [texts[i] for i in order[s : s + args.batch_size]] for s in range(0, len(texts), args.batch_size)
+    ]
 
     def bare() -> None:
         with torch.inference_mode():
             for batch in batches:
-                enc = tokenizer(batch, padding=True, truncation=True, max_length=args.max_length, return_tensors="pt")
+                enc = tokenizer(
+                    batch, padding=True, truncation=True, max_length=args.max_length, return_tensors="pt"
+                )
                 model(**enc.to(device))
 
     def ours() -> None:
@@ -79,22 +83,24 @@ def main() -> None:
     t_bare = float(np.median([b for b, _ in pairs]))
     t_ours = float(np.median([o for _, o in pairs]))
     overhead = float(np.median([o / b for b, o in pairs])) - 1
-    report = "\n".join([
-        f"## SPLADE document encoding overhead ({today()})",
-        "",
-        f"`{command_line()}` on {machine_facts()}, torch {torch.__version__}, {torch.get_num_threads()} threads, CPU.",
-        f"{len(texts)} BEIR SciFact documents (title + text), batch {args.batch_size}, max length {args.max_length}, "
-        f"MiniLM-L6 masked LM, {nnz:.0f} non-zero terms per document on average; {args.repeats} interleaved pairs of runs, "
-        "medians.",
-        "",
-        "| | seconds | docs/s |",
-        "|---|---:|---:|",
-        f"| bare forward pass (tokenise + model) | {t_bare:.2f} | {len(texts) / t_bare:.0f} |",
-        f"| pse.Splade.encode | {t_ours:.2f} | {len(texts) / t_ours:.0f} |",
-        "",
-        f"Overhead of pse.Splade over the bare forward pass (median of per-pair ratios): **{overhead * 100:.1f}%** "
-        "(goal: below 10%).",
-    ])
+    report = "\n".join(
+        [
+            f"## SPLADE document encoding overhead ({today()})",
+            "",
+            f"`{command_line()}` on {machine_facts()}, torch {torch.__version__}, {torch.get_num_threads()} threads, CPU.",
+            f"{len(texts)} BEIR SciFact documents (title + text), batch {args.batch_size}, max length {args.max_length}, "
+            f"MiniLM-L6 masked LM, {nnz:.0f} non-zero terms per document on average; {args.repeats} interleaved pairs of runs, "
+            "medians.",
+            "",
+            "| | seconds | docs/s |",
+            "|---|---:|---:|",
+            f"| bare forward pass (tokenise + model) | {t_bare:.2f} | {len(texts) / t_bare:.0f} |",
+            f"| pse.Splade.encode | {t_ours:.2f} | {len(texts) / t_ours:.0f} |",
+            "",
+            f"Overhead of pse.Splade over the bare forward pass (median of per-pair ratios): **{overhead * 100:.1f}%** "
+            "(goal: below 10%).",
+        ]
+    )
     print(report)
     if not args.no_write:
         write_section("splade", report)

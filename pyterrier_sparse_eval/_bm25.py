@@ -90,7 +90,7 @@ class BM25:
         if built.get("type") != "bm25" or any(built.get(k) != mine[k] for k in ("k1", "b", "analyzer")):
             raise ValueError(
                 f"{index} was built with {_describe(built)}, not {_describe(mine)}; rebuild it with "
-                f"{self!r}.indexer(index, mode=\"overwrite\") or use a BM25 that matches."
+                f'{self!r}.indexer(index, mode="overwrite") or use a BM25 that matches.'
             )
 
 
@@ -132,7 +132,13 @@ class BM25Indexer(pt.Indexer):
     """Indexes raw documents with BM25 weights (see :class:`BM25`). Streams in batches."""
 
     def __init__(
-        self, bm25: BM25, index: SparseIndex, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True
+        self,
+        bm25: BM25,
+        index: SparseIndex,
+        *,
+        mode: str = "create",
+        batch_size: int = 10_000,
+        verbose: bool = True,
     ):
         self.bm25 = bm25
         self.index_ref = index
@@ -199,8 +205,9 @@ class BM25Indexer(pt.Indexer):
             ids[[i for i, t in enumerate(terms) if t]] = writer.term_ids(known)
         return ids
 
-    def _count_compiled(self, table: Any, texts: list[str], writer: IndexWriter
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _count_compiled(
+        self, table: Any, texts: list[str], writer: IndexWriter
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         from ._textscan import count_terms
 
         analyzer = self.bm25.analyzer
@@ -210,8 +217,9 @@ class BM25Indexer(pt.Indexer):
             self._raw2term = np.concatenate([self._raw2term, new_ids])
         return count_terms(doc, self._raw2term[tok], len(texts), len(writer.vocab))
 
-    def _count_python(self, token_ids: dict[str, int], texts: list[str], writer: IndexWriter
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _count_python(
+        self, token_ids: dict[str, int], texts: list[str], writer: IndexWriter
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         # raw token -> term id (-1 for stopwords), memoised across batches: one C-level pass per batch
         raw = self.bm25.analyzer.tokenize_batch(texts)
         new = set(itertools.chain.from_iterable(raw))

@@ -40,8 +40,16 @@ import pyterrier as pt
 
 from .files import new_temp_dir, replace_dir
 
-__all__ = ["ARTIFACT_TYPE", "ARTIFACT_FORMAT", "FORMAT_VERSION", "IndexWriter", "SparseIndexer", "index_meta",
-           "write_index_dir", "check_mode"]
+__all__ = [
+    "ARTIFACT_TYPE",
+    "ARTIFACT_FORMAT",
+    "FORMAT_VERSION",
+    "IndexWriter",
+    "SparseIndexer",
+    "index_meta",
+    "write_index_dir",
+    "check_mode",
+]
 
 ARTIFACT_TYPE = "sparse_index"
 ARTIFACT_FORMAT = "csr"
@@ -62,8 +70,16 @@ class Target(Protocol):
     def refresh(self) -> None: ...
 
 
-def index_meta(*, num_docs: int, num_terms: int, num_postings: int, avgdl: float, encoder: dict[str, Any],
-               built: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def index_meta(
+    *,
+    num_docs: int,
+    num_terms: int,
+    num_postings: int,
+    avgdl: float,
+    encoder: dict[str, Any],
+    built: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The content of ``pt_meta.json``: artifact type and format, statistics, and how the index was built."""
     return {
         "type": ARTIFACT_TYPE,
@@ -86,7 +102,7 @@ def check_mode(path: Any, mode: str) -> None:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
     if mode == "create" and os.path.exists(path):
         raise FileExistsError(
-            f"An index already exists at {path}; pass mode=\"overwrite\" to rebuild it "
+            f'An index already exists at {path}; pass mode="overwrite" to rebuild it '
             "(or load it with pse.SparseIndex(path))."
         )
 
@@ -96,8 +112,9 @@ def _move_into_place(tmp: Path, index: Target, mode: str) -> None:
     index.refresh()  # the object the caller holds may have cached the previous index
 
 
-def write_index_dir(index: Target, mode: str, arrays: dict[str, np.ndarray], docs: dict[str, Any],
-                    meta: dict[str, Any]) -> None:
+def write_index_dir(
+    index: Target, mode: str, arrays: dict[str, np.ndarray], docs: dict[str, Any], meta: dict[str, Any]
+) -> None:
     """Write a complete index from in-memory arrays into a hidden temporary folder, then move it into place."""
     tmp = new_temp_dir(index.path)
     try:
@@ -176,8 +193,14 @@ class IndexWriter:
                 vocab[t] = len(vocab)
         return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
 
-    def add(self, docnos: list[str], terms: np.ndarray, values: np.ndarray, offsets: np.ndarray,
-            doclen: np.ndarray) -> None:
+    def add(
+        self,
+        docnos: list[str],
+        terms: np.ndarray,
+        values: np.ndarray,
+        offsets: np.ndarray,
+        doclen: np.ndarray,
+    ) -> None:
         """Add a batch: document i holds ``terms[offsets[i]:offsets[i+1]]`` with ``values`` (no duplicates)."""
         for d in docnos:
             if not isinstance(d, str) or not d or "\n" in d:
@@ -185,12 +208,16 @@ class IndexWriter:
         values = np.asarray(values, dtype=np.float32)
         if values.size and not np.isfinite(values).all():
             raise ValueError("Document term weights contain NaN or infinity.")
-        docs = np.repeat(np.arange(self.num_docs, self.num_docs + len(docnos), dtype=np.int32), np.diff(offsets))
+        docs = np.repeat(
+            np.arange(self.num_docs, self.num_docs + len(docnos), dtype=np.int32), np.diff(offsets)
+        )
         keep = values != 0
         terms, values, docs = np.asarray(terms, dtype=np.int32)[keep], values[keep], docs[keep]
         self._docnos.write("".join(d + "\n" for d in docnos))
         if len(self.vocab) > len(self.df):
-            self.df = np.concatenate([self.df, np.zeros(max(len(self.vocab), 2 * len(self.df)) - len(self.df), np.int64)])
+            self.df = np.concatenate(
+                [self.df, np.zeros(max(len(self.vocab), 2 * len(self.df)) - len(self.df), np.int64)]
+            )
         self.df[: len(self.vocab)] += np.bincount(terms, minlength=len(self.vocab))
         from ._postings import sort_by_term  # numba (when installed) is imported when an index is built
 
@@ -254,10 +281,14 @@ class IndexWriter:
         nnz = int(indptr[-1])
         spill_names = [tmp / f"spill.{part}" for part in ("terms", "docs", "values")]
         ends = self._chunk_ends
-        with open(tmp / "postings.indices.npy", "wb") as out_i, open(tmp / "postings.data.npy", "wb") as out_d:
+        with (
+            open(tmp / "postings.indices.npy", "wb") as out_i,
+            open(tmp / "postings.data.npy", "wb") as out_d,
+        ):
             for stream, dtype in ((out_i, np.int32), (out_d, np.float32)):
                 np.lib.format.write_array_header_1_0(
-                    stream, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (nnz,)})
+                    stream, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (nnz,)}
+                )
             t0 = 0
             while nnz and t0 < num_terms:
                 t1 = int(np.searchsorted(indptr, indptr[t0] + _PASS_POSTINGS, side="right")) - 1
@@ -275,7 +306,8 @@ class IndexWriter:
                     if hi > lo:
                         p_terms, p_docs, p_values = (
                             np.fromfile(name, dtype=dt, count=hi - lo, offset=lo * 4)
-                            for name, dt in zip(spill_names, (np.int32, np.int32, np.float32)))
+                            for name, dt in zip(spill_names, (np.int32, np.int32, np.float32))
+                        )
                         place_postings(p_terms, p_docs, p_values, t0, cursor, docs_out, values_out)
                 del terms_mm
                 if weight is not None:  # in blocks: the formula's float64 temporaries stay small
@@ -292,9 +324,15 @@ class IndexWriter:
         np.save(tmp / "docno_rank.npy", docno_rank)
         with open(tmp / "vocab.json", "w", encoding="utf-8") as vocab_file:
             vocab_file.write(json.dumps(list(self.vocab), ensure_ascii=False))
-        meta = index_meta(num_docs=self.num_docs, num_terms=num_terms, num_postings=nnz, avgdl=stats["avgdl"],
-                          encoder=self.encoder, built={"seconds": round(time.time() - self._started, 3)},
-                          extra=extra_meta)
+        meta = index_meta(
+            num_docs=self.num_docs,
+            num_terms=num_terms,
+            num_postings=nnz,
+            avgdl=stats["avgdl"],
+            encoder=self.encoder,
+            built={"seconds": round(time.time() - self._started, 3)},
+            extra=extra_meta,
+        )
         # pt_meta.json last: its presence marks a complete index
         with open(tmp / "pt_meta.json", "w", encoding="utf-8") as meta_file:
             json.dump(meta, meta_file, indent=2, ensure_ascii=False)
@@ -320,8 +358,15 @@ class SparseIndexer(pt.Indexer):
     recorded in the index metadata (how the weights were made; default ``{"type": "toks"}``).
     """
 
-    def __init__(self, index: Any, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True,
-                 encoder: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        index: Any,
+        *,
+        mode: str = "create",
+        batch_size: int = 10_000,
+        verbose: bool = True,
+        encoder: dict[str, Any] | None = None,
+    ):
         self.index_ref = index
         self.mode = mode
         self.batch_size = batch_size
@@ -350,7 +395,9 @@ class SparseIndexer(pt.Indexer):
                 np.cumsum(lengths, out=offsets[1:])
                 terms = writer.term_ids(list(itertools.chain.from_iterable(toks)))
                 values = np.fromiter(
-                    itertools.chain.from_iterable(t.values() for t in toks), dtype=np.float64, count=int(offsets[-1])
+                    itertools.chain.from_iterable(t.values() for t in toks),
+                    dtype=np.float64,
+                    count=int(offsets[-1]),
                 )
                 owner = np.repeat(np.arange(len(toks)), lengths)
                 doc_mass = np.bincount(owner, weights=values, minlength=len(toks))

@@ -53,8 +53,11 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     if not crosscheck and not both:
         return pt.Experiment(retr_systems, topics, qrels, eval_metrics, names=names, **kwargs)
     runs = [s if isinstance(s, pd.DataFrame) else s.transform(topics) for s in retr_systems]
-    names = list(names) if names is not None else [
-        str(s) if not isinstance(s, pd.DataFrame) else f"run{i}" for i, s in enumerate(retr_systems)]
+    names = (
+        list(names)
+        if names is not None
+        else [str(s) if not isinstance(s, pd.DataFrame) else f"run{i}" for i, s in enumerate(retr_systems)]
+    )
     if crosscheck:
         checkable = []
         for m in eval_metrics:
@@ -67,13 +70,18 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
             if not report.ok:
                 raise AssertionError(f"In-house and trec_eval values differ for {name}:\n{report.summary()}")
         if not checkable:
-            warnings.warn("crosscheck=True, but no requested measure has an in-house counterpart.", stacklevel=2)
+            warnings.warn(
+                "crosscheck=True, but no requested measure has an in-house counterpart.", stacklevel=2
+            )
     if not both:
         return pt.Experiment(runs, topics, qrels, eval_metrics, names=names, **kwargs)
     table_kwargs = {k: v for k, v in kwargs.items() if k != "perquery"}
     table = pt.Experiment(runs, topics, qrels, eval_metrics, names=names, **table_kwargs)
-    query_kwargs = {k: v for k, v in table_kwargs.items()
-                    if k not in ("baseline", "test", "correction", "correction_alpha", "highlight", "round")}
+    query_kwargs = {
+        k: v
+        for k, v in table_kwargs.items()
+        if k not in ("baseline", "test", "correction", "correction_alpha", "highlight", "round")
+    }
     per_query = pt.Experiment(runs, topics, qrels, eval_metrics, names=names, perquery=True, **query_kwargs)
     return table, per_query
 
@@ -112,12 +120,23 @@ def run_experiment(
     topics = datasets.align_topics_qrels(topics, qrels)
     folder = index_folder(index_dir, dataset)
     retrievers = [
-        s.retriever(s.index(folder, lambda: datasets.corpus_iter(ds), verbose=verbose), num_results=num_results,
-                    verbose=verbose)
+        s.retriever(
+            s.index(folder, lambda: datasets.corpus_iter(ds), verbose=verbose),
+            num_results=num_results,
+            verbose=verbose,
+        )
         for s in systems
     ]
-    out = Experiment(retrievers, topics, qrels, measures, names=[s.name for s in systems], baseline=baseline,
-                     verbose=verbose, perquery="both" if perquery else False)
+    out = Experiment(
+        retrievers,
+        topics,
+        qrels,
+        measures,
+        names=[s.name for s in systems],
+        baseline=baseline,
+        verbose=verbose,
+        perquery="both" if perquery else False,
+    )
     if perquery:
         table, per_query = out
         return ExperimentResult(table, per_query, len(topics))

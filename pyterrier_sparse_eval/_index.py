@@ -193,8 +193,14 @@ class SparseIndex(pt.Artifact):
         encoder: dict[str, Any] = self.meta.get("encoder", {"type": "toks"})
         return encoder
 
-    def subset(self, docnos: Iterable[str], path: str | os.PathLike[str], *, mode: str = "create",
-               extra_meta: dict[str, Any] | None = None) -> SparseIndex:
+    def subset(
+        self,
+        docnos: Iterable[str],
+        path: str | os.PathLike[str],
+        *,
+        mode: str = "create",
+        extra_meta: dict[str, Any] | None = None,
+    ) -> SparseIndex:
         """Write a new index holding only ``docnos``, which keeps this index's corpus statistics.
 
         Document weights are copied as stored (BM25's length normalisation used the full corpus' average
@@ -219,11 +225,20 @@ class SparseIndex(pt.Artifact):
         docno_rank = np.empty(len(cols), dtype=np.int32)
         docno_rank[order] = np.arange(len(cols), dtype=np.int32)
         parent = self.meta.get("collection") or {}
-        collection = {"num_docs": self.collection_num_docs,
-                      "avgdl": parent.get("avgdl", float(self.meta.get("avgdl", 0.0))), "parent": str(self.path)}
-        meta = index_meta(num_docs=len(cols), num_terms=self.num_terms, num_postings=int(sub.nnz),
-                          avgdl=float(np.asarray(self.doclen)[cols].mean()), encoder=self.encoder,
-                          built={"subset_of": str(self.path)}, extra={"collection": collection, **(extra_meta or {})})
+        collection = {
+            "num_docs": self.collection_num_docs,
+            "avgdl": parent.get("avgdl", float(self.meta.get("avgdl", 0.0))),
+            "parent": str(self.path),
+        }
+        meta = index_meta(
+            num_docs=len(cols),
+            num_terms=self.num_terms,
+            num_postings=int(sub.nnz),
+            avgdl=float(np.asarray(self.doclen)[cols].mean()),
+            encoder=self.encoder,
+            built={"subset_of": str(self.path)},
+            extra={"collection": collection, **(extra_meta or {})},
+        )
         files = {
             "postings.indptr.npy": sub.indptr.astype(np.int64),
             "postings.indices.npy": sub.indices.astype(np.int32),
@@ -236,7 +251,9 @@ class SparseIndex(pt.Artifact):
         return target
 
     # --- factories -----------------------------------------------------------------------------------------
-    def indexer(self, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True) -> SparseIndexer:
+    def indexer(
+        self, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True
+    ) -> SparseIndexer:
         """An indexer for documents that already carry ``toks`` ({term: weight} dicts)."""
         return SparseIndexer(self, mode=mode, batch_size=batch_size, verbose=verbose)
 
@@ -255,5 +272,13 @@ class SparseIndex(pt.Artifact):
 
         Scores are sum_t q_t * d_t * idf_t (``idf=True``) or the plain dot product sum_t q_t * d_t.
         """
-        return SparseRetriever(self, num_results=num_results, idf=idf, analyzer=analyzer,
-                               memory_budget=memory_budget, backend=backend, threads=threads, verbose=verbose)
+        return SparseRetriever(
+            self,
+            num_results=num_results,
+            idf=idf,
+            analyzer=analyzer,
+            memory_budget=memory_budget,
+            backend=backend,
+            threads=threads,
+            verbose=verbose,
+        )

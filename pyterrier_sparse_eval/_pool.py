@@ -24,8 +24,16 @@ from .measures import FAMILIES, BackgroundModel, JudgedRun, fit_background, prep
 from .measures._prepare import to_qrels_frame, to_run_frame
 from .measures._sdm import add_bootstrap, correctable, sdm_table, survival_of_rows
 
-__all__ = ["Pool", "build_pool", "BackgroundSample", "background_from_run", "fit_run_backgrounds",
-           "judged_with_backgrounds", "models_for", "evaluate_on_pool"]
+__all__ = [
+    "Pool",
+    "build_pool",
+    "BackgroundSample",
+    "background_from_run",
+    "fit_run_backgrounds",
+    "judged_with_backgrounds",
+    "models_for",
+    "evaluate_on_pool",
+]
 
 
 @dataclass(frozen=True, repr=False)
@@ -79,8 +87,10 @@ class Pool:
 
     def __repr__(self) -> str:
         name = self.dataset.replace("irds:", "") or "corpus"
-        return (f"Pool({name}:{self.size}/{self.num_docs},depth={self.depth},sample={len(self.sample)},"
-                f"seed={self.seed},#{self.fingerprint})")
+        return (
+            f"Pool({name}:{self.size}/{self.num_docs},depth={self.depth},sample={len(self.sample)},"
+            f"seed={self.seed},#{self.fingerprint})"
+        )
 
     def spec(self) -> dict[str, Any]:
         """Everything needed to rebuild the pool (JSON-serialisable)."""
@@ -164,8 +174,10 @@ def build_pool(
     relevant = list(dict.fromkeys(relevant_rows["docno"].tolist()))
     missing = [d for d in relevant if d not in in_corpus]
     if missing:
-        raise ValueError(f"{len(missing)} relevant docnos are not in the corpus, e.g. {missing[:5]}: "
-                         "are qrels and corpus from the same dataset?")
+        raise ValueError(
+            f"{len(missing)} relevant docnos are not in the corpus, e.g. {missing[:5]}: "
+            "are qrels and corpus from the same dataset?"
+        )
     relevant_set = set(relevant)
     distractors: list[str] = []
     if depth and run_list:
@@ -179,12 +191,23 @@ def build_pool(
     taken = relevant_set | set(distractors)
     candidates = np.array([d for d in corpus.tolist() if d not in taken], dtype=object)
     if sample > len(candidates):
-        raise ValueError(f"A sample of {sample} is larger than the {len(candidates)} documents outside the pool; "
-                         "lower --sample or --pool-depth.")
+        raise ValueError(
+            f"A sample of {sample} is larger than the {len(candidates)} documents outside the pool; "
+            "lower --sample or --pool-depth."
+        )
     rng = np.random.default_rng(seed)
     chosen = candidates[np.sort(rng.choice(len(candidates), size=sample, replace=False))].tolist()
-    return Pool(num_docs=len(corpus), relevant=tuple(relevant), distractors=tuple(distractors), sample=tuple(chosen),
-                depth=depth, seed=seed, dataset=dataset, pool_runs=tuple(names), rel=rel)
+    return Pool(
+        num_docs=len(corpus),
+        relevant=tuple(relevant),
+        distractors=tuple(distractors),
+        sample=tuple(chosen),
+        depth=depth,
+        seed=seed,
+        dataset=dataset,
+        pool_runs=tuple(names),
+        rel=rel,
+    )
 
 
 @dataclass
@@ -211,7 +234,9 @@ def background_from_run(run: Any, pool: Pool) -> dict[str, BackgroundSample]:
     frame = to_run_frame(run).reset_index(drop=True)
     m = len(pool.sample)
     if m < 2:
-        raise ValueError(f"{pool!r} has a background sample of {m}; SDM needs at least 2 (use a larger sample).")
+        raise ValueError(
+            f"{pool!r} has a background sample of {m}; SDM needs at least 2 (use a larger sample)."
+        )
     is_sample = frame["docno"].isin(pool.sample_set).to_numpy()
     scores = frame["score"].to_numpy(dtype=np.float64)
     out: dict[str, BackgroundSample] = {}
@@ -226,7 +251,9 @@ def fit_run_backgrounds(run: Any, pool: Pool, family: str = "auto") -> dict[str,
     return {q: s.fit(family) for q, s in background_from_run(run, pool).items()}
 
 
-def judged_with_backgrounds(run: Any, qrels: Any, pool: Pool) -> tuple[JudgedRun, dict[str, BackgroundSample]]:
+def judged_with_backgrounds(
+    run: Any, qrels: Any, pool: Pool
+) -> tuple[JudgedRun, dict[str, BackgroundSample]]:
     """A run on the pool prepared for evaluation, and each query's background sample as the run shows it."""
     frame = to_run_frame(run).reset_index(drop=True)
     return prepare(frame, qrels, rel=pool.rel), background_from_run(frame, pool)
@@ -240,9 +267,18 @@ def models_for(j: JudgedRun, samples: dict[str, BackgroundSample], family: str) 
     return [samples.get(q, empty).fit(family) for q in j.qids.tolist()]
 
 
-def evaluate_on_pool(run: Any, qrels: Any, pool: Pool, k_values: Sequence[int], *, family: str = "auto",
-                     gain: str = "linear", bootstrap: int = 0, confidence: float = 0.95, seed: int = 0
-                     ) -> dict[str, Any]:
+def evaluate_on_pool(
+    run: Any,
+    qrels: Any,
+    pool: Pool,
+    k_values: Sequence[int],
+    *,
+    family: str = "auto",
+    gain: str = "linear",
+    bootstrap: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Any]:
     """``pse.sdm.evaluate(run, qrels, pool, ...)``: pooled and SDM-corrected R@k / nDCG@k (see there)."""
     j, samples = judged_with_backgrounds(run, qrels, pool)
     models = models_for(j, samples, family)

@@ -12,7 +12,6 @@ __all__ = ["sort_by_term", "place_postings"]
 if HAVE_NUMBA:
     from numba import njit
 
-
     @njit(cache=True, nogil=True)
     def _counting_sort(terms, docs, values, n_terms):
         counts = np.zeros(n_terms + 1, dtype=np.int64)
@@ -43,8 +42,9 @@ if HAVE_NUMBA:
             out_values[p] = values[i]
 
 
-def sort_by_term(terms: np.ndarray, docs: np.ndarray, values: np.ndarray, n_terms: int
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def sort_by_term(
+    terms: np.ndarray, docs: np.ndarray, values: np.ndarray, n_terms: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Postings ordered by term, keeping their order within a term (a stable sort)."""
     if HAVE_NUMBA and n_terms <= 4 * len(terms) + 1024:
         return _counting_sort(terms, docs, values, n_terms)
@@ -52,8 +52,15 @@ def sort_by_term(terms: np.ndarray, docs: np.ndarray, values: np.ndarray, n_term
     return terms[order], docs[order], values[order]
 
 
-def place_postings(terms: np.ndarray, docs: np.ndarray, values: np.ndarray, t0: int, cursor: np.ndarray,
-                   out_docs: np.ndarray, out_values: np.ndarray) -> None:
+def place_postings(
+    terms: np.ndarray,
+    docs: np.ndarray,
+    values: np.ndarray,
+    t0: int,
+    cursor: np.ndarray,
+    out_docs: np.ndarray,
+    out_values: np.ndarray,
+) -> None:
     """Append term-sorted postings of terms >= t0 at ``cursor[term - t0]`` (advanced in place)."""
     if HAVE_NUMBA:
         _place(terms, docs, values, t0, cursor, out_docs, out_values)

@@ -108,8 +108,10 @@ class SparseRetriever(pt.Transformer):
         self.verbose = verbose
 
     def __repr__(self) -> str:
-        return (f"SparseRetriever({self.index!r}, num_results={self.num_results}, idf={self.idf}, "
-                f"backend={self.backend!r}, threads={self.threads})")
+        return (
+            f"SparseRetriever({self.index!r}, num_results={self.num_results}, idf={self.idf}, "
+            f"backend={self.backend!r}, threads={self.threads})"
+        )
 
     @property
     def backend_(self) -> str:
@@ -120,9 +122,16 @@ class SparseRetriever(pt.Transformer):
         """``retriever % k``: the same retriever returning ``min(k, num_results)`` documents."""
         if k >= self.num_results:
             return self
-        return SparseRetriever(self.index, num_results=k, idf=self.idf, analyzer=self.analyzer,
-                               memory_budget=self.memory_budget, backend=self.backend, threads=self.threads,
-                               verbose=self.verbose)
+        return SparseRetriever(
+            self.index,
+            num_results=k,
+            idf=self.idf,
+            analyzer=self.analyzer,
+            memory_budget=self.memory_budget,
+            backend=self.backend,
+            threads=self.threads,
+            verbose=self.verbose,
+        )
 
     # -----------------------------------------------------------------------------------------------------
     def _analyzer(self) -> Analyzer:
@@ -234,17 +243,34 @@ class SparseRetriever(pt.Transformer):
         depth = min(int(self.num_results), self.index.num_docs)
         rank_to_doc = self.index.rank_to_doc
         threads = int(self.threads)
-        step = max(1, min(4096, self.memory_budget // (8 * depth)))  # result buffers of a block: 8 bytes per slot
+        step = max(
+            1, min(4096, self.memory_budget // (8 * depth))
+        )  # result buffers of a block: 8 bytes per slot
         parts = []
         starts = range(0, q.shape[0], step)
         for start in tqdm(starts, desc="retrieving", unit="block", disable=None if self.verbose else True):
-            block = q[start:start + step]
-            docs, scores, counts = top_k_numba(block.indptr, block.indices, block.data, postings.indptr,
-                                               postings.indices, postings.data, tie_rank, depth, self.index.num_docs,
-                                               threads, rank_to_doc)
+            block = q[start : start + step]
+            docs, scores, counts = top_k_numba(
+                block.indptr,
+                block.indices,
+                block.data,
+                postings.indptr,
+                postings.indices,
+                postings.data,
+                tie_rank,
+                depth,
+                self.index.num_docs,
+                threads,
+                rank_to_doc,
+            )
             parts.append(compact(start, docs, scores, counts, threads))
         if not parts:
-            return (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64), np.zeros(0, np.int64))
+            return (
+                np.zeros(0, np.int64),
+                np.zeros(0, np.int32),
+                np.zeros(0, np.float64),
+                np.zeros(0, np.int64),
+            )
         if len(parts) == 1:
             return parts[0]
         return tuple(np.concatenate(x) for x in zip(*parts))  # type: ignore[return-value]
@@ -258,8 +284,9 @@ class SparseRetriever(pt.Transformer):
         tie_rank = np.asarray(self.index.docno_rank)
         depth = int(self.num_results)
         res_rows, res_docs, res_scores, res_ranks = [], [], [], []
-        for start, end in tqdm(self._batches(q), desc="retrieving", unit="batch",
-                               disable=None if self.verbose else True):
+        for start, end in tqdm(
+            self._batches(q), desc="retrieving", unit="batch", disable=None if self.verbose else True
+        ):
             scores = (q[start:end] @ postings).tocsr()
             for r in range(end - start):
                 a, b = scores.indptr[r], scores.indptr[r + 1]
@@ -272,9 +299,18 @@ class SparseRetriever(pt.Transformer):
                 res_scores.append(s[top])
                 res_ranks.append(np.arange(len(top), dtype=np.int64))
         if not res_rows:
-            return (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros(0, np.int64))
-        return (np.concatenate(res_rows), np.concatenate(res_docs), np.concatenate(res_scores),
-                np.concatenate(res_ranks))
+            return (
+                np.zeros(0, np.int64),
+                np.zeros(0, np.int32),
+                np.zeros(0, np.float32),
+                np.zeros(0, np.int64),
+            )
+        return (
+            np.concatenate(res_rows),
+            np.concatenate(res_docs),
+            np.concatenate(res_scores),
+            np.concatenate(res_ranks),
+        )
 
     @staticmethod
     def _empty(inp: pd.DataFrame) -> pd.DataFrame:

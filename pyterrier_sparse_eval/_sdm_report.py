@@ -50,15 +50,19 @@ class ThreeWay:
 
     def table(self) -> str:
         """A text table (fits 100 columns): one row per system and measure."""
-        rows = [f"{'system':<28} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}  SDM 95% CI"]
+        rows = [
+            f"{'system':<28} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}  SDM 95% CI"
+        ]
         for system, measures in self.results.items():
             for name, v in measures.items():
                 gap = v["pooled"] - v["full"]
                 closed = f"{1 - abs(v['sdm'] - v['full']) / abs(gap):.0%}" if abs(gap) >= 0.01 else "-"
                 ci = f"[{v['sdm_ci'][0]:.4f}, {v['sdm_ci'][1]:.4f}]" if "sdm_ci" in v else ""
                 label = system if len(system) <= 28 else system[:25] + "..."
-                rows.append(f"{label:<28} {name:<10} {v['pooled']:>8.4f} {v['sdm']:>8.4f} {v['full']:>8.4f} "
-                            f"{closed:>10}  {ci}")
+                rows.append(
+                    f"{label:<28} {name:<10} {v['pooled']:>8.4f} {v['sdm']:>8.4f} {v['full']:>8.4f} "
+                    f"{closed:>10}  {ci}"
+                )
         return "\n".join(rows)
 
 
@@ -104,8 +108,10 @@ def three_way(
         raise ValueError("k values must be >= 1.")
     full_depth = max(max(k_values), depth, 1000) if num_results is None else int(num_results)
     if full_depth < max(max(k_values), depth):
-        raise ValueError(f"num_results={full_depth} is below the largest k ({max(k_values)}) or the pool depth "
-                         f"({depth}): the full-corpus runs could not give the exact values; raise it.")
+        raise ValueError(
+            f"num_results={full_depth} is below the largest k ({max(k_values)}) or the pool depth "
+            f"({depth}): the full-corpus runs could not give the exact values; raise it."
+        )
     ds = datasets.load_dataset(dataset)
     topics = datasets.get_topics(ds, verbose=verbose)
     qrels = datasets.get_qrels(ds)
@@ -120,19 +126,29 @@ def three_way(
             full_index[spec.name] = spec.index(folder, lambda: datasets.corpus_iter(ds), verbose=verbose)
             if verbose:
                 print(f"Retrieving {spec.name} over the full corpus ({full_depth} per query)")
-            full_runs[spec.name] = spec.retriever(full_index[spec.name], num_results=full_depth,
-                                                  verbose=verbose).transform(topics)
+            full_runs[spec.name] = spec.retriever(
+                full_index[spec.name], num_results=full_depth, verbose=verbose
+            ).transform(topics)
         return full_runs[spec.name]
 
     pool_frames = {s.name: full_run(s) for s in pool_specs}
     for spec in specs:
         full_run(spec)
     first = full_index[specs[0].name]
-    pool = build_pool(qrels, pool_frames, all_docnos=first.docnos.tolist(), depth=depth, sample=sample, seed=seed,
-                      dataset=dataset)
+    pool = build_pool(
+        qrels,
+        pool_frames,
+        all_docnos=first.docnos.tolist(),
+        depth=depth,
+        sample=sample,
+        seed=seed,
+        dataset=dataset,
+    )
     if verbose:
-        print(f"{pool!r}: {len(pool.relevant)} relevant, {len(pool.distractors)} distractors, {len(pool.sample)} "
-              f"sampled; {pool.n_unseen} unseen documents ({pool.size / pool.num_docs:.1%} of the corpus pooled)")
+        print(
+            f"{pool!r}: {len(pool.relevant)} relevant, {len(pool.distractors)} distractors, {len(pool.sample)} "
+            f"sampled; {pool.n_unseen} unseen documents ({pool.size / pool.num_docs:.1%} of the corpus pooled)"
+        )
 
     results: dict[str, dict[str, dict[str, Any]]] = {}
     per_query: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
@@ -149,9 +165,12 @@ def three_way(
             print(f"Retrieving {spec.name} over the pooled corpus")
         pooled_run = spec.retriever(pooled_index, num_results=pool.size, verbose=verbose).transform(topics)
         ks = _curve_ks(k_values) if curves else list(k_values)
-        corrected = evaluate_on_pool(pooled_run, qrels, pool, ks, family=family, bootstrap=bootstrap, seed=seed)
-        truth = evaluate_inhouse(full_runs[spec.name], qrels, [f"{m}@{k}" for k in ks for m in ("R", "nDCG")],
-                                 warn=False)
+        corrected = evaluate_on_pool(
+            pooled_run, qrels, pool, ks, family=family, bootstrap=bootstrap, seed=seed
+        )
+        truth = evaluate_inhouse(
+            full_runs[spec.name], qrels, [f"{m}@{k}" for k in ks for m in ("R", "nDCG")], warn=False
+        )
         results[spec.name] = {}
         per_query[spec.name] = {}
         for name in measure_names:

@@ -174,7 +174,11 @@ class Splade:
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
                 enc = tokenizer(
-                    [texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+                    [texts[i] for i in idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=max_length,
+                    return_tensors="pt",
                 ).to(device)
                 logits = mlm(**enc).logits
                 weights = splade_max(logits.float(), enc["attention_mask"])
@@ -203,11 +207,21 @@ class Splade:
         return SpladeEncoder(self, "query")
 
     def indexer(
-        self, index: SparseIndex, *, mode: str = "create", batch_size: int = 10_000, verbose: bool | None = None
+        self,
+        index: SparseIndex,
+        *,
+        mode: str = "create",
+        batch_size: int = 10_000,
+        verbose: bool | None = None,
     ) -> Any:
         """Encode documents and index them, batch by batch (the corpus's vectors are never all in memory)."""
-        indexer = SparseIndexer(index, mode=mode, batch_size=batch_size,
-                                verbose=self.verbose if verbose is None else verbose, encoder=self.encoder_config())
+        indexer = SparseIndexer(
+            index,
+            mode=mode,
+            batch_size=batch_size,
+            verbose=self.verbose if verbose is None else verbose,
+            encoder=self.encoder_config(),
+        )
         return self.doc_encoder() >> indexer
 
     def retriever(
@@ -223,7 +237,7 @@ class Splade:
         if built.get("type") == "splade" and built.get("model") != self.model:
             raise ValueError(
                 f"{index} was built with SPLADE model {built.get('model')!r}, not {self.model!r}; rebuild it with "
-                "splade.indexer(index, mode=\"overwrite\") or load the same model."
+                'splade.indexer(index, mode="overwrite") or load the same model.'
             )
         return self.query_encoder() >> SparseRetriever(index, num_results=num_results, idf=idf, **kwargs)
 
@@ -257,6 +271,12 @@ class SpladeEncoder(pt.Transformer):
             texts = [" ".join(str(row.get(f) or "") for f in fields) for row in inp.to_dict("records")]
             out_col, max_length, top_k, threshold = "toks", s.doc_max_length, s.doc_top_k, s.doc_threshold
         out = inp.copy()
-        vecs = s.encode(texts, max_length=max_length, top_k=top_k, threshold=threshold, desc=f"SPLADE {self.kind}s") if texts else []
+        vecs = (
+            s.encode(
+                texts, max_length=max_length, top_k=top_k, threshold=threshold, desc=f"SPLADE {self.kind}s"
+            )
+            if texts
+            else []
+        )
         out[out_col] = pd.Series(vecs, index=inp.index, dtype=object)
         return out

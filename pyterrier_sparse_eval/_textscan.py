@@ -63,8 +63,22 @@ if HAVE_NUMBA:
         return n_known, n_known + 1
 
     @njit(cache=True, nogil=True)
-    def _scan(buf, doc_ends, presplit, lowercase, first_doc, n_tok, tab_hash, tab_id, pool, pool_ends, n_known,
-              max_known, out_doc, out_tok):
+    def _scan(
+        buf,
+        doc_ends,
+        presplit,
+        lowercase,
+        first_doc,
+        n_tok,
+        tab_hash,
+        tab_id,
+        pool,
+        pool_ends,
+        n_known,
+        max_known,
+        out_doc,
+        out_tok,
+    ):
         """Tokenise documents from ``first_doc``; stop early (returning the next doc) when the table may fill."""
         d = first_doc
         n_docs = len(doc_ends)
@@ -190,7 +204,9 @@ class TokenTable:
         a = int(self._ends[i - 1]) if i > 0 else 0
         return self._pool[a : int(self._ends[i])].tobytes().decode("utf-8")
 
-    def scan(self, texts: Sequence[str], lowercase: bool, regex_tokenize) -> tuple[np.ndarray, np.ndarray, int]:
+    def scan(
+        self, texts: Sequence[str], lowercase: bool, regex_tokenize
+    ) -> tuple[np.ndarray, np.ndarray, int]:
         """Tokenise ``texts``: (document index per token, token id per token, table size before the batch).
 
         ``regex_tokenize(list_of_texts)`` is the analyzer's own tokenizer, used for non-ASCII documents.
@@ -220,13 +236,28 @@ class TokenTable:
             doc_bytes = int(doc_ends[d] - (doc_ends[d - 1] if d > 0 else 0))
             used = int(self._ends[self.size - 1]) if self.size else 0
             self._grow(self.size + doc_bytes // 2 + 2, used + doc_bytes + 1)
-            d, n_tok, self.size = _scan(buf, doc_ends, presplit, lowercase, d, n_tok, self._hash, self._id,
-                                        self._pool, self._ends, self.size, len(self._id) // 2, out_doc, out_tok)
+            d, n_tok, self.size = _scan(
+                buf,
+                doc_ends,
+                presplit,
+                lowercase,
+                d,
+                n_tok,
+                self._hash,
+                self._id,
+                self._pool,
+                self._ends,
+                self.size,
+                len(self._id) // 2,
+                out_doc,
+                out_tok,
+            )
         return out_doc[:n_tok], out_tok[:n_tok], before
 
 
-def count_terms(doc: np.ndarray, term: np.ndarray, n_docs: int, n_terms: int
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def count_terms(
+    doc: np.ndarray, term: np.ndarray, n_docs: int, n_terms: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(terms, tf, offsets, lengths) of each document from per-token (doc, term); term -1 = dropped token."""
     mark = np.full(n_terms, -1, dtype=np.int32)
     where = np.empty(n_terms, dtype=np.int64)

@@ -21,7 +21,9 @@ from .measures._order import ordered_bits, score_keys, unordered_bits
 __all__ = ["HAVE_NUMBA", "available_backends", "top_k_numba", "top_k_trec_order", "compact"]
 
 
-def top_k_trec_order(scores: np.ndarray, docs: np.ndarray, tie_rank: np.ndarray, num_results: int) -> np.ndarray:
+def top_k_trec_order(
+    scores: np.ndarray, docs: np.ndarray, tie_rank: np.ndarray, num_results: int
+) -> np.ndarray:
     """Positions of the ``num_results`` best entries in trec_eval order: score descending, then docno descending.
 
     ``tie_rank[docs]`` must order documents as their docnos sort. Selection is a linear-time partition of
@@ -69,8 +71,26 @@ if HAVE_NUMBA:
         return src
 
     @njit(nogil=True, cache=True)
-    def _query_top_k(q_terms, q_weights, indptr, indices, data, tie_rank, rank_to_doc, num_results, acc, mark,
-                     touched, keys, fbuf, ubuf, out_docs, out_scores, cursor, block):
+    def _query_top_k(
+        q_terms,
+        q_weights,
+        indptr,
+        indices,
+        data,
+        tie_rank,
+        rank_to_doc,
+        num_results,
+        acc,
+        mark,
+        touched,
+        keys,
+        fbuf,
+        ubuf,
+        out_docs,
+        out_scores,
+        cursor,
+        block,
+    ):
         # documents are scored block by block (``block`` consecutive doc ids at a time) so that the
         # accumulator stays in cache; each term's postings are sorted by doc id, so a cursor per term walks
         # them once. Per document, contributions are still added in query-term order: bit-identical sums.
@@ -136,27 +156,93 @@ if HAVE_NUMBA:
         return n
 
     @njit(nogil=True, cache=True)
-    def _chunk(lo, hi, q_indptr, q_indices, q_data, indptr, indices, data, tie_rank, rank_to_doc, num_results,
-               num_docs, block, out_docs, out_scores, out_n):
+    def _chunk(
+        lo,
+        hi,
+        q_indptr,
+        q_indices,
+        q_data,
+        indptr,
+        indices,
+        data,
+        tie_rank,
+        rank_to_doc,
+        num_results,
+        num_docs,
+        block,
+        out_docs,
+        out_scores,
+        out_n,
+    ):
         acc = np.zeros(block, dtype=np.float32)
         mark = np.zeros(block, dtype=np.uint8)
         touched = np.empty(block, dtype=np.int64)
         keys = np.empty(num_docs, dtype=np.uint64)
-        cursor = np.empty(max(1, np.int64(np.max(np.diff(q_indptr))) if len(q_indptr) > 1 else 1), dtype=np.int64)
+        cursor = np.empty(
+            max(1, np.int64(np.max(np.diff(q_indptr))) if len(q_indptr) > 1 else 1), dtype=np.int64
+        )
         fbuf = np.zeros(1, dtype=np.float32)
         ubuf = fbuf.view(np.uint32)
         for q in range(lo, hi):
             a, b = q_indptr[q], q_indptr[q + 1]
-            out_n[q] = _query_top_k(q_indices[a:b], q_data[a:b], indptr, indices, data, tie_rank, rank_to_doc,
-                                    num_results, acc, mark, touched, keys, fbuf, ubuf, out_docs[q], out_scores[q],
-                                    cursor, np.int64(block))
+            out_n[q] = _query_top_k(
+                q_indices[a:b],
+                q_data[a:b],
+                indptr,
+                indices,
+                data,
+                tie_rank,
+                rank_to_doc,
+                num_results,
+                acc,
+                mark,
+                touched,
+                keys,
+                fbuf,
+                ubuf,
+                out_docs[q],
+                out_scores[q],
+                cursor,
+                np.int64(block),
+            )
 
     @njit(parallel=True, nogil=True, cache=True)
-    def _parallel(bounds, q_indptr, q_indices, q_data, indptr, indices, data, tie_rank, rank_to_doc, num_results,
-                  num_docs, block, out_docs, out_scores, out_n):
+    def _parallel(
+        bounds,
+        q_indptr,
+        q_indices,
+        q_data,
+        indptr,
+        indices,
+        data,
+        tie_rank,
+        rank_to_doc,
+        num_results,
+        num_docs,
+        block,
+        out_docs,
+        out_scores,
+        out_n,
+    ):
         for c in prange(len(bounds) - 1):
-            _chunk(bounds[c], bounds[c + 1], q_indptr, q_indices, q_data, indptr, indices, data, tie_rank,
-                   rank_to_doc, num_results, num_docs, block, out_docs, out_scores, out_n)
+            _chunk(
+                bounds[c],
+                bounds[c + 1],
+                q_indptr,
+                q_indices,
+                q_data,
+                indptr,
+                indices,
+                data,
+                tie_rank,
+                rank_to_doc,
+                num_results,
+                num_docs,
+                block,
+                out_docs,
+                out_scores,
+                out_n,
+            )
 
     @njit(nogil=True, cache=True)
     def _compact(lo, hi, start, docs, scores, counts, offsets, rows_out, docs_out, scores_out, ranks_out):
@@ -170,19 +256,38 @@ if HAVE_NUMBA:
                 pos += 1
 
     @njit(parallel=True, nogil=True, cache=True)
-    def _compact_parallel(bounds, start, docs, scores, counts, offsets, rows_out, docs_out, scores_out, ranks_out):
+    def _compact_parallel(
+        bounds, start, docs, scores, counts, offsets, rows_out, docs_out, scores_out, ranks_out
+    ):
         for c in prange(len(bounds) - 1):
-            _compact(bounds[c], bounds[c + 1], start, docs, scores, counts, offsets, rows_out, docs_out, scores_out,
-                     ranks_out)
+            _compact(
+                bounds[c],
+                bounds[c + 1],
+                start,
+                docs,
+                scores,
+                counts,
+                offsets,
+                rows_out,
+                docs_out,
+                scores_out,
+                ranks_out,
+            )
 
 
-def compact(start: int, docs: np.ndarray, scores: np.ndarray, counts: np.ndarray, threads: int = 1
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def compact(
+    start: int, docs: np.ndarray, scores: np.ndarray, counts: np.ndarray, threads: int = 1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Flatten per-query result rows into (query_row, doc, score float64, rank) arrays (numba backend)."""
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     total = int(offsets[-1])
-    out = (np.empty(total, np.int64), np.empty(total, np.int32), np.empty(total, np.float64), np.empty(total, np.int64))
+    out = (
+        np.empty(total, np.int64),
+        np.empty(total, np.int32),
+        np.empty(total, np.float64),
+        np.empty(total, np.int64),
+    )
     threads = max(1, min(int(threads), len(counts)))
     if threads == 1:
         _compact(0, len(counts), start, docs, scores, counts, offsets, *out)
@@ -195,10 +300,20 @@ def compact(start: int, docs: np.ndarray, scores: np.ndarray, counts: np.ndarray
     return out
 
 
-def top_k_numba(q_indptr: np.ndarray, q_indices: np.ndarray, q_data: np.ndarray, indptr: np.ndarray,
-                indices: np.ndarray, data: np.ndarray, tie_rank: np.ndarray, num_results: int, num_docs: int,
-                threads: int = 1, rank_to_doc: np.ndarray | None = None, block: int | None = None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def top_k_numba(
+    q_indptr: np.ndarray,
+    q_indices: np.ndarray,
+    q_data: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    tie_rank: np.ndarray,
+    num_results: int,
+    num_docs: int,
+    threads: int = 1,
+    rank_to_doc: np.ndarray | None = None,
+    block: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Top ``num_results`` of every query row: (docs [nq, n] int32, scores [nq, n] float32, counts [nq] int32).
 
     Row q holds ``counts[q]`` results, best first. Documents with no query term are never returned.
@@ -212,9 +327,22 @@ def top_k_numba(q_indptr: np.ndarray, q_indices: np.ndarray, q_data: np.ndarray,
     if rank_to_doc is None:
         rank_to_doc = np.empty(len(tie_rank), dtype=np.int32)
         rank_to_doc[tie_rank] = np.arange(len(tie_rank), dtype=np.int32)
-    args = (np.ascontiguousarray(q_indptr, dtype=np.int64), np.ascontiguousarray(q_indices, dtype=np.int64),
-            np.ascontiguousarray(q_data, dtype=np.float32), indptr, indices, data, tie_rank, rank_to_doc,
-            int(num_results), int(num_docs), int(max(1, min(num_docs, block or _BLOCK))), out_docs, out_scores, out_n)
+    args = (
+        np.ascontiguousarray(q_indptr, dtype=np.int64),
+        np.ascontiguousarray(q_indices, dtype=np.int64),
+        np.ascontiguousarray(q_data, dtype=np.float32),
+        indptr,
+        indices,
+        data,
+        tie_rank,
+        rank_to_doc,
+        int(num_results),
+        int(num_docs),
+        int(max(1, min(num_docs, block or _BLOCK))),
+        out_docs,
+        out_scores,
+        out_n,
+    )
     threads = max(1, min(int(threads), nq))
     if threads == 1:
         _chunk(0, nq, *args)

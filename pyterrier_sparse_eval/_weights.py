@@ -25,9 +25,7 @@ def idf_lucene(df: np.ndarray, num_docs: int) -> np.ndarray:
     return np.log1p((num_docs - df + 0.5) / (df + 0.5))
 
 
-def bm25_saturation(
-    tf: np.ndarray, doclen: np.ndarray, avgdl: float, k1: float, b: float
-) -> np.ndarray:
+def bm25_saturation(tf: np.ndarray, doclen: np.ndarray, avgdl: float, k1: float, b: float) -> np.ndarray:
     """BM25's saturated, length-normalised term frequency (Robertson et al.; Lucene before 8.0).
 
     w = tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))

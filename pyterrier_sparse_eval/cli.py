@@ -79,9 +79,17 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         _need_matplotlib()
     verbose = not args.quiet
     try:
-        result = run_experiment(args.dataset, systems, measures, num_results=args.num_results,
-                                index_dir=args.index_dir, baseline=baseline, topic_field=args.topic_field,
-                                perquery=bool(args.plots) and len(systems) > 1, verbose=verbose)
+        result = run_experiment(
+            args.dataset,
+            systems,
+            measures,
+            num_results=args.num_results,
+            index_dir=args.index_dir,
+            baseline=baseline,
+            topic_field=args.topic_field,
+            perquery=bool(args.plots) and len(systems) > 1,
+            verbose=verbose,
+        )
     except ValueError as e:
         raise UsageError(str(e)) from None
     table = result.table
@@ -94,9 +102,13 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             payload = {
                 "results": {row["name"]: {m: float(row[m]) for m in measure_names} for row in rows},
                 "significance": {
-                    row["name"]: {k: _jsonable(v) for k, v in row.items() if k not in measure_names and k != "name"}
+                    row["name"]: {
+                        k: _jsonable(v) for k, v in row.items() if k not in measure_names and k != "name"
+                    }
                     for row in rows
-                } if baseline is not None else {},
+                }
+                if baseline is not None
+                else {},
                 "config": {
                     "dataset": args.dataset,
                     "systems": {s.name: s.spec for s in systems},
@@ -112,8 +124,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             _write(args.output, table.to_csv(index=False), quiet=not verbose)
     if result.per_query is not None:
         reference = names[baseline if baseline is not None else 0]
-        for path in plots.save_per_query_comparisons(result.per_query, names, reference, measure_names[0],
-                                                     args.plots):
+        for path in plots.save_per_query_comparisons(
+            result.per_query, names, reference, measure_names[0], args.plots
+        ):
             if verbose:
                 print(f"Wrote {path}")
     elif args.plots and verbose:
@@ -136,7 +149,9 @@ def _resolve_baseline(baseline: str | None, names: list[str]) -> int | None:
         return int(baseline)
     if baseline in names:
         return names.index(baseline)
-    raise UsageError(f"--baseline {baseline!r} is neither a system index (0..{len(names) - 1}) nor a name in {names}.")
+    raise UsageError(
+        f"--baseline {baseline!r} is neither a system index (0..{len(names) - 1}) nor a name in {names}."
+    )
 
 
 EVALUATE_EXAMPLE = """\
@@ -182,9 +197,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             for qid, value in values.items():
                 print(f"{name:<{width}}  {qid}  {value:.4f}")
     if result.missing:
-        print(f"{len(result.missing)} judged queries have no results in the run"
-              + (" (counted as 0)" if args.missing_as_zero else " (left out; --missing-as-zero counts them)"),
-              file=sys.stderr)
+        print(
+            f"{len(result.missing)} judged queries have no results in the run"
+            + (" (counted as 0)" if args.missing_as_zero else " (left out; --missing-as-zero counts them)"),
+            file=sys.stderr,
+        )
     if args.output:
         _write(args.output, json.dumps(result.to_json(per_query=args.per_query), indent=2))
     return EXIT_OK
@@ -226,9 +243,18 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     ks = sorted(set(args.k or [10, 100, 1000]))
     try:
         report = sdm.three_way(
-            args.dataset, args.system or ["bm25"], pool_runs=args.pool_run, depth=args.pool_depth, sample=args.sample,
-            seed=args.seed, family=args.family, k_values=ks, index_dir=args.index_dir, num_results=args.num_results,
-            bootstrap=args.bootstrap, verbose=not args.quiet,
+            args.dataset,
+            args.system or ["bm25"],
+            pool_runs=args.pool_run,
+            depth=args.pool_depth,
+            sample=args.sample,
+            seed=args.seed,
+            family=args.family,
+            k_values=ks,
+            index_dir=args.index_dir,
+            num_results=args.num_results,
+            bootstrap=args.bootstrap,
+            verbose=not args.quiet,
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
@@ -244,10 +270,14 @@ def cmd_sdm(args: argparse.Namespace) -> int:
 
 def _trec_file_parser(sub: Any, name: str, help_text: str, example: str) -> argparse.ArgumentParser:
     """A subcommand reading a TREC run and qrels, with the shared --run/--qrels/--metric options."""
-    p = sub.add_parser(name, help=help_text, epilog=example, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        name, help=help_text, epilog=example, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--run", required=True, help="TREC run file")
     p.add_argument("--qrels", required=True, help="TREC qrels file")
-    p.add_argument("--metric", action="append", help=f"measure (repeatable; default {' '.join(DEFAULT_METRICS)})")
+    p.add_argument(
+        "--metric", action="append", help=f"measure (repeatable; default {' '.join(DEFAULT_METRICS)})"
+    )
     return p
 
 
@@ -272,27 +302,48 @@ def build_parser() -> argparse.ArgumentParser:
         help="bm25, 'bm25:k1=1.2,b=0.75', 'splade:PATH_OR_HUB_ID' or 'splade:PATH_OR_HUB_ID,idf=true' "
         "(repeatable; default bm25)",
     )
-    p.add_argument("--metric", action="append", help=f"ir_measures name (repeatable; default {' '.join(DEFAULT_METRICS)})")
-    p.add_argument("--measures", choices=("standard", "in-house"), default="standard",
-                   help="compute the metrics with ir_measures' providers (standard, default) or in-house "
-                   "(pse.nDCG@10 ...; trec_eval-exact, faster)")
-    p.add_argument("--num-results", type=int, default=1000, help="documents retrieved per query (default 1000)")
+    p.add_argument(
+        "--metric",
+        action="append",
+        help=f"ir_measures name (repeatable; default {' '.join(DEFAULT_METRICS)})",
+    )
+    p.add_argument(
+        "--measures",
+        choices=("standard", "in-house"),
+        default="standard",
+        help="compute the metrics with ir_measures' providers (standard, default) or in-house "
+        "(pse.nDCG@10 ...; trec_eval-exact, faster)",
+    )
+    p.add_argument(
+        "--num-results", type=int, default=1000, help="documents retrieved per query (default 1000)"
+    )
     p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
-    p.add_argument("--topic-field", default=None, help="topic field to use as the query (default: chosen and reported)")
+    p.add_argument(
+        "--topic-field", default=None, help="topic field to use as the query (default: chosen and reported)"
+    )
     p.add_argument("--baseline", default=None, help="system index or name for significance tests")
     p.add_argument("--output", default=None, help="write results to a .json or .csv file")
     p.add_argument("--plots", default=None, metavar="DIR", help="write per-query comparison PNGs into DIR")
     p.add_argument("--quiet", action="store_true", help="print only the results table")
     p.set_defaults(func=cmd_experiment)
 
-    p = _trec_file_parser(sub, "evaluate", "evaluate a TREC run file in-house (trec_eval semantics)", EVALUATE_EXAMPLE)
+    p = _trec_file_parser(
+        sub, "evaluate", "evaluate a TREC run file in-house (trec_eval semantics)", EVALUATE_EXAMPLE
+    )
     p.add_argument("--per-query", action="store_true", help="also report every query's value")
-    p.add_argument("--missing-as-zero", action="store_true", help="count judged queries missing from the run as 0 (trec_eval -c)")
+    p.add_argument(
+        "--missing-as-zero",
+        action="store_true",
+        help="count judged queries missing from the run as 0 (trec_eval -c)",
+    )
     p.add_argument("--output", default=None, help="write {aggregate, per_query} JSON here")
     p.set_defaults(func=cmd_evaluate)
 
     p = _trec_file_parser(
-        sub, "crosscheck", "compare in-house values with trec_eval's (pytrec_eval), query by query", CROSSCHECK_EXAMPLE
+        sub,
+        "crosscheck",
+        "compare in-house values with trec_eval's (pytrec_eval), query by query",
+        CROSSCHECK_EXAMPLE,
     )
     p.add_argument("--output", default=None, help="write the report as JSON here")
     p.set_defaults(func=cmd_crosscheck)
@@ -304,17 +355,31 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--dataset", required=True, help="ir_datasets id, e.g. irds:vaswani")
-    p.add_argument("--system", action="append", help="system spec as for `experiment` (repeatable; default bm25)")
-    p.add_argument("--pool-run", action="append", help="system whose full-corpus run supplies distractors "
-                   "(repeatable; default: the first --system)")
+    p.add_argument(
+        "--system", action="append", help="system spec as for `experiment` (repeatable; default bm25)"
+    )
+    p.add_argument(
+        "--pool-run",
+        action="append",
+        help="system whose full-corpus run supplies distractors (repeatable; default: the first --system)",
+    )
     p.add_argument("--pool-depth", type=int, default=20, help="distractors per query (default 20)")
     p.add_argument("--sample", type=int, default=1000, help="random background documents (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the background sample (default 0)")
-    p.add_argument("--family", default="auto", help="background score family: auto (default), empirical, kde, "
-                   "empirical-gpd, normal, skewnorm, lognormal, zero-inflated")
+    p.add_argument(
+        "--family",
+        default="auto",
+        help="background score family: auto (default), empirical, kde, "
+        "empirical-gpd, normal, skewnorm, lognormal, zero-inflated",
+    )
     p.add_argument("--k", type=int, action="append", help="cut-off (repeatable; default 10 100 1000)")
-    p.add_argument("--num-results", type=int, default=None, help="documents retrieved per query over the full "
-                   "corpus (default: the largest --k or --pool-depth, at least 1000)")
+    p.add_argument(
+        "--num-results",
+        type=int,
+        default=None,
+        help="documents retrieved per query over the full "
+        "corpus (default: the largest --k or --pool-depth, at least 1000)",
+    )
     p.add_argument("--bootstrap", type=int, default=0, help="bootstrap rounds for SDM confidence intervals")
     p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
     p.add_argument("--output", default=None, help="write the report as JSON here")

@@ -146,7 +146,9 @@ def resolve_fields(doc: dict[str, Any], fields: Sequence[str] | None) -> tuple[s
     if fields is not None:
         missing = [f for f in fields if f not in doc]
         if missing:
-            raise KeyError(f"Documents have no field(s) {missing}; available: {sorted(doc)}. Pass fields=[...].")
+            raise KeyError(
+                f"Documents have no field(s) {missing}; available: {sorted(doc)}. Pass fields=[...]."
+            )
         return tuple(fields)
     chosen = tuple(f for f in DEFAULT_DOC_FIELDS if f in doc)
     if not chosen:
@@ -173,8 +175,9 @@ def _read_trec(path: str, reader: Any, columns: int, layout: str, kind: str) -> 
     # pandas reads a line with an extra column by shifting the first one into the index, and fills a missing
     # column with NaN: either way the file does not have the expected layout
     if not isinstance(frame.index, pd.RangeIndex) or frame.iloc[:, -1].isna().any():
-        raise ValueError(f"{path} is not a TREC {kind.lower()} file: expected {columns} columns '{layout}' on "
-                         "every line.")
+        raise ValueError(
+            f"{path} is not a TREC {kind.lower()} file: expected {columns} columns '{layout}' on every line."
+        )
     bad = [str(c) for c in frame.columns if frame[c].isna().any()]
     if bad:
         raise ValueError(f"{path}: column(s) {bad} hold NaN or missing values; trec_eval cannot rank them.")
@@ -189,8 +192,13 @@ def read_run(path: str) -> pd.DataFrame:
     """
     frame = _read_trec(path, pt.io.read_results, 6, "qid Q0 docno rank score tag", "Run")
     if frame is None:
-        return pd.DataFrame({"qid": pd.Series([], dtype=str), "docno": pd.Series([], dtype=str),
-                             "score": pd.Series([], dtype=float)})
+        return pd.DataFrame(
+            {
+                "qid": pd.Series([], dtype=str),
+                "docno": pd.Series([], dtype=str),
+                "score": pd.Series([], dtype=float),
+            }
+        )
     return frame[["qid", "docno", "score"]].reset_index(drop=True)
 
 

@@ -71,7 +71,7 @@ def replace_dir(tmp: Path, target: Path, *, overwrite: bool) -> None:
     """
     if target.exists():
         if not overwrite:
-            raise FileExistsError(f"{target} appeared while it was being written; pass mode=\"overwrite\".")
+            raise FileExistsError(f'{target} appeared while it was being written; pass mode="overwrite".')
         old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
         os.replace(target, old / "previous")
         os.replace(tmp, target)

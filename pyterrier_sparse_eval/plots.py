@@ -50,7 +50,9 @@ def _axes(ax: Any, figsize: tuple[float, float]) -> tuple[Any, Any]:
     return ax.figure, ax
 
 
-def background_fit(sample: Any, model: Any, *, n_unseen: int | None = None, title: str = "", ax: Any = None) -> Any:
+def background_fit(
+    sample: Any, model: Any, *, n_unseen: int | None = None, title: str = "", ax: Any = None
+) -> Any:
     """Observed vs fitted survival P(S >= s) of one query's background sample, log scale.
 
     The observed curve counts the whole sample (censored and zero-scored documents included), so the point
@@ -68,11 +70,14 @@ def background_fit(sample: Any, model: Any, *, n_unseen: int | None = None, titl
         span = observed[-1] - observed[0] + 1e-9
         grid = np.linspace(observed[0], observed[-1] + 0.3 * span, 400)
         fitted = model.sf(grid)
-        ax.plot(grid, np.where(fitted >= floor, fitted, np.nan), color="C0", lw=1.6, label=f"fit: {model.family}")
+        ax.plot(
+            grid, np.where(fitted >= floor, fitted, np.nan), color="C0", lw=1.6, label=f"fit: {model.family}"
+        )
         if share:
             # the point mass: zero-scored (or unretrieved) sampled documents sit below the lowest score
-            ax.vlines(observed[0], 1 - share, 1, color="C3", lw=3,
-                      label=f"mass below lowest score: {share:.0%}")
+            ax.vlines(
+                observed[0], 1 - share, 1, color="C3", lw=3, label=f"mass below lowest score: {share:.0%}"
+            )
         ax.set_xlim(min(0.0, observed[0]) if observed[0] >= 0 else observed[0], grid[-1])
     ax.set_yscale("log")
     ax.set_ylim(floor, 1.5)
@@ -86,8 +91,14 @@ def background_fit(sample: Any, model: Any, *, n_unseen: int | None = None, titl
     return fig
 
 
-def background_fits(samples: dict[str, Any], models: dict[str, Any], *, qids: Sequence[str] | None = None,
-                    n_unseen: int | None = None, title: str = "") -> Any:
+def background_fits(
+    samples: dict[str, Any],
+    models: dict[str, Any],
+    *,
+    qids: Sequence[str] | None = None,
+    n_unseen: int | None = None,
+    title: str = "",
+) -> Any:
     """:func:`background_fit` for a few queries side by side (default: 4 with the most observed scores)."""
     plt = _plt()
     if qids is None:
@@ -95,29 +106,43 @@ def background_fits(samples: dict[str, Any], models: dict[str, Any], *, qids: Se
     qids = list(qids)
     cols = min(len(qids), 2) or 1
     rows = max(1, int(np.ceil(len(qids) / cols)))
-    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.4 * rows), layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(5.2 * cols, 3.4 * rows), layout="constrained", squeeze=False
+    )
     for ax, q in zip(axes.ravel(), qids):
         background_fit(samples[q], models[q], n_unseen=n_unseen, title=f"query {q}", ax=ax)
-    for ax in axes.ravel()[len(qids):]:
+    for ax in axes.ravel()[len(qids) :]:
         ax.set_visible(False)
     if title:
         fig.suptitle(title, fontsize=11)
     return fig
 
 
-def metric_vs_k(curve: dict[str, Sequence[float]], *, metric: str = "R", title: str = "", ax: Any = None) -> Any:
+def metric_vs_k(
+    curve: dict[str, Sequence[float]], *, metric: str = "R", title: str = "", ax: Any = None
+) -> Any:
     """Pooled, SDM-corrected and full-corpus values of a metric across cut-offs k (log x axis), with the SDM
     bootstrap interval as a band when the curve has one."""
     fig, ax = _axes(ax, (5.0, 3.4))
     ks = curve["k"]
-    styles = {"pooled": ("C1", "--", "pooled corpus"), "sdm": ("C0", "-", "SDM-corrected"),
-              "full": ("k", ":", "full corpus (truth)")}
+    styles = {
+        "pooled": ("C1", "--", "pooled corpus"),
+        "sdm": ("C0", "-", "SDM-corrected"),
+        "full": ("k", ":", "full corpus (truth)"),
+    }
     for key, (color, ls, label) in styles.items():
         if key in curve:
             ax.plot(ks, curve[key], color=color, ls=ls, lw=1.8, label=label)
     if "sdm_low" in curve and "sdm_high" in curve:
-        ax.fill_between(ks, curve["sdm_low"], curve["sdm_high"], color="C0", alpha=0.2, lw=0,
-                        label="SDM bootstrap interval")
+        ax.fill_between(
+            ks,
+            curve["sdm_low"],
+            curve["sdm_high"],
+            color="C0",
+            alpha=0.2,
+            lw=0,
+            label="SDM bootstrap interval",
+        )
     ax.set_xscale("log")
     ax.set_xlabel("k")
     ax.set_ylabel(f"{metric}@k")
@@ -127,7 +152,9 @@ def metric_vs_k(curve: dict[str, Sequence[float]], *, metric: str = "R", title: 
     return fig
 
 
-def per_query_comparison(per_query: Any, a: str, b: str, measure: str, *, title: str = "", ax: Any = None) -> Any:
+def per_query_comparison(
+    per_query: Any, a: str, b: str, measure: str, *, title: str = "", ax: Any = None
+) -> Any:
     """Per-query differences b - a of one measure, sorted, as bars (wins above 0, losses below).
 
     ``per_query`` is ``pt.Experiment(..., perquery=True)``'s frame (``name``, ``qid``, ``measure``, ``value``).
@@ -157,15 +184,18 @@ def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
         _plt().close(fig)
 
 
-def save_per_query_comparisons(per_query: Any, names: Sequence[str], reference: str, measure: str,
-                               folder: str | os.PathLike[str]) -> list[Path]:
+def save_per_query_comparisons(
+    per_query: Any, names: Sequence[str], reference: str, measure: str, folder: str | os.PathLike[str]
+) -> list[Path]:
     """One :func:`per_query_comparison` PNG per system against ``reference``, saved into ``folder``
     (``per-query-<system>-vs-<reference>.png``)."""
     written = []
     for name in names:
         if name != reference:
             fig = per_query_comparison(per_query, reference, name, measure)
-            written.append(save_figure(fig, Path(folder) / f"per-query-{slug(name)}-vs-{slug(reference)}.png"))
+            written.append(
+                save_figure(fig, Path(folder) / f"per-query-{slug(name)}-vs-{slug(reference)}.png")
+            )
     return written
 
 
@@ -176,8 +206,12 @@ def save_sdm_figures(report: Any, folder: str | os.PathLike[str]) -> list[Path]:
     written = []
     for system, curves in report.curves.items():
         name = slug(system)
-        fig = background_fits(report.samples[system], report.models[system], n_unseen=report.pool.n_unseen,
-                              title=f"{system}: background score fits")
+        fig = background_fits(
+            report.samples[system],
+            report.models[system],
+            n_unseen=report.pool.n_unseen,
+            title=f"{system}: background score fits",
+        )
         written.append(save_figure(fig, Path(folder) / f"{name}-background.png"))
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
         for ax, metric in zip(axes, ("R", "nDCG")):

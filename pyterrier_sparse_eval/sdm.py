@@ -98,16 +98,43 @@ def evaluate(
     if pool is None:
         if background is None or n_unseen is None:
             raise ValueError("Pass the pool the run was retrieved from, or background= and n_unseen=.")
-        return evaluate_backgrounds(run, qrels, background, n_unseen, k_values, family=family, gain=gain,
-                                    bootstrap=bootstrap, confidence=confidence, seed=seed)
+        return evaluate_backgrounds(
+            run,
+            qrels,
+            background,
+            n_unseen,
+            k_values,
+            family=family,
+            gain=gain,
+            bootstrap=bootstrap,
+            confidence=confidence,
+            seed=seed,
+        )
     if background is not None or n_unseen is not None:
         raise ValueError("Pass either a pool or background= and n_unseen=, not both.")
-    return evaluate_on_pool(run, qrels, pool, k_values, family=family, gain=gain, bootstrap=bootstrap,
-                            confidence=confidence, seed=seed)
+    return evaluate_on_pool(
+        run,
+        qrels,
+        pool,
+        k_values,
+        family=family,
+        gain=gain,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
+    )
 
 
-def threshold_recall(run: Any, qrels: Any, pool: Pool, k: int, *, family: str = "skewnorm",
-                     models: dict[str, BackgroundModel] | None = None, tol: float = 1e-10) -> dict[str, float]:
+def threshold_recall(
+    run: Any,
+    qrels: Any,
+    pool: Pool,
+    k: int,
+    *,
+    family: str = "skewnorm",
+    models: dict[str, BackgroundModel] | None = None,
+    tol: float = 1e-10,
+) -> dict[str, float]:
     """The published reference's Recall@k estimator, per query, for parity.
 
     Solves ``pooled(tau) + N_unseen * p(tau) = k`` for the score threshold tau by bisection, where pooled(tau)
@@ -167,9 +194,13 @@ class _SDMMeasure(Measure):
     def runtime_impl(self, qrels: Any, run: Any) -> Iterator[Metric]:
         pool: Pool = self.params["pool"]
         family = self.params.get("family") or "auto"
-        pooled = REGISTRY[self.POOLED](**{k: v for k, v in self.params.items() if k not in ("pool", "family")})
+        pooled = REGISTRY[self.POOLED](
+            **{k: v for k, v in self.params.items() if k not in ("pool", "family")}
+        )
         j, samples = judged_with_backgrounds(run, qrels, pool)
-        values = corrected(pooled.check(), j, survival_of_rows(j, models_for(j, samples, family)), pool.n_unseen)
+        values = corrected(
+            pooled.check(), j, survival_of_rows(j, models_for(j, samples, family)), pool.n_unseen
+        )
         for qid, value in zip(j.qids.tolist(), values.tolist()):
             yield Metric(qid, self, value)
 
@@ -197,7 +228,9 @@ class _SDM_nDCG(_SDMMeasure):
     NAME = "SDM_nDCG"
     POOLED = "nDCG"
     SUPPORTED_PARAMS = {
-        **_SDM_PARAMS, "gain": ParamInfo(dtype=str, choices=("linear", "exp"), default="linear", desc="gain")}
+        **_SDM_PARAMS,
+        "gain": ParamInfo(dtype=str, choices=("linear", "exp"), default="linear", desc="gain"),
+    }
 
 
 SDM_R = _SDM_R()

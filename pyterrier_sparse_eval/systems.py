@@ -41,10 +41,19 @@ def _optional_str(text: str) -> str | None:
     return None if text in ("none", "None") else text
 
 
-_BM25_PARAMS: dict[str, Callable[[str], Any]] = {"k1": float, "b": float, "stemmer": _optional_str,
-                                                  "stopwords": _optional_str}
-_SPLADE_PARAMS: dict[str, Callable[[str], Any]] = {"idf": _bool, "doc_max_length": int, "query_max_length": int,
-                                                    "batch_size": int, "doc_top_k": int}
+_BM25_PARAMS: dict[str, Callable[[str], Any]] = {
+    "k1": float,
+    "b": float,
+    "stemmer": _optional_str,
+    "stopwords": _optional_str,
+}
+_SPLADE_PARAMS: dict[str, Callable[[str], Any]] = {
+    "idf": _bool,
+    "doc_max_length": int,
+    "query_max_length": int,
+    "batch_size": int,
+    "doc_top_k": int,
+}
 _PARAMS = {"bm25": _BM25_PARAMS, "splade": _SPLADE_PARAMS}
 _BM25_DEFAULTS = {"stemmer": "porter", "stopwords": "lucene"}
 
@@ -74,8 +83,11 @@ class System:
         """A readable name, e.g. ``BM25(k1=0.9,b=0.4)`` or ``SPLADE(model,idf=True)``."""
         enc = self.encoder
         if isinstance(enc, BM25):
-            extra = "".join(f",{k}={getattr(enc, k)}" for k, default in _BM25_DEFAULTS.items()
-                            if getattr(enc, k) != default)
+            extra = "".join(
+                f",{k}={getattr(enc, k)}"
+                for k, default in _BM25_DEFAULTS.items()
+                if getattr(enc, k) != default
+            )
             return f"BM25(k1={enc.k1},b={enc.b}{extra})"
         extra = "".join(f",{k}={v}" for k, v in self.params.items())
         return f"SPLADE({Path(enc.model.rstrip('/')).name}{extra})"
@@ -88,8 +100,13 @@ class System:
             return f"bm25-k1={enc.k1}-b={enc.b}-{enc.stemmer}-{enc.stopwords}"
         return slug(f"splade-{enc.model}-{enc.doc_max_length}-{enc.doc_top_k}")
 
-    def index(self, folder: str | os.PathLike[str], corpus: Callable[[], Iterable[dict[str, Any]]], *,
-              verbose: bool = True) -> SparseIndex:
+    def index(
+        self,
+        folder: str | os.PathLike[str],
+        corpus: Callable[[], Iterable[dict[str, Any]]],
+        *,
+        verbose: bool = True,
+    ) -> SparseIndex:
         """This system's index under ``folder``, built from ``corpus()`` on first use and reused after."""
         path = Path(folder) / self.index_name
         index = SparseIndex(path)
@@ -127,7 +144,9 @@ def parse_system(spec: str) -> System:
     model = ""
     if kind == "splade":
         if not items or "=" in items[0]:
-            raise ValueError(f"{spec!r}: name the SPLADE model, e.g. 'splade:naver/splade-cocondenser-ensembledistil'.")
+            raise ValueError(
+                f"{spec!r}: name the SPLADE model, e.g. 'splade:naver/splade-cocondenser-ensembledistil'."
+            )
         model = items.pop(0)
     allowed = _PARAMS[kind]
     params: dict[str, Any] = {}

@@ -29,7 +29,8 @@ HAVE_DATA = all(
 )
 
 needs_data = pytest.mark.skipif(
-    not HAVE_DATA, reason="real collections not found: set IR_DATASETS_HOME or put ../shared/data beside the repo"
+    not HAVE_DATA,
+    reason="real collections not found: set IR_DATASETS_HOME or put ../shared/data beside the repo",
 )
 
 

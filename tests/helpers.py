@@ -7,7 +7,9 @@ import math
 import numpy as np
 
 
-def random_toks_corpus(rng: np.random.Generator, num_docs: int, vocab: int, dups: int = 0, integer: bool = True):
+def random_toks_corpus(
+    rng: np.random.Generator, num_docs: int, vocab: int, dups: int = 0, integer: bool = True
+):
     """Documents with {term: weight} dicts; ``dups`` exact copies of earlier documents create score ties."""
     docs = []
     for i in range(num_docs):

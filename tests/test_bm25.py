@@ -42,7 +42,9 @@ def test_title_and_text_are_joined_and_fields_configurable(tmp_path):
     pse.BM25(fields=["text"]).indexer(index2, verbose=False).index(docs)
     assert index2.postings.toarray()[index2.term_ids["zebra"]].tolist()[0] == 0
     with pytest.raises(KeyError, match="fields="):
-        pse.BM25().indexer(pse.SparseIndex(tmp_path / "x"), verbose=False).index([{"docno": "a", "body": "x"}])
+        pse.BM25().indexer(pse.SparseIndex(tmp_path / "x"), verbose=False).index(
+            [{"docno": "a", "body": "x"}]
+        )
 
 
 def test_retriever_refuses_an_index_built_with_other_parameters(tmp_path):
@@ -57,7 +59,9 @@ def test_retriever_refuses_an_index_built_with_other_parameters(tmp_path):
 def test_query_encoder_feeds_the_generic_retriever(tmp_path):
     bm25 = pse.BM25()
     index = pse.SparseIndex(tmp_path / "idx")
-    bm25.indexer(index, verbose=False).index([{"docno": "a", "text": "cats run"}, {"docno": "b", "text": "dogs"}])
+    bm25.indexer(index, verbose=False).index(
+        [{"docno": "a", "text": "cats run"}, {"docno": "b", "text": "dogs"}]
+    )
     q = pd.DataFrame({"qid": ["1"], "query": ["running cats"]})
     via_toks = (bm25.query_encoder() >> index.retriever()).transform(q)
     via_text = bm25.retriever(index).transform(q)

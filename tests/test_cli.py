@@ -11,9 +11,26 @@ from pyterrier_sparse_eval.cli import main
 @needs_data
 def test_experiment_writes_json_and_reuses_index(tmp_path, capsys):
     out = tmp_path / "res.json"
-    args = ["experiment", "--dataset", "irds:vaswani", "--system", "bm25", "--system", "bm25:k1=1.2,b=0.75",
-            "--metric", "AP", "--metric", "nDCG@10", "--index-dir", str(tmp_path / "idx"),
-            "--baseline", "0", "--output", str(out), "--quiet"]
+    args = [
+        "experiment",
+        "--dataset",
+        "irds:vaswani",
+        "--system",
+        "bm25",
+        "--system",
+        "bm25:k1=1.2,b=0.75",
+        "--metric",
+        "AP",
+        "--metric",
+        "nDCG@10",
+        "--index-dir",
+        str(tmp_path / "idx"),
+        "--baseline",
+        "0",
+        "--output",
+        str(out),
+        "--quiet",
+    ]
     assert main(args) == 0
     data = json.loads(out.read_text())
     assert set(data["results"]) == {"BM25(k1=0.9,b=0.4)", "BM25(k1=1.2,b=0.75)"}
@@ -50,7 +67,11 @@ def test_bad_input_exits_2_with_one_line(args, message, capsys, tmp_path):
 
 @pytest.mark.parametrize("command", ["experiment", "evaluate", "crosscheck", "sdm"])
 def test_every_subcommand_help_has_a_worked_example(command):
-    out = subprocess.run([sys.executable, "-m", "pyterrier_sparse_eval", command, "--help"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "pyterrier_sparse_eval", command, "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "example:" in out and f"sparse-eval {command} " in out
     assert max(len(line) for line in out.splitlines()) <= 100  # fits a 100-column terminal

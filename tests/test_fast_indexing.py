@@ -49,14 +49,21 @@ def test_compiled_tokens_equal_the_regex_tokens(batches, lowercase):
 def test_tokens_on_hand_picked_text():
     analyzer = pse.Analyzer()
     texts = ["Don't stop: U.S. 3.14 a..b x'", "naïve Café’s", "", "___ A_B", "end."]
-    expected = [["don't", "stop", "u.s", "3.14", "a", "b", "x"], ["naïve", "café’s"], [], ["___", "a_b"], ["end"]]
+    expected = [
+        ["don't", "stop", "u.s", "3.14", "a", "b", "x"],
+        ["naïve", "café’s"],
+        [],
+        ["___", "a_b"],
+        ["end"],
+    ]
     assert analyzer.tokenize_batch(texts) == expected  # the regex's reading, worked by hand
     assert compiled_tokens(TokenTable(), texts, analyzer) == expected
 
 
 def build(path, docs, *, compiled: bool, analyzer_kwargs=None, batch_size=10_000):
-    indexer = pse.BM25(**(analyzer_kwargs or {})).indexer(pse.SparseIndex(path), verbose=False,
-                                                           batch_size=batch_size)
+    indexer = pse.BM25(**(analyzer_kwargs or {})).indexer(
+        pse.SparseIndex(path), verbose=False, batch_size=batch_size
+    )
     indexer._compiled = compiled
     return indexer.index(docs)
 

@@ -37,7 +37,13 @@ def test_memory_mapped_and_no_pickle(tmp_path):
     index.indexer(verbose=False).index(DOCS)
     loaded = pse.SparseIndex(tmp_path / "idx", mmap=True)
     assert isinstance(loaded._load("postings.data.npy"), np.memmap)
-    for name in ("postings.indptr.npy", "postings.indices.npy", "postings.data.npy", "doclen.npy", "docno_rank.npy"):
+    for name in (
+        "postings.indptr.npy",
+        "postings.indices.npy",
+        "postings.data.npy",
+        "doclen.npy",
+        "docno_rank.npy",
+    ):
         np.load(tmp_path / "idx" / name, allow_pickle=False)  # raises if a pickle were needed
     meta = json.loads((tmp_path / "idx" / "pt_meta.json").read_text())
     assert meta["type"] == "sparse_index" and meta["format"] == "csr" and meta["num_docs"] == 3
@@ -99,7 +105,11 @@ def test_failed_overwrite_keeps_the_old_index(tmp_path):
     "docs, error, match",
     [
         ([], ValueError, "iterator was empty"),
-        ([{"docno": "a", "toks": {"x": 1}}, {"docno": "a", "toks": {"y": 1}}], ValueError, "Duplicate docnos"),
+        (
+            [{"docno": "a", "toks": {"x": 1}}, {"docno": "a", "toks": {"y": 1}}],
+            ValueError,
+            "Duplicate docnos",
+        ),
         ([{"docno": "a", "toks": {1: 1.0}}], TypeError, "convert_ids_to_tokens"),
         ([{"docno": "a", "text": "hello"}], KeyError, "BM25"),
         ([{"docno": "a", "toks": {"x": float("nan")}}], ValueError, "NaN"),
@@ -115,7 +125,10 @@ def test_batches_and_dataframe_input_give_the_same_index(tmp_path):
     import pandas as pd
 
     rng = np.random.default_rng(0)
-    docs = [{"docno": f"d{i}", "toks": {f"t{j}": float(rng.random()) for j in rng.choice(50, 5)}} for i in range(200)]
+    docs = [
+        {"docno": f"d{i}", "toks": {f"t{j}": float(rng.random()) for j in rng.choice(50, 5)}}
+        for i in range(200)
+    ]
     a = pse.SparseIndex(tmp_path / "a")
     a.indexer(batch_size=7, verbose=False).index(docs)
     b = pse.SparseIndex(tmp_path / "b")
@@ -124,5 +137,9 @@ def test_batches_and_dataframe_input_give_the_same_index(tmp_path):
     # vocabularies are assigned per batch, so compare through the term strings
     for t in a.vocab:
         ra, rb = a.term_ids[t], b.term_ids[t]
-        assert list(pa.indices[pa.indptr[ra] : pa.indptr[ra + 1]]) == list(pb.indices[pb.indptr[rb] : pb.indptr[rb + 1]])
-        np.testing.assert_array_equal(pa.data[pa.indptr[ra] : pa.indptr[ra + 1]], pb.data[pb.indptr[rb] : pb.indptr[rb + 1]])
+        assert list(pa.indices[pa.indptr[ra] : pa.indptr[ra + 1]]) == list(
+            pb.indices[pb.indptr[rb] : pb.indptr[rb + 1]]
+        )
+        np.testing.assert_array_equal(
+            pa.data[pa.indptr[ra] : pa.indptr[ra + 1]], pb.data[pb.indptr[rb] : pb.indptr[rb + 1]]
+        )

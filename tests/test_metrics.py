@@ -33,9 +33,13 @@ def test_seed_worked_examples_with_linear_gain():
 
 def test_exponential_gain_worked_by_hand():
     # [5,2,4]: gains 31, 3, 15. DCG = 31 + 3/log2(3) + 15/2 = 40.39279; ideal [5,4,2]: 31 + 15/log2(3) + 3/2 = 41.96395
-    assert M.ndcg(_ranked([5, 2, 4]), 3, gain="exp")[0] == pytest.approx(40.39279 / 41.96395, abs=1e-6)  # 0.96256
+    assert M.ndcg(_ranked([5, 2, 4]), 3, gain="exp")[0] == pytest.approx(
+        40.39279 / 41.96395, abs=1e-6
+    )  # 0.96256
     # [5,2,4,0,1]: 31 + 1.89279 + 7.5 + 0 + 1/log2(6) = 40.77964; ideal [5,4,2,1,0]: 31 + 9.46395 + 1.5 + 1/log2(5) = 42.39462
-    assert M.ndcg(_ranked([5, 2, 4, 0, 1]), 5, gain="exp")[0] == pytest.approx(40.77964 / 42.39462, abs=1e-6)  # 0.96191
+    assert M.ndcg(_ranked([5, 2, 4, 0, 1]), 5, gain="exp")[0] == pytest.approx(
+        40.77964 / 42.39462, abs=1e-6
+    )  # 0.96191
     with pytest.raises(ValueError, match="gain must be one of"):
         M.ndcg(_ranked([1]), 1, gain="cubic")
 
@@ -101,10 +105,23 @@ def test_measure_names_parse_back():
 @needs_data
 def test_inside_pt_experiment_columns_are_identical(scifact, scifact_bm25_index):
     topics, qrels = pse.datasets.get_topics(scifact), pse.datasets.get_qrels(scifact)
-    pairs = [(nDCG @ 10, PM.nDCG @ 10), (R @ 100, PM.R @ 100), (AP, PM.AP), (AP @ 100, PM.AP @ 100),
-             (RR, PM.RR), (RR @ 10, PM.RR @ 10), (P @ 5, PM.P @ 5), (Rprec, PM.Rprec), (Success @ 10, PM.Success @ 10),
-             (Judged @ 10, PM.Judged @ 10), (nDCG, PM.nDCG)]
-    systems = [pse.BM25().retriever(scifact_bm25_index), pse.BM25().retriever(scifact_bm25_index, num_results=20)]
+    pairs = [
+        (nDCG @ 10, PM.nDCG @ 10),
+        (R @ 100, PM.R @ 100),
+        (AP, PM.AP),
+        (AP @ 100, PM.AP @ 100),
+        (RR, PM.RR),
+        (RR @ 10, PM.RR @ 10),
+        (P @ 5, PM.P @ 5),
+        (Rprec, PM.Rprec),
+        (Success @ 10, PM.Success @ 10),
+        (Judged @ 10, PM.Judged @ 10),
+        (nDCG, PM.nDCG),
+    ]
+    systems = [
+        pse.BM25().retriever(scifact_bm25_index),
+        pse.BM25().retriever(scifact_bm25_index, num_results=20),
+    ]
     measures = [m for pair in pairs for m in pair]
     res = pt.Experiment(systems, topics, qrels, measures, names=["a", "b"], baseline=0)
     for std, ours in pairs:
@@ -119,8 +136,14 @@ def test_inside_pt_experiment_columns_are_identical(scifact, scifact_bm25_index)
 @needs_data
 def test_experiment_with_crosscheck_option(scifact, scifact_bm25_index):
     topics, qrels = pse.datasets.get_topics(scifact), pse.datasets.get_qrels(scifact)
-    res = pse.Experiment([pse.BM25().retriever(scifact_bm25_index)], topics, qrels, [nDCG @ 10, PM.AP, "R@100"],
-                         crosscheck=True, names=["bm25"])
+    res = pse.Experiment(
+        [pse.BM25().retriever(scifact_bm25_index)],
+        topics,
+        qrels,
+        [nDCG @ 10, PM.AP, "R@100"],
+        crosscheck=True,
+        names=["bm25"],
+    )
     assert res.loc[0, "nDCG@10"] == pytest.approx(0.6780, abs=5e-5)
 
 
@@ -141,8 +164,25 @@ def trec_files(tmp_path):
 def test_cli_evaluate_json(trec_files, tmp_path, capsys):
     run, qrels = trec_files
     out = tmp_path / "e.json"
-    assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--metric", "AP", "--metric", "nDCG@10",
-                 "--per-query", "--output", str(out)]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--run",
+                str(run),
+                "--qrels",
+                str(qrels),
+                "--metric",
+                "AP",
+                "--metric",
+                "nDCG@10",
+                "--per-query",
+                "--output",
+                str(out),
+            ]
+        )
+        == 0
+    )
     data = json.loads(out.read_text())
     assert set(data["aggregate"]) == {"AP", "nDCG@10"}
     assert len(data["per_query"]["AP"]) == 40
@@ -151,8 +191,22 @@ def test_cli_evaluate_json(trec_files, tmp_path, capsys):
 
 def test_cli_crosscheck_agrees(trec_files, capsys):
     run, qrels = trec_files
-    metrics = ["nDCG@10", "nDCG", "R@10", "P@5", "AP", "AP@10", "RR", "RR@3", "Rprec", "Success@5", "Judged@10"]
-    args = ["crosscheck", "--run", str(run), "--qrels", str(qrels)] + [a for m in metrics for a in ("--metric", m)]
+    metrics = [
+        "nDCG@10",
+        "nDCG",
+        "R@10",
+        "P@5",
+        "AP",
+        "AP@10",
+        "RR",
+        "RR@3",
+        "Rprec",
+        "Success@5",
+        "Judged@10",
+    ]
+    args = ["crosscheck", "--run", str(run), "--qrels", str(qrels)] + [
+        a for m in metrics for a in ("--metric", m)
+    ]
     assert main(args) == 0
     assert "all measures agree" in capsys.readouterr().out
 

@@ -26,18 +26,37 @@ def test_artifact_entry_point_is_registered():
 # The architecture, as layers: a module may import only modules of lower layers (imports inside functions and
 # under TYPE_CHECKING count too). measures/ is the base: it depends on nothing else of the package.
 LAYERS = {
-    "measures._order": 0, "measures._score_dist": 0, "measures._prepare": 1, "measures._metrics": 2,
-    "measures._inhouse": 3, "measures._evaluate": 4, "measures._crosscheck": 4, "measures._sdm": 4, "measures": 5,
-    "files": 0, "_weights": 0, "_tokenize": 0, "_numba": 0, "datasets": 0,  # leaves
-    "_topk": 10, "_postings": 10, "_textscan": 10,  # compiled kernels and their numpy twins
-    "_retriever": 20, "_build": 20,  # searching and writing an index
+    "measures._order": 0,
+    "measures._score_dist": 0,
+    "measures._prepare": 1,
+    "measures._metrics": 2,
+    "measures._inhouse": 3,
+    "measures._evaluate": 4,
+    "measures._crosscheck": 4,
+    "measures._sdm": 4,
+    "measures": 5,
+    "files": 0,
+    "_weights": 0,
+    "_tokenize": 0,
+    "_numba": 0,
+    "datasets": 0,  # leaves
+    "_topk": 10,
+    "_postings": 10,
+    "_textscan": 10,  # compiled kernels and their numpy twins
+    "_retriever": 20,
+    "_build": 20,  # searching and writing an index
     "_index": 30,  # the artifact, factory of both
-    "_bm25": 40, "_splade": 40,  # encoders
-    "systems": 50, "_pool": 50, "plots": 50,
-    "_sdm_report": 60, "_experiment": 60,  # pipelines on a dataset
+    "_bm25": 40,
+    "_splade": 40,  # encoders
+    "systems": 50,
+    "_pool": 50,
+    "plots": 50,
+    "_sdm_report": 60,
+    "_experiment": 60,  # pipelines on a dataset
     "sdm": 70,
     "": 80,  # the package's __init__: re-exports
-    "cli": 90, "__main__": 95,
+    "cli": 90,
+    "__main__": 95,
 }
 MEASURES_MAY_IMPORT = {"numpy", "scipy", "pandas", "ir_measures", "pytrec_eval"}
 
@@ -108,7 +127,9 @@ def test_no_import_cycles():
     def visit(node: str, path: list[str]) -> None:
         state[node] = 1
         for dep in graph[node]:
-            assert state.get(dep) != 1, f"import cycle: {' -> '.join(n or PACKAGE.name for n in [*path, node, dep])}"
+            assert state.get(dep) != 1, (
+                f"import cycle: {' -> '.join(n or PACKAGE.name for n in [*path, node, dep])}"
+            )
             if dep not in state:
                 visit(dep, [*path, node])
         state[node] = 2
@@ -123,7 +144,10 @@ def test_measures_depend_on_nothing_else_of_the_package():
         for target, _ in _imports(path):
             if target.startswith("/"):
                 top = target[1:].split(".")[0]
-                assert top in MEASURES_MAY_IMPORT or top in sys.stdlib_module_names or top == "__future__", (path, top)
+                assert top in MEASURES_MAY_IMPORT or top in sys.stdlib_module_names or top == "__future__", (
+                    path,
+                    top,
+                )
             else:
                 assert target.split(".")[0] == "measures", (path, target)
 

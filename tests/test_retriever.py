@@ -30,7 +30,9 @@ def _frame(queries):
 @pytest.mark.parametrize("backend,threads", [("scipy", 1), ("numba", 1), ("numba", 2), ("numba", 3)])
 def test_equals_brute_force_including_tie_order(corpus, idf, k, budget, backend, threads):
     docs, index, queries = corpus
-    retriever = index.retriever(num_results=k, idf=idf, memory_budget=budget, backend=backend, threads=threads)
+    retriever = index.retriever(
+        num_results=k, idf=idf, memory_budget=budget, backend=backend, threads=threads
+    )
     res = retriever.transform(_frame(queries))
     ref = brute_force_run(docs, queries, idf=idf, k=k)
     ties = 0
@@ -118,14 +120,20 @@ def test_backends_are_bit_identical_on_float_weights(tmp_path):
     docs = random_toks_corpus(rng, 3000, vocab=300, dups=100, integer=False)
     index = pse.SparseIndex(tmp_path / "idx")
     index.indexer(verbose=False).index(docs)
-    queries = {f"q{i}": {f"t{t}": float(rng.random() + 0.1) for t in rng.choice(300, 6, replace=False)}
-               for i in range(200)}
+    queries = {
+        f"q{i}": {f"t{t}": float(rng.random() + 0.1) for t in rng.choice(300, 6, replace=False)}
+        for i in range(200)
+    }
     frame = _frame(queries)
-    runs = [index.retriever(num_results=50, backend=b, threads=t).transform(frame)
-            for b, t in (("scipy", 1), ("numba", 1), ("numba", 2))]
+    runs = [
+        index.retriever(num_results=50, backend=b, threads=t).transform(frame)
+        for b, t in (("scipy", 1), ("numba", 1), ("numba", 2))
+    ]
     for other in runs[1:]:
         assert other["docno"].tolist() == runs[0]["docno"].tolist()
-        assert np.array_equal(other["score"].to_numpy(), runs[0]["score"].to_numpy())  # same float32 operations
+        assert np.array_equal(
+            other["score"].to_numpy(), runs[0]["score"].to_numpy()
+        )  # same float32 operations
 
 
 def test_numpy_fallback_without_numba(tmp_path, corpus):
@@ -162,14 +170,26 @@ def test_blocked_kernel_equals_the_scipy_path(tmp_path, block):
     docs = random_toks_corpus(rng, 700, vocab=60, dups=60, integer=False)
     index = pse.SparseIndex(tmp_path / "idx")
     index.indexer(verbose=False).index(docs)
-    queries = {f"q{i}": {f"t{t}": float(rng.random() + 0.1) for t in rng.choice(60, 4, replace=False)}
-               for i in range(40)}
+    queries = {
+        f"q{i}": {f"t{t}": float(rng.random() + 0.1) for t in rng.choice(60, 4, replace=False)}
+        for i in range(40)
+    }
     scipy_retr = index.retriever(num_results=25, backend="scipy")
     q = scipy_retr.query_matrix(scipy_retr._query_weights(_frame(queries)))
     rows, ref_docs, ref_scores, _ = scipy_retr.search_matrix(q)
     p = index.postings
-    docs_k, scores_k, counts = top_k_numba(q.indptr, q.indices, q.data, p.indptr, p.indices, p.data,
-                                           np.asarray(index.docno_rank), 25, index.num_docs, block=block)
+    docs_k, scores_k, counts = top_k_numba(
+        q.indptr,
+        q.indices,
+        q.data,
+        p.indptr,
+        p.indices,
+        p.data,
+        np.asarray(index.docno_rank),
+        25,
+        index.num_docs,
+        block=block,
+    )
     got_docs = np.concatenate([docs_k[i, :c] for i, c in enumerate(counts)])
     got_scores = np.concatenate([scores_k[i, :c] for i, c in enumerate(counts)])
     assert np.array_equal(got_docs, ref_docs) and np.array_equal(got_scores, ref_scores.astype(np.float32))

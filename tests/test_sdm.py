@@ -73,7 +73,9 @@ def test_expectations_match_monte_carlo_at_ten_million_documents(k):
     assert abs(got_r - true_r) <= 0.005 and abs(got_n - true_n) <= 0.005, (got_r, true_r, got_n, true_n)
     from pyterrier_sparse_eval.measures import ndcg
 
-    assert got_n < ndcg(j, k)[0] - 0.01  # the case really is corrected: unseen documents push relevant ones down
+    assert (
+        got_n < ndcg(j, k)[0] - 0.01
+    )  # the case really is corrected: unseen documents push relevant ones down
     if k < 1000:
         assert 0 < got_r < 1
 
@@ -113,11 +115,15 @@ def test_background_families():
     truth = stats.skewnorm(6)
     qs = truth.ppf([0.5, 0.9, 0.99])
     for family in ("kde", "empirical", "empirical-gpd", "skewnorm"):
-        np.testing.assert_allclose(fit_background(skewed, family).sf(qs), [0.5, 0.1, 0.01], atol=0.02, err_msg=family)
+        np.testing.assert_allclose(
+            fit_background(skewed, family).sf(qs), [0.5, 0.1, 0.01], atol=0.02, err_msg=family
+        )
     gpd = fit_background(skewed, "empirical-gpd")
     beyond = skewed.max() + np.array([0.0, 0.5, 1.0])
     tail = gpd.sf(beyond[1:])
-    assert np.all(tail > 0) and np.all(tail <= 1 / len(skewed)) and tail[0] > tail[1]  # extrapolated, decreasing
+    assert (
+        np.all(tail > 0) and np.all(tail <= 1 / len(skewed)) and tail[0] > tail[1]
+    )  # extrapolated, decreasing
     assert fit_background(skewed, "empirical").sf(beyond[1])[()] == 0.0  # the data only
     assert fit_background([2.0, 2.0, 2.0]).family == "point-mass"
     with pytest.raises(ValueError, match="at least 2"):

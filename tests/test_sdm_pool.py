@@ -21,13 +21,22 @@ def _synthetic(seed=0, queries=6, docs=400):
     rng = np.random.default_rng(seed)
     all_docnos = [f"d{i:03d}" for i in range(docs)]
     qrels = pd.DataFrame(
-        [(f"q{q}", all_docnos[d], int(rng.integers(0, 3))) for q in range(queries)
-         for d in rng.choice(docs, 6, replace=False)],
+        [
+            (f"q{q}", all_docnos[d], int(rng.integers(0, 3)))
+            for q in range(queries)
+            for d in rng.choice(docs, 6, replace=False)
+        ],
         columns=["qid", "docno", "label"],
     )
     runs = [
-        pd.DataFrame([(f"q{q}", all_docnos[d], float(rng.integers(0, 20))) for q in range(queries)
-                      for d in rng.choice(docs, 60, replace=False)], columns=["qid", "docno", "score"])
+        pd.DataFrame(
+            [
+                (f"q{q}", all_docnos[d], float(rng.integers(0, 20)))
+                for q in range(queries)
+                for d in rng.choice(docs, 60, replace=False)
+            ],
+            columns=["qid", "docno", "score"],
+        )
         for _ in range(2)
     ]
     return all_docnos, qrels, runs
@@ -57,9 +66,12 @@ def test_pool_holds_relevant_distractors_and_a_seeded_sample(tmp_path):
     assert set(pool.distractors) == _reference_distractors(qrels, runs, 5) - relevant
     assert len(pool.sample) == 50 and not (set(pool.sample) & (relevant | set(pool.distractors)))
     assert len(set(pool.docnos)) == pool.size and pool.num_docs == 400 and pool.n_unseen == 400 - pool.size
-    again = sdm.build_pool(qrels, runs, all_docnos=reversed(all_docnos), depth=5, sample=50, seed=1,
-                           dataset="synthetic")
-    assert again.sample == pool.sample and repr(again) == repr(pool)  # input order does not matter, the seed does
+    again = sdm.build_pool(
+        qrels, runs, all_docnos=reversed(all_docnos), depth=5, sample=50, seed=1, dataset="synthetic"
+    )
+    assert again.sample == pool.sample and repr(again) == repr(
+        pool
+    )  # input order does not matter, the seed does
     other = sdm.build_pool(qrels, runs, all_docnos=all_docnos, depth=5, sample=50, seed=2)
     assert other.sample != pool.sample
     pool.save(tmp_path / "pool.json")
@@ -75,8 +87,13 @@ def test_background_from_run_censors_unretrieved_sample_documents():
     all_docnos, qrels, runs = _synthetic()
     pool = sdm.build_pool(qrels, runs, all_docnos=all_docnos, depth=3, sample=40, seed=0)
     sampled = list(pool.sample)
-    run = pd.DataFrame({"qid": ["a"] * 12, "docno": sampled[:10] + ["zz1", "zz2"],
-                        "score": [5.0, 4.0, 3.0, 2.0, 1.5, 1.2, 1.1, 1.0, 0.9, 0.8, 7.0, 0.5]})
+    run = pd.DataFrame(
+        {
+            "qid": ["a"] * 12,
+            "docno": sampled[:10] + ["zz1", "zz2"],
+            "score": [5.0, 4.0, 3.0, 2.0, 1.5, 1.2, 1.1, 1.0, 0.9, 0.8, 7.0, 0.5],
+        }
+    )
     bg = sdm.background_from_run(run, pool)["a"]
     assert sorted(bg.observed.tolist()) == sorted([5.0, 4.0, 3.0, 2.0, 1.5, 1.2, 1.1, 1.0, 0.9, 0.8])
     assert bg.n_below == 30 and bg.below == 0.5
@@ -123,8 +140,14 @@ def test_sdm_equals_trec_eval_when_the_pool_is_the_whole_corpus(tmp_path, scifac
     bm25 = pse.BM25()
     run = bm25.retriever(scifact_bm25_index, num_results=1000).transform(topics)
     n_rel = qrels[qrels.label >= 1].docno.nunique()
-    pool = sdm.build_pool(qrels, [run], all_docnos=scifact_bm25_index.docnos, depth=0,
-                          sample=scifact_bm25_index.num_docs - n_rel, seed=0)
+    pool = sdm.build_pool(
+        qrels,
+        [run],
+        all_docnos=scifact_bm25_index.docnos,
+        depth=0,
+        sample=scifact_bm25_index.num_docs - n_rel,
+        seed=0,
+    )
     assert pool.n_unseen == 0
     got = sdm.evaluate(run, qrels, pool, [10, 100, 1000])["per_query"]
     qrels_dict = {q: dict(zip(g.docno, g.label)) for q, g in qrels.groupby("qid")}
@@ -148,14 +171,25 @@ def test_sdm_measures_inside_pt_experiment_with_two_systems(tmp_path, scifact, s
     other = pse.SparseIndex(tmp_path / "bm25-1.2")
     pse.BM25(k1=1.2, b=0.75).indexer(other, verbose=False).index(pse.datasets.corpus_iter(scifact))
     first = pse.BM25().retriever(scifact_bm25_index, num_results=1000)
-    pool = sdm.build_pool(qrels, [first.transform(topics)], all_docnos=scifact_bm25_index.docnos, depth=2,
-                          sample=800, seed=0, dataset="irds:beir/scifact/test")
+    pool = sdm.build_pool(
+        qrels,
+        [first.transform(topics)],
+        all_docnos=scifact_bm25_index.docnos,
+        depth=2,
+        sample=800,
+        seed=0,
+        dataset="irds:beir/scifact/test",
+    )
     systems = []
     for bm25, full in ((pse.BM25(), scifact_bm25_index), (pse.BM25(k1=1.2, b=0.75), other)):
         pooled = pool.index(full, tmp_path / f"pooled-{bm25.k1}")
         systems.append(bm25.retriever(pooled, num_results=pool.size))
-    measures = [pse.measures.R @ 100, sdm.SDM_R(pool=pool) @ 100, sdm.SDM_nDCG(pool=pool) @ 100,
-                sdm.SDM_nDCG(pool=pool, family="empirical") @ 10]
+    measures = [
+        pse.measures.R @ 100,
+        sdm.SDM_R(pool=pool) @ 100,
+        sdm.SDM_nDCG(pool=pool) @ 100,
+        sdm.SDM_nDCG(pool=pool, family="empirical") @ 10,
+    ]
     table = pt.Experiment(systems, topics, qrels, measures, names=["a", "b"], baseline=0)
     names = [str(m) for m in measures]
     assert "SDM_R(pool=Pool(beir/scifact/test:" in names[1] and names[1].endswith(")@100")
@@ -185,7 +219,9 @@ def test_threshold_estimator_matches_an_independent_rederivation():
             qrels.append((qid, f"{qid}r{i}", 1))
         for i, s in enumerate(np.clip(rng.normal(0.7, 0.05, 20), -1, 1)):
             rows.append((qid, f"{qid}d{i}", float(s)))
-        for d, s in zip(sample, np.clip(stats.skewnorm.rvs(a_true, 0.1, 0.15, size=2000, random_state=rng), -1, 1)):
+        for d, s in zip(
+            sample, np.clip(stats.skewnorm.rvs(a_true, 0.1, 0.15, size=2000, random_state=rng), -1, 1)
+        ):
             rows.append((qid, d, float(s)))
     run = pd.DataFrame(rows, columns=["qid", "docno", "score"])
     qrels = pd.DataFrame(qrels, columns=["qid", "docno", "label"])
@@ -231,8 +267,17 @@ def _closure_ok(report, k=100):
 def test_sdm_closes_the_gap_on_vaswani(tmp_path):
     from pyterrier_sparse_eval.sdm import three_way
 
-    report = three_way("irds:vaswani", ["bm25", "bm25:k1=1.2,b=0.75"], depth=10, sample=1000, seed=0,
-                       k_values=[10, 100, 1000], index_dir=tmp_path, curves=False, verbose=False)
+    report = three_way(
+        "irds:vaswani",
+        ["bm25", "bm25:k1=1.2,b=0.75"],
+        depth=10,
+        sample=1000,
+        seed=0,
+        k_values=[10, 100, 1000],
+        index_dir=tmp_path,
+        curves=False,
+        verbose=False,
+    )
     assert report.pool.size <= report.pool.num_docs / 3 and len(report.pool.sample) <= 2000
     for system in report.results.values():  # the pool really flatters: there is a gap to close
         assert system["R@100"]["pooled"] - system["R@100"]["full"] > 0.1
@@ -245,10 +290,36 @@ def test_sdm_command_closes_the_gap_on_scifact(tmp_path, capsys):
     from pyterrier_sparse_eval.cli import main
 
     out = tmp_path / "sdm.json"
-    code = main(["sdm", "--dataset", "irds:beir/scifact/test", "--system", "bm25", "--system", "bm25:k1=1.2,b=0.75",
-                 "--pool-depth", "2", "--sample", "800", "--k", "10", "--k", "100", "--k", "1000",
-                 "--index-dir", str(tmp_path / "idx"), "--output", str(out), "--plots", str(tmp_path / "plots"),
-                 "--bootstrap", "5", "--quiet"])
+    code = main(
+        [
+            "sdm",
+            "--dataset",
+            "irds:beir/scifact/test",
+            "--system",
+            "bm25",
+            "--system",
+            "bm25:k1=1.2,b=0.75",
+            "--pool-depth",
+            "2",
+            "--sample",
+            "800",
+            "--k",
+            "10",
+            "--k",
+            "100",
+            "--k",
+            "1000",
+            "--index-dir",
+            str(tmp_path / "idx"),
+            "--output",
+            str(out),
+            "--plots",
+            str(tmp_path / "plots"),
+            "--bootstrap",
+            "5",
+            "--quiet",
+        ]
+    )
     assert code == 0
     report = json.loads(out.read_text())
     config = report["config"]

@@ -32,8 +32,13 @@ def model_dir(tmp_path_factory):
     path = tmp_path_factory.mktemp("tiny-splade")
     tok = transformers.AutoTokenizer.from_pretrained(gt.get_model_path())
     cfg = transformers.BertConfig(
-        vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=512, initializer_range=0.2,
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        initializer_range=0.2,
     )
     torch.manual_seed(0)
     model = transformers.BertForMaskedLM(cfg)
@@ -75,7 +80,9 @@ def test_encoder_equals_reference_formula(model_dir, splade):
         assert_same_vector(got_doc, reference(model_dir, text, 48))
         assert_same_vector(got_query, reference(model_dir, text, 12))
     assert 0 < len(docs[0]) < 1000 and len(docs[1]) > 0  # empty text still has [CLS] [SEP]
-    assert all(isinstance(k, str) for k in docs[0]) and any(k.startswith("##") or k.isalpha() for k in docs[0])
+    assert all(isinstance(k, str) for k in docs[0]) and any(
+        k.startswith("##") or k.isalpha() for k in docs[0]
+    )
 
 
 def test_batch_invariance_and_no_padding_leakage(splade):
@@ -87,12 +94,18 @@ def test_batch_invariance_and_no_padding_leakage(splade):
 
 def test_pruning(model_dir):
     full = pse.Splade(model_dir, verbose=False).encode([TEXTS[0]], max_length=48)[0]
-    top = pse.Splade(model_dir, doc_top_k=5, verbose=False).doc_encoder().transform(
-        pd.DataFrame({"docno": ["d"], "text": [TEXTS[0]]}))["toks"][0]
+    top = (
+        pse.Splade(model_dir, doc_top_k=5, verbose=False)
+        .doc_encoder()
+        .transform(pd.DataFrame({"docno": ["d"], "text": [TEXTS[0]]}))["toks"][0]
+    )
     assert top == dict(sorted(full.items(), key=lambda x: -x[1])[:5])
     cut = float(np.median(list(full.values())))
-    thr = pse.Splade(model_dir, doc_threshold=cut, verbose=False).doc_encoder().transform(
-        pd.DataFrame({"docno": ["d"], "text": [TEXTS[0]]}))["toks"][0]
+    thr = (
+        pse.Splade(model_dir, doc_threshold=cut, verbose=False)
+        .doc_encoder()
+        .transform(pd.DataFrame({"docno": ["d"], "text": [TEXTS[0]]}))["toks"][0]
+    )
     assert thr == {k: v for k, v in full.items() if v > cut}
 
 
@@ -100,14 +113,22 @@ def test_pruning(model_dir):
 def test_index_and_retrieve_equal_brute_force(model_dir, splade, tmp_path, idf):
     rng = np.random.default_rng(1)
     words = "retrieval sparse dense vector query document index term weight model learned lexical".split()
-    docs = [{"docno": f"d{i:03d}", "text": " ".join(rng.choice(words, size=int(rng.integers(2, 12))))} for i in range(60)]
+    docs = [
+        {"docno": f"d{i:03d}", "text": " ".join(rng.choice(words, size=int(rng.integers(2, 12))))}
+        for i in range(60)
+    ]
     docs.append({"docno": "d999", "text": docs[0]["text"]})  # an exact duplicate: a score tie
     index = pse.SparseIndex(tmp_path / "idx")
     splade.indexer(index).index(docs)
     assert index.encoder["type"] == "splade" and index.num_docs == 61
-    queries = pd.DataFrame({"qid": ["1", "2", "3"], "query": ["sparse retrieval", "learned term weight", "index"]})
+    queries = pd.DataFrame(
+        {"qid": ["1", "2", "3"], "query": ["sparse retrieval", "learned term weight", "index"]}
+    )
     res = splade.retriever(index, num_results=20, idf=idf).transform(queries)
-    encoded = [{"docno": d["docno"], "toks": v} for d, v in zip(docs, splade.encode([d["text"] for d in docs], max_length=48))]
+    encoded = [
+        {"docno": d["docno"], "toks": v}
+        for d, v in zip(docs, splade.encode([d["text"] for d in docs], max_length=48))
+    ]
     qtoks = dict(zip(queries.qid, splade.encode(queries["query"].tolist(), max_length=12)))
     ref = brute_force_run(encoded, qtoks, idf=idf, k=20)
     for qid, expected in ref.items():
@@ -138,7 +159,7 @@ class Block:
 sys.meta_path.insert(0, Block())
 import pandas as pd
 import pyterrier_sparse_eval as pse
-index = pse.SparseIndex({str(tmp_path / 'idx')!r})
+index = pse.SparseIndex({str(tmp_path / "idx")!r})
 bm25 = pse.BM25()
 bm25.indexer(index, verbose=False).index([{{'docno': 'a', 'text': 'cats'}}, {{'docno': 'b', 'text': 'dogs'}}])
 res = bm25.retriever(index).transform(pd.DataFrame({{'qid': ['1'], 'query': ['cat']}}))
@@ -165,8 +186,14 @@ def test_experiment_bm25_and_splade_on_scifact(model_dir, scifact, scifact_bm25_
     splade.indexer(index).index(pse.datasets.corpus_iter(scifact))
     topics, qrels = pse.datasets.get_topics(scifact), pse.datasets.get_qrels(scifact)
     measures = [nDCG @ 10, R @ 100, AP, RR, pse.measures.nDCG @ 10]
-    res = pt.Experiment([pse.BM25().retriever(scifact_bm25_index), splade.retriever(index)], topics, qrels,
-                        measures, names=["bm25", "splade"], baseline=0)
+    res = pt.Experiment(
+        [pse.BM25().retriever(scifact_bm25_index), splade.retriever(index)],
+        topics,
+        qrels,
+        measures,
+        names=["bm25", "splade"],
+        baseline=0,
+    )
     assert list(res.name) == ["bm25", "splade"]
     for m in measures:
         assert res[str(m)].notna().all() and ((res[str(m)] >= 0) & (res[str(m)] <= 1)).all()
@@ -184,8 +211,27 @@ def test_cli_experiment_with_a_splade_system(model_dir, tmp_path):
 
     out = tmp_path / "r.json"
     spec = f"splade:{model_dir},doc_max_length=32,idf=false"
-    assert main(["experiment", "--dataset", "irds:vaswani", "--system", "bm25", "--system", spec, "--metric", "AP",
-                 "--index-dir", str(tmp_path / "idx"), "--output", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "experiment",
+                "--dataset",
+                "irds:vaswani",
+                "--system",
+                "bm25",
+                "--system",
+                spec,
+                "--metric",
+                "AP",
+                "--index-dir",
+                str(tmp_path / "idx"),
+                "--output",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     results = json.loads(out.read_text())["results"]
     name = f"SPLADE({model_dir.name},doc_max_length=32,idf=False)"
     assert set(results) == {"BM25(k1=0.9,b=0.4)", name}

@@ -18,7 +18,15 @@ def test_stemming_is_pystemmer_porter():
 
 def test_unicode_tokens_and_inner_punctuation():
     a = pse.Analyzer(stemmer=None, stopwords=None)
-    assert a("Zürich café — naïve 3.14 U.S. don't x_y") == ["zürich", "café", "naïve", "3.14", "u.s", "don't", "x_y"]
+    assert a("Zürich café — naïve 3.14 U.S. don't x_y") == [
+        "zürich",
+        "café",
+        "naïve",
+        "3.14",
+        "u.s",
+        "don't",
+        "x_y",
+    ]
     assert a("") == []
     assert a("...!!") == []
 
@@ -26,7 +34,10 @@ def test_unicode_tokens_and_inner_punctuation():
 def test_options():
     assert pse.Analyzer(lowercase=False, stemmer=None, stopwords=None)("The Cat") == ["The", "Cat"]
     assert pse.Analyzer(stemmer=None, stopwords=["cat"])("the cat sat") == ["the", "sat"]
-    assert pse.Analyzer(stemmer="english", stopwords="terrier")("the generously running") == ["generous", "run"]
+    assert pse.Analyzer(stemmer="english", stopwords="terrier")("the generously running") == [
+        "generous",
+        "run",
+    ]
     assert "about" in pse._tokenize.terrier_stopwords() and len(pse._tokenize.terrier_stopwords()) == 733
 
 

@@ -102,8 +102,14 @@ __all__ = [
 ]
 
 
-def sdm_evaluate(run: Any, qrels: Any, background: dict[str, Any], n_unseen: int | dict[str, int],
-                 *args: Any, **kwargs: Any) -> dict[str, Any]:
+def sdm_evaluate(
+    run: Any,
+    qrels: Any,
+    background: dict[str, Any],
+    n_unseen: int | dict[str, int],
+    *args: Any,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Deprecated: use ``pse.sdm.evaluate(run, qrels, background=..., n_unseen=...)`` (same arguments, same
     result); this alias will be removed in the next release."""
     warnings.warn(

@@ -55,11 +55,19 @@ class CrossCheck:
     def summary(self) -> str:
         lines = [f"{'measure':<22} {'trec_eval':<14} {'queries':>7} {'max |diff|':>11}  status"]
         for c in self.checks:
-            status = "no trec_eval counterpart" if c.trec_eval is None else ("ok" if c.ok else f"{len(c.differing)} differ")
-            lines.append(f"{c.measure:<22} {c.trec_eval or '-':<14} {c.queries:>7} {c.max_diff:>11.3g}  {status}")
+            status = (
+                "no trec_eval counterpart"
+                if c.trec_eval is None
+                else ("ok" if c.ok else f"{len(c.differing)} differ")
+            )
+            lines.append(
+                f"{c.measure:<22} {c.trec_eval or '-':<14} {c.queries:>7} {c.max_diff:>11.3g}  {status}"
+            )
             for d in c.differing[:10]:
                 tie = "score ties at the cut-off explain it" if d["ties"] else "not explained by ties"
-                lines.append(f"    qid {d['qid']}: in-house {d['ours']:.12g} vs trec_eval {d['trec_eval']:.12g} ({tie})")
+                lines.append(
+                    f"    qid {d['qid']}: in-house {d['ours']:.12g} vs trec_eval {d['trec_eval']:.12g} ({tie})"
+                )
         lines.append("all measures agree" if self.ok else f"DISAGREEMENT above {self.tolerance:g}")
         return "\n".join(lines)
 
@@ -68,7 +76,12 @@ class CrossCheck:
             "ok": self.ok,
             "tolerance": self.tolerance,
             "measures": {
-                c.measure: {"trec_eval": c.trec_eval, "queries": c.queries, "max_diff": c.max_diff, "differing": c.differing}
+                c.measure: {
+                    "trec_eval": c.trec_eval,
+                    "queries": c.queries,
+                    "max_diff": c.max_diff,
+                    "differing": c.differing,
+                }
                 for c in self.checks
             },
         }
@@ -110,8 +123,13 @@ def _tied_at_boundary(docs: dict[str, float], k: int | None) -> bool:
     return bool((scores[: k + 1] == scores[k]).sum() > 1 or (np.diff(scores[: k + 1]) == 0).any())
 
 
-def crosscheck(run: Any, qrels: Any, measures: Sequence[Any] = ("nDCG@10", "R@100", "AP", "RR"), *,
-               tolerance: float = TOLERANCE) -> CrossCheck:
+def crosscheck(
+    run: Any,
+    qrels: Any,
+    measures: Sequence[Any] = ("nDCG@10", "R@100", "AP", "RR"),
+    *,
+    tolerance: float = TOLERANCE,
+) -> CrossCheck:
     """Compute every measure in-house and with pytrec_eval, per query, and compare.
 
     Returns a :class:`CrossCheck` with, per measure, the largest absolute difference, each query whose values
@@ -138,19 +156,30 @@ def crosscheck(run: Any, qrels: Any, measures: Sequence[Any] = ("nDCG@10", "R@10
         te, cut_at = counterpart
         scored = _cut(run_f, run_d, cut_at) if cut_at is not None else run_d
         theirs = {
-            q: v[te] for q, v in pytrec_eval.RelevanceEvaluator(qrels_d, {te}, relevance_level=rel).evaluate(scored).items()
+            q: v[te]
+            for q, v in pytrec_eval.RelevanceEvaluator(qrels_d, {te}, relevance_level=rel)
+            .evaluate(scored)
+            .items()
         }
         differing, max_diff = [], 0.0
         for q in sorted(set(ours) | set(theirs)):
             a, b = ours.get(q), theirs.get(q)
             if a is None or b is None:
-                differing.append({"qid": q, "ours": a if a is not None else float("nan"),
-                                  "trec_eval": b if b is not None else float("nan"), "ties": False})
+                differing.append(
+                    {
+                        "qid": q,
+                        "ours": a if a is not None else float("nan"),
+                        "trec_eval": b if b is not None else float("nan"),
+                        "ties": False,
+                    }
+                )
                 max_diff = float("inf")
                 continue
             diff = abs(a - b)
             max_diff = max(max_diff, diff)
             if diff > tolerance:
-                differing.append({"qid": q, "ours": a, "trec_eval": b, "ties": _tied_at_boundary(run_d.get(q, {}), k)})
+                differing.append(
+                    {"qid": q, "ours": a, "trec_eval": b, "ties": _tied_at_boundary(run_d.get(q, {}), k)}
+                )
         checks.append(MeasureCheck(str(m), te, len(ours), max_diff, differing))
     return CrossCheck(checks, tolerance)

@@ -51,7 +51,9 @@ __all__ = [
 
 _CUTOFF = ParamInfo(dtype=int, required=False, desc="ranking cut-off (ranks 1..k)")
 _REL = ParamInfo(dtype=int, default=1, desc="minimum label of a relevant document (trec_eval -l)")
-_GAIN = ParamInfo(dtype=str, choices=M.GAINS, default="linear", desc="gain: the label (linear) or 2^label - 1 (exp)")
+_GAIN = ParamInfo(
+    dtype=str, choices=M.GAINS, default="linear", desc="gain: the label (linear) or 2^label - 1 (exp)"
+)
 
 
 class InHouseMeasure(Measure):
@@ -83,7 +85,9 @@ class InHouseMeasure(Measure):
         """Raise a ValueError naming the problem if the parameters are not valid; returns the measure."""
         unknown = sorted(set(self.params) - set(self.SUPPORTED_PARAMS))
         if unknown:
-            raise ValueError(f"{self.NAME} takes no parameter(s) {unknown}; it takes {sorted(self.SUPPORTED_PARAMS)}.")
+            raise ValueError(
+                f"{self.NAME} takes no parameter(s) {unknown}; it takes {sorted(self.SUPPORTED_PARAMS)}."
+            )
         for name, info in self.SUPPORTED_PARAMS.items():
             value = self.params.get(name)
             if value is None:
@@ -297,8 +301,11 @@ def inhouse(measure: Any) -> InHouseMeasure:
             f"{measure} is not computed in-house; supported: {', '.join(REGISTRY)} "
             "(evaluate it with ir_measures / pt.Experiment instead)."
         )
-    params = {k: v for k, v in measure.params.items()
-              if v is not None and not (k in _STANDARD_DEFAULTS and v == _STANDARD_DEFAULTS[k])}
+    params = {
+        k: v
+        for k, v in measure.params.items()
+        if v is not None and not (k in _STANDARD_DEFAULTS and v == _STANDARD_DEFAULTS[k])
+    }
     extra = sorted(set(params) - set(base.SUPPORTED_PARAMS))
     if extra:
         raise ValueError(
@@ -338,7 +345,9 @@ def parse_measure(spec: Any) -> Measure:
     if isinstance(spec, Measure):
         return spec
     if not isinstance(spec, str):
-        raise TypeError(f"A measure is an ir_measures measure or its name, got {type(spec).__name__} {spec!r}.")
+        raise TypeError(
+            f"A measure is an ir_measures measure or its name, got {type(spec).__name__} {spec!r}."
+        )
     found = by_name(spec)
     if found is not None:
         return found

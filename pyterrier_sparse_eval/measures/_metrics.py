@@ -100,7 +100,9 @@ def recall(j: JudgedRun, k: int | None = None) -> np.ndarray:
 
     0 for a query with no relevant document. Not Success@k (which is 1 when any relevant document is found).
     """
-    return np.divide(num_relevant_retrieved(j, k), j.num_rel, out=np.zeros(j.num_queries), where=j.num_rel > 0)
+    return np.divide(
+        num_relevant_retrieved(j, k), j.num_rel, out=np.zeros(j.num_queries), where=j.num_rel > 0
+    )
 
 
 def precision(j: JudgedRun, k: int) -> np.ndarray:

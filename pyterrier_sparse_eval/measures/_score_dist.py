@@ -90,7 +90,9 @@ class BackgroundModel:
                 flat = s.ravel()
                 out = np.empty(len(flat))
                 for i in range(0, len(flat), 256):
-                    out[i:i + 256] = stats.norm.sf((flat[i:i + 256, None] - sample[None, :]) / h).mean(axis=1)
+                    out[i : i + 256] = stats.norm.sf((flat[i : i + 256, None] - sample[None, :]) / h).mean(
+                        axis=1
+                    )
                 return out.reshape(s.shape)
             top, tail_p = p["max"], p["tail_share"]
             tail = tail_p * stats.genpareto.sf(s - top, p["shape"], 0, p["scale"])
@@ -108,26 +110,38 @@ def _ks(x: np.ndarray, cdf: Any) -> float:
 
 def _fit_normal(x: np.ndarray) -> BackgroundModel:
     loc, scale = float(x.mean()), float(x.std(ddof=1))
-    return BackgroundModel("normal", {"loc": loc, "scale": scale}, {
-        "ks": _ks(x, stats.norm(loc, scale).cdf), "loglik": float(stats.norm.logpdf(x, loc, scale).sum())})
+    return BackgroundModel(
+        "normal",
+        {"loc": loc, "scale": scale},
+        {"ks": _ks(x, stats.norm(loc, scale).cdf), "loglik": float(stats.norm.logpdf(x, loc, scale).sum())},
+    )
 
 
 def _fit_skewnorm(x: np.ndarray) -> BackgroundModel:
     a, loc, scale = stats.skewnorm.fit(x)
-    return BackgroundModel("skewnorm", {"a": float(a), "loc": float(loc), "scale": float(scale)}, {
-        "ks": _ks(x, stats.skewnorm(a, loc, scale).cdf), "loglik": float(stats.skewnorm.logpdf(x, a, loc, scale).sum())})
+    return BackgroundModel(
+        "skewnorm",
+        {"a": float(a), "loc": float(loc), "scale": float(scale)},
+        {
+            "ks": _ks(x, stats.skewnorm(a, loc, scale).cdf),
+            "loglik": float(stats.skewnorm.logpdf(x, a, loc, scale).sum()),
+        },
+    )
 
 
 def _fit_lognormal(x: np.ndarray, name: str = "lognormal") -> BackgroundModel:
     logs = np.log(x)
     mu, sigma = float(logs.mean()), float(max(logs.std(ddof=1), 1e-12))
     dist = stats.lognorm(sigma, 0, np.exp(mu))
-    return BackgroundModel(name, {"mu": mu, "sigma": sigma},
-                           {"ks": _ks(x, dist.cdf), "loglik": float(dist.logpdf(x).sum())})
+    return BackgroundModel(
+        name, {"mu": mu, "sigma": sigma}, {"ks": _ks(x, dist.cdf), "loglik": float(dist.logpdf(x).sum())}
+    )
 
 
 def _fit_empirical(x: np.ndarray) -> BackgroundModel:
-    return BackgroundModel("empirical", {"max": float(np.max(x))}, {"ks": 0.0, "loglik": float("nan")}, np.sort(x))
+    return BackgroundModel(
+        "empirical", {"max": float(np.max(x))}, {"ks": 0.0, "loglik": float("nan")}, np.sort(x)
+    )
 
 
 def _fit_kde(x: np.ndarray) -> BackgroundModel:
@@ -138,7 +152,9 @@ def _fit_kde(x: np.ndarray) -> BackgroundModel:
     iqr = float(np.subtract(*np.percentile(sample, [75, 25])))
     sd = float(sample.std(ddof=1))
     h = 0.9 * min(sd, iqr / 1.34 if iqr > 0 else sd) * len(sample) ** -0.2
-    return BackgroundModel("kde", {"bandwidth": max(h, 1e-12)}, {"ks": float("nan"), "loglik": float("nan")}, sample)
+    return BackgroundModel(
+        "kde", {"bandwidth": max(h, 1e-12)}, {"ks": float("nan"), "loglik": float("nan")}, sample
+    )
 
 
 def _fit_empirical_gpd(x: np.ndarray) -> BackgroundModel:
@@ -160,8 +176,18 @@ def _fit_empirical_gpd(x: np.ndarray) -> BackgroundModel:
         shape, scale = 0.0, float(exceed.mean()) if len(exceed) else 0.0
     top = float(sample[-1])
     scale_top = float(scale + shape * (top - u))
-    model = BackgroundModel("empirical-gpd", {"max": top, "tail_share": 1.0 / len(sample), "shape": float(shape),
-                                              "scale": max(scale_top, 1e-12), "u": u}, {}, sample)
+    model = BackgroundModel(
+        "empirical-gpd",
+        {
+            "max": top,
+            "tail_share": 1.0 / len(sample),
+            "shape": float(shape),
+            "scale": max(scale_top, 1e-12),
+            "u": u,
+        },
+        {},
+        sample,
+    )
     model.diagnostics.update({"ks": 0.0, "loglik": float("nan"), "tail_exceedances": float(len(exceed))})
     return model
 
@@ -174,7 +200,9 @@ def _fit_parametric(x: np.ndarray) -> BackgroundModel:
     return fits[int(np.nanargmin(aic))][1]
 
 
-def fit_background(sample: Any, family: str = "auto", *, n_below: int = 0, below: float | None = None) -> BackgroundModel:
+def fit_background(
+    sample: Any, family: str = "auto", *, n_below: int = 0, below: float | None = None
+) -> BackgroundModel:
     """Fit a background score model to one query's sample of background document scores.
 
     Args:
@@ -197,8 +225,9 @@ def fit_background(sample: Any, family: str = "auto", *, n_below: int = 0, below
     if family == "zero-inflated" and np.any(x < 0):
         raise ValueError("zero-inflated needs non-negative scores; use normal, skewnorm or empirical-gpd.")
     # a point mass at 0 (sparse scores) is censoring at 0: p(s) = (1 - w) * p_fit(s) for s > 0
-    if family == "zero-inflated" or (family in ("auto", "lognormal") and zero_share >= _ZERO_SHARE_FOR_AUTO
-                                     and np.all(x >= 0)):
+    if family == "zero-inflated" or (
+        family in ("auto", "lognormal") and zero_share >= _ZERO_SHARE_FOR_AUTO and np.all(x >= 0)
+    ):
         zeros = int(np.sum(x == 0))
         x = x[x > 0]
         n_below += zeros
@@ -230,6 +259,12 @@ def fit_background(sample: Any, family: str = "auto", *, n_below: int = 0, below
         model = _fit_empirical_gpd(x)
     model.params["below_share"] = n_below / n_total
     model.params["below"] = float(below) if n_below else -np.inf
-    model.diagnostics.update({"below_share": n_below / n_total, "zero_share": zero_share, "n": float(n_total),
-                              "observed": float(len(x))})
+    model.diagnostics.update(
+        {
+            "below_share": n_below / n_total,
+            "zero_share": zero_share,
+            "n": float(n_total),
+            "observed": float(len(x)),
+        }
+    )
     return model

@@ -28,8 +28,17 @@ from ._metrics import gain_values, ideal_dcg
 from ._prepare import JudgedRun, prepare
 from ._score_dist import BackgroundModel, fit_background
 
-__all__ = ["sdm_recall", "sdm_ndcg", "survival_of_rows", "CORRECTIONS", "corrected", "correctable",
-           "sdm_table", "add_bootstrap", "evaluate_backgrounds"]
+__all__ = [
+    "sdm_recall",
+    "sdm_ndcg",
+    "survival_of_rows",
+    "CORRECTIONS",
+    "corrected",
+    "correctable",
+    "sdm_table",
+    "add_bootstrap",
+    "evaluate_backgrounds",
+]
 
 _P_FLOOR = 1e-280
 
@@ -114,8 +123,9 @@ def correctable(k_values: Sequence[int], gain: str = "linear") -> list[InHouseMe
     return [m.check() for m in out]
 
 
-def sdm_table(j: JudgedRun, p: np.ndarray, unseen: Any, measures: Sequence[InHouseMeasure]
-              ) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
+def sdm_table(
+    j: JudgedRun, p: np.ndarray, unseen: Any, measures: Sequence[InHouseMeasure]
+) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
     """Pooled and SDM-corrected values of ``measures`` (see :func:`correctable`), per query and as means:
     ``(per_query, aggregate)``, keyed by the standard measure names (``R@100``, ``nDCG@10``)."""
     qids = j.qids.tolist()
@@ -125,13 +135,24 @@ def sdm_table(j: JudgedRun, p: np.ndarray, unseen: Any, measures: Sequence[InHou
         name = str(measure.standard())
         pooled, sdm = measure.values(j), corrected(measure, j, p, unseen)
         per_query[name] = {q: {"pooled": float(a), "sdm": float(b)} for q, a, b in zip(qids, pooled, sdm)}
-        aggregate[name] = {"pooled": float(pooled.mean()) if qids else float("nan"),
-                           "sdm": float(sdm.mean()) if qids else float("nan")}
+        aggregate[name] = {
+            "pooled": float(pooled.mean()) if qids else float("nan"),
+            "sdm": float(sdm.mean()) if qids else float("nan"),
+        }
     return per_query, aggregate
 
 
-def add_bootstrap(j: JudgedRun, refit: Any, unseen: Any, measures: Sequence[InHouseMeasure], rounds: int,
-                  confidence: float, seed: int, per_query: dict, aggregate: dict) -> None:
+def add_bootstrap(
+    j: JudgedRun,
+    refit: Any,
+    unseen: Any,
+    measures: Sequence[InHouseMeasure],
+    rounds: int,
+    confidence: float,
+    seed: int,
+    per_query: dict,
+    aggregate: dict,
+) -> None:
     """Add ``sdm_ci`` percentile intervals to a :func:`sdm_table`: ``refit(rng)`` returns one round's models
     (per query, in order or by qid), fitted on resampled background samples."""
     rng = np.random.default_rng(seed)
@@ -172,7 +193,9 @@ def evaluate_backgrounds(
     """
     j = prepare(run, qrels)
     models = {
-        q: background[q] if isinstance(background.get(q), BackgroundModel) else fit_background(background[q], family)
+        q: background[q]
+        if isinstance(background.get(q), BackgroundModel)
+        else fit_background(background[q], family)
         for q in j.qids.tolist()
         if q in background
     }
@@ -185,7 +208,10 @@ def evaluate_backgrounds(
             raise ValueError("bootstrap needs each query's background sample as an array of scores.")
 
         def refit(rng: np.random.Generator) -> dict[str, Any]:
-            return {q: fit_background(rng.choice(x, size=len(x), replace=True), family) for q, x in samples.items()}
+            return {
+                q: fit_background(rng.choice(x, size=len(x), replace=True), family)
+                for q, x in samples.items()
+            }
 
         add_bootstrap(j, refit, unseen, measures, bootstrap, confidence, seed, per_query, aggregate)
     return {"per_query": per_query, "aggregate": aggregate, "models": models}
