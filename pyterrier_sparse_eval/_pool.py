@@ -22,7 +22,7 @@ import pandas as pd
 from .files import atomic_write_json
 from .measures import FAMILIES, BackgroundModel, JudgedRun, fit_background, prepare, trec_ranks
 from .measures._prepare import to_qrels_frame, to_run_frame
-from .measures._sdm import add_bootstrap, correctable, sdm_table, survival_of_rows
+from .measures._sdm import sdm_report
 
 __all__ = [
     "Pool",
@@ -251,6 +251,10 @@ def fit_run_backgrounds(run: Any, pool: Pool, family: str = "auto") -> dict[str,
     return {q: s.fit(family) for q, s in background_from_run(run, pool).items()}
 
 
+#: the background of a query the run returned nothing for: every sampled document censored
+_UNRETRIEVED = BackgroundSample(np.zeros(0), 2, np.inf)
+
+
 def judged_with_backgrounds(
     run: Any, qrels: Any, pool: Pool
 ) -> tuple[JudgedRun, dict[str, BackgroundSample]]:
@@ -263,8 +267,7 @@ def models_for(j: JudgedRun, samples: dict[str, BackgroundSample], family: str) 
     """One background model per evaluated query, in ``j.qids`` order."""
     if family not in FAMILIES:
         raise ValueError(f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}.")
-    empty = BackgroundSample(np.zeros(0), 2, np.inf)  # a query the run returned nothing for: all censored
-    return [samples.get(q, empty).fit(family) for q in j.qids.tolist()]
+    return [samples.get(q, _UNRETRIEVED).fit(family) for q in j.qids.tolist()]
 
 
 def evaluate_on_pool(
@@ -282,14 +285,19 @@ def evaluate_on_pool(
     """``pse.sdm.evaluate(run, qrels, pool, ...)``: pooled and SDM-corrected R@k / nDCG@k (see there)."""
     j, samples = judged_with_backgrounds(run, qrels, pool)
     models = models_for(j, samples, family)
-    qids = j.qids.tolist()
-    measures = correctable(k_values, gain)
-    per_query, aggregate = sdm_table(j, survival_of_rows(j, models), pool.n_unseen, measures)
-    if bootstrap:
-        empty = BackgroundSample(np.zeros(0), 2, np.inf)
 
-        def refit(rng: np.random.Generator) -> list[BackgroundModel]:
-            return [samples.get(q, empty).resample(rng).fit(family) for q in qids]
+    def refit(rng: np.random.Generator) -> list[BackgroundModel]:
+        return [samples.get(q, _UNRETRIEVED).resample(rng).fit(family) for q in j.qids.tolist()]
 
-        add_bootstrap(j, refit, pool.n_unseen, measures, bootstrap, confidence, seed, per_query, aggregate)
-    return {"aggregate": aggregate, "per_query": per_query, "models": dict(zip(qids, models))}
+    per_query, aggregate = sdm_report(
+        j,
+        models,
+        pool.n_unseen,
+        k_values,
+        gain=gain,
+        refit=refit,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
+    )
+    return {"aggregate": aggregate, "per_query": per_query, "models": dict(zip(j.qids.tolist(), models))}

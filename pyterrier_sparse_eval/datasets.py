@@ -10,6 +10,7 @@ Offline or air-gapped use: point ``IR_DATASETS_HOME`` at a pre-filled ``ir_datas
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -162,8 +163,6 @@ def resolve_fields(doc: dict[str, Any], fields: Sequence[str] | None) -> tuple[s
 
 def _read_trec(path: str, reader: Any, columns: int, layout: str, kind: str) -> pd.DataFrame | None:
     """A TREC file read by PyTerrier's reader, checked to have exactly ``columns`` columns; None when empty."""
-    import os
-
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{kind} file not found: {path}.")
     try:
@@ -172,6 +171,8 @@ def _read_trec(path: str, reader: Any, columns: int, layout: str, kind: str) -> 
         return None
     except ValueError as e:  # a column that does not convert (pandas names it)
         raise ValueError(f"{path} is not a TREC {kind.lower()} file with columns '{layout}': {e}") from None
+    if frame.empty:
+        return None
     # pandas reads a line with an extra column by shifting the first one into the index, and fills a missing
     # column with NaN: either way the file does not have the expected layout
     if not isinstance(frame.index, pd.RangeIndex) or frame.iloc[:, -1].isna().any():

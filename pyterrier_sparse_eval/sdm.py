@@ -95,34 +95,20 @@ def evaluate(
     Returns ``{"aggregate": {measure: {"pooled": x, "sdm": y[, "sdm_ci": [lo, hi]]}}, "per_query": {measure:
     {qid: {...}}}, "models": {qid: BackgroundModel}}`` with measures named ``R@k`` and ``nDCG@k``.
     """
+    options: dict[str, Any] = {
+        "family": family,
+        "gain": gain,
+        "bootstrap": bootstrap,
+        "confidence": confidence,
+        "seed": seed,
+    }
     if pool is None:
         if background is None or n_unseen is None:
             raise ValueError("Pass the pool the run was retrieved from, or background= and n_unseen=.")
-        return evaluate_backgrounds(
-            run,
-            qrels,
-            background,
-            n_unseen,
-            k_values,
-            family=family,
-            gain=gain,
-            bootstrap=bootstrap,
-            confidence=confidence,
-            seed=seed,
-        )
+        return evaluate_backgrounds(run, qrels, background, n_unseen, k_values, **options)
     if background is not None or n_unseen is not None:
         raise ValueError("Pass either a pool or background= and n_unseen=, not both.")
-    return evaluate_on_pool(
-        run,
-        qrels,
-        pool,
-        k_values,
-        family=family,
-        gain=gain,
-        bootstrap=bootstrap,
-        confidence=confidence,
-        seed=seed,
-    )
+    return evaluate_on_pool(run, qrels, pool, k_values, **options)
 
 
 def threshold_recall(

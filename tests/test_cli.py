@@ -49,10 +49,40 @@ def test_experiment_writes_json_and_reuses_index(tmp_path, capsys):
     assert sorted(p.name for p in (tmp_path / "idx" / "vaswani").iterdir()) == built
 
 
+@needs_data
+def test_experiment_with_in_house_measures_gives_the_standard_values(tmp_path):
+    """--measures in-house computes the same metrics in-house (pse.AP ...) as pytrec_eval does (AP ...)."""
+    common = [
+        "experiment",
+        "--dataset",
+        "irds:vaswani",
+        "--metric",
+        "AP",
+        "--metric",
+        "nDCG@10",
+        "--metric",
+        "R@100",
+    ]
+    common += ["--index-dir", str(tmp_path / "idx"), "--quiet", "--output"]
+    assert main([*common, str(tmp_path / "standard.json")]) == 0
+    assert main([*common, str(tmp_path / "inhouse.json"), "--measures", "in-house"]) == 0
+    standard = json.loads((tmp_path / "standard.json").read_text())["results"]["BM25(k1=0.9,b=0.4)"]
+    inhouse = json.loads((tmp_path / "inhouse.json").read_text())
+    assert inhouse["config"]["measures"] == "in-house"
+    values = inhouse["results"]["BM25(k1=0.9,b=0.4)"]
+    assert set(values) == {"pse.AP", "pse.nDCG@10", "pse.R@100"}
+    for name, value in standard.items():
+        assert values[f"pse.{name}"] == pytest.approx(value, abs=1e-12)
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
         (["--dataset", "irds:no/such"], "Unknown dataset"),
+        (
+            ["--dataset", "irds:vaswani", "--measures", "in-house", "--metric", "ERR@10"],
+            "not computed in-house",
+        ),
         (["--dataset", "irds:vaswani", "--metric", "nDCGx@10"], "Unknown measure"),
         (["--dataset", "irds:vaswani", "--system", "bm25:k=1"], "k1, b"),
         (["--dataset", "irds:vaswani", "--system", "dense"], "Unknown system"),
@@ -75,3 +105,16 @@ def test_every_subcommand_help_has_a_worked_example(command):
     ).stdout
     assert "example:" in out and f"sparse-eval {command} " in out
     assert max(len(line) for line in out.splitlines()) <= 100  # fits a 100-column terminal
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--k", "2000", "--num-results", "1000"], "num_results=1000 is below the largest k"),
+        (["--family", "gamma"], "Unknown --family"),
+    ],
+)
+def test_sdm_bad_input_exits_2_with_one_line(args, message, capsys, tmp_path):
+    assert main(["sdm", "--dataset", "irds:vaswani", "--index-dir", str(tmp_path), "--quiet", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1

@@ -221,12 +221,60 @@ def test_cli_crosscheck_reports_a_disagreement(trec_files, capsys, monkeypatch):
     assert "DISAGREEMENT" in out and "qid 0:" in out
 
 
-def test_cli_bad_files(tmp_path, capsys):
-    (tmp_path / "bad.run").write_text("1 Q0 d 1\n")
-    (tmp_path / "q").write_text("1 0 d 1\n")
-    assert main(["evaluate", "--run", str(tmp_path / "bad.run"), "--qrels", str(tmp_path / "q")]) == 2
-    assert "expected 6 columns" in capsys.readouterr().err
-    assert main(["evaluate", "--run", str(tmp_path / "none.run"), "--qrels", str(tmp_path / "q")]) == 2
+@pytest.mark.parametrize(
+    "run, qrels, message",
+    [
+        ("1 Q0 d 1\n", "1 0 d 1\n", "expected 6 columns"),
+        ("1 Q0 d 1 0.5 t extra\n", "1 0 d 1\n", "is not a TREC run file"),
+        ("1 Q0 d 1 nan t\n", "1 0 d 1\n", "NaN"),
+        ("1 Q0 d 1 high t\n", "1 0 d 1\n", "is not a TREC run file"),
+        ("1 Q0 d 1 0.5 t\n", "1 0 d\n", "expected 4 columns"),
+        ("1 Q0 d 1 0.5 t\n", "1 0 d yes\n", "must be an integer"),
+        ("1 Q0 d 1 0.5 t\n", "", "is empty"),
+        (None, "1 0 d 1\n", "not found"),
+    ],
+)
+def test_cli_bad_files(tmp_path, capsys, run, qrels, message):
+    if run is not None:
+        (tmp_path / "x.run").write_text(run)
+    (tmp_path / "q").write_text(qrels)
+    for command in ("evaluate", "crosscheck"):
+        assert main([command, "--run", str(tmp_path / "x.run"), "--qrels", str(tmp_path / "q")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1, err
+
+
+def test_experiment_both_per_query_and_significance_from_one_set_of_runs():
+    """pse.Experiment(perquery="both", baseline=...) equals pt.Experiment's table and its per-query frame,
+    which pt.Experiment cannot return together; each system's run is computed once."""
+    import pyterrier as pt
+
+    rng = np.random.default_rng(3)
+    qrels = pd.DataFrame(
+        [(f"q{q}", f"d{d}", int(rng.integers(0, 3))) for q in range(12) for d in range(8)],
+        columns=["qid", "docno", "label"],
+    )
+    topics = pd.DataFrame({"qid": [f"q{q}" for q in range(12)], "query": ["x"] * 12})
+    calls = []
+
+    def system(seed: int) -> pt.Transformer:
+        def run(frame: pd.DataFrame) -> pd.DataFrame:
+            calls.append(seed)
+            r = np.random.default_rng(seed)
+            rows = [(q, f"d{d}", float(r.random())) for q in frame["qid"] for d in range(8)]
+            return pd.DataFrame(rows, columns=["qid", "docno", "score"])
+
+        return pt.apply.generic(run)
+
+    systems, measures = [system(1), system(2)], [nDCG @ 5, AP, PM.AP]
+    table, per_query = pse.Experiment(
+        systems, topics, qrels, measures, names=["a", "b"], baseline=0, perquery="both"
+    )
+    assert calls == [1, 2]
+    expected = pt.Experiment(systems, topics, qrels, measures, names=["a", "b"], baseline=0)
+    pd.testing.assert_frame_equal(table, expected)
+    expected_pq = pt.Experiment(systems, topics, qrels, measures, names=["a", "b"], perquery=True)
+    pd.testing.assert_frame_equal(per_query.reset_index(drop=True), expected_pq.reset_index(drop=True))
 
 
 def test_duplicate_judged_documents_count_once_as_if_deduplicated():

@@ -163,13 +163,13 @@ def test_survival_floor_avoids_scipy_binomial_overflow():
 
 
 def test_sdm_evaluate_with_bootstrap_intervals():
-    from pyterrier_sparse_eval.measures import sdm_evaluate
+    from pyterrier_sparse_eval.sdm import evaluate
 
     rng = np.random.default_rng(11)
     run = {"a": {"r1": 3.0, "n1": 2.5, "r2": 2.0}, "b": {"r3": 2.8, "n2": 1.0}}
     qrels = {"a": {"r1": 1, "r2": 2}, "b": {"r3": 1, "x": 1}}
     background = {"a": rng.normal(0, 1, 400), "b": rng.normal(0, 1, 400)}
-    out = sdm_evaluate(run, qrels, background, n_unseen=10**5, k_values=[10], bootstrap=60)
+    out = evaluate(run, qrels, k_values=[10], background=background, n_unseen=10**5, bootstrap=60)
     for name in ("R@10", "nDCG@10"):
         agg = out["aggregate"][name]
         assert agg["sdm"] < agg["pooled"]  # 10^5 unseen documents push the relevant ones down
@@ -179,7 +179,20 @@ def test_sdm_evaluate_with_bootstrap_intervals():
             lo_q, hi_q = out["per_query"][name][q]["sdm_ci"]
             assert 0 <= lo_q <= hi_q <= 1
     # with nothing unseen, SDM is the pooled value and the interval collapses onto it
-    same = sdm_evaluate(run, qrels, background, n_unseen=0, k_values=[10], bootstrap=10)["aggregate"]["R@10"]
+    same = evaluate(run, qrels, k_values=[10], background=background, n_unseen=0, bootstrap=10)["aggregate"][
+        "R@10"
+    ]
     assert same["sdm"] == same["pooled"] and same["sdm_ci"] == [same["sdm"], same["sdm"]]
     with pytest.raises(KeyError, match="No background model"):
-        sdm_evaluate(run, qrels, {"a": background["a"]}, n_unseen=10, k_values=[10])
+        evaluate(run, qrels, k_values=[10], background={"a": background["a"]}, n_unseen=10)
+    with pytest.raises(ValueError, match="background= and n_unseen="):
+        evaluate(run, qrels, k_values=[10], background=background)
+    # the former entry point still works for one release, with a warning that names the new one
+    from pyterrier_sparse_eval.measures import sdm_evaluate
+
+    with pytest.warns(DeprecationWarning, match="pse.sdm.evaluate"):
+        old = sdm_evaluate(run, qrels, background, 10**5, k_values=[10])
+    assert (
+        old["aggregate"]
+        == evaluate(run, qrels, k_values=[10], background=background, n_unseen=10**5)["aggregate"]
+    )

@@ -29,6 +29,7 @@ from ._prepare import JudgedRun, prepare
 from ._score_dist import BackgroundModel, fit_background
 
 __all__ = [
+    "sdm_report",
     "sdm_recall",
     "sdm_ndcg",
     "survival_of_rows",
@@ -171,6 +172,29 @@ def add_bootstrap(
         aggregate[name]["sdm_ci"] = [float(np.percentile(means, lo)), float(np.percentile(means, hi))]
 
 
+def sdm_report(
+    j: JudgedRun,
+    models: Any,
+    unseen: Any,
+    k_values: Sequence[int],
+    *,
+    gain: str = "linear",
+    refit: Callable[[np.random.Generator], Any] | None = None,
+    bootstrap: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
+    """:func:`sdm_table` of every correctable measure at ``k_values``, with :func:`add_bootstrap` intervals
+    when ``bootstrap`` rounds are asked for (``refit(rng)`` gives one round's models)."""
+    measures = correctable(k_values, gain)
+    per_query, aggregate = sdm_table(j, survival_of_rows(j, models), unseen, measures)
+    if bootstrap:
+        if refit is None:
+            raise ValueError("bootstrap needs a way to refit the background models.")
+        add_bootstrap(j, refit, unseen, measures, bootstrap, confidence, seed, per_query, aggregate)
+    return per_query, aggregate
+
+
 def evaluate_backgrounds(
     run: Any,
     qrels: Any,
@@ -192,26 +216,33 @@ def evaluate_backgrounds(
     ``pse.sdm.evaluate(run, qrels, background=..., n_unseen=...)``.
     """
     j = prepare(run, qrels)
+    qids = j.qids.tolist()
     models = {
         q: background[q]
         if isinstance(background.get(q), BackgroundModel)
         else fit_background(background[q], family)
-        for q in j.qids.tolist()
+        for q in qids
         if q in background
     }
-    unseen = np.array([n_unseen[q] for q in j.qids.tolist()]) if isinstance(n_unseen, dict) else n_unseen
-    measures = correctable(k_values, gain)
-    per_query, aggregate = sdm_table(j, survival_of_rows(j, models), unseen, measures)
-    if bootstrap:
-        samples = {q: np.asarray(background[q], dtype=np.float64) for q in j.qids.tolist()}
-        if any(s.ndim != 1 for s in samples.values()):
-            raise ValueError("bootstrap needs each query's background sample as an array of scores.")
+    unseen = np.array([n_unseen[q] for q in qids]) if isinstance(n_unseen, dict) else n_unseen
+    samples = {q: np.asarray(background[q], dtype=np.float64) for q in qids} if bootstrap else {}
+    if any(x.ndim != 1 for x in samples.values()):
+        raise ValueError("bootstrap needs each query's background sample as an array of scores.")
 
-        def refit(rng: np.random.Generator) -> dict[str, Any]:
-            return {
-                q: fit_background(rng.choice(x, size=len(x), replace=True), family)
-                for q, x in samples.items()
-            }
+    def refit(rng: np.random.Generator) -> dict[str, Any]:
+        return {
+            q: fit_background(rng.choice(x, size=len(x), replace=True), family) for q, x in samples.items()
+        }
 
-        add_bootstrap(j, refit, unseen, measures, bootstrap, confidence, seed, per_query, aggregate)
+    per_query, aggregate = sdm_report(
+        j,
+        models,
+        unseen,
+        k_values,
+        gain=gain,
+        refit=refit,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
+    )
     return {"per_query": per_query, "aggregate": aggregate, "models": models}
