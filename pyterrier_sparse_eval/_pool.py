@@ -131,7 +131,8 @@ class Pool:
 
 
 def _best_ranks(runs: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """qid, docno, best 0-based rank over the runs (each ranked in trec_eval order)."""
+    """qid, docno, best 0-based rank over the runs, each ranked in trec_eval order (score in single
+    precision, then docno, both descending), the order the runs are evaluated in."""
     frames = []
     for run in runs:
         frame = to_run_frame(run)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numba import HAVE_NUMBA
+from ._numba import have_numba
 
 __all__ = ["sort_by_term", "place_postings"]
+
+HAVE_NUMBA = have_numba()  # read at call time: the tests switch it off
 
 if HAVE_NUMBA:
     from numba import njit

@@ -89,7 +89,7 @@ class SparseRetriever(pt.Transformer):
     ):
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be 'auto', 'numba' or 'scipy', got {backend!r}.")
-        if backend not in (*available_backends(), "auto"):
+        if backend == "numba" and "numba" not in available_backends():
             raise ImportError("backend='numba' needs numba: pip install numba (or use backend='scipy').")
         if not isinstance(threads, (int, np.integer)) or threads < 1:
             raise ValueError(f"threads must be a positive integer, got {threads!r}.")

@@ -20,7 +20,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._numba import HAVE_NUMBA
+from ._numba import have_numba
+
+HAVE_NUMBA = have_numba()
 
 __all__ = ["TokenTable", "HAVE_NUMBA"]
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numba import HAVE_NUMBA, available_backends, numba_threads
+from ._numba import available_backends, have_numba, numba_threads
 from .measures._order import ordered_bits, score_keys, unordered_bits
+
+HAVE_NUMBA = have_numba()
 
 __all__ = ["HAVE_NUMBA", "available_backends", "top_k_numba", "top_k_trec_order", "compact"]
 
@@ -26,16 +28,17 @@ def top_k_trec_order(
 ) -> np.ndarray:
     """Positions of the ``num_results`` best entries in trec_eval order: score descending, then docno descending.
 
-    ``tie_rank[docs]`` must order documents as their docnos sort. Selection is a linear-time partition of
-    unique (score, docno rank) keys followed by a sort of the winners, never a sort of all candidates.
+    ``tie_rank[docs]`` must order documents as their docnos sort. Selection is a linear-time partition of the
+    scores, then a sort of the candidates by unique (score, docno rank) keys, never a sort of all documents.
     """
-    keys = (score_keys(scores) << np.uint64(32)) | tie_rank[docs].astype(np.uint64)
-    n = len(keys)
+    n = len(scores)
     if n > num_results:
-        cand = np.flatnonzero(keys >= np.partition(keys, n - num_results)[n - num_results])
+        # the cut-off score first (a float partition, no keys yet); ties at it are all candidates
+        cand = np.flatnonzero(scores >= np.partition(scores, n - num_results)[n - num_results])
     else:
         cand = np.arange(n)
-    return cand[np.argsort(keys[cand])[::-1]]
+    keys = (score_keys(scores[cand]) << np.uint64(32)) | tie_rank[docs[cand]].astype(np.uint64)
+    return cand[np.argsort(keys)[::-1][:num_results]]
 
 
 _BLOCK = 1 << 16  # documents per accumulator block: 256 KB of float32 scores, resident in L2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +40,18 @@ class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
 
 
-def _measures(names: list[str] | None, *, inhouse_only: bool = False) -> list[Any]:
-    """Measures from names (one parser for the package); with ``inhouse_only`` each must have an in-house twin."""
+def _any_measures(names: list[str]) -> list[Any]:
+    return [parse_measure(n) for n in names]
+
+
+def _inhouse_twins(names: list[str]) -> list[Any]:
+    return [inhouse(n) for n in names]
+
+
+def _measures(names: list[str] | None, parse: Any = parse_measures) -> list[Any]:
+    """Measures from names through one of the package's parsers (default: computable in-house, names kept)."""
     try:
-        measures = [parse_measure(n) for n in (names or DEFAULT_METRICS)]
-        return [inhouse(m) for m in measures] if inhouse_only else measures
+        return list(parse(names or DEFAULT_METRICS))
     except ValueError as e:
         raise UsageError(str(e)) from None
 
@@ -58,7 +66,7 @@ def _need_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise UsageError(plots.INSTALL_HINT) from None
+        raise UsageError("--plots needs matplotlib: pip install 'pyterrier-sparse-eval[plots]'.") from None
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -68,7 +76,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         systems = [parse_system(s) for s in (args.system or ["bm25"])]
     except ValueError as e:
         raise UsageError(str(e)) from None
-    measures = _measures(args.metric, inhouse_only=args.measures == "in-house")
+    measures = _measures(args.metric, _inhouse_twins if args.measures == "in-house" else _any_measures)
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
         raise UsageError(f"The same system is given twice: {names}.")
@@ -79,19 +87,20 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         _need_matplotlib()
     verbose = not args.quiet
     try:
-        result = run_experiment(
-            args.dataset,
-            systems,
-            measures,
-            num_results=args.num_results,
-            index_dir=args.index_dir,
-            baseline=baseline,
-            topic_field=args.topic_field,
-            perquery=bool(args.plots) and len(systems) > 1,
-            verbose=verbose,
-        )
+        datasets.load_dataset(args.dataset)  # an unknown id is a usage error; loading reads nothing yet
     except ValueError as e:
         raise UsageError(str(e)) from None
+    result = run_experiment(
+        args.dataset,
+        systems,
+        measures,
+        num_results=args.num_results,
+        index_dir=args.index_dir,
+        baseline=baseline,
+        topic_field=args.topic_field,
+        perquery=bool(args.plots) and len(systems) > 1,
+        verbose=verbose,
+    )
     table = result.table
     measure_names = [str(m) for m in measures]
     with pd.option_context("display.width", 100, "display.max_columns", 20, "display.precision", 4):
@@ -183,10 +192,6 @@ def _read(reader: Any, path: str) -> Any:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     measures = _measures(args.metric)
-    try:
-        parse_measures(measures)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
     run, qrels = _read(datasets.read_run, args.run), _read(datasets.read_qrels, args.qrels)
     result = evaluate(run, qrels, measures, missing_as_zero=args.missing_as_zero)
     width = max(len(str(m)) for m in measures)
@@ -209,10 +214,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     measures = _measures(args.metric)
-    try:
-        parse_measures(measures)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
     report = crosscheck(_read(datasets.read_run, args.run), _read(datasets.read_qrels, args.qrels), measures)
     print(report.summary())
     if args.output:
@@ -279,6 +280,30 @@ def _trec_file_parser(sub: Any, name: str, help_text: str, example: str) -> argp
         "--metric", action="append", help=f"measure (repeatable; default {' '.join(DEFAULT_METRICS)})"
     )
     return p
+
+
+def read_trec_run(path: str) -> Any:
+    """Deprecated: use ``pse.datasets.read_run``; removed in the next release."""
+    warnings.warn(
+        "cli.read_trec_run is deprecated; use pse.datasets.read_run.", DeprecationWarning, stacklevel=2
+    )
+    return datasets.read_run(path)
+
+
+def read_trec_qrels(path: str) -> Any:
+    """Deprecated: use ``pse.datasets.read_qrels``; removed in the next release."""
+    warnings.warn(
+        "cli.read_trec_qrels is deprecated; use pse.datasets.read_qrels.", DeprecationWarning, stacklevel=2
+    )
+    return datasets.read_qrels(path)
+
+
+def write_sdm_plots(report: Any, folder: Path) -> list[Path]:
+    """Deprecated: use ``pse.plots.save_sdm_figures``; removed in the next release."""
+    warnings.warn(
+        "cli.write_sdm_plots is deprecated; use pse.plots.save_sdm_figures.", DeprecationWarning, stacklevel=2
+    )
+    return plots.save_sdm_figures(report, folder)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyterrier as pt
 
@@ -161,58 +162,72 @@ def resolve_fields(doc: dict[str, Any], fields: Sequence[str] | None) -> tuple[s
     return chosen
 
 
-def _read_trec(path: str, reader: Any, columns: int, layout: str, kind: str) -> pd.DataFrame | None:
-    """A TREC file read by PyTerrier's reader, checked to have exactly ``columns`` columns; None when empty."""
+def _read_trec(path: str, columns: int, layout: str, kind: str) -> pd.DataFrame | None:
+    """A whitespace-separated TREC file as string columns, exactly as written (no NA guessing: a docno or
+    tag "NA" stays "NA", "007" stays "007"); None when the file is empty.
+
+    Not ``pt.io.read_results`` / ``read_qrels``: they parse the rank column as an integer (trec_eval ignores
+    it) and read ids or tags such as "NA" and "null" as missing values, refusing runs that trec_eval reads.
+    """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{kind} file not found: {path}.")
+    expected = f"expected {columns} columns '{layout}' on every line"
     try:
-        frame: pd.DataFrame = reader(path)
+        frame = pd.read_csv(
+            path, sep=r"\s+", header=None, dtype=str, keep_default_na=False, na_filter=False, engine="c"
+        )
     except pd.errors.EmptyDataError:
         return None
-    except ValueError as e:  # a column that does not convert (pandas names it)
-        raise ValueError(f"{path} is not a TREC {kind.lower()} file with columns '{layout}': {e}") from None
+    except pd.errors.ParserError:  # a line with more fields than the first
+        raise ValueError(f"{path} is not a TREC {kind.lower()} file: {expected}.") from None
     if frame.empty:
         return None
-    # pandas reads a line with an extra column by shifting the first one into the index, and fills a missing
-    # column with NaN: either way the file does not have the expected layout
-    if not isinstance(frame.index, pd.RangeIndex) or frame.iloc[:, -1].isna().any():
-        raise ValueError(
-            f"{path} is not a TREC {kind.lower()} file: expected {columns} columns '{layout}' on every line."
-        )
-    bad = [str(c) for c in frame.columns if frame[c].isna().any()]
-    if bad:
-        raise ValueError(f"{path}: column(s) {bad} hold NaN or missing values; trec_eval cannot rank them.")
+    if frame.shape[1] != columns or (frame == "").to_numpy().any():  # "" pads lines with fewer fields
+        raise ValueError(f"{path} is not a TREC {kind.lower()} file: {expected}.")
     return frame
 
 
 def read_run(path: str) -> pd.DataFrame:
-    """A TREC run file (``qid Q0 docno rank score tag``) as a ``qid``, ``docno``, ``score`` frame, ids as str.
+    """A TREC run file (``qid Q0 docno rank score tag``) as a ``qid``, ``docno``, ``score`` frame.
 
-    Read with ``pt.io.read_results``; an empty file gives an empty run. Raises ``FileNotFoundError`` or a
-    ``ValueError`` that names the expected layout.
+    Ids are kept as the strings written; the rank column is ignored (as trec_eval ignores it); an empty file
+    gives an empty run. Raises ``FileNotFoundError``, or a ``ValueError`` naming the expected layout or the
+    bad score.
     """
-    frame = _read_trec(path, pt.io.read_results, 6, "qid Q0 docno rank score tag", "Run")
+    frame = _read_trec(path, 6, "qid Q0 docno rank score tag", "Run")
     if frame is None:
         return pd.DataFrame(
             {
-                "qid": pd.Series([], dtype=str),
-                "docno": pd.Series([], dtype=str),
-                "score": pd.Series([], dtype=float),
+                "qid": pd.Series([], dtype=object),
+                "docno": pd.Series([], dtype=object),
+                "score": pd.Series([], dtype=np.float64),
             }
         )
-    return frame[["qid", "docno", "score"]].reset_index(drop=True)
+    scores = pd.to_numeric(frame[4], errors="coerce")
+    bad = scores.isna()
+    if bad.any():
+        line = int(np.flatnonzero(bad.to_numpy())[0]) + 1
+        raise ValueError(
+            f"{path}, row {line}: the score (5th column) {frame[4].iloc[line - 1]!r} is not a number; "
+            "trec_eval cannot rank it."
+        )
+    return pd.DataFrame({"qid": frame[0], "docno": frame[2], "score": scores.astype(np.float64)})
 
 
 def read_qrels(path: str) -> pd.DataFrame:
     """A TREC qrels file (``qid iteration docno label``) as a ``qid``, ``docno``, ``label`` (int) frame.
 
-    Read with ``pt.io.read_qrels``. Raises ``FileNotFoundError``, or a ``ValueError`` for an empty file, a
-    wrong layout or a non-integer label.
+    Ids are kept as the strings written. Raises ``FileNotFoundError``, or a ``ValueError`` for an empty file,
+    a wrong layout or a label that is not an integer (trec_eval reads labels as integers).
     """
-    frame = _read_trec(path, pt.io.read_qrels, 4, "qid iteration docno label", "Qrels")
+    frame = _read_trec(path, 4, "qid iteration docno label", "Qrels")
     if frame is None:
         raise ValueError(f"Qrels file {path} is empty.")
-    labels = pd.to_numeric(frame["label"], errors="coerce")
-    if labels.isna().any() or (labels != labels.round()).any():
-        raise ValueError(f"{path}: the 4th column (label) must be an integer.")
-    return pd.DataFrame({"qid": frame["qid"], "docno": frame["docno"], "label": labels.astype(int)})
+    labels = pd.to_numeric(frame[3], errors="coerce")
+    bad = labels.isna() | (labels != labels.round())
+    if bad.any():
+        line = int(np.flatnonzero(bad.to_numpy())[0]) + 1
+        raise ValueError(
+            f"{path}, row {line}: the label (4th column) {frame[3].iloc[line - 1]!r} must be an integer."
+        )
+    return pd.DataFrame({"qid": frame[0], "docno": frame[2], "label": labels.astype(int)})

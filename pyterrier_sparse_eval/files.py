@@ -19,10 +19,13 @@ from typing import Any
 __all__ = ["atomic_write", "atomic_write_text", "atomic_write_json", "new_temp_dir", "replace_dir", "slug"]
 
 
-def _umask() -> int:
-    mask = os.umask(0)
+def _read_umask() -> int:
+    mask = os.umask(0)  # the only way to read it; done once, at import, before any thread of ours runs
     os.umask(mask)
     return mask
+
+
+_UMASK = _read_umask()
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> Path:
@@ -38,7 +41,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
     tmp = Path(name)
     try:
         write(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -64,7 +67,7 @@ def new_temp_dir(target: str | os.PathLike[str]) -> Path:
 
 
 def replace_dir(tmp: Path, target: Path, *, overwrite: bool) -> None:
-    """Move the finished folder ``tmp`` to ``target``.
+    """Move the finished folder ``tmp`` to ``target`` (made readable by all, 0o755).
 
     An existing ``target`` is swapped out (renamed aside, then deleted) only with ``overwrite=True``; otherwise
     it means another writer finished first, and the call fails without touching it.
@@ -78,7 +81,7 @@ def replace_dir(tmp: Path, target: Path, *, overwrite: bool) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(tmp, target)
-    os.chmod(target, 0o777 & ~_umask())
+    os.chmod(target, 0o755)  # mkdtemp made it private (0o700); an index is read by others like any folder
 
 
 def slug(text: str) -> str:

@@ -38,6 +38,7 @@ from ._pool import (
 )
 from ._sdm_report import ThreeWay, three_way
 from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background
+from .measures._metrics import GAINS
 from .measures._prepare import to_qrels_frame, to_run_frame
 from .measures._sdm import corrected, evaluate_backgrounds, survival_of_rows
 
@@ -215,7 +216,7 @@ class _SDM_nDCG(_SDMMeasure):
     POOLED = "nDCG"
     SUPPORTED_PARAMS = {
         **_SDM_PARAMS,
-        "gain": ParamInfo(dtype=str, choices=("linear", "exp"), default="linear", desc="gain"),
+        "gain": ParamInfo(dtype=str, choices=GAINS, default="linear", desc="gain"),
     }
 
 

@@ -13,6 +13,7 @@ with it and retrieve from the index. It knows nothing of datasets: callers hand 
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -55,7 +56,6 @@ _SPLADE_PARAMS: dict[str, Callable[[str], Any]] = {
     "doc_top_k": int,
 }
 _PARAMS = {"bm25": _BM25_PARAMS, "splade": _SPLADE_PARAMS}
-_BM25_DEFAULTS = {"stemmer": "porter", "stopwords": "lucene"}
 
 
 @dataclass
@@ -83,10 +83,11 @@ class System:
         """A readable name, e.g. ``BM25(k1=0.9,b=0.4)`` or ``SPLADE(model,idf=True)``."""
         enc = self.encoder
         if isinstance(enc, BM25):
+            defaults = inspect.signature(BM25).parameters
             extra = "".join(
                 f",{k}={getattr(enc, k)}"
-                for k, default in _BM25_DEFAULTS.items()
-                if getattr(enc, k) != default
+                for k in ("stemmer", "stopwords")
+                if getattr(enc, k) != defaults[k].default
             )
             return f"BM25(k1={enc.k1},b={enc.b}{extra})"
         extra = "".join(f",{k}={v}" for k, v in self.params.items())

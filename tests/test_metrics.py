@@ -225,11 +225,13 @@ def test_cli_crosscheck_reports_a_disagreement(trec_files, capsys, monkeypatch):
     "run, qrels, message",
     [
         ("1 Q0 d 1\n", "1 0 d 1\n", "expected 6 columns"),
-        ("1 Q0 d 1 0.5 t extra\n", "1 0 d 1\n", "is not a TREC run file"),
-        ("1 Q0 d 1 nan t\n", "1 0 d 1\n", "NaN"),
-        ("1 Q0 d 1 high t\n", "1 0 d 1\n", "is not a TREC run file"),
+        ("1 Q0 d 1 0.5 t extra\n", "1 0 d 1\n", "expected 6 columns"),
+        ("1 Q0 d 1 0.5 t\n2 Q0 d 1 0.5 t extra\n", "1 0 d 1\n", "expected 6 columns"),
+        ("1 Q0 d 1 nan t\n", "1 0 d 1\n", "'nan' is not a number"),
+        ("1 Q0 d 1 high t\n", "1 0 d 1\n", "'high' is not a number"),
         ("1 Q0 d 1 0.5 t\n", "1 0 d\n", "expected 4 columns"),
-        ("1 Q0 d 1 0.5 t\n", "1 0 d yes\n", "must be an integer"),
+        ("1 Q0 d 1 0.5 t\n", "1 0 d yes\n", "'yes' must be an integer"),
+        ("1 Q0 d 1 0.5 t\n", "1 0 d 0.5\n", "'0.5' must be an integer"),
         ("1 Q0 d 1 0.5 t\n", "", "is empty"),
         (None, "1 0 d 1\n", "not found"),
     ],
@@ -242,6 +244,17 @@ def test_cli_bad_files(tmp_path, capsys, run, qrels, message):
         assert main([command, "--run", str(tmp_path / "x.run"), "--qrels", str(tmp_path / "q")]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1, err
+
+
+def test_cli_reads_runs_as_trec_eval_does(tmp_path, capsys):
+    """The rank column is ignored and ids and tags are kept as written ("007", "NA"), as trec_eval reads them."""
+    (tmp_path / "x.run").write_text("007 Q0 NA - 2.0 null\n007 Q0 d2 x 1.0 NA\n")
+    (tmp_path / "q").write_text("007 0 NA 1\n007 0 d2 0\n")
+    assert (
+        main(["evaluate", "--run", str(tmp_path / "x.run"), "--qrels", str(tmp_path / "q"), "--metric", "RR"])
+        == 0
+    )
+    assert "RR  all  1.0000" in capsys.readouterr().out
 
 
 def test_experiment_both_per_query_and_significance_from_one_set_of_runs():

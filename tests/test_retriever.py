@@ -161,8 +161,7 @@ def test_numpy_fallback_without_numba(tmp_path, corpus):
 @pytest.mark.parametrize("block", [1, 7, 64, 1000, None])
 def test_blocked_kernel_equals_the_scipy_path(tmp_path, block):
     """The numba kernel scores documents in blocks of doc ids; every block size gives the same ranking."""
-    from pyterrier_sparse_eval._numba import HAVE_NUMBA
-    from pyterrier_sparse_eval._topk import top_k_numba
+    from pyterrier_sparse_eval._topk import HAVE_NUMBA, top_k_numba
 
     if not HAVE_NUMBA:
         pytest.skip("numba not installed")

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 from ._inhouse import inhouse, parse_measures
-from ._order import trec_ranks
 from ._prepare import JudgedRun, prepare, to_qrels_frame, to_run_frame
 
 __all__ = ["CrossCheck", "MeasureCheck", "crosscheck", "trec_eval_name"]
@@ -18,11 +17,15 @@ TOLERANCE = 1e-9
 
 
 def trec_eval_name(measure: Any) -> str | None:
-    """The trec_eval measure computing ``measure`` (``None`` if trec_eval has no counterpart).
+    """The trec_eval measure computing ``measure`` (``None`` if trec_eval has no counterpart, or the measure is
+    not computed in-house).
 
-    RR@k has none; it is checked as ``recip_rank`` on the run cut to its top k (in trec_eval's order).
+    RR@k has no cut variant in trec_eval: its counterpart is ``recip_rank``, on the run cut to its top k.
     """
-    counterpart = inhouse(measure).trec_eval()
+    try:
+        counterpart = inhouse(measure).trec_eval()
+    except ValueError:
+        return None
     return None if counterpart is None else counterpart[0]
 
 
@@ -87,30 +90,31 @@ class CrossCheck:
         }
 
 
-def _pytrec_inputs(run: Any, qrels: Any) -> tuple[Any, dict, dict]:
-    """The run as a frame (ranked in trec_eval order) and both inputs as pytrec_eval's dicts of str ids."""
+def _pytrec_inputs(run: Any, qrels: Any) -> tuple[dict, dict]:
     run_f, qrels_f = to_run_frame(run), to_qrels_frame(qrels)
-    run_f = run_f.assign(qid=run_f["qid"].astype(str), docno=run_f["docno"].astype(str))
-    run_f = run_f.assign(rank=trec_ranks(run_f["qid"], run_f["score"], run_f["docno"]))
     run_d: dict[str, dict[str, float]] = {}
     if isinstance(run, dict):
         run_d = {str(q): {} for q in run}
-    for q, d, s in zip(run_f["qid"], run_f["docno"], run_f["score"]):
+    for q, d, s in zip(run_f["qid"].astype(str), run_f["docno"].astype(str), run_f["score"]):
         run_d.setdefault(q, {})[d] = float(s)
     qrels_d: dict[str, dict[str, int]] = {}
     # pytrec_eval corrupts memory (and can hang) on negative labels; every trec_eval measure treats a
     # negative label exactly like 0 (not relevant, no gain), so they are passed as 0.
     for q, d, r in zip(qrels_f["qid"].astype(str), qrels_f["docno"].astype(str), qrels_f["label"]):
         qrels_d.setdefault(q, {})[d] = max(int(r), 0)
-    return run_f, run_d, qrels_d
+    return run_d, qrels_d
 
 
-def _cut(run_f: Any, run_d: dict[str, dict[str, float]], depth: int) -> dict[str, dict[str, float]]:
-    """The run cut to each query's top ``depth`` in trec_eval order."""
-    out: dict[str, dict[str, float]] = {q: {} for q in run_d}
-    top = run_f[run_f["rank"] < depth]
-    for q, d, s in zip(top["qid"], top["docno"], top["score"]):
-        out[q][d] = float(s)
+def _cut(run_d: dict[str, dict[str, float]], depth: int) -> dict[str, dict[str, float]]:
+    """Each query's top ``depth`` in trec_eval order (score as float32, then docno, both descending).
+
+    Deliberately a plain Python sort and not the package's ordering code (``_order``): the cross-check must
+    not share the code it checks.
+    """
+    out = {}
+    for q, docs in run_d.items():
+        ranked = sorted(docs.items(), key=lambda x: (np.float32(x[1]), x[0]), reverse=True)[:depth]
+        out[q] = dict(ranked)
     return out
 
 
@@ -139,7 +143,7 @@ def crosscheck(
     import pytrec_eval
 
     measures = parse_measures(measures)
-    run_f, run_d, qrels_d = _pytrec_inputs(run, qrels)
+    run_d, qrels_d = _pytrec_inputs(run, qrels)
     checks = []
     prepared: dict[int, JudgedRun] = {}  # one join and sort per relevance threshold, as in evaluate()
     for m in measures:
@@ -154,7 +158,7 @@ def crosscheck(
             checks.append(MeasureCheck(str(m), None, len(ours), float("nan")))
             continue
         te, cut_at = counterpart
-        scored = _cut(run_f, run_d, cut_at) if cut_at is not None else run_d
+        scored = _cut(run_d, cut_at) if cut_at is not None else run_d
         theirs = {
             q: v[te]
             for q, v in pytrec_eval.RelevanceEvaluator(qrels_d, {te}, relevance_level=rel)

@@ -92,7 +92,8 @@ class InHouseMeasure(Measure):
             value = self.params.get(name)
             if value is None:
                 if info.required:
-                    raise ValueError(f"{self.NAME} needs a {name}, e.g. {self.EXAMPLES[0]}.")
+                    what = "cut-off" if name == "cutoff" else name
+                    raise ValueError(f"{self.BASE} needs a {what}, e.g. {self.EXAMPLES[0]}.")
                 continue
             if info.dtype is int and (not isinstance(value, (int, np.integer)) or isinstance(value, bool)):
                 raise ValueError(f"{self.NAME}: {name} must be an integer, got {value!r}.")
@@ -104,8 +105,9 @@ class InHouseMeasure(Measure):
 
     def validate_params(self) -> None:
         """ir_measures' hook (it asserts); here a ValueError that names the problem."""
-        self.check()
-        self.validated = True
+        if not self.validated:
+            self.check()
+            self.validated = True
 
     # --- what the declarations provide ---------------------------------------------------------------------
     def values(self, j: JudgedRun) -> np.ndarray:
@@ -178,9 +180,7 @@ class _P(InHouseMeasure):
     SUPPORTED_PARAMS = {"cutoff": ParamInfo(dtype=int, required=True, desc="ranking cut-off"), "rel": _REL}
 
     def values(self, j: JudgedRun) -> np.ndarray:
-        if self.cutoff is None:
-            raise ValueError("P needs a cut-off, e.g. P@10.")
-        return M.precision(j, self.cutoff)
+        return M.precision(j, int(self.params["cutoff"]))  # required: check() refuses P without one
 
     def trec_eval(self) -> tuple[str, int | None] | None:
         return None if self.cutoff is None else (f"P_{self.cutoff}", None)
