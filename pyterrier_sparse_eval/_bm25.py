@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import IndexWriter, batched, iter_docs
+from ._build import IndexWriter, batched, iter_docs, progress, warn_empty
 from ._index import SparseIndex
 from ._retriever import SparseRetriever
 from ._tokenize import Analyzer
 from ._weights import bm25_saturation
-from .datasets import resolve_fields
+from .datasets import doc_texts, resolve_fields
 
 __all__ = ["BM25", "BM25Indexer", "TextEncoder"]
 
@@ -154,9 +154,11 @@ class BM25Indexer(pt.Indexer):
         return f"BM25Indexer({self.bm25!r}, {self.index_ref!r}, mode={self.mode!r})"
 
     def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> SparseIndex:  # type: ignore[override]
-        """Analyse and index ``docs``; returns the (refreshed) index."""
-        from tqdm.auto import tqdm
+        """Analyse and index ``docs``; returns the (reloaded) index.
 
+        The text fields are chosen from the first batch of documents (see :func:`pse.datasets.resolve_fields`);
+        documents without text in them are indexed empty, counted, and reported once at the end.
+        """
         from ._textscan import HAVE_NUMBA, TokenTable  # imports numba only when indexing
 
         bm25 = self.bm25
@@ -164,21 +166,19 @@ class BM25Indexer(pt.Indexer):
         table = TokenTable() if (HAVE_NUMBA if self._compiled is None else self._compiled) else None
         token_ids: dict[str, int] = {}  # the regex path's memo (raw token -> term id)
         self._raw2term = np.zeros(0, dtype=np.int32)
+        empty = total = 0
         with IndexWriter(self.index_ref, mode=self.mode, encoder=encoder) as writer:
-            bar = tqdm(desc="indexing", unit="doc", disable=None if self.verbose else True)
+            bar = progress(docs, self.verbose)
             for batch in batched(iter_docs(docs), self.batch_size):
                 if self.fields_ is None:
                     if "docno" not in batch[0]:
                         raise KeyError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
-                    self.fields_ = resolve_fields(batch[0], bm25.fields)
+                    self.fields_ = resolve_fields(batch, bm25.fields)
                     encoder["fields"] = list(self.fields_)
                     if self.verbose:
                         print(f"BM25 indexing fields: {' + '.join(self.fields_)}")
-                fields = self.fields_
-                if len(fields) == 1:
-                    texts = [str(d.get(fields[0]) or "") for d in batch]
-                else:
-                    texts = [" ".join(str(d.get(f) or "") for f in fields) for d in batch]
+                texts, missing = doc_texts(batch, self.fields_)
+                empty, total = empty + missing, total + len(batch)
                 if table is not None:
                     terms, tf, offsets, lengths = self._count_compiled(table, texts, writer)
                 else:
@@ -192,6 +192,7 @@ class BM25Indexer(pt.Indexer):
                 return bm25_saturation(tf, dl, stats["avgdl"], k1, b)
 
             writer.finish(weight)
+        warn_empty(empty, total, self.fields_ or ())
         return self.index_ref
 
     def _new_term_ids(self, tokens: list[str], writer: IndexWriter) -> np.ndarray:

@@ -1,26 +1,15 @@
-"""Writing a SparseIndex: the on-disk format, its metadata, and the streaming writer behind every indexer.
+"""Writing a SparseIndex: its metadata, and the streaming writer behind every indexer (layout in ``_format``).
 
-On disk (all readable with ``numpy.load(..., allow_pickle=False)`` and ``json``)::
-
-    pt_meta.json              type/format (for pt.Artifact.load), statistics, how it was built
-    vocab.json                term strings; term id = position
-    docnos.json               document ids; doc id = position
-    postings.indptr.npy       int64 [num_terms + 1]   postings of term t: indptr[t]:indptr[t+1]
-    postings.indices.npy      int32 [num_postings]    doc ids, ascending within a term
-    postings.data.npy         float32 [num_postings]  final document-side term weights
-    doclen.npy                float32 [num_docs]      tokens per document (BM25) or sum of weights
-    docno_rank.npy            int32 [num_docs]        position of each docno in sorted order (tie-breaking)
-    collection_df.npy         int64 [num_terms]       (subsets only) document frequencies of the parent corpus
-
-A build writes everything into a hidden temporary directory next to the target and renames it into place as
-the very last step (``pt_meta.json`` is written last inside it), so an interrupted or failed build never
-leaves a directory that loads as an index. Memory during a build is bounded by one batch plus one
+A build writes everything into a hidden temporary directory next to the target and moves it into place as
+the very last step (``pt_meta.json``, with the seal of every file, is written last inside it), so an
+interrupted or failed build never leaves a directory that loads as an index, and an overwrite leaves the old
+or the new index at the path at every instant. Memory during a build is bounded by one batch plus one
 transposition pass: batches are spilled to disk as chunks (sorted by term), and at the end the term-major
 arrays are written sequentially, one term range of at most ``_PASS_POSTINGS`` postings at a time; the full
 arrays are never held in memory.
 
 This module knows nothing of the :class:`~pyterrier_sparse_eval.SparseIndex` class: writers take the target
-index (anything with ``path`` and ``refresh()``), and the index's factories hand it to them.
+index (anything with ``path`` and ``reload()``), and the index's factories hand it to them.
 """
 
 from __future__ import annotations
@@ -30,7 +19,8 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,12 +28,18 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
+from ._format import (
+    ARTIFACT_FORMAT,
+    ARTIFACT_TYPE,
+    FORMAT_VERSION,
+    PACKAGE_HINT,
+    describe_path,
+    is_index_dir,
+    seal,
+)
 from .files import new_temp_dir, replace_dir
 
 __all__ = [
-    "ARTIFACT_TYPE",
-    "ARTIFACT_FORMAT",
-    "FORMAT_VERSION",
     "IndexWriter",
     "SparseIndexer",
     "index_meta",
@@ -51,10 +47,6 @@ __all__ = [
     "check_mode",
 ]
 
-ARTIFACT_TYPE = "sparse_index"
-ARTIFACT_FORMAT = "csr"
-PACKAGE_HINT = "pyterrier-sparse-eval"
-FORMAT_VERSION = 1
 MODES = ("create", "overwrite")
 
 #: postings placed per pass when the spilled chunks are transposed (4 bytes doc id + 4 bytes weight each)
@@ -63,11 +55,11 @@ _WEIGHT_BLOCK = 1 << 18
 
 
 class Target(Protocol):
-    """What a writer needs of the index it writes: where it lives, and how to tell it to forget its caches."""
+    """What a writer needs of the index it writes: where it lives, and how to tell it to reopen."""
 
     path: Any
 
-    def refresh(self) -> None: ...
+    def reload(self) -> None: ...
 
 
 def index_meta(
@@ -97,19 +89,29 @@ def index_meta(
 
 
 def check_mode(path: Any, mode: str) -> None:
-    """Refuse an unknown mode, and ``mode="create"`` over an existing path."""
+    """Refuse an unknown mode, ``mode="create"`` over an existing path, and ``mode="overwrite"`` over anything
+    but an index of this package: a folder of notes or a results file given by mistake is never deleted."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
-    if mode == "create" and os.path.exists(path):
-        raise FileExistsError(
-            f'An index already exists at {path}; pass mode="overwrite" to rebuild it '
-            "(or load it with pse.SparseIndex(path))."
-        )
+    if not os.path.lexists(path):
+        return
+    if is_index_dir(path):
+        if mode == "create":
+            raise FileExistsError(
+                f'An index already exists at {path}; pass mode="overwrite" to rebuild it '
+                "(or load it with pse.SparseIndex(path))."
+            )
+        return
+    raise FileExistsError(
+        f"{path} exists and is {describe_path(path)}: an index is only ever written over an index. Choose "
+        "another path, or move that one away yourself."
+    )
 
 
 def _move_into_place(tmp: Path, index: Target, mode: str) -> None:
+    check_mode(index.path, mode)  # again: the path may have changed while the index was being built
     replace_dir(tmp, Path(index.path), overwrite=mode == "overwrite")
-    index.refresh()  # the object the caller holds may have cached the previous index
+    index.reload()  # the object the caller holds may have read the previous index
 
 
 def write_index_dir(
@@ -123,8 +125,7 @@ def write_index_dir(
         for name, obj in docs.items():
             with open(tmp / name, "w", encoding="utf-8") as f:
                 json.dump(obj, f, ensure_ascii=False)
-        with open(tmp / "pt_meta.json", "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=2, ensure_ascii=False)
+        seal(tmp, meta)
         _move_into_place(tmp, index, mode)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -136,6 +137,27 @@ def iter_docs(docs: Any) -> Iterator[dict[str, Any]]:
     if isinstance(docs, pd.DataFrame):
         return iter(docs.to_dict(orient="records"))
     return iter(docs)
+
+
+def progress(docs: Any, verbose: bool, desc: str = "indexing") -> Any:
+    """One progress bar for a whole build, with a total when the documents know their number."""
+    from tqdm.auto import tqdm
+
+    try:
+        total = len(docs)
+    except TypeError:
+        total = None
+    return tqdm(desc=desc, unit="doc", total=total, disable=None if verbose else True)
+
+
+def warn_empty(empty: int, total: int, fields: Sequence[str]) -> None:
+    """Say once how many documents had no text in the indexed fields."""
+    if empty:
+        warnings.warn(
+            f"{empty:,} of {total:,} documents have no text in {' + '.join(fields)} (missing, None or NaN): "
+            "they are indexed empty and can never be retrieved.",
+            stacklevel=3,
+        )
 
 
 def batched(it: Iterator[Any], n: int) -> Iterator[list[Any]]:
@@ -333,9 +355,7 @@ class IndexWriter:
             built={"seconds": round(time.time() - self._started, 3)},
             extra=extra_meta,
         )
-        # pt_meta.json last: its presence marks a complete index
-        with open(tmp / "pt_meta.json", "w", encoding="utf-8") as meta_file:
-            json.dump(meta, meta_file, indent=2, ensure_ascii=False)
+        seal(tmp, meta)  # pt_meta.json last: its presence marks a complete index
         _move_into_place(tmp, self.index, self.mode)
 
 
@@ -377,32 +397,43 @@ class SparseIndexer(pt.Indexer):
         return f"SparseIndexer({self.index_ref!r}, mode={self.mode!r})"
 
     def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> Any:  # type: ignore[override]
-        """Index ``docs`` and return the (refreshed) index."""
-        from tqdm.auto import tqdm
-
+        """Index ``docs`` and return the (reloaded) index."""
         encoder = self.encoder if self.encoder is not None else {"type": "toks"}
         with IndexWriter(self.index_ref, mode=self.mode, encoder=encoder) as writer:
-            bar = tqdm(desc="indexing", unit="doc", disable=None if self.verbose else True)
+            bar = progress(docs, self.verbose)
             for batch in batched(iter_docs(docs), self.batch_size):
-                check_doc(batch[0], ("docno", "toks"), _TOKS_HINT)
-                docnos = [str(d["docno"]) for d in batch]
-                toks = [d["toks"] for d in batch]
-                for t in toks:
-                    if not isinstance(t, dict):
-                        raise TypeError(f"`toks` must be a dict of term -> weight, got {type(t).__name__}.")
-                lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
-                offsets = np.zeros(len(toks) + 1, dtype=np.int64)
-                np.cumsum(lengths, out=offsets[1:])
-                terms = writer.term_ids(list(itertools.chain.from_iterable(toks)))
-                values = np.fromiter(
-                    itertools.chain.from_iterable(t.values() for t in toks),
-                    dtype=np.float64,
-                    count=int(offsets[-1]),
-                )
-                owner = np.repeat(np.arange(len(toks)), lengths)
-                doc_mass = np.bincount(owner, weights=values, minlength=len(toks))
-                writer.add(docnos, terms, values, offsets, doc_mass)
-                bar.update(len(batch))
+                docnos, toks = self.encode(batch, bar)
+                add_toks(writer, docnos, toks)
+                if not self.updates_progress:
+                    bar.update(len(batch))
             bar.close()
             writer.finish()
+        self.finished()
         return self.index_ref
+
+    #: whether :meth:`encode` moves the progress bar itself (as an encoder that takes long per batch does)
+    updates_progress = False
+
+    def encode(self, batch: list[dict[str, Any]], bar: Any) -> tuple[list[str], list[dict[str, float]]]:
+        """The docnos and ``toks`` of a batch of documents (subclasses encode text here)."""
+        check_doc(batch[0], ("docno", "toks"), _TOKS_HINT)
+        return [str(d["docno"]) for d in batch], [d["toks"] for d in batch]
+
+    def finished(self) -> None:
+        """Called after a successful build (subclasses report here)."""
+
+
+def add_toks(writer: IndexWriter, docnos: list[str], toks: list[dict[str, float]]) -> None:
+    """Add documents given as {term: weight} dicts to a writer (document length = sum of weights)."""
+    for t in toks:
+        if not isinstance(t, dict):
+            raise TypeError(f"`toks` must be a dict of term -> weight, got {type(t).__name__}.")
+    lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
+    offsets = np.zeros(len(toks) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    terms = writer.term_ids(list(itertools.chain.from_iterable(toks)))
+    values = np.fromiter(
+        itertools.chain.from_iterable(t.values() for t in toks), dtype=np.float64, count=int(offsets[-1])
+    )
+    owner = np.repeat(np.arange(len(toks)), lengths)
+    writer.add(docnos, terms, values, offsets, np.bincount(owner, weights=values, minlength=len(toks)))

@@ -1,12 +1,12 @@
-"""SparseIndex: a term-major CSR index stored as plain ``.npy`` arrays plus JSON (layout in ``_build``).
+"""SparseIndex: a term-major CSR index stored as plain ``.npy`` arrays plus JSON (layout in ``_format``).
 
 The index is the factory of its transformers: ``index.indexer()``, ``index.retriever()``, and
-``index.subset()`` for a pooled subsample that keeps the full corpus's statistics.
+``index.subset()`` for a pooled subsample that keeps the full corpus's statistics. It checks itself: see
+:meth:`SparseIndex.verify` and ``_format``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from functools import cached_property
@@ -17,20 +17,29 @@ import numpy as np
 import pyterrier as pt
 import scipy.sparse as sp
 
-from ._build import (
+from ._build import SparseIndexer, check_mode, index_meta, write_index_dir
+from ._format import (
+    ARRAYS,
     ARTIFACT_FORMAT,
     ARTIFACT_TYPE,
-    FORMAT_VERSION,
+    JSON_LISTS,
+    META,
     PACKAGE_HINT,
-    SparseIndexer,
-    check_mode,
-    index_meta,
-    write_index_dir,
+    IndexCorruptError,
+    StaleIndexError,
+    check_array,
+    check_json,
+    check_sizes,
+    check_sorted_postings,
+    generation,
+    read_meta,
 )
 from ._retriever import SparseRetriever
 from ._weights import idf_lucene
 
-__all__ = ["SparseIndex"]
+__all__ = ["SparseIndex", "IndexCorruptError", "StaleIndexError"]
+
+_CHECKS = ("full", "structure")
 
 
 class SparseIndex(pt.Artifact):
@@ -43,41 +52,52 @@ class SparseIndex(pt.Artifact):
         index.indexer().index(docs_with_toks)                          # precomputed {term: weight} dicts
         index.retriever(num_results=1000, idf=True)                    # queries with `query_toks`
 
-    Arrays and metadata are read on first use and cached; :meth:`refresh` forgets them (every build through
-    this object calls it).
+    Files are read on first use, checked once (see ``checks``) and cached. The handle remembers which build
+    it read: if the index at ``path`` is rebuilt by anyone else, every further read (and every retriever made
+    from it) fails with :class:`StaleIndexError` until :meth:`reload` is called; the two builds are never
+    mixed. Builds made through this object reload it.
 
     Args:
         path: the index directory.
         mmap: memory-map the postings instead of reading them into RAM.
+        checks: what is checked when a file is first read. ``"full"`` (default): its size, dtype and shape,
+            its CRC-32 against the one recorded at build time, and every invariant the kernels rely on (doc
+            ids in range and ascending within a term, docno ranks a permutation, finite weights).
+            ``"structure"``: sizes, dtypes, shapes and the O(terms + docs) invariants only, for very large
+            indexes opened often; :meth:`verify` then checks the rest on demand.
     """
 
     ARTIFACT_TYPE = ARTIFACT_TYPE
     ARTIFACT_FORMAT = ARTIFACT_FORMAT
     ARTIFACT_PACKAGE_HINT = PACKAGE_HINT
 
-    def __init__(self, path: str | os.PathLike[str], *, mmap: bool = True):
+    def __init__(self, path: str | os.PathLike[str], *, mmap: bool = True, checks: str = "full"):
+        if checks not in _CHECKS:
+            raise ValueError(f"checks must be one of {_CHECKS}, got {checks!r}.")
         super().__init__(os.fspath(path))
         self.mmap = mmap
+        self.checks = checks
 
     def __repr__(self) -> str:
         return f"SparseIndex({str(self.path)!r})"
 
     # --- state ---------------------------------------------------------------------------------------------
-    def built(self) -> bool:
-        """True when a complete index exists at ``path``."""
-        return (self.directory / "pt_meta.json").is_file()
-
-    def refresh(self) -> None:
-        """Forget every cached array and the metadata; they are read again from disk on next use."""
-        for klass in type(self).__mro__:
-            for name, attr in vars(klass).items():
-                if isinstance(attr, cached_property):
-                    self.__dict__.pop(name, None)
-
     @property
     def directory(self) -> Path:
         """The index directory."""
         return Path(os.fspath(self.path))  # type: ignore[arg-type]  # always given: SparseIndex takes a path
+
+    def built(self) -> bool:
+        """True when a complete index exists at ``path``."""
+        return (self.directory / META).is_file()
+
+    def reload(self) -> None:
+        """Forget everything read from disk (metadata, arrays, the build seen); the next use reads the index
+        now at ``path``, checked again."""
+        for klass in type(self).__mro__:
+            for name, attr in vars(klass).items():
+                if isinstance(attr, cached_property):
+                    self.__dict__.pop(name, None)
 
     def _require_built(self) -> Path:
         path = self.directory
@@ -89,29 +109,91 @@ class SparseIndex(pt.Artifact):
         return path
 
     @cached_property
-    def meta(self) -> dict[str, Any]:
-        """The index metadata (``pt_meta.json``): statistics and how the index was built."""
+    def _opened(self) -> tuple[dict[str, Any], tuple[int, int, int]]:
+        """The metadata read when this handle opened the index, checked, and the identity of that build."""
         path = self._require_built()
-        with open(path / "pt_meta.json", encoding="utf-8") as f:
-            meta: dict[str, Any] = json.load(f)
-        if meta.get("type") != self.ARTIFACT_TYPE or meta.get("format") != self.ARTIFACT_FORMAT:
-            raise ValueError(f"{path} is not a sparse_index.csr artifact (pt_meta.json says {meta}).")
-        if meta.get("format_version", 0) > FORMAT_VERSION:
-            raise ValueError(
-                f"{path} was written by a newer pyterrier-sparse-eval (format {meta['format_version']}); "
-                "upgrade with `pip install -U pyterrier-sparse-eval`."
+        seen = generation(path)
+        meta = read_meta(path)
+        check_sizes(path, meta)
+        if generation(path) != seen:  # rebuilt while it was being opened: open the new one
+            raise StaleIndexError(
+                f"The index at {path} was rebuilt while it was being opened; open it again."
             )
-        return meta
+        return meta, seen
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The index metadata (``pt_meta.json``): statistics, how the index was built, its seal."""
+        return self._opened[0]
+
+    @property
+    def build_id(self) -> str:
+        """Identifies the build this handle reads (indexes built before build ids: their metadata's identity)."""
+        dev, ino, mtime = self._opened[1]
+        return str(self.meta.get("build_id") or f"legacy-{dev}-{ino}-{mtime}")
+
+    def check_current(self) -> None:
+        """Raise :class:`StaleIndexError` if the index at ``path`` is no longer the build this handle read."""
+        path = self.directory
+        try:
+            current = generation(path)
+        except FileNotFoundError:
+            current = None
+        if current != self._opened[1]:
+            raise StaleIndexError(
+                f"The index at {path} was rebuilt (or removed) after this handle read it; call index.reload() "
+                "to use the index now there, and create new retrievers from it."
+            )
 
     def _load(self, name: str) -> np.ndarray:
-        path = self._require_built() / name
-        return np.load(path, mmap_mode="r" if self.mmap else None, allow_pickle=False)
+        """An array file, checked on first read (once per open) and cached."""
+        loaded: dict[str, np.ndarray] = self._loaded
+        if name not in loaded:
+            self.check_current()
+            loaded[name] = check_array(self.directory, name, self.meta, self.checks == "full", self.mmap)
+        return loaded[name]
+
+    @cached_property
+    def _loaded(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def _json(self, name: str) -> list[Any]:
+        self.check_current()
+        return check_json(self.directory, name, self.meta, self.checks == "full")
+
+    def verify(self) -> None:
+        """Check everything: every file's size and CRC-32 against the seal, every array's dtype, shape and
+        invariants, the JSON lists, and that no file is missing or foreign. Raises
+        :class:`IndexCorruptError` naming the file and what is wrong; returns None for an intact index.
+
+        Indexes built before files were sealed (no ``files`` record) are checked for everything but the
+        CRC-32s."""
+        path = self._require_built()
+        meta = read_meta(path)
+        check_sizes(path, meta)
+        expected = set(JSON_LISTS) | {n for n in ARRAYS if n != "collection_df.npy" or "collection" in meta}
+        present = {p.name for p in path.iterdir()} - {META}
+        missing, foreign = sorted(expected - present), sorted(present - expected)
+        if missing:
+            raise IndexCorruptError(f"{path / missing[0]}: missing. The index is incomplete; rebuild it.")
+        if foreign:
+            raise IndexCorruptError(
+                f"{path / foreign[0]}: a file the build did not write is in the index folder; move it out."
+            )
+        for name in sorted(expected):
+            if name in ARRAYS:
+                check_array(path, name, meta, True, True)
+            else:
+                check_json(path, name, meta, True)
+        check_sorted_postings(
+            path,
+            check_array(path, "postings.indptr.npy", meta, False, True),
+            check_array(path, "postings.indices.npy", meta, False, True),
+        )
 
     @cached_property
     def vocab(self) -> list[str]:
-        with open(self._require_built() / "vocab.json", encoding="utf-8") as f:
-            vocab: list[str] = json.load(f)
-        return vocab
+        return self._json("vocab.json")
 
     @cached_property
     def term_ids(self) -> dict[str, int]:
@@ -121,8 +203,7 @@ class SparseIndex(pt.Artifact):
     @cached_property
     def docnos(self) -> np.ndarray:
         """Document ids (object array of str); position = internal doc id."""
-        with open(self._require_built() / "docnos.json", encoding="utf-8") as f:
-            return np.array(json.load(f), dtype=object)
+        return np.array(self._json("docnos.json"), dtype=object)
 
     @cached_property
     def postings(self) -> sp.csr_matrix:
@@ -130,6 +211,8 @@ class SparseIndex(pt.Artifact):
         indptr = self._load("postings.indptr.npy")
         indices = self._load("postings.indices.npy")
         data = self._load("postings.data.npy")
+        if self.checks == "full":
+            check_sorted_postings(self.directory, indptr, indices)
         return sp.csr_matrix((data, indices, indptr), shape=(self.num_terms, self.num_docs), copy=False)
 
     @cached_property

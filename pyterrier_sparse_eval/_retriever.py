@@ -12,6 +12,7 @@ import pandas as pd
 import pyterrier as pt
 import scipy.sparse as sp
 
+from ._format import StaleIndexError
 from ._numba import available_backends
 from ._tokenize import Analyzer
 
@@ -22,6 +23,8 @@ _BACKENDS = ("auto", "numba", "scipy")
 
 class SearchableIndex(Protocol):
     """What the retriever reads of an index (:class:`~pyterrier_sparse_eval.SparseIndex` provides it)."""
+
+    path: Any
 
     @property
     def postings(self) -> sp.csr_matrix: ...
@@ -43,6 +46,10 @@ class SearchableIndex(Protocol):
     def num_terms(self) -> int: ...
     @property
     def encoder(self) -> dict[str, Any]: ...
+    @property
+    def build_id(self) -> str: ...
+    def built(self) -> bool: ...
+    def check_current(self) -> None: ...
 
 
 class SparseRetriever(pt.Transformer):
@@ -106,6 +113,8 @@ class SparseRetriever(pt.Transformer):
         self.backend = backend
         self.threads = threads
         self.verbose = verbose
+        # the build this retriever serves: pinned now if the index exists, else at first use
+        self._build_id: str | None = index.build_id if index.built() else None
 
     def __repr__(self) -> str:
         return (
@@ -122,7 +131,7 @@ class SparseRetriever(pt.Transformer):
         """``retriever % k``: the same retriever returning ``min(k, num_results)`` documents."""
         if k >= self.num_results:
             return self
-        return SparseRetriever(
+        cut = SparseRetriever(
             self.index,
             num_results=k,
             idf=self.idf,
@@ -132,6 +141,19 @@ class SparseRetriever(pt.Transformer):
             threads=self.threads,
             verbose=self.verbose,
         )
+        cut._build_id = self._build_id
+        return cut
+
+    def _check_build(self) -> None:
+        """Serve only the build this retriever was made for (and never a mix of two)."""
+        self.index.check_current()
+        if self._build_id is None:
+            self._build_id = self.index.build_id
+        elif self.index.build_id != self._build_id:
+            raise StaleIndexError(
+                f"The index at {self.index.path} was rebuilt after this retriever was created; create a new "
+                "retriever from it (e.g. index.retriever(...)) to search the new build."
+            )
 
     # -----------------------------------------------------------------------------------------------------
     def _analyzer(self) -> Analyzer:
@@ -208,6 +230,7 @@ class SparseRetriever(pt.Transformer):
         keep = [c for c in inp.columns if c not in ("docno", "docid", "score", "rank")]
         if len(inp) == 0:
             return self._empty(inp[keep])
+        self._check_build()
         q = self.query_matrix(self._query_weights(inp))
         rows, docs, scores, ranks = self.search_matrix(q)
         empty_queries = int((np.diff(q.indptr) == 0).sum())

@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import SparseIndexer
+from ._build import SparseIndexer, warn_empty
 from ._index import SparseIndex
 from ._retriever import SparseRetriever
-from .datasets import resolve_fields
+from .datasets import doc_texts, resolve_fields
 
-__all__ = ["Splade", "SpladeEncoder", "splade_max"]
+__all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max"]
 
 INSTALL_HINT = (
     "SPLADE needs torch and transformers: pip install 'pyterrier-sparse-eval[splade]' "
@@ -155,11 +155,12 @@ class Splade:
         top_k: int | None = None,
         threshold: float = 0.0,
         desc: str = "encoding",
+        progress: Any = None,
     ) -> list[dict[str, float]]:
         """SPLADE-max vectors ({token: weight}) of ``texts``.
 
         Texts are batched by length (less padding, same result: a text's vector does not depend on its batch);
-        results come back in input order.
+        results come back in input order. ``progress``: a progress bar to advance instead of showing one.
         """
         torch, _ = _lazy_torch()
         from tqdm.auto import tqdm
@@ -169,7 +170,11 @@ class Splade:
         texts = [t if isinstance(t, str) else "" for t in texts]
         out: list[dict[str, float]] = [{} for _ in texts]
         order = np.argsort([-len(t) for t in texts], kind="stable")
-        bar = tqdm(total=len(texts), desc=desc, unit="text", disable=None if self.verbose else True)
+        bar = (
+            progress
+            if progress is not None
+            else tqdm(total=len(texts), desc=desc, unit="text", disable=None if self.verbose else True)
+        )
         with torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
@@ -194,7 +199,8 @@ class Splade:
                     a, b = bounds[r], bounds[r + 1]
                     out[i] = dict(zip(names_arr[cols[a:b]].tolist(), vals[a:b].tolist()))
                 bar.update(len(idx))
-        bar.close()
+        if progress is None:
+            bar.close()
         return out
 
     # --- transformers ----------------------------------------------------------------------------------------
@@ -214,15 +220,9 @@ class Splade:
         batch_size: int = 10_000,
         verbose: bool | None = None,
     ) -> Any:
-        """Encode documents and index them, batch by batch (the corpus's vectors are never all in memory)."""
-        indexer = SparseIndexer(
-            index,
-            mode=mode,
-            batch_size=batch_size,
-            verbose=self.verbose if verbose is None else verbose,
-            encoder=self.encoder_config(),
-        )
-        return self.doc_encoder() >> indexer
+        """Encode documents and index them, batch by batch (the corpus's vectors are never all in memory),
+        with one progress bar for the whole build (a total when the documents know their number)."""
+        return SpladeIndexer(self, index, mode=mode, batch_size=batch_size, verbose=verbose)
 
     def retriever(
         self, index: SparseIndex, *, num_results: int = 1000, idf: bool = False, **kwargs: Any
@@ -264,11 +264,9 @@ class SpladeEncoder(pt.Transformer):
             out_col, max_length, top_k, threshold = "query_toks", s.query_max_length, None, 0.0
         else:
             pt.validate.document_frame(inp, extra_columns=[])
-            if len(inp):
-                fields = resolve_fields(inp.iloc[0].to_dict(), self.fields)
-            else:
-                fields = tuple(self.fields or ("text",))
-            texts = [" ".join(str(row.get(f) or "") for f in fields) for row in inp.to_dict("records")]
+            rows = inp.to_dict("records")
+            fields = resolve_fields(rows, self.fields) if rows else tuple(self.fields or ("text",))
+            texts, _ = doc_texts(rows, fields)
             out_col, max_length, top_k, threshold = "toks", s.doc_max_length, s.doc_top_k, s.doc_threshold
         out = inp.copy()
         vecs = (
@@ -280,3 +278,57 @@ class SpladeEncoder(pt.Transformer):
         )
         out[out_col] = pd.Series(vecs, index=inp.index, dtype=object)
         return out
+
+
+class SpladeIndexer(SparseIndexer):
+    """Encodes documents with a :class:`Splade` model and indexes their vectors, batch by batch.
+
+    Text fields are chosen from the first batch (see :func:`pse.datasets.resolve_fields`); documents without
+    text are encoded empty, counted, and reported once at the end.
+    """
+
+    updates_progress = True
+
+    def __init__(
+        self,
+        splade: Splade,
+        index: Any,
+        *,
+        mode: str = "create",
+        batch_size: int = 10_000,
+        verbose: bool | None = None,
+        fields: Sequence[str] | None = None,
+    ):
+        super().__init__(
+            index,
+            mode=mode,
+            batch_size=batch_size,
+            verbose=splade.verbose if verbose is None else verbose,
+            encoder=splade.encoder_config(),
+        )
+        self.splade = splade
+        self.fields = fields
+
+    def __repr__(self) -> str:
+        return f"SpladeIndexer({self.splade!r}, {self.index_ref!r}, mode={self.mode!r})"
+
+    def index(self, docs: Any) -> Any:  # type: ignore[override]
+        self.fields_: tuple[str, ...] | None = None
+        self.empty_, self.total_ = 0, 0
+        return super().index(docs)
+
+    def encode(self, batch: list[dict[str, Any]], bar: Any) -> tuple[list[str], list[dict[str, float]]]:
+        if "docno" not in batch[0]:
+            raise KeyError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
+        if self.fields_ is None:
+            self.fields_ = resolve_fields(batch, self.fields)
+        texts, empty = doc_texts(batch, self.fields_)
+        self.empty_, self.total_ = self.empty_ + empty, self.total_ + len(batch)
+        s = self.splade
+        toks = s.encode(
+            texts, max_length=s.doc_max_length, top_k=s.doc_top_k, threshold=s.doc_threshold, progress=bar
+        )
+        return [str(d["docno"]) for d in batch], toks
+
+    def finished(self) -> None:
+        warn_empty(self.empty_, self.total_, self.fields_ or ())

@@ -27,6 +27,7 @@ __all__ = [
     "align_topics_qrels",
     "num_docs",
     "resolve_fields",
+    "doc_texts",
     "read_run",
     "read_qrels",
 ]
@@ -100,13 +101,32 @@ def get_qrels(dataset: str | Any) -> pd.DataFrame:
     return qrels.reset_index(drop=True)
 
 
-def corpus_iter(dataset: str | Any, *, verbose: bool = False) -> Iterator[dict[str, Any]]:
-    """The documents of a dataset as dicts with a str ``docno`` and the dataset's text fields."""
+class Corpus:
+    """The documents of a dataset, iterable (again and again) and sized when the dataset knows its size,
+    so that indexers show a progress bar with a total."""
+
+    def __init__(self, dataset: Any, count: int | None, verbose: bool):
+        self.dataset = dataset
+        self.count = count
+        self.verbose = verbose
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for doc in self.dataset.get_corpus_iter(verbose=self.verbose):
+            if not isinstance(doc["docno"], str):
+                doc = {**doc, "docno": str(doc["docno"])}
+            yield doc
+
+    def __len__(self) -> int:
+        if self.count is None:
+            raise TypeError("this corpus does not know its size")
+        return self.count
+
+
+def corpus_iter(dataset: str | Any, *, verbose: bool = False) -> Corpus:
+    """The documents of a dataset as dicts with a str ``docno`` and the dataset's text fields (an iterable
+    with ``len()`` when ``ir_datasets`` knows the number of documents)."""
     ds = load_dataset(dataset)
-    for doc in ds.get_corpus_iter(verbose=verbose):
-        if not isinstance(doc["docno"], str):
-            doc = {**doc, "docno": str(doc["docno"])}
-        yield doc
+    return Corpus(ds, num_docs(ds), verbose)
 
 
 def num_docs(dataset: str | Any) -> int | None:
@@ -139,27 +159,65 @@ def align_topics_qrels(topics: pd.DataFrame, qrels: pd.DataFrame, *, warn: bool 
     return topics[topics["qid"].astype(str).isin(both)].reset_index(drop=True)
 
 
-def resolve_fields(doc: dict[str, Any], fields: Sequence[str] | None) -> tuple[str, ...]:
-    """The text fields to index for documents shaped like ``doc``.
+def _present(value: Any) -> bool:
+    return bool(_as_text(value))
 
-    ``fields`` when given (each must exist); else ``title`` + ``text`` when a document has both (BEIR's
-    convention), else whichever of the two it has.
+
+def _as_text(value: Any) -> str:
+    """A field's text: strings as they are; None, NaN and pandas' NA as "" (missing, never the word "nan")."""
+    if type(value) is str:
+        return value
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return ""
+    return str(value)
+
+
+def resolve_fields(
+    docs: dict[str, Any] | Sequence[dict[str, Any]], fields: Sequence[str] | None
+) -> tuple[str, ...]:
+    """The text fields to index, judged from a sample of documents (a list, e.g. the first batch, or one).
+
+    ``fields`` when given (each must occur in the sample); else ``title`` and ``text``, each kept when any
+    sampled document has it (BEIR's title + " " + text): a first document without a text field does not
+    decide for the whole corpus.
     """
+    sample = [docs] if isinstance(docs, dict) else list(docs)
+    keys = set().union(*(d.keys() for d in sample)) if sample else set()
     if fields is not None:
-        missing = [f for f in fields if f not in doc]
+        missing = [f for f in fields if f not in keys]
         if missing:
             raise KeyError(
-                f"Documents have no field(s) {missing}; available: {sorted(doc)}. Pass fields=[...]."
+                f"Documents have no field(s) {missing}; available: {sorted(keys)}. Pass fields=[...]."
             )
         return tuple(fields)
-    chosen = tuple(f for f in DEFAULT_DOC_FIELDS if f in doc)
+    chosen = tuple(f for f in DEFAULT_DOC_FIELDS if any(_present(d.get(f)) for d in sample))
     if not chosen:
-        text_like = [k for k, v in doc.items() if isinstance(v, str) and k != "docno"]
+        chosen = tuple(f for f in DEFAULT_DOC_FIELDS if f in keys)
+    if not chosen:
+        text_like = sorted({k for d in sample for k, v in d.items() if isinstance(v, str) and k != "docno"})
         raise KeyError(
-            f"Documents have neither 'title' nor 'text' (fields: {sorted(doc)}); pass fields=[...], "
+            f"Documents have neither 'title' nor 'text' (fields: {sorted(keys)}); pass fields=[...], "
             f"e.g. fields={text_like[:2]}."
         )
     return chosen
+
+
+def doc_texts(docs: Sequence[dict[str, Any]], fields: Sequence[str]) -> tuple[list[str], int]:
+    """Each document's ``fields`` joined by a space, and how many documents have none of them (missing,
+    None or NaN: they get an empty text, never the words "none" or "nan")."""
+    texts, empty = [], 0
+    if len(fields) == 1:
+        f = fields[0]
+        for d in docs:
+            text = _as_text(d.get(f))
+            empty += not text
+            texts.append(text)
+        return texts, empty
+    for d in docs:
+        parts = [_as_text(d.get(f)) for f in fields]
+        empty += not any(parts)
+        texts.append(" ".join(parts))
+    return texts, empty
 
 
 def _read_trec(path: str, columns: int, layout: str, kind: str) -> pd.DataFrame | None:

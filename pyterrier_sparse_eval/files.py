@@ -7,6 +7,8 @@ interrupted write never leaves a half-written file where a reader would take it 
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
 import re
@@ -16,7 +18,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write", "atomic_write_text", "atomic_write_json", "new_temp_dir", "replace_dir", "slug"]
+__all__ = [
+    "atomic_write",
+    "atomic_write_text",
+    "atomic_write_json",
+    "new_temp_dir",
+    "clean_leftovers",
+    "replace_dir",
+    "slug",
+]
 
 
 def _read_umask() -> int:
@@ -59,29 +69,98 @@ def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, indent: int | N
     return atomic_write_text(path, json.dumps(obj, indent=indent, ensure_ascii=False))
 
 
+# Linux's renameat2(2): RENAME_NOREPLACE refuses to clobber, RENAME_EXCHANGE swaps two paths atomically
+_AT_FDCWD = -100
+_RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
+_UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP}
+
+
+def _renameat2(src: Path, dst: Path, flags: int) -> bool:
+    """renameat2(src, dst, flags); False when this system or file system does not support it."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        call = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    if call(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _UNSUPPORTED:
+        return False
+    raise OSError(err, os.strerror(err), str(dst))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.(?P<kind>tmp|old)$")
+
+
 def new_temp_dir(target: str | os.PathLike[str]) -> Path:
-    """A new hidden folder next to ``target``, to be filled and then moved into place by :func:`replace_dir`."""
+    """A new hidden folder next to ``target`` (``.NAME.PID.RANDOM.tmp``), to be filled and then moved into
+    place by :func:`replace_dir`. Leftovers of writers that died are cleaned up first (:func:`clean_leftovers`)."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    clean_leftovers(target)
+    return Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent))
+
+
+def clean_leftovers(target: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary folders next to ``target`` left by writers whose process has ended.
+
+    A writer killed mid-build leaves ``.NAME.PID.*.tmp``; one killed between the two renames of a swap on a
+    system without an atomic exchange leaves the previous folder in ``.NAME.PID.*.old`` and nothing at
+    ``target``: that folder is moved back first, so the path holds the old version again. Returns the
+    folders removed.
+    """
+    target = Path(target)
+    removed: list[Path] = []
+    if not target.parent.is_dir():
+        return removed
+    for entry in sorted(target.parent.iterdir()):
+        m = _LEFTOVER.match(entry.name)
+        if not m or m["name"] != target.name or int(m["pid"]) == os.getpid() or _pid_alive(int(m["pid"])):
+            continue
+        previous = entry / "previous"
+        if m["kind"] == "old" and previous.is_dir() and not os.path.lexists(target):
+            os.replace(previous, target)
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
 
 
 def replace_dir(tmp: Path, target: Path, *, overwrite: bool) -> None:
     """Move the finished folder ``tmp`` to ``target`` (made readable by all, 0o755).
 
-    An existing ``target`` is swapped out (renamed aside, then deleted) only with ``overwrite=True``; otherwise
-    it means another writer finished first, and the call fails without touching it.
+    An existing ``target`` is replaced only with ``overwrite=True`` (the caller checks that it may be), by an
+    atomic exchange of the two folders where the system has one (Linux ``renameat2``), so that the path holds
+    the old or the new folder at every instant; elsewhere by two renames, whose gap
+    :func:`clean_leftovers` repairs on the next write. Without ``overwrite`` an existing target means another
+    writer finished first, and the call fails without touching it.
     """
-    if target.exists():
-        if not overwrite:
-            raise FileExistsError(f'{target} appeared while it was being written; pass mode="overwrite".')
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
-        os.replace(target, old / "previous")
-        os.replace(tmp, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, target)
-    os.chmod(target, 0o755)  # mkdtemp made it private (0o700); an index is read by others like any folder
+    os.chmod(tmp, 0o755)  # mkdtemp made it private (0o700); an index is read by others like any folder
+    if not os.path.lexists(target):
+        if _renameat2(tmp, target, _RENAME_NOREPLACE):
+            return
+        if not os.path.lexists(target):
+            os.rename(tmp, target)  # the check-then-rename gap is the best a system without renameat2 offers
+            return
+    if not overwrite:
+        raise FileExistsError(f'{target} appeared while it was being written; pass mode="overwrite".')
+    if _renameat2(tmp, target, _RENAME_EXCHANGE):
+        shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the previous folder
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".old", dir=target.parent))
+    os.replace(target, old / "previous")
+    os.replace(tmp, target)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def slug(text: str) -> str:

@@ -43,6 +43,7 @@ LAYERS = {
     "_topk": 10,
     "_postings": 10,
     "_textscan": 10,  # compiled kernels and their numpy twins
+    "_format": 15,  # the on-disk format and its checks
     "_retriever": 20,
     "_build": 20,  # searching and writing an index
     "_index": 30,  # the artifact, factory of both

@@ -81,7 +81,19 @@ def to_qrels_frame(qrels: Any) -> pd.DataFrame:
             f"Cannot read qrels from {type(qrels).__name__}; pass a DataFrame (qid, docno, label) or "
             "{qid: {docno: label}}."
         )
-    return frame.astype({"label": np.float64})
+    try:
+        labels = pd.to_numeric(frame["label"], errors="raise").to_numpy(dtype=np.float64)
+    except (ValueError, TypeError):
+        labels = np.full(len(frame), np.nan)
+    bad = ~np.isfinite(labels) | (labels != np.round(labels))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        row = frame.iloc[i]
+        raise ValueError(
+            f"Qrels row {i} (qid {row['qid']!r}, docno {row['docno']!r}) has label {row['label']}: labels must be "
+            "integers, as trec_eval reads them (a fractional label would make nDCG differ from trec_eval's)."
+        )
+    return frame.assign(label=labels)
 
 
 def _check_id_types(run: pd.DataFrame, qrels: pd.DataFrame) -> None:

@@ -1,0 +1,286 @@
+"""The on-disk format of a SparseIndex, and the checks that a folder holds an intact one.
+
+Layout (all readable with ``numpy.load(..., allow_pickle=False)`` and ``json``)::
+
+    pt_meta.json              type/format (for pt.Artifact.load), statistics, how it was built, and the seal:
+                              each file's size and CRC-32, a build id, a checksum of the metadata itself
+    vocab.json                term strings; term id = position
+    docnos.json               document ids; doc id = position
+    postings.indptr.npy       int64 [num_terms + 1]   postings of term t: indptr[t]:indptr[t+1]
+    postings.indices.npy      int32 [num_postings]    doc ids, ascending within a term
+    postings.data.npy         float32 [num_postings]  final document-side term weights
+    doclen.npy                float32 [num_docs]      tokens per document (BM25) or sum of weights
+    docno_rank.npy            int32 [num_docs]        position of each docno in sorted order (tie-breaking)
+    collection_df.npy         int64 [num_terms]       (subsets only) document frequencies of the parent corpus
+
+Like Lucene's per-file checksum footers and ``CheckIndex``, an index checks itself: every file is sealed with
+its size and CRC-32 when it is built, and reading it checks, once per open, that each file has its recorded
+size, dtype and shape, its CRC-32 (``checks="full"``, the default) and the invariants the search kernels
+rely on (doc ids in range and ascending within a term, ``indptr`` monotone, the docno ranks a permutation,
+finite weights). A failed check raises :class:`IndexCorruptError` naming the file, before any kernel sees
+the data: a damaged or edited index never crashes the interpreter nor returns rankings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "ARTIFACT_TYPE",
+    "ARTIFACT_FORMAT",
+    "PACKAGE_HINT",
+    "FORMAT_VERSION",
+    "IndexCorruptError",
+    "StaleIndexError",
+    "ARRAYS",
+    "seal",
+    "read_meta",
+    "is_index_dir",
+    "describe_path",
+    "check_sizes",
+    "check_array",
+    "check_json",
+    "file_crc32",
+    "generation",
+]
+
+ARTIFACT_TYPE = "sparse_index"
+ARTIFACT_FORMAT = "csr"
+PACKAGE_HINT = "pyterrier-sparse-eval"
+FORMAT_VERSION = 1
+META = "pt_meta.json"
+_REBUILD = 'rebuild it (mode="overwrite")'
+
+#: array file -> (dtype, shape from the metadata)
+ARRAYS: dict[str, tuple[str, Callable[[dict[str, Any]], tuple[int, ...]]]] = {
+    "postings.indptr.npy": ("<i8", lambda m: (m["num_terms"] + 1,)),
+    "postings.indices.npy": ("<i4", lambda m: (m["num_postings"],)),
+    "postings.data.npy": ("<f4", lambda m: (m["num_postings"],)),
+    "doclen.npy": ("<f4", lambda m: (m["num_docs"],)),
+    "docno_rank.npy": ("<i4", lambda m: (m["num_docs"],)),
+    "collection_df.npy": ("<i8", lambda m: (m["num_terms"],)),
+}
+#: JSON list file -> the metadata field giving its length
+JSON_LISTS = {"vocab.json": "num_terms", "docnos.json": "num_docs"}
+_COUNTS = ("num_docs", "num_terms", "num_postings")
+_BLOCK = 1 << 24  # elements per block of the O(n) checks, so that their temporaries stay small
+
+
+class IndexCorruptError(ValueError):
+    """An index on disk is damaged, incomplete or was edited after its build; the message names the file."""
+
+
+class StaleIndexError(RuntimeError):
+    """The index at a path was rebuilt after a handle (or a retriever) read it."""
+
+
+def file_crc32(path: str | os.PathLike[str]) -> str:
+    """CRC-32 of a file's bytes, as 8 hex digits (zlib's, several GB/s)."""
+    crc = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 24):
+            crc = zlib.crc32(chunk, crc)
+    return f"{crc:08x}"
+
+
+def _meta_checksum(meta: dict[str, Any]) -> str:
+    body = {k: v for k, v in meta.items() if k != "checksum"}
+    return f"{zlib.crc32(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()):08x}"
+
+
+def seal(folder: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """Record every file of a finished index folder (size, CRC-32), a new build id and the metadata's own
+    checksum, and write ``pt_meta.json``: the last file written, whose presence marks a complete index."""
+    files = {}
+    for entry in sorted(folder.iterdir()):
+        if entry.name != META:
+            files[entry.name] = {"bytes": entry.stat().st_size, "crc32": file_crc32(entry)}
+    sealed = {**meta, "build_id": uuid.uuid4().hex, "files": files}
+    sealed["checksum"] = _meta_checksum(sealed)
+    with open(folder / META, "w", encoding="utf-8") as f:
+        json.dump(sealed, f, indent=2, ensure_ascii=False)
+    return sealed
+
+
+def is_index_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder whose ``pt_meta.json`` says it is a sparse index of this package."""
+    try:
+        with open(Path(path) / META, encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(meta, dict) and meta.get("type") == ARTIFACT_TYPE and meta.get("format") == ARTIFACT_FORMAT
+    )
+
+
+def describe_path(path: str | os.PathLike[str]) -> str:
+    """What is at ``path``, in a few words, for error messages."""
+    p = Path(path)
+    if p.is_symlink():
+        return f"a symbolic link to {os.readlink(p)}"
+    if p.is_file():
+        return f"a file of {p.stat().st_size:,} bytes"
+    if p.is_dir():
+        names = sorted(os.listdir(p))
+        if is_index_dir(p):
+            return "a sparse index"
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        return (
+            f"a folder that is not a sparse index ({len(names)} entries: {shown})"
+            if names
+            else "an empty folder"
+        )
+    return "something that is not a file or a folder"
+
+
+def _corrupt(path: Path, what: str) -> IndexCorruptError:
+    return IndexCorruptError(
+        f"{path}: {what}. The index is damaged or was edited after its build; {_REBUILD}."
+    )
+
+
+def read_meta(folder: Path) -> dict[str, Any]:
+    """``pt_meta.json`` of an index folder, checked: our type and format, a known version, the counts, and the
+    metadata checksum when the index is sealed (indexes built before sealing are read unchecked)."""
+    path = folder / META
+    try:
+        with open(path, encoding="utf-8") as f:
+            meta = json.load(f)
+    except ValueError as e:
+        raise _corrupt(path, f"not valid JSON ({e})") from None
+    if (
+        not isinstance(meta, dict)
+        or meta.get("type") != ARTIFACT_TYPE
+        or meta.get("format") != ARTIFACT_FORMAT
+    ):
+        found = (
+            {k: meta.get(k) for k in ("type", "format")} if isinstance(meta, dict) else type(meta).__name__
+        )
+        raise ValueError(f"{folder} is not a sparse_index.csr artifact (pt_meta.json says {found}).")
+    if not isinstance(meta.get("format_version", 0), int) or meta.get("format_version", 0) > FORMAT_VERSION:
+        raise ValueError(
+            f"{folder} was written by a newer pyterrier-sparse-eval (format {meta.get('format_version')}); "
+            "upgrade with `pip install -U pyterrier-sparse-eval`."
+        )
+    for key in _COUNTS:
+        if not isinstance(meta.get(key), int) or isinstance(meta.get(key), bool) or meta[key] < 0:
+            raise _corrupt(path, f"{key} is {meta.get(key)!r}, not a count")
+    if "checksum" in meta and meta["checksum"] != _meta_checksum(meta):
+        raise _corrupt(path, "the metadata does not match its checksum (a field was edited)")
+    if "files" in meta and not isinstance(meta["files"], dict):
+        raise _corrupt(path, "the file records are not a mapping")
+    return meta
+
+
+def generation(folder: Path) -> tuple[int, int, int]:
+    """Identity of the ``pt_meta.json`` on disk: a rebuild writes a new file, so a new identity."""
+    st = os.stat(folder / META)
+    return (st.st_dev, st.st_ino, st.st_mtime_ns)
+
+
+def check_sizes(folder: Path, meta: dict[str, Any]) -> None:
+    """Every file the seal records is there with its recorded size (a cheap ``stat`` each)."""
+    for name, record in meta.get("files", {}).items():
+        path = folder / name
+        if not path.is_file():
+            raise _corrupt(path, "missing")
+        if path.stat().st_size != record.get("bytes"):
+            raise _corrupt(
+                path, f"{path.stat().st_size:,} bytes where the build wrote {record.get('bytes'):,}"
+            )
+
+
+def _check_crc(path: Path, meta: dict[str, Any]) -> None:
+    record = meta.get("files", {}).get(path.name)
+    if record is not None and file_crc32(path) != record.get("crc32"):
+        raise _corrupt(path, "its CRC-32 differs from the one recorded at build time")
+
+
+def check_json(folder: Path, name: str, meta: dict[str, Any], full: bool) -> list[Any]:
+    """A JSON list file of the index, checked (checksum when ``full``, a list of the recorded length)."""
+    path = folder / name
+    if full:
+        _check_crc(path, meta)
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except FileNotFoundError:
+        raise _corrupt(path, "missing") from None
+    except ValueError as e:
+        raise _corrupt(path, f"not valid JSON ({e})") from None
+    expected = meta[JSON_LISTS[name]]
+    if not isinstance(value, list) or len(value) != expected:
+        got = len(value) if isinstance(value, list) else type(value).__name__
+        raise _corrupt(path, f"holds {got} entries where the metadata says {JSON_LISTS[name]} = {expected}")
+    return value
+
+
+def _blocks(n: int) -> range:
+    return range(0, n, _BLOCK)
+
+
+def check_array(folder: Path, name: str, meta: dict[str, Any], full: bool, mmap: bool) -> np.ndarray:
+    """Load one array file of the index and check it (see the module docstring); returns the array."""
+    path = folder / name
+    if full:
+        _check_crc(path, meta)
+    try:
+        arr = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    except FileNotFoundError:
+        raise _corrupt(path, "missing") from None
+    except (ValueError, OSError, EOFError) as e:
+        raise _corrupt(path, f"not a readable .npy array ({e})") from None
+    dtype, shape_of = ARRAYS[name]
+    shape = shape_of(meta)
+    if arr.dtype.str != dtype or arr.shape != shape:
+        raise _corrupt(path, f"holds {arr.dtype.str} {arr.shape} where the index needs {dtype} {shape}")
+    problem = _invariant(name, arr, meta, full)
+    if problem:
+        raise _corrupt(path, problem)
+    return arr
+
+
+def _invariant(name: str, arr: np.ndarray, meta: dict[str, Any], full: bool) -> str | None:
+    """The first broken invariant of an array, or None. Structure always; the O(postings) ones when ``full``."""
+    n_docs = meta["num_docs"]
+    if name == "postings.indptr.npy":
+        if arr[0] != 0 or arr[-1] != meta["num_postings"]:
+            return f"runs from {arr[0]} to {arr[-1]} where it must run from 0 to num_postings = {meta['num_postings']}"
+        if np.any(arr[1:] < arr[:-1]):
+            return "decreases somewhere (postings offsets must be monotone)"
+    elif name == "postings.indices.npy":
+        for s in _blocks(len(arr)):
+            block = arr[s : s + _BLOCK]
+            if len(block) and (block.min() < 0 or block.max() >= n_docs):
+                return f"holds doc ids outside 0..{n_docs - 1}"
+    elif name == "docno_rank.npy":
+        if n_docs and (arr.min() < 0 or arr.max() >= n_docs or np.bincount(arr, minlength=n_docs).max() != 1):
+            return "is not a permutation of 0..num_docs-1"
+    elif name in ("postings.data.npy", "doclen.npy"):
+        if full:
+            for s in _blocks(len(arr)):
+                if not np.isfinite(arr[s : s + _BLOCK]).all():
+                    return "holds NaN or infinite values"
+    elif name == "collection_df.npy" and len(arr) and arr.min() < 0:
+        return "holds negative document frequencies"
+    return None
+
+
+def check_sorted_postings(folder: Path, indptr: np.ndarray, indices: np.ndarray) -> None:
+    """Doc ids ascend strictly within each term (the kernels walk them in order)."""
+    starts = np.zeros(len(indices) + 1, dtype=bool)
+    starts[indptr[:-1][indptr[:-1] < len(indices)]] = True  # a descent is allowed only where a term starts
+    for s in _blocks(len(indices)):
+        e = min(len(indices), s + _BLOCK + 1)
+        drops = np.flatnonzero(np.diff(indices[s:e]) <= 0) + s + 1
+        if len(drops) and not starts[drops].all():
+            raise _corrupt(folder / "postings.indices.npy", "doc ids do not ascend within a term")
