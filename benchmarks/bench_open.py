@@ -35,15 +35,15 @@ import sys, time, warnings
 warnings.simplefilter("ignore")
 import pandas as pd
 import pyterrier_sparse_eval as pse
-path, checks, query = sys.argv[1], sys.argv[2], sys.argv[3]
+path, checks, query, k1, b = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
 frame = pd.DataFrame({"qid": ["1"], "query": [query]})
 t0 = time.perf_counter()
 index = pse.SparseIndex(path) if checks == "baseline" else pse.SparseIndex(path, checks=checks)
-run = pse.BM25(k1=%r, b=%r, stemmer=None, stopwords=None).retriever(index, num_results=1000).transform(frame)
+run = pse.BM25(k1=k1, b=b, stemmer=None, stopwords=None).retriever(index, num_results=1000).transform(frame)
 elapsed = time.perf_counter() - t0
 assert len(run) == 1000, len(run)
 print(elapsed)
-""" % (K1, B)
+"""
 
 
 def measure(path: Path, checks: str, query: str, runs: int, pythonpath: str | None) -> float:
@@ -55,7 +55,7 @@ def measure(path: Path, checks: str, query: str, runs: int, pythonpath: str | No
     times = []
     for _ in range(runs):
         out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(path), checks, query],
+            [sys.executable, "-c", CHILD, str(path), checks, query, str(K1), str(B)],
             env=env,
             capture_output=True,
             text=True,
