@@ -7,6 +7,7 @@ from . import datasets, files, measures, plots, sdm, systems
 from ._bm25 import BM25, BM25Indexer, TextEncoder
 from ._build import SparseIndexer
 from ._experiment import Experiment, ExperimentResult, run_experiment
+from ._format import IndexCorruptError, StaleIndexError
 from ._index import SparseIndex
 from ._retriever import SparseRetriever
 from ._splade import Splade, SpladeEncoder
@@ -22,6 +23,8 @@ __all__ = [
     "BM25Indexer",
     "Experiment",
     "ExperimentResult",
+    "IndexCorruptError",
+    "StaleIndexError",
     "LUCENE_ENGLISH_STOPWORDS",
     "SparseIndex",
     "SparseIndexer",

@@ -13,7 +13,7 @@ import pyterrier as pt
 from ._build import IndexWriter, batched, iter_docs, progress, warn_empty
 from ._index import SparseIndex
 from ._retriever import SparseRetriever
-from ._tokenize import Analyzer
+from ._tokenize import ANALYZER_VERSION, Analyzer
 from ._weights import bm25_saturation
 from .datasets import doc_texts, resolve_fields
 
@@ -66,7 +66,14 @@ class BM25:
         return f"BM25(k1={self.k1}, b={self.b}, stemmer={self.stemmer!r}, stopwords={self.stopwords!r})"
 
     def encoder_config(self) -> dict[str, Any]:
-        return {"type": "bm25", "k1": self.k1, "b": self.b, "analyzer": self.analyzer.config()}
+        """What determines the document weights, recorded in the index."""
+        return {
+            "type": "bm25",
+            "k1": self.k1,
+            "b": self.b,
+            "analyzer": self.analyzer.config(),
+            "analyzer_version": ANALYZER_VERSION,
+        }
 
     def indexer(
         self, index: SparseIndex, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True
@@ -85,9 +92,9 @@ class BM25:
 
     def check_index(self, index: SparseIndex) -> None:
         """Raise if ``index`` was built with other BM25 parameters or analysis than this object."""
-        built = index.encoder
+        built = {"analyzer_version": 1, **index.encoder}  # indexes from before versions were recorded: 1
         mine = self.encoder_config()
-        if built.get("type") != "bm25" or any(built.get(k) != mine[k] for k in ("k1", "b", "analyzer")):
+        if built.get("type") != "bm25" or any(built.get(k) != mine[k] for k in mine):
             raise ValueError(
                 f"{index} was built with {_describe(built)}, not {_describe(mine)}; rebuild it with "
                 f'{self!r}.indexer(index, mode="overwrite") or use a BM25 that matches.'

@@ -15,7 +15,7 @@ import pyterrier as pt
 from . import datasets
 from .measures import crosscheck as _crosscheck
 from .measures import parse_measure, parse_measures
-from .systems import System, index_folder
+from .systems import System
 
 __all__ = ["Experiment", "ExperimentResult", "run_experiment"]
 
@@ -46,12 +46,16 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
       frame)`` (``pt.Experiment`` allows only one of the two).
 
     In both cases each system's run is computed once and shared. Measures may be given by name, in-house
-    ones included (``"pse.nDCG@10"``).
+    ones included (``"pse.nDCG@10"``). The table's columns follow the order the measures were given in
+    (``pt.Experiment`` sorts them), each measure's significance columns after it.
     """
     eval_metrics = [_parse(m) for m in eval_metrics]
     both = kwargs.get("perquery") == "both" and kwargs.get("baseline") is not None
     if not crosscheck and not both:
-        return pt.Experiment(retr_systems, topics, qrels, eval_metrics, names=names, **kwargs)
+        out = pt.Experiment(retr_systems, topics, qrels, eval_metrics, names=names, **kwargs)
+        if kwargs.get("perquery") == "both":
+            return _in_order(out[0], eval_metrics), out[1]
+        return out if kwargs.get("perquery") else _in_order(out, eval_metrics)
     runs = [s if isinstance(s, pd.DataFrame) else s.transform(topics) for s in retr_systems]
     names = (
         list(names)
@@ -74,9 +78,12 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
                 "crosscheck=True, but no requested measure has an in-house counterpart.", stacklevel=2
             )
     if not both:
-        return pt.Experiment(runs, topics, qrels, eval_metrics, names=names, **kwargs)
+        out = pt.Experiment(runs, topics, qrels, eval_metrics, names=names, **kwargs)
+        return out if kwargs.get("perquery") else _in_order(out, eval_metrics)
     table_kwargs = {k: v for k, v in kwargs.items() if k != "perquery"}
-    table = pt.Experiment(runs, topics, qrels, eval_metrics, names=names, **table_kwargs)
+    table = _in_order(
+        pt.Experiment(runs, topics, qrels, eval_metrics, names=names, **table_kwargs), eval_metrics
+    )
     query_kwargs = {
         k: v
         for k, v in table_kwargs.items()
@@ -84,6 +91,16 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     }
     per_query = pt.Experiment(runs, topics, qrels, eval_metrics, names=names, perquery=True, **query_kwargs)
     return table, per_query
+
+
+def _in_order(table: Any, measures: Sequence[Any]) -> Any:
+    """The table's columns in the order the measures were given, each followed by its significance columns."""
+    if not isinstance(table, pd.DataFrame) or "name" not in table.columns:
+        return table
+    names = [str(m) for m in measures]
+    grouped = [c for n in names for c in table.columns if c == n or c.startswith(f"{n} ")]
+    rest = [c for c in table.columns if c != "name" and c not in grouped]
+    return table[["name", *dict.fromkeys(grouped), *rest]]
 
 
 @dataclass
@@ -118,10 +135,9 @@ def run_experiment(
     topics = datasets.get_topics(ds, topic_field, verbose=verbose)
     qrels = datasets.get_qrels(ds)
     topics = datasets.align_topics_qrels(topics, qrels)
-    folder = index_folder(index_dir, dataset)
     retrievers = [
         s.retriever(
-            s.index(folder, lambda: datasets.corpus_iter(ds), verbose=verbose),
+            s.index(index_dir, dataset, lambda: datasets.corpus_iter(ds), verbose=verbose),
             num_results=num_results,
             verbose=verbose,
         )

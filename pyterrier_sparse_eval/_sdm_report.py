@@ -123,7 +123,9 @@ def three_way(
 
     def full_run(spec: Any) -> Any:
         if spec.name not in full_runs:
-            full_index[spec.name] = spec.index(folder, lambda: datasets.corpus_iter(ds), verbose=verbose)
+            full_index[spec.name] = spec.index(
+                index_dir, dataset, lambda: datasets.corpus_iter(ds), verbose=verbose
+            )
             if verbose:
                 print(f"Retrieving {spec.name} over the full corpus ({full_depth} per query)")
             full_runs[spec.name] = spec.retriever(
@@ -157,7 +159,7 @@ def three_way(
     curve_out: dict[str, dict[str, dict[str, list[float]]]] = {}
     measure_names = [f"{m}@{k}" for k in k_values for m in ("R", "nDCG")]
     for spec in specs:
-        pooled_path = folder / f"pool-{pool.fingerprint}" / spec.index_name
+        pooled_path = folder / f"pool-{pool.fingerprint}" / spec.cache_name(dataset)
         pooled_index = SparseIndex(pooled_path)
         if not pooled_index.built():
             pool.index(full_index[spec.name], pooled_path)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from ._index import SparseIndex
 from ._retriever import SparseRetriever
 from .datasets import doc_texts, resolve_fields
 
-__all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max"]
+__all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max", "model_fingerprint"]
 
 INSTALL_HINT = (
     "SPLADE needs torch and transformers: pip install 'pyterrier-sparse-eval[splade]' "
@@ -56,6 +57,53 @@ def splade_max(logits: Any, attention_mask: Any) -> Any:
         logits.masked_fill_(attention_mask.unsqueeze(-1) == 0, float("-inf"))
         pooled = torch.amax(logits, dim=1)
     return torch.log1p(torch.relu(pooled))
+
+
+def _looks_like_path(model: str) -> bool:
+    """A local path rather than a hub id (``org/name`` or ``name``): absolute, relative with ``.``/``~``, two
+    or more separators, or a first component that exists here."""
+    if model.startswith(("/", ".", "~")) or model.rstrip("/").count("/") >= 2:
+        return True
+    first = model.split("/", 1)[0]
+    return "/" in model and os.path.isdir(first)
+
+
+_MODEL_FILES = (".json", ".safetensors", ".bin", ".txt", ".model", ".pt")
+
+
+def model_fingerprint(model: str) -> str | None:
+    """Identifies a model's weights: for a local folder, the CRC-32 and size of every model and tokenizer file
+    (so new weights saved to the same folder change it, and the same files elsewhere do not); for a hub id,
+    the commit of its copy in the local Hugging Face cache. None when neither is known (an uncached hub id)."""
+    path = Path(model).expanduser()
+    if path.is_dir():
+        import zlib
+
+        digest = zlib.crc32(b"")
+        for f in sorted(p for p in path.iterdir() if p.is_file() and p.suffix in _MODEL_FILES):
+            crc = 0
+            with open(f, "rb") as stream:
+                while chunk := stream.read(1 << 24):
+                    crc = zlib.crc32(chunk, crc)
+            digest = zlib.crc32(f"{f.name}:{f.stat().st_size}:{crc:08x};".encode(), digest)
+        return f"files:{digest:08x}"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(model, "config.json")
+    except Exception:  # no huggingface_hub, or not a valid repo id
+        return None
+    if isinstance(cached, str) and "/snapshots/" in cached:
+        return f"hub:{model}@{cached.split('/snapshots/')[1].split('/')[0]}"
+    return None
+
+
+def _same_model(built: dict[str, Any], splade: Splade) -> bool:
+    """Whether an index's SPLADE vectors came from this model: same weights when both fingerprints are known,
+    else the same name."""
+    if built.get("fingerprint") and splade.fingerprint:
+        return bool(built["fingerprint"] == splade.fingerprint)
+    return str(built.get("model", "")).rstrip("/") == splade.model.rstrip("/")
 
 
 class Splade:
@@ -116,13 +164,22 @@ class Splade:
         return os.path.basename(self.model.rstrip("/")) or self.model
 
     def encoder_config(self) -> dict[str, Any]:
+        """What determines the document vectors, recorded in the index (the model's fingerprint included)."""
         return {
             "type": "splade",
             "model": self.model,
+            "fingerprint": self.fingerprint,
             "doc_max_length": self.doc_max_length,
             "doc_top_k": self.doc_top_k,
             "doc_threshold": self.doc_threshold,
         }
+
+    @property
+    def fingerprint(self) -> str | None:
+        """Identifies the model's weights (see :func:`model_fingerprint`); computed once per object."""
+        if "_fingerprint" not in self.__dict__:
+            self.__dict__["_fingerprint"] = model_fingerprint(self.model)
+        return self.__dict__["_fingerprint"]
 
     # --- model -------------------------------------------------------------------------------------------
     def _load(self) -> tuple[Any, Any, Any, list[str]]:
@@ -130,10 +187,22 @@ class Splade:
             torch, transformers = _lazy_torch()
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
             fp16 = self.fp16 if self.fp16 is not None else device.startswith("cuda")
+            if _looks_like_path(self.model) and not Path(self.model).expanduser().is_dir():
+                raise FileNotFoundError(
+                    f"No model folder at {self.model}: give the folder that holds config.json, the weights and "
+                    "the tokenizer files (or a Hugging Face hub id such as naver/splade-cocondenser-ensembledistil)."
+                )
+            if not self.verbose:
+                transformers.utils.logging.disable_progress_bar()
             try:
+                if (
+                    Path(self.model).expanduser().is_dir()
+                    and not (Path(self.model).expanduser() / "config.json").is_file()
+                ):
+                    raise OSError("the folder has no config.json")
                 tokenizer = transformers.AutoTokenizer.from_pretrained(self.model)
                 mlm = transformers.AutoModelForMaskedLM.from_pretrained(self.model)
-            except OSError as e:
+            except (OSError, ValueError) as e:
                 raise OSError(
                     f"Cannot load a masked-LM checkpoint from {self.model!r}: give a local folder with config.json, "
                     f"the weights and the tokenizer files, or a hub id reachable from this machine. ({e})"
@@ -234,7 +303,7 @@ class Splade:
         built = index.encoder
         if built.get("type") == "bm25":
             raise ValueError(f"{index} holds BM25 weights; build a SPLADE index with splade.indexer(index).")
-        if built.get("type") == "splade" and built.get("model") != self.model:
+        if built.get("type") == "splade" and not _same_model(built, self):
             raise ValueError(
                 f"{index} was built with SPLADE model {built.get('model')!r}, not {self.model!r}; rebuild it with "
                 'splade.indexer(index, mode="overwrite") or load the same model.'

@@ -33,6 +33,10 @@ _TOKEN_RE = re.compile(r"\w+(?:[.'\u2019]\w+)*")
 _POSSESSIVE_RE = re.compile(r"['\u2019]s$")
 
 _STEMMER_NONE = {None, "none", False}
+
+#: bumped whenever the analysis of some text changes (tokens, stopwords, stemming): indexes and caches
+#: built by another version are then rebuilt rather than reused
+ANALYZER_VERSION = 1
 _MAX_CACHE = 2_000_000
 
 

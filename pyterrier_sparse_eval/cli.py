@@ -1,24 +1,35 @@
 """The ``sparse-eval`` command line (also ``python -m pyterrier_sparse_eval``).
 
-Exit codes: 0 success; 1 a check failed (``crosscheck`` found a disagreement); 2 bad usage or input
-(unknown dataset, measure or system spec, unreadable file).
+Exit codes (every subcommand): 0 success; 1 a check failed (``crosscheck`` found a disagreement, or nothing could
+be compared or evaluated); 2 bad usage or input, with one line on stderr that names the fix (unknown dataset,
+measure or system spec, unreadable file, offline download, damaged index); 3 an internal error (a bug). Never a
+traceback unless ``--debug``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
-from . import datasets, plots, run_experiment, sdm
+from . import (
+    IndexCorruptError,
+    SparseIndex,
+    StaleIndexError,
+    __version__,
+    datasets,
+    plots,
+    run_experiment,
+    sdm,
+)
+from .console import EXIT_CHECK_FAILED, EXIT_OK, UsageError, one_line, run
 from .files import atomic_write_text
 from .measures import crosscheck, evaluate, inhouse, parse_measure, parse_measures
 from .systems import parse_system
-
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
 
 DEFAULT_METRICS = ["nDCG@10", "R@100", "AP", "RR"]
 
@@ -36,10 +47,6 @@ Offline: set IR_DATASETS_HOME to a pre-filled ir_datasets cache.
 """
 
 
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit status 2."""
-
-
 def _any_measures(names: list[str]) -> list[Any]:
     return [parse_measure(n) for n in names]
 
@@ -50,10 +57,7 @@ def _inhouse_twins(names: list[str]) -> list[Any]:
 
 def _measures(names: list[str] | None, parse: Any = parse_measures) -> list[Any]:
     """Measures from names through one of the package's parsers (default: computable in-house, names kept)."""
-    try:
-        return list(parse(names or DEFAULT_METRICS))
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+    return list(parse(names or DEFAULT_METRICS))
 
 
 def _write(path: str, text: str, quiet: bool = True) -> None:
@@ -72,10 +76,7 @@ def _need_matplotlib() -> None:
 def cmd_experiment(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    try:
-        systems = [parse_system(s) for s in (args.system or ["bm25"])]
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+    systems = [parse_system(s) for s in (args.system or ["bm25"])]
     measures = _measures(args.metric, _inhouse_twins if args.measures == "in-house" else _any_measures)
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
@@ -85,11 +86,13 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"--output must end in .json or .csv, got {args.output!r}.")
     if args.plots:
         _need_matplotlib()
+    if args.num_results < 1:
+        raise UsageError(f"--num-results must be a positive number of documents, got {args.num_results}.")
+    _check_index_dir(args.index_dir)
     verbose = not args.quiet
-    try:
-        datasets.load_dataset(args.dataset)  # an unknown id is a usage error; loading reads nothing yet
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+    datasets.load_dataset(
+        args.dataset
+    )  # an unknown id fails here, before any work; loading reads nothing yet
     result = run_experiment(
         args.dataset,
         systems,
@@ -143,6 +146,13 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _check_index_dir(path: str) -> None:
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(
+            f"--index-dir {path} is a file; give a folder for the index cache (it is created if needed)."
+        )
+
+
 def _jsonable(v: Any) -> Any:
     try:
         f = float(v)
@@ -170,7 +180,7 @@ example:
 
 Files are TREC format: runs "qid Q0 docno rank score tag", qrels "qid iteration docno label".
 Documents are ranked by score, then docno (both descending), as trec_eval does; the rank
-column is ignored.
+column is ignored. Exit status 1 when no query of the run has judgments.
 """
 
 CROSSCHECK_EXAMPLE = """\
@@ -179,25 +189,18 @@ example:
       --metric nDCG@10 --metric R@100 --metric AP
 
 Exit status 0 when every measure agrees with trec_eval (pytrec_eval) within 1e-9 on every
-query, 1 otherwise.
+query, 1 when one differs or when no query could be compared (no judged query in the run).
 """
-
-
-def _read(reader: Any, path: str) -> Any:
-    try:
-        return reader(path)
-    except (FileNotFoundError, ValueError) as e:
-        raise UsageError(str(e)) from None
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     measures = _measures(args.metric)
-    run, qrels = _read(datasets.read_run, args.run), _read(datasets.read_qrels, args.qrels)
+    run, qrels = datasets.read_run(args.run), datasets.read_qrels(args.qrels)
     result = evaluate(run, qrels, measures, missing_as_zero=args.missing_as_zero)
     width = max(len(str(m)) for m in measures)
     for name, value in result.aggregate.items():
         print(f"{name:<{width}}  all  {value:.4f}")
-    if args.per_query and not args.output:
+    if args.per_query:
         for name, values in result.per_query.items():
             for qid, value in values.items():
                 print(f"{name:<{width}}  {qid}  {value:.4f}")
@@ -209,12 +212,19 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         )
     if args.output:
         _write(args.output, json.dumps(result.to_json(per_query=args.per_query), indent=2))
+    if result.num_queries == 0:
+        print(
+            "sparse-eval: nothing was evaluated: no query of the run has judgments in the qrels (an empty run, "
+            "or qrels of another split?)",
+            file=sys.stderr,
+        )
+        return EXIT_CHECK_FAILED
     return EXIT_OK
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     measures = _measures(args.metric)
-    report = crosscheck(_read(datasets.read_run, args.run), _read(datasets.read_qrels, args.qrels), measures)
+    report = crosscheck(datasets.read_run(args.run), datasets.read_qrels(args.qrels), measures)
     print(report.summary())
     if args.output:
         _write(args.output, json.dumps(report.to_json(), indent=2))
@@ -241,24 +251,29 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         raise UsageError(f"--output must end in .json, got {args.output!r}.")
     if args.plots:
         _need_matplotlib()
+    _check_index_dir(args.index_dir)
+    for option, value in (
+        ("--pool-depth", args.pool_depth),
+        ("--sample", args.sample),
+        ("--bootstrap", args.bootstrap),
+    ):
+        if value < 0:
+            raise UsageError(f"{option} must be >= 0, got {value}.")
     ks = sorted(set(args.k or [10, 100, 1000]))
-    try:
-        report = sdm.three_way(
-            args.dataset,
-            args.system or ["bm25"],
-            pool_runs=args.pool_run,
-            depth=args.pool_depth,
-            sample=args.sample,
-            seed=args.seed,
-            family=args.family,
-            k_values=ks,
-            index_dir=args.index_dir,
-            num_results=args.num_results,
-            bootstrap=args.bootstrap,
-            verbose=not args.quiet,
-        )
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+    report = sdm.three_way(
+        args.dataset,
+        args.system or ["bm25"],
+        pool_runs=args.pool_run,
+        depth=args.pool_depth,
+        sample=args.sample,
+        seed=args.seed,
+        family=args.family,
+        k_values=ks,
+        index_dir=args.index_dir,
+        num_results=args.num_results,
+        bootstrap=args.bootstrap,
+        verbose=not args.quiet,
+    )
     print(report.table())
     if args.output:
         _write(args.output, json.dumps(report.to_json(per_query=args.per_query), indent=2), quiet=args.quiet)
@@ -269,11 +284,36 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _trec_file_parser(sub: Any, name: str, help_text: str, example: str) -> argparse.ArgumentParser:
-    """A subcommand reading a TREC run and qrels, with the shared --run/--qrels/--metric options."""
-    p = sub.add_parser(
-        name, help=help_text, epilog=example, formatter_class=argparse.RawDescriptionHelpFormatter
+CHECK_INDEX_EXAMPLE = """\
+example:
+  sparse-eval check-index indexes/vaswani/bm25-k1=0.9-b=0.4-porter-lucene-1a2b3c4d
+
+Verifies every file against the sizes and CRC-32s recorded when the index was built, and every
+invariant the search relies on. Exit status 0 for an intact index, 1 for a damaged one (the
+message names the file and what is wrong), 2 when PATH is not an index.
+"""
+
+
+def cmd_check_index(args: argparse.Namespace) -> int:
+    index = SparseIndex(args.path)
+    if not index.built():
+        raise UsageError(f"{args.path} is not a sparse index (no pt_meta.json); give an index folder.")
+    try:
+        index.verify()
+    except IndexCorruptError as e:
+        print(f"sparse-eval: check failed: {one_line(e)}", file=sys.stderr)
+        return EXIT_CHECK_FAILED
+    sealed = "" if "files" in index.meta else " (built before files were sealed: no CRC-32s to compare)"
+    print(
+        f"{args.path}: intact{sealed}: {index.num_docs:,} documents, {index.num_terms:,} terms, "
+        f"{index.num_postings:,} postings, build {index.build_id}"
     )
+    return EXIT_OK
+
+
+def _trec_file_parser(command: Any, name: str, help_text: str, example: str) -> argparse.ArgumentParser:
+    """A subcommand reading a TREC run and qrels, with the shared --run/--qrels/--metric options."""
+    p: argparse.ArgumentParser = command(name, help_text, example)
     p.add_argument("--run", required=True, help="TREC run file")
     p.add_argument("--qrels", required=True, help="TREC qrels file")
     p.add_argument(
@@ -310,15 +350,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sparse-eval",
         description="Evaluate sparse retrieval (BM25, SPLADE) on ir_datasets collections with PyTerrier.",
-        epilog="exit codes: 0 success, 1 a check failed, 2 bad usage or input",
+        epilog="exit codes: 0 success, 1 a check failed, 2 bad usage or input, 3 internal error (a bug)",
     )
+    parser.add_argument(
+        "--version", action="version", version=f"sparse-eval (pyterrier-sparse-eval) {__version__}"
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser(
+    def command(name: str, help_text: str, example: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name,
+            help=help_text,
+            epilog=example,
+            parents=[common],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    p = command(
         "experiment",
-        help="index, retrieve and evaluate systems on a dataset with pt.Experiment",
-        epilog=EXPERIMENT_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "index, retrieve and evaluate systems on a dataset with pt.Experiment",
+        EXPERIMENT_EXAMPLE,
     )
     p.add_argument("--dataset", required=True, help="ir_datasets id, e.g. irds:beir/scifact/test")
     p.add_argument(
@@ -353,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_experiment)
 
     p = _trec_file_parser(
-        sub, "evaluate", "evaluate a TREC run file in-house (trec_eval semantics)", EVALUATE_EXAMPLE
+        command, "evaluate", "evaluate a TREC run file in-house (trec_eval semantics)", EVALUATE_EXAMPLE
     )
     p.add_argument("--per-query", action="store_true", help="also report every query's value")
     p.add_argument(
@@ -365,7 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_evaluate)
 
     p = _trec_file_parser(
-        sub,
+        command,
         "crosscheck",
         "compare in-house values with trec_eval's (pytrec_eval), query by query",
         CROSSCHECK_EXAMPLE,
@@ -373,12 +426,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", default=None, help="write the report as JSON here")
     p.set_defaults(func=cmd_crosscheck)
 
-    p = sub.add_parser(
-        "sdm",
-        help="pooled vs SDM-corrected vs full-corpus R@k and nDCG@k",
-        epilog=SDM_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = command(
+        "check-index", "verify an index: sizes, checksums and invariants of every file", CHECK_INDEX_EXAMPLE
     )
+    p.add_argument("path", help="the index folder")
+    p.set_defaults(func=cmd_check_index)
+
+    p = command("sdm", "pooled vs SDM-corrected vs full-corpus R@k and nDCG@k", SDM_EXAMPLE)
     p.add_argument("--dataset", required=True, help="ir_datasets id, e.g. irds:vaswani")
     p.add_argument(
         "--system", action="append", help="system spec as for `experiment` (repeatable; default bm25)"
@@ -416,16 +470,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except UsageError as e:
-        print(f"sparse-eval: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except (FileNotFoundError, FileExistsError) as e:
-        print(f"sparse-eval: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+    """Run the command line; returns the exit status (see the module docstring)."""
+    args = build_parser().parse_args(argv)
+    return run(
+        lambda: int(args.func(args)),
+        debug=args.debug,
+        quiet=getattr(args, "quiet", False),
+        input_errors=(StaleIndexError,),
+    )
 
 
 if __name__ == "__main__":

@@ -93,6 +93,13 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
 def get_qrels(dataset: str | Any) -> pd.DataFrame:
     """Qrels as ``qid`` (str), ``docno`` (str), ``label`` (int). Labels <= 0 mark judged non-relevant documents."""
     ds = load_dataset(dataset)
+    irds = _irds(ds)
+    if irds is not None and not irds.has_qrels():
+        name = f"irds:{irds.dataset_id()}"
+        raise ValueError(
+            f"{name} has no relevance judgments; use a split that has them (for BEIR: {name}/test; "
+            "`ir_datasets list` names them)."
+        )
     qrels = ds.get_qrels()
     qrels = qrels[["qid", "docno", "label"]].copy()
     qrels["qid"] = qrels["qid"].astype(str)

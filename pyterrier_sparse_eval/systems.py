@@ -13,7 +13,9 @@ with it and retrieve from the index. It knows nothing of datasets: callers hand 
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ from typing import Any
 import pyterrier as pt
 
 from ._bm25 import BM25
+from ._format import FORMAT_VERSION
 from ._index import SparseIndex
 from ._splade import Splade
 from .files import slug
@@ -95,27 +98,74 @@ class System:
 
     @property
     def index_name(self) -> str:
-        """The folder name of this system's index (the encoder settings that change the index)."""
+        """The readable part of this system's index folder name (see :meth:`cache_name`)."""
         enc = self.encoder
         if isinstance(enc, BM25):
-            return f"bm25-k1={enc.k1}-b={enc.b}-{enc.stemmer}-{enc.stopwords}"
-        return slug(f"splade-{enc.model}-{enc.doc_max_length}-{enc.doc_top_k}")
+            stop = enc.stopwords if enc.stopwords is None or isinstance(enc.stopwords, str) else "custom"
+            return f"bm25-k1={enc.k1}-b={enc.b}-{enc.stemmer}-{stop}"
+        return slug(f"splade-{Path(enc.model.rstrip('/')).name}-{enc.doc_max_length}-{enc.doc_top_k}")
+
+    def cache_name(self, dataset_id: str) -> str:
+        """The folder name of this system's cached index of a dataset: readable settings and a hash of
+        everything that determines the index (the dataset, the encoder's full configuration with the
+        analyzer's version or the model's fingerprint, the index format), so that two requests share a cached
+        index exactly when they would build the same one."""
+        key = {"dataset": dataset_id, "encoder": self.encoder.encoder_config(), "format": FORMAT_VERSION}
+        digest = hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
+        return f"{self.index_name}-{digest[:8]}"
+
+    def stale_reason(self, index: SparseIndex) -> str | None:
+        """Why a cached index does not serve this system (its recorded configuration differs), or None."""
+        wanted = self.encoder.encoder_config()
+        recorded = index.encoder
+        changed = sorted(k for k in wanted if recorded.get(k) != wanted[k])
+        if not changed:
+            return None
+        return (
+            "built with "
+            + ", ".join(f"{k}={recorded.get(k)!r}" for k in changed)
+            + " where this run asks for "
+            + (", ".join(f"{k}={wanted[k]!r}" for k in changed))
+        )
 
     def index(
         self,
-        folder: str | os.PathLike[str],
+        index_dir: str | os.PathLike[str],
+        dataset_id: str,
         corpus: Callable[[], Iterable[dict[str, Any]]],
         *,
         verbose: bool = True,
     ) -> SparseIndex:
-        """This system's index under ``folder``, built from ``corpus()`` on first use and reused after."""
-        path = Path(folder) / self.index_name
-        index = SparseIndex(path)
-        if not index.built():
-            self.encoder.indexer(index, verbose=verbose).index(corpus())
-        elif verbose:
-            print(f"Reusing index {path}")
-        return index
+        """This system's index of a dataset, cached under ``index_dir`` (see :meth:`cache_name`): built from
+        ``corpus()`` on first use, reused after, rebuilt (saying why) when the cached one was built otherwise.
+
+        A lock per cache entry makes concurrent runs wait for one build instead of failing."""
+        from filelock import FileLock, Timeout
+
+        path = index_folder(index_dir, dataset_id) / self.cache_name(dataset_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(path.parent / f".{path.name}.lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            if verbose:
+                print(f"Waiting for another run that is building {path}")
+            lock.acquire()
+        try:
+            index = SparseIndex(path)
+            mode = "create"
+            if index.built():
+                why = self.stale_reason(index)
+                if why is None:
+                    if verbose:
+                        print(f"Reusing index {path}")
+                    return index
+                print(f"Rebuilding {path}: {why}")
+                mode = "overwrite"
+            self.encoder.indexer(index, mode=mode, verbose=verbose).index(corpus())
+            return index
+        finally:
+            lock.release()
 
     def retriever(self, index: SparseIndex, *, num_results: int, verbose: bool = False) -> pt.Transformer:
         """This system's retriever over ``index`` (a full index or a pooled subset of one)."""

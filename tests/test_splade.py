@@ -145,8 +145,12 @@ def test_retriever_refuses_a_bm25_index(splade, tmp_path):
 
 
 def test_missing_model_folder_names_the_fix(tmp_path):
-    with pytest.raises(OSError, match="masked-LM checkpoint"):
+    # a path that does not exist fails at once (no hub lookup); a folder that is not a model says what is needed
+    with pytest.raises(FileNotFoundError, match="No model folder at .*nothing-here"):
         pse.Splade(tmp_path / "nothing-here", verbose=False).encode(["x"], max_length=8)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(OSError, match="masked-LM checkpoint"):
+        pse.Splade(tmp_path / "empty", verbose=False).encode(["x"], max_length=8)
 
 
 def test_without_torch_package_imports_bm25_works_and_splade_names_the_extra(tmp_path):

@@ -52,8 +52,14 @@ class CrossCheck:
     tolerance: float
 
     @property
+    def compared(self) -> int:
+        """Queries compared (the most over the measures that have a trec_eval counterpart)."""
+        return max((c.queries for c in self.checks if c.trec_eval is not None), default=0)
+
+    @property
     def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
+        """Every measure agrees within the tolerance, on at least one query: comparing nothing is no agreement."""
+        return self.compared > 0 and all(c.ok for c in self.checks)
 
     def summary(self) -> str:
         lines = [f"{'measure':<22} {'trec_eval':<14} {'queries':>7} {'max |diff|':>11}  status"]
@@ -71,12 +77,18 @@ class CrossCheck:
                 lines.append(
                     f"    qid {d['qid']}: in-house {d['ours']:.12g} vs trec_eval {d['trec_eval']:.12g} ({tie})"
                 )
-        lines.append("all measures agree" if self.ok else f"DISAGREEMENT above {self.tolerance:g}")
+        if self.compared == 0:
+            lines.append(
+                "NOTHING COMPARED: no query of the run has judgments (an empty run, or qrels of another split?)"
+            )
+        else:
+            lines.append("all measures agree" if self.ok else f"DISAGREEMENT above {self.tolerance:g}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
+            "compared": self.compared,
             "tolerance": self.tolerance,
             "measures": {
                 c.measure: {

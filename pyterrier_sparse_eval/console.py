@@ -1,0 +1,155 @@
+"""What the command line shows its user: one line per error, and no chatter from the libraries it drives.
+
+Public so that other front ends (scripts, services) can keep the same contract.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterator
+
+__all__ = [
+    "EXIT_OK",
+    "EXIT_CHECK_FAILED",
+    "EXIT_USAGE",
+    "EXIT_INTERNAL",
+    "OFFLINE_HINT",
+    "UsageError",
+    "run",
+    "looks_like_network",
+    "one_line",
+    "library_logs",
+    "progress_bars",
+]
+
+#: the exit-code contract of every subcommand
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
+#: exceptions that mean bad input or a bad environment (exit 2), as opposed to a bug (exit 3)
+INPUT_ERRORS: tuple[type[BaseException], ...] = (UsageError, ValueError, KeyError, OSError, ImportError)
+
+
+def run(
+    command: Callable[[], int],
+    *,
+    debug: bool = False,
+    quiet: bool = False,
+    prog: str = "sparse-eval",
+    input_errors: tuple[type[BaseException], ...] = (),
+) -> int:
+    """Run a command under the exit-code contract: its own status on success; 2 and one line on stderr that
+    names the fix for bad input (:data:`INPUT_ERRORS`, ``input_errors``, a failed download); 3 and one line
+    for anything else (a bug); the traceback only with ``debug``. A closed stdout (``| head``) is not an
+    error; ``quiet`` silences every progress bar."""
+    try:
+        with progress_bars(shown=not quiet), library_logs():
+            return command()
+    except BrokenPipeError:  # the reader left: not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        if debug:
+            raise
+        if looks_like_network(e):
+            print(f"{prog}: error: {OFFLINE_HINT}.", file=sys.stderr)
+            return EXIT_USAGE
+        if isinstance(e, INPUT_ERRORS + input_errors):
+            print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
+            return EXIT_USAGE
+        print(
+            f"{prog}: internal error: {type(e).__name__}: {one_line(e)} (a bug: rerun with --debug for the "
+            "traceback, and report it)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+OFFLINE_HINT = (
+    "a download was attempted and failed (this machine may be offline): point IR_DATASETS_HOME at a filled "
+    "ir_datasets cache (README, 'Offline'), and set HF_HUB_OFFLINE=1 with models given as local folders"
+)
+
+
+def looks_like_network(error: BaseException) -> bool:
+    """Whether an error (or one it was raised from) is a failed download or connection."""
+    seen: BaseException | None = error
+    while seen is not None:
+        name = type(seen).__name__
+        text = str(seen)
+        if isinstance(seen, ConnectionError) or name in (
+            "ConnectionError",
+            "MaxRetryError",
+            "NameResolutionError",
+            "OfflineModeIsEnabled",
+            "LocalEntryNotFoundError",
+        ):
+            return True
+        if "download" in text.lower() and ("fail" in text.lower() or "source" in text.lower()):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def one_line(error: BaseException) -> str:
+    """An error's message on one line (a KeyError's without the quotes repr adds)."""
+    text = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
+    return " ".join(str(text).split()) or type(error).__name__
+
+
+#: exceptions that mean bad input or a bad environment (exit 2), as opposed to a bug (exit 3)
+@contextlib.contextmanager
+def library_logs() -> Iterator[None]:
+    """ir_datasets logs every download retry and file it opens (each module on its own logger); the command
+    line reports what matters in its own words, one line per error, so library log records below ERROR are
+    dropped while a command runs."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
+@contextlib.contextmanager
+def progress_bars(shown: bool) -> Iterator[None]:
+    """With ``shown=False`` (--quiet): no progress bar from this package or the libraries it drives (tqdm,
+    Hugging Face) while the command runs; everything is restored afterwards."""
+    if shown:
+        yield
+        return
+    import functools
+
+    import tqdm
+    import tqdm.auto
+
+    classes = {tqdm.tqdm, tqdm.auto.tqdm}
+    saved = {cls: cls.__dict__.get("__init__") for cls in classes}
+    env = {k: os.environ.get(k) for k in ("HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY")}
+    for cls in classes:
+        cls.__init__ = functools.partialmethod(cls.__init__, disable=True)
+    os.environ.update({"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"})
+    try:
+        yield
+    finally:
+        for cls, init in saved.items():
+            if init is None:
+                del cls.__init__
+            else:
+                cls.__init__ = init
+        for k, v in env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
