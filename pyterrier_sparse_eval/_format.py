@@ -14,10 +14,11 @@ Layout (all readable with ``numpy.load(..., allow_pickle=False)`` and ``json``):
     collection_df.npy         int64 [num_terms]       (subsets only) document frequencies of the parent corpus
 
 Like Lucene's per-file checksum footers and ``CheckIndex``, an index checks itself: every file is sealed with
-its size and CRC-32 when it is built, and reading it checks, once per open, that each file has its recorded
-size, dtype and shape, its CRC-32 (``checks="full"``, the default) and the invariants the search kernels
-rely on (doc ids in range and ascending within a term, ``indptr`` monotone, the docno ranks a permutation,
-finite weights). A failed check raises :class:`IndexCorruptError` naming the file, before any kernel sees
+its size and CRC-32 when it is built. Opening it checks the metadata and every file's size; with
+``checks="full"`` (the default) every file's CRC-32 too, once per open. Each array is checked when first
+read: dtype, shape, and the invariants the search kernels rely on (doc ids in range, ``indptr`` monotone
+and ending at the number of postings, the docno ranks a permutation; with ``checks="full"`` also doc ids
+ascending within a term and finite weights). A failed check raises :class:`IndexCorruptError` naming the file, before any kernel sees
 the data: a damaged or edited index never crashes the interpreter nor returns rankings.
 """
 
@@ -48,6 +49,7 @@ __all__ = [
     "check_sizes",
     "check_array",
     "check_json",
+    "check_checksums",
     "file_crc32",
     "generation",
 ]
@@ -205,11 +207,15 @@ def _check_crc(path: Path, meta: dict[str, Any]) -> None:
         raise _corrupt(path, "its CRC-32 differs from the one recorded at build time")
 
 
-def check_json(folder: Path, name: str, meta: dict[str, Any], full: bool) -> list[Any]:
-    """A JSON list file of the index, checked (checksum when ``full``, a list of the recorded length)."""
+def check_checksums(folder: Path, meta: dict[str, Any]) -> None:
+    """Every sealed file's CRC-32 against the one recorded at build time (each file read once)."""
+    for name in meta.get("files", {}):
+        _check_crc(folder / name, meta)
+
+
+def check_json(folder: Path, name: str, meta: dict[str, Any]) -> list[Any]:
+    """A JSON list file of the index, checked: valid JSON, a list of the recorded length."""
     path = folder / name
-    if full:
-        _check_crc(path, meta)
     try:
         with open(path, encoding="utf-8") as f:
             value = json.load(f)
@@ -229,10 +235,9 @@ def _blocks(n: int) -> range:
 
 
 def check_array(folder: Path, name: str, meta: dict[str, Any], full: bool, mmap: bool) -> np.ndarray:
-    """Load one array file of the index and check it (see the module docstring); returns the array."""
+    """Load one array file of the index and check its dtype, shape and invariants (the O(postings) ones when
+    ``full``; see the module docstring); returns the array. Checksums are :func:`check_checksums`' job."""
     path = folder / name
-    if full:
-        _check_crc(path, meta)
     try:
         arr = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     except FileNotFoundError:

@@ -28,6 +28,7 @@ from ._format import (
     IndexCorruptError,
     StaleIndexError,
     check_array,
+    check_checksums,
     check_json,
     check_sizes,
     check_sorted_postings,
@@ -115,6 +116,8 @@ class SparseIndex(pt.Artifact):
         seen = generation(path)
         meta = read_meta(path)
         check_sizes(path, meta)
+        if self.checks == "full":
+            check_checksums(path, meta)  # every file, those a query never reads included, once per open
         if generation(path) != seen:  # rebuilt while it was being opened: open the new one
             raise StaleIndexError(
                 f"The index at {path} was rebuilt while it was being opened; open it again."
@@ -159,7 +162,7 @@ class SparseIndex(pt.Artifact):
 
     def _json(self, name: str) -> list[Any]:
         self.check_current()
-        return check_json(self.directory, name, self.meta, self.checks == "full")
+        return check_json(self.directory, name, self.meta)
 
     def verify(self) -> None:
         """Check everything: every file's size and CRC-32 against the seal, every array's dtype, shape and
@@ -171,6 +174,7 @@ class SparseIndex(pt.Artifact):
         path = self._require_built()
         meta = read_meta(path)
         check_sizes(path, meta)
+        check_checksums(path, meta)
         expected = set(JSON_LISTS) | {n for n in ARRAYS if n != "collection_df.npy" or "collection" in meta}
         present = {p.name for p in path.iterdir()} - {META}
         missing, foreign = sorted(expected - present), sorted(present - expected)
@@ -184,7 +188,7 @@ class SparseIndex(pt.Artifact):
             if name in ARRAYS:
                 check_array(path, name, meta, True, True)
             else:
-                check_json(path, name, meta, True)
+                check_json(path, name, meta)
         check_sorted_postings(
             path,
             check_array(path, "postings.indptr.npy", meta, False, True),

@@ -20,7 +20,7 @@ from ._index import SparseIndex
 from ._retriever import SparseRetriever
 from .datasets import doc_texts, resolve_fields
 
-__all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max", "model_fingerprint"]
+__all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max", "model_fingerprint", "looks_like_path"]
 
 INSTALL_HINT = (
     "SPLADE needs torch and transformers: pip install 'pyterrier-sparse-eval[splade]' "
@@ -59,7 +59,7 @@ def splade_max(logits: Any, attention_mask: Any) -> Any:
     return torch.log1p(torch.relu(pooled))
 
 
-def _looks_like_path(model: str) -> bool:
+def looks_like_path(model: str) -> bool:
     """A local path rather than a hub id (``org/name`` or ``name``): absolute, relative with ``.``/``~``, two
     or more separators, or a first component that exists here."""
     if model.startswith(("/", ".", "~")) or model.rstrip("/").count("/") >= 2:
@@ -174,6 +174,15 @@ class Splade:
             "doc_threshold": self.doc_threshold,
         }
 
+    def check_model_path(self) -> None:
+        """Fail at once, naming the fix, when ``model`` looks like a local path that holds no folder (rather
+        than after the hub lookups that a hub id gets)."""
+        if looks_like_path(self.model) and not Path(self.model).expanduser().is_dir():
+            raise FileNotFoundError(
+                f"No model folder at {self.model}: give the folder that holds config.json, the weights and "
+                "the tokenizer files (or a Hugging Face hub id such as naver/splade-cocondenser-ensembledistil)."
+            )
+
     @property
     def fingerprint(self) -> str | None:
         """Identifies the model's weights (see :func:`model_fingerprint`); computed once per object."""
@@ -187,11 +196,7 @@ class Splade:
             torch, transformers = _lazy_torch()
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
             fp16 = self.fp16 if self.fp16 is not None else device.startswith("cuda")
-            if _looks_like_path(self.model) and not Path(self.model).expanduser().is_dir():
-                raise FileNotFoundError(
-                    f"No model folder at {self.model}: give the folder that holds config.json, the weights and "
-                    "the tokenizer files (or a Hugging Face hub id such as naver/splade-cocondenser-ensembledistil)."
-                )
+            self.check_model_path()
             if not self.verbose:
                 transformers.utils.logging.disable_progress_bar()
             try:

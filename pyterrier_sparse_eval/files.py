@@ -45,6 +45,9 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
     is removed if ``write`` fails. The finished file gets the usual permissions (0666 minus the umask).
     """
     path = Path(path)
+    for parent in (path.parent, *path.parent.parents):
+        if parent.exists() and not parent.is_dir():
+            raise NotADirectoryError(f"Cannot write {path}: {parent} is a file, not a folder.")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
     os.close(fd)

@@ -110,14 +110,18 @@ class System:
         everything that determines the index (the dataset, the encoder's full configuration with the
         analyzer's version or the model's fingerprint, the index format), so that two requests share a cached
         index exactly when they would build the same one."""
-        key = {"dataset": dataset_id, "encoder": self.encoder.encoder_config(), "format": FORMAT_VERSION}
+        key = {
+            "dataset": dataset_id,
+            "encoder": _identity(self.encoder.encoder_config()),
+            "format": FORMAT_VERSION,
+        }
         digest = hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
         return f"{self.index_name}-{digest[:8]}"
 
     def stale_reason(self, index: SparseIndex) -> str | None:
         """Why a cached index does not serve this system (its recorded configuration differs), or None."""
-        wanted = self.encoder.encoder_config()
-        recorded = index.encoder
+        wanted = _identity(self.encoder.encoder_config())
+        recorded = _identity(index.encoder)
         changed = sorted(k for k in wanted if recorded.get(k) != wanted[k])
         if not changed:
             return None
@@ -174,6 +178,14 @@ class System:
         return self.encoder.retriever(index, num_results=num_results, verbose=verbose)
 
 
+def _identity(config: dict[str, Any]) -> dict[str, Any]:
+    """An encoder configuration as it identifies an index: a model known by the fingerprint of its weights is
+    not also known by the path it was loaded from (``model/`` and ``model``, or a moved copy, are the same)."""
+    if config.get("fingerprint"):
+        return {k: v for k, v in config.items() if k != "model"}
+    return config
+
+
 def index_folder(index_dir: str | os.PathLike[str], dataset_id: str) -> Path:
     """Where the cached indexes of a dataset live: ``index_dir/<dataset id as a file name>``."""
     return Path(index_dir) / slug(dataset_id)
@@ -217,4 +229,6 @@ def parse_system(spec: str) -> System:
     if kind == "bm25":
         return System(spec, BM25(**params), params)  # validates the values (k1 >= 0, 0 <= b <= 1, stemmer)
     settings = {k: v for k, v in params.items() if k != "idf"}
-    return System(spec, Splade(model, **settings), params, idf=bool(params.get("idf", False)))
+    splade = Splade(model, **settings)
+    splade.check_model_path()
+    return System(spec, splade, params, idf=bool(params.get("idf", False)))

@@ -46,7 +46,10 @@ def test_experiment_writes_json_and_reuses_index(tmp_path, capsys):
     assert "AP" in (tmp_path / "res.csv").read_text().splitlines()[0]
     pngs = list(plots.glob("per-query-*.png"))
     assert len(pngs) == 1 and pngs[0].stat().st_size > 10_000
-    assert sorted(p.name for p in (tmp_path / "idx" / "vaswani").iterdir() if not p.name.startswith(".")) == built
+    assert (
+        sorted(p.name for p in (tmp_path / "idx" / "vaswani").iterdir() if not p.name.startswith("."))
+        == built
+    )
 
 
 @needs_data

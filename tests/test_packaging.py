@@ -159,7 +159,9 @@ def test_cli_uses_public_names_only():
         if target.startswith("/"):
             continue
         assert not any(part.startswith("_") for part in target.split(".") if part), target
-        assert not imported.startswith("_") or (imported.startswith("__") and imported.endswith("__")), imported
+        assert not imported.startswith("_") or (imported.startswith("__") and imported.endswith("__")), (
+            imported
+        )
 
 
 def test_modules_stay_small():

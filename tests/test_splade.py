@@ -240,3 +240,40 @@ def test_cli_experiment_with_a_splade_system(model_dir, tmp_path):
     name = f"SPLADE({model_dir.name},doc_max_length=32,idf=False)"
     assert set(results) == {"BM25(k1=0.9,b=0.4)", name}
     assert 0 <= results[name]["AP"] < results["BM25(k1=0.9,b=0.4)"]["AP"]
+
+
+def test_new_weights_in_the_same_folder_give_a_new_cache_entry_and_the_new_numbers(tmp_path, model_dir):
+    """The CLI's index cache is keyed by the weights, not the folder's name (issue: an index encoded with the
+    old weights was reused after new weights were saved to the same folder)."""
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(model_dir, folder)
+    docs = [{"docno": f"d{i}", "text": text} for i, text in enumerate(TEXTS * 3) if text]
+    queries = pd.DataFrame({"qid": ["1", "2"], "query": ["sparse retrieval", "unicode numbers"]})
+
+    def run(spec: str, cache: str):
+        system = pse.systems.parse_system(spec)
+        index = system.index(tmp_path / cache, "irds:toy", lambda: docs, verbose=False)
+        return system, system.retriever(index, num_results=5).transform(queries)
+
+    old_system, old_run = run(f"splade:{folder},doc_max_length=48", "cache")
+    assert pse.systems.parse_system(f"splade:{folder}/,doc_max_length=48").cache_name("irds:toy") == (
+        old_system.cache_name("irds:toy")  # the same folder written with a trailing slash
+    )
+    model = transformers.BertForMaskedLM.from_pretrained(folder)
+    with torch.no_grad():
+        torch.manual_seed(1)
+        for p in model.bert.encoder.parameters():
+            p.add_(torch.randn_like(p) * 0.5)
+    model.save_pretrained(folder)  # new weights, same folder
+    new_system, new_run = run(f"splade:{folder},doc_max_length=48", "cache")
+    assert new_system.cache_name("irds:toy") != old_system.cache_name("irds:toy")
+    # the numbers are those of a build from scratch with the new weights, and not the old ones
+    _, fresh_run = run(f"splade:{folder},doc_max_length=48", "fresh-cache")
+    pd.testing.assert_frame_equal(new_run, fresh_run)
+    assert not old_run[["docno", "score"]].equals(new_run[["docno", "score"]])
+    with pytest.raises(ValueError, match="was built with SPLADE model"):
+        pse.Splade(folder, doc_max_length=48, verbose=False).retriever(
+            pse.SparseIndex(tmp_path / "cache" / "toy" / old_system.cache_name("irds:toy"))
+        )

@@ -1,0 +1,602 @@
+"""Faults and bad input, as tables: each row is one case, with the exact exit code or error and the words of
+its message. Nothing a failed command or build is given may be written or deleted; no damaged index may
+crash the interpreter or return rankings (the kernel-facing cases run in a subprocess, so that a crash fails
+the test instead of the test run)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import HAVE_DATA, needs_data
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval.cli import main
+
+RUN = "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n"
+QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
+
+
+def tree(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under root with its size and modification time: what "nothing written or deleted" compares."""
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Bad input on the command line: exit code, one line naming the fix, nothing written or deleted
+# ----------------------------------------------------------------------------------------------------------
+
+CLI_CASES = [
+    # (id, args, files to create, exit code, words of the one-line message)
+    ("unknown dataset", ["experiment", "--dataset", "irds:no/such"], {}, 2, "Unknown dataset"),
+    (
+        "unknown measure",
+        ["experiment", "--dataset", "irds:vaswani", "--metric", "nDCGx@10"],
+        {},
+        2,
+        "Unknown measure",
+    ),
+    (
+        "bad system parameter",
+        ["experiment", "--dataset", "irds:vaswani", "--system", "bm25:k=1"],
+        {},
+        2,
+        "k1, b",
+    ),
+    (
+        "unknown system",
+        ["experiment", "--dataset", "irds:vaswani", "--system", "dense"],
+        {},
+        2,
+        "Unknown system",
+    ),
+    (
+        "output suffix",
+        ["experiment", "--dataset", "irds:vaswani", "--output", "x.txt"],
+        {},
+        2,
+        ".json or .csv",
+    ),
+    (
+        "zero results",
+        ["experiment", "--dataset", "irds:vaswani", "--num-results", "0"],
+        {},
+        2,
+        "--num-results must",
+    ),
+    (
+        "index dir is a file",
+        ["experiment", "--dataset", "irds:vaswani", "--index-dir", "notes.txt"],
+        {"notes.txt": "my notes"},
+        2,
+        "is a file",
+    ),
+    (
+        "baseline out of range",
+        ["experiment", "--dataset", "irds:vaswani", "--baseline", "7"],
+        {},
+        2,
+        "--baseline",
+    ),
+    (
+        "same system twice",
+        ["experiment", "--dataset", "irds:vaswani", "--system", "bm25", "--system", "bm25"],
+        {},
+        2,
+        "given twice",
+    ),
+    (
+        "in-house without twin",
+        ["experiment", "--dataset", "irds:vaswani", "--measures", "in-house", "--metric", "ERR@10"],
+        {},
+        2,
+        "not computed in-house",
+    ),
+    (
+        "missing model folder",
+        ["experiment", "--dataset", "irds:vaswani", "--system", "splade:./no/such/model"],
+        {},
+        2,
+        "No model folder",
+    ),
+    ("run file missing", ["evaluate", "--run", "none.run", "--qrels", "q"], {"q": QRELS}, 2, "not found"),
+    (
+        "run with 5 columns",
+        ["evaluate", "--run", "r", "--qrels", "q"],
+        {"r": "q1 Q0 d1 1 2.0\n", "q": QRELS},
+        2,
+        "expected 6 columns",
+    ),
+    (
+        "NaN score",
+        ["evaluate", "--run", "r", "--qrels", "q"],
+        {"r": "q1 Q0 d1 1 nan t\n", "q": QRELS},
+        2,
+        "'nan' is not a number",
+    ),
+    (
+        "fractional label",
+        ["evaluate", "--run", "r", "--qrels", "q"],
+        {"r": RUN, "q": "q1 0 d1 0.5\n"},
+        2,
+        "must be an integer",
+    ),
+    ("empty qrels", ["evaluate", "--run", "r", "--qrels", "q"], {"r": RUN, "q": ""}, 2, "is empty"),
+    (
+        "run of another split",
+        ["evaluate", "--run", "r", "--qrels", "q"],
+        {"r": RUN, "q": "q9 0 d1 1\n"},
+        1,
+        "nothing was evaluated",
+    ),
+    ("empty run", ["crosscheck", "--run", "r", "--qrels", "q"], {"r": "", "q": QRELS}, 1, "NOTHING COMPARED"),
+    (
+        "crosscheck unknown measure",
+        ["crosscheck", "--run", "r", "--qrels", "q", "--metric", "XYZ"],
+        {"r": RUN, "q": QRELS},
+        2,
+        "Unknown measure",
+    ),
+    (
+        "output into a file",
+        ["evaluate", "--run", "r", "--qrels", "q", "--output", "f/x.json"],
+        {"r": RUN, "q": QRELS, "f": "a file"},
+        2,
+        "f/x.json",
+    ),
+    (
+        "sdm unknown family",
+        ["sdm", "--dataset", "irds:vaswani", "--family", "gamma"],
+        {},
+        2,
+        "Unknown --family",
+    ),
+    (
+        "sdm depth below k",
+        ["sdm", "--dataset", "irds:vaswani", "--k", "2000", "--num-results", "1000"],
+        {},
+        2,
+        "num_results=1000 is below",
+    ),
+    (
+        "sdm negative sample",
+        ["sdm", "--dataset", "irds:vaswani", "--sample", "-1"],
+        {},
+        2,
+        "--sample must be >= 0",
+    ),
+    (
+        "sdm output suffix",
+        ["sdm", "--dataset", "irds:vaswani", "--output", "x.csv"],
+        {},
+        2,
+        "must end in .json",
+    ),
+    ("check a non-index", ["check-index", "notes"], {"notes/a.txt": "x"}, 2, "is not a sparse index"),
+    (
+        "dataset without qrels",
+        ["experiment", "--dataset", "irds:beir/scifact"],
+        {},
+        2,
+        "no relevance judgments",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CLI_CASES, ids=[c[0] for c in CLI_CASES])
+def test_bad_command_line_input(case, tmp_path, monkeypatch, capsys):
+    name, args, files, code, message = case
+    if name == "dataset without qrels" and not HAVE_DATA:
+        pytest.skip("needs the real collections")
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    before = tree(tmp_path)
+    index_dir = (
+        [] if "--index-dir" in args or args[0] not in ("experiment", "sdm") else ["--index-dir", "idx"]
+    )
+    assert main([*args, *index_dir, "--quiet"] if args[0] in ("experiment", "sdm") else args) == code
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    if code == 2:
+        assert err.startswith("sparse-eval: error:") and len(err.splitlines()) == 1, err
+    assert message in err or message in captured.out, (err, captured.out)
+    assert tree(tmp_path) == before  # nothing written, nothing deleted
+
+
+def test_offline_download_is_one_line_naming_ir_datasets_home(tmp_path):
+    env = {**os.environ, "IR_DATASETS_HOME": str(tmp_path / "empty-cache")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyterrier_sparse_eval",
+            "experiment",
+            "--dataset",
+            "irds:vaswani",
+            "--quiet",
+            "--index-dir",
+            str(tmp_path / "idx"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().count("\n") == 0 and "IR_DATASETS_HOME" in done.stderr, done.stderr
+
+
+def test_version_and_broken_pipe(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "pyterrier_sparse_eval", "--version"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and pse.__version__ in out.stdout
+    (tmp_path / "r").write_text("".join(f"q1 Q0 d{i} {i} {1 / (i + 1)} t\n" for i in range(3000)))
+    (tmp_path / "q").write_text(QRELS)
+    cmd = (
+        f"{sys.executable} -m pyterrier_sparse_eval evaluate --run {tmp_path / 'r'} --qrels {tmp_path / 'q'} "
+        f"--per-query --metric AP --metric RR --metric P@5 | head -1"
+    )
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Bad input through the Python API
+# ----------------------------------------------------------------------------------------------------------
+
+DOCS = [{"docno": f"d{i}", "text": f"alpha beta {'gamma ' * (i % 4)} w{i}"} for i in range(40)]
+
+
+def test_overwrite_never_deletes_what_is_not_an_index(tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "ideas.txt").write_text("keep me")
+    results = tmp_path / "results.json"
+    results.write_text("{}")
+    for target in (notes, results):
+        before = tree(tmp_path)
+        with pytest.raises(FileExistsError, match="an index is only ever written over an index"):
+            pse.BM25().indexer(pse.SparseIndex(target), mode="overwrite", verbose=False).index(DOCS)
+        assert tree(tmp_path) == before
+
+
+def test_fractional_labels_are_refused_with_their_row():
+    qrels = pd.DataFrame({"qid": ["q", "q"], "docno": ["a", "b"], "label": [1, 0.5]})
+    with pytest.raises(ValueError, match=r"row 1 \(qid 'q', docno 'b'\) has label 0.5"):
+        pse.evaluate({"q": {"a": 1.0, "b": 0.5}}, qrels, ["nDCG@10"])
+
+
+def test_missing_text_is_counted_never_indexed_as_nan(tmp_path):
+    docs = [
+        {"docno": "1", "title": "only a title"},
+        {"docno": "2", "title": None, "text": float("nan")},
+        {"docno": "3", "title": "t", "text": "body words"},
+    ]
+    with pytest.warns(UserWarning, match="1 of 3 documents have no text in title \\+ text"):
+        index = (
+            pse.BM25(stemmer=None, stopwords=None)
+            .indexer(pse.SparseIndex(tmp_path / "i"), verbose=False)
+            .index(docs)
+        )
+    assert "nan" not in index.vocab and "none" not in index.vocab
+    assert index.encoder["fields"] == ["title", "text"]  # from the whole first batch, not its first document
+    assert {"body", "words", "only"} <= set(index.vocab)
+
+
+def test_unknown_checks_mode():
+    with pytest.raises(ValueError, match="checks must be one of"):
+        pse.SparseIndex("x", checks="some")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Damaged indexes: a clear error that names the file, never a crash, never rankings
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _build(path: Path, docs=None) -> pse.SparseIndex:
+    return (
+        pse.BM25(stemmer=None, stopwords=None)
+        .indexer(pse.SparseIndex(path), verbose=False)
+        .index(docs or DOCS)
+    )
+
+
+def _flip(name: str, where: float = 0.6, mask: int = 0x40):
+    def damage(folder: Path) -> None:
+        data = bytearray((folder / name).read_bytes())
+        header = 128 if name.endswith(".npy") else 0
+        pos = header + int((len(data) - header) * where)
+        data[pos] ^= mask
+        (folder / name).write_bytes(bytes(data))
+
+    return damage
+
+
+def _truncate(name: str):
+    def damage(folder: Path) -> None:
+        data = (folder / name).read_bytes()
+        (folder / name).write_bytes(data[: len(data) // 2])
+
+    return damage
+
+
+def _edit_meta(**changes):
+    def damage(folder: Path) -> None:
+        meta = json.loads((folder / "pt_meta.json").read_text())
+        for key, value in changes.items():
+            if key == "k1":
+                meta["encoder"]["k1"] = value
+            else:
+                meta[key] = value
+        (folder / "pt_meta.json").write_text(json.dumps(meta))
+
+    return damage
+
+
+def _remove(name: str):
+    return lambda folder: (folder / name).unlink()
+
+
+def _foreign(name: str):
+    def damage(folder: Path) -> None:
+        other = _build(folder.parent / "other", [{"docno": f"x{i}", "text": f"zz{i} yy"} for i in range(25)])
+        (folder / name).write_bytes((other.directory / name).read_bytes())
+
+    return damage
+
+
+CORRUPTIONS = [
+    # (id, damage, words of the error: the file's name)
+    ("flip in doc ids", _flip("postings.indices.npy", mask=0x80), "postings.indices.npy"),
+    ("flip in weights", _flip("postings.data.npy", mask=0x01), "postings.data.npy"),
+    ("flip in offsets", _flip("postings.indptr.npy"), "postings.indptr.npy"),
+    ("flip in lengths", _flip("doclen.npy"), "doclen.npy"),
+    ("flip in docno ranks", _flip("docno_rank.npy", mask=0x10), "docno_rank.npy"),
+    ("flip in docnos", _flip("docnos.json", mask=0x01), "docnos.json"),
+    ("flip in vocabulary", _flip("vocab.json", mask=0x01), "vocab.json"),
+    ("truncated doc ids", _truncate("postings.indices.npy"), "postings.indices.npy"),
+    ("truncated docnos", _truncate("docnos.json"), "docnos.json"),
+    ("edited num_docs", _edit_meta(num_docs=41), "pt_meta.json"),
+    ("edited num_postings", _edit_meta(num_postings=10), "pt_meta.json"),
+    ("edited k1", _edit_meta(k1=1.2), "pt_meta.json"),
+    ("metadata not JSON", lambda folder: (folder / "pt_meta.json").write_text("{oops"), "pt_meta.json"),
+    ("missing weights", _remove("postings.data.npy"), "postings.data.npy"),
+    ("another index's doc ids", _foreign("postings.indices.npy"), "postings.indices.npy"),
+]
+
+PROBE = """
+import sys, warnings
+warnings.simplefilter("ignore")
+import pandas as pd
+import pyterrier_sparse_eval as pse
+index = pse.SparseIndex(sys.argv[1], checks=sys.argv[2])
+try:
+    run = pse.BM25(stemmer=None, stopwords=None).retriever(index, num_results=5).transform(
+        pd.DataFrame({"qid": ["1"], "query": ["alpha gamma w3"]}))
+    _ = index.docnos, index.vocab
+except pse.IndexCorruptError as e:
+    print("CORRUPT", e)
+else:
+    print("RANKED", run["docno"].tolist())
+"""
+
+
+@pytest.mark.parametrize("case", CORRUPTIONS, ids=[c[0] for c in CORRUPTIONS])
+def test_damaged_index_is_an_error_naming_the_file(case, tmp_path):
+    name, damage, file = case
+    _build(tmp_path / "index")
+    damage(tmp_path / "index")
+    # opening and searching runs in a child process: a crash there is a failed test, not a crashed test run
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(tmp_path / "index"), "full"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"the process died (status {done.returncode}): {done.stderr[-500:]}"
+    assert done.stdout.startswith("CORRUPT") and file in done.stdout, done.stdout
+    with pytest.raises(pse.IndexCorruptError, match=file.replace(".", r"\.")):
+        pse.SparseIndex(tmp_path / "index").verify()
+    assert main(["check-index", str(tmp_path / "index")]) == 1
+
+
+@pytest.mark.parametrize("name", ["postings.indices.npy", "docno_rank.npy", "postings.indptr.npy"])
+def test_structure_checks_alone_stop_what_would_crash_the_kernel(name, tmp_path):
+    """With checks="structure" (no CRC-32 on open), an out-of-range id or offset is still refused on open."""
+    index = _build(tmp_path / "index")
+    arr = np.load(index.directory / name)
+    arr[len(arr) // 2] = np.iinfo(arr.dtype).max // 2  # far out of range, in a well-formed .npy
+    np.save(index.directory / name, arr)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(index.directory), "structure"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"the process died (status {done.returncode}): {done.stderr[-500:]}"
+    assert done.stdout.startswith("CORRUPT") and name in done.stdout, done.stdout
+
+
+def test_a_foreign_file_in_the_folder_is_reported_by_verify(tmp_path):
+    index = _build(tmp_path / "index")
+    (index.directory / "notes.txt").write_text("hi")
+    with pytest.raises(pse.IndexCorruptError, match="notes.txt: a file the build did not write"):
+        pse.SparseIndex(index.directory).verify()
+
+
+def test_intact_index_verifies_and_old_indexes_still_open(tmp_path):
+    index = _build(tmp_path / "index")
+    index.verify()
+    assert main(["check-index", str(index.directory)]) == 0
+    # an index written before files were sealed (no seal in its metadata) opens, checked for structure
+    meta = json.loads((index.directory / "pt_meta.json").read_text())
+    for key in ("files", "build_id", "checksum"):
+        meta.pop(key)
+    (index.directory / "pt_meta.json").write_text(json.dumps(meta))
+    old = pse.SparseIndex(index.directory)
+    old.verify()
+    assert old.build_id.startswith("legacy-") and old.num_docs == len(DOCS)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Kills during a build and during an overwrite: the old or the new index, never none, never a mix
+# ----------------------------------------------------------------------------------------------------------
+
+BUILD = """
+import sys, warnings
+warnings.simplefilter("ignore")
+import pyterrier_sparse_eval as pse
+n, tag, mode = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+docs = ({"docno": f"{tag}{i}", "text": " ".join(f"w{(i * 7 + j) % 5000}" for j in range(40))} for i in range(n))
+pse.BM25(stemmer=None, stopwords=None).indexer(pse.SparseIndex(sys.argv[1]), mode=mode, verbose=False,
+                                                batch_size=2000).index(docs)
+print("done")
+"""
+
+
+def _builder(path: Path, n: int, tag: str, mode: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", BUILD, str(path), str(n), tag, mode],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_kills_during_build_and_overwrite_leave_old_or_new(tmp_path):
+    path = tmp_path / "index"
+    n = 20_000
+    t0 = time.perf_counter()
+    first = _builder(path, n, "old", "create")
+    assert first.wait(timeout=600) == 0, first.stderr.read()
+    duration = time.perf_counter() - t0
+    old_id = pse.SparseIndex(path).build_id
+    # a first build killed half-way leaves nothing that loads at its path
+    fresh = _builder(tmp_path / "fresh", n, "new", "create")
+    time.sleep(0.5 * duration)
+    fresh.send_signal(signal.SIGKILL)
+    fresh.wait()
+    assert not (tmp_path / "fresh").exists()
+    rng = np.random.default_rng(5)
+    outcomes = set()
+    for delay in sorted(rng.uniform(0.3, 1.1, 8) * duration):
+        proc = _builder(path, n, "new", "overwrite")
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        index = pse.SparseIndex(path)
+        index.verify()  # a whole, sealed index is at the path
+        tag = "old" if index.build_id == old_id else "new"
+        assert index.num_docs == n and all(d.startswith(tag) for d in index.docnos[::997])  # never a mix
+        outcomes.add(tag)
+        if tag == "new":  # the next rounds overwrite the new one: keep the invariant "old = what was there"
+            old_id = index.build_id
+    # the leftovers of the killed builders are removed by the next build in the folder
+    assert _builder(path, 100, "last", "overwrite").wait(timeout=600) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+    assert outcomes  # (which outcomes occur depends on the timing; both are correct)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Stale handles and stale caches
+# ----------------------------------------------------------------------------------------------------------
+
+QUERY = pd.DataFrame({"qid": ["1"], "query": ["alpha gamma"]})
+
+
+def test_a_retriever_never_serves_a_rebuilt_index(tmp_path):
+    index = _build(tmp_path / "index")
+    retriever = pse.BM25(stemmer=None, stopwords=None).retriever(index)
+    before = retriever.transform(QUERY)
+    # rebuilt by someone else: the handle and its retriever refuse, until the handle is reloaded
+    _build_other = pse.BM25(stemmer=None, stopwords=None).indexer(
+        pse.SparseIndex(index.directory), mode="overwrite", verbose=False
+    )
+    _build_other.index([{"docno": f"n{i}", "text": "alpha gamma new"} for i in range(5)])
+    with pytest.raises(pse.StaleIndexError, match="rebuilt"):
+        retriever.transform(QUERY)
+    index.reload()
+    with pytest.raises(pse.StaleIndexError, match="rebuilt after this retriever was created"):
+        retriever.transform(QUERY)
+    fresh = pse.BM25(stemmer=None, stopwords=None).retriever(index).transform(QUERY)
+    assert set(fresh["docno"]) <= {f"n{i}" for i in range(5)} and len(before)
+
+
+def test_a_reader_holding_old_metadata_gets_a_clear_error(tmp_path):
+    index = _build(tmp_path / "index")
+    assert index.num_docs == len(DOCS)  # metadata read, arrays not yet
+    pse.BM25(stemmer=None, stopwords=None).indexer(
+        pse.SparseIndex(index.directory), mode="overwrite", verbose=False
+    ).index([{"docno": f"n{i}", "text": "other words"} for i in range(7)])
+    with pytest.raises(pse.StaleIndexError, match="call index.reload"):
+        _ = index.postings
+
+
+def test_an_overwrite_through_the_same_handle_stops_its_old_retrievers(tmp_path):
+    index = _build(tmp_path / "index")
+    retriever = index.retriever(analyzer=pse.Analyzer(stopwords=None, stemmer=None))
+    pse.BM25(stemmer=None, stopwords=None).indexer(index, mode="overwrite", verbose=False).index(DOCS[:10])
+    with pytest.raises(pse.StaleIndexError, match="rebuilt after this retriever was created"):
+        retriever.transform(QUERY)
+
+
+def test_bm25_cache_is_keyed_by_configuration_and_rebuilds_a_mismatch(tmp_path, capsys):
+    a, b = pse.systems.parse_system("bm25"), pse.systems.parse_system("bm25:k1=1.2")
+    assert a.cache_name("irds:x") != b.cache_name("irds:x") != b.cache_name("irds:y")
+    corpus = lambda: DOCS  # noqa: E731
+    built = a.index(tmp_path, "irds:x", corpus, verbose=False)
+    # a folder that holds another configuration under this name (renamed, or from an older version) is rebuilt
+    target = tmp_path / "x" / b.cache_name("irds:x")
+    built.directory.rename(target)
+    index = b.index(tmp_path, "irds:x", corpus, verbose=False)
+    assert "Rebuilding" in capsys.readouterr().out and index.encoder["k1"] == 1.2
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Concurrent runs on one cache
+# ----------------------------------------------------------------------------------------------------------
+
+
+@needs_data
+def test_two_concurrent_cli_runs_share_one_build(tmp_path):
+    args = [
+        sys.executable,
+        "-m",
+        "pyterrier_sparse_eval",
+        "experiment",
+        "--dataset",
+        "irds:vaswani",
+        "--quiet",
+        "--index-dir",
+        str(tmp_path / "idx"),
+        "--metric",
+        "AP",
+    ]
+    procs = [
+        subprocess.Popen(
+            [*args, "--output", str(tmp_path / f"r{i}.json")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    for p in procs:
+        out, err = p.communicate(timeout=900)
+        assert p.returncode == 0, err
+    results = [json.loads((tmp_path / f"r{i}.json").read_text())["results"] for i in range(2)]
+    assert results[0] == results[1]
+    built = [p for p in (tmp_path / "idx" / "vaswani").iterdir() if not p.name.startswith(".")]
+    assert len(built) == 1
+    pse.SparseIndex(built[0]).verify()
