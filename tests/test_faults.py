@@ -482,9 +482,10 @@ def test_kills_during_build_and_overwrite_leave_old_or_new(tmp_path):
     assert first.wait(timeout=600) == 0, first.stderr.read()
     duration = time.perf_counter() - t0
     old_id = pse.SparseIndex(path).build_id
-    # a first build killed half-way leaves nothing that loads at its path
+    # a first build killed while it writes (its hidden folder exists) leaves nothing at its path
     fresh = _builder(tmp_path / "fresh", n, "new", "create")
-    time.sleep(0.5 * duration)
+    while not any(p.name.startswith(".fresh.") for p in tmp_path.iterdir()) and fresh.poll() is None:
+        time.sleep(0.01)
     fresh.send_signal(signal.SIGKILL)
     fresh.wait()
     assert not (tmp_path / "fresh").exists()
@@ -504,7 +505,8 @@ def test_kills_during_build_and_overwrite_leave_old_or_new(tmp_path):
             old_id = index.build_id
     # the leftovers of the killed builders are removed by the next build in the folder
     assert _builder(path, 100, "last", "overwrite").wait(timeout=600) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+    assert _builder(tmp_path / "fresh", 100, "last", "create").wait(timeout=600) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh", "index"]
     assert outcomes  # (which outcomes occur depends on the timing; both are correct)
 
 
