@@ -213,6 +213,24 @@ def test_bad_command_line_input(case, tmp_path, monkeypatch, capsys):
     assert tree(tmp_path) == before  # nothing written, nothing deleted
 
 
+def test_per_query_values_are_printed_also_with_an_output_file(tmp_path, capsys):
+    (tmp_path / "r").write_text(RUN)
+    (tmp_path / "q").write_text(QRELS)
+    args = [
+        "evaluate",
+        "--run",
+        str(tmp_path / "r"),
+        "--qrels",
+        str(tmp_path / "q"),
+        "--metric",
+        "RR",
+        "--per-query",
+    ]
+    assert main([*args, "--output", str(tmp_path / "e.json")]) == 0
+    assert "RR  q1  1.0000" in capsys.readouterr().out
+    assert json.loads((tmp_path / "e.json").read_text())["per_query"] == {"RR": {"q1": 1.0}}
+
+
 def test_offline_download_is_one_line_naming_ir_datasets_home(tmp_path):
     env = {**os.environ, "IR_DATASETS_HOME": str(tmp_path / "empty-cache")}
     done = subprocess.run(
