@@ -57,7 +57,7 @@ def main() -> None:
     folder = tempfile.mkdtemp(prefix="bench-splade-")
     build_model(folder, texts[:16], args.max_length)
     splade = pse.Splade(folder, batch_size=args.batch_size, doc_max_length=args.max_length, verbose=False)
-    tokenizer, model, device, _ = splade._load()
+    tokenizer, model, device, _ = splade.load()
     order = np.argsort([-len(t) for t in texts], kind="stable")
     batches = [
         [texts[i] for i in order[s : s + args.batch_size]] for s in range(0, len(texts), args.batch_size)

@@ -15,7 +15,7 @@ from ._index import SparseIndex
 from ._retriever import SparseRetriever
 from ._tokenize import ANALYZER_VERSION, Analyzer
 from ._weights import bm25_saturation
-from .datasets import doc_texts, resolve_fields
+from .datasets import FieldError, doc_texts, resolve_fields
 
 __all__ = ["BM25", "BM25Indexer", "TextEncoder"]
 
@@ -179,7 +179,7 @@ class BM25Indexer(pt.Indexer):
             for batch in batched(iter_docs(docs), self.batch_size):
                 if self.fields_ is None:
                     if "docno" not in batch[0]:
-                        raise KeyError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
+                        raise FieldError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
                     self.fields_ = resolve_fields(batch, bm25.fields)
                     encoder["fields"] = list(self.fields_)
                     if self.verbose:

@@ -37,7 +37,8 @@ from ._format import (
     is_index_dir,
     seal,
 )
-from .files import new_temp_dir, replace_dir
+from .datasets import FieldError
+from .files import clean_leftovers, new_temp_dir, replace_dir
 
 __all__ = [
     "IndexWriter",
@@ -93,6 +94,7 @@ def check_mode(path: Any, mode: str) -> None:
     but an index of this package: a folder of notes or a results file given by mistake is never deleted."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
+    clean_leftovers(path)  # first: it may move back an index that a killed writer had moved aside
     if not os.path.lexists(path):
         return
     if is_index_dir(path):
@@ -110,7 +112,7 @@ def check_mode(path: Any, mode: str) -> None:
 
 def _move_into_place(tmp: Path, index: Target, mode: str) -> None:
     check_mode(index.path, mode)  # again: the path may have changed while the index was being built
-    replace_dir(tmp, Path(index.path), overwrite=mode == "overwrite")
+    replace_dir(tmp, Path(index.path), overwrite=mode == "overwrite", replaceable=is_index_dir)
     index.reload()  # the object the caller holds may have read the previous index
 
 
@@ -359,10 +361,14 @@ class IndexWriter:
         _move_into_place(tmp, self.index, self.mode)
 
 
-def check_doc(doc: dict[str, Any], fields: Iterable[str], hint: str) -> None:
-    missing = [f for f in fields if f not in doc]
-    if missing:
-        raise KeyError(f"Document is missing {missing} (it has {sorted(doc)}). {hint}")
+def check_docs(docs: list[dict[str, Any]], fields: Iterable[str], hint: str) -> None:
+    """Every document has ``fields``; else an error naming the first that does not."""
+    for doc in docs:
+        missing = [f for f in fields if f not in doc]
+        if missing:
+            raise FieldError(
+                f"Document {doc.get('docno', '(no docno)')!r} is missing {missing} (it has {sorted(doc)}). {hint}"
+            )
 
 
 _TOKS_HINT = (
@@ -416,7 +422,7 @@ class SparseIndexer(pt.Indexer):
 
     def encode(self, batch: list[dict[str, Any]], bar: Any) -> tuple[list[str], list[dict[str, float]]]:
         """The docnos and ``toks`` of a batch of documents (subclasses encode text here)."""
-        check_doc(batch[0], ("docno", "toks"), _TOKS_HINT)
+        check_docs(batch, ("docno", "toks"), _TOKS_HINT)
         return [str(d["docno"]) for d in batch], [d["toks"] for d in batch]
 
     def finished(self) -> None:

@@ -25,10 +25,12 @@ the data: a damaged or edited index never crashes the interpreter nor returns ra
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import uuid
 import zlib
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +52,11 @@ __all__ = [
     "check_array",
     "check_json",
     "check_checksums",
+    "check_sorted_postings",
+    "array_files",
     "file_crc32",
+    "META",
+    "JSON_LISTS",
     "generation",
 ]
 
@@ -85,12 +91,13 @@ class StaleIndexError(RuntimeError):
 
 
 def file_crc32(path: str | os.PathLike[str]) -> str:
-    """CRC-32 of a file's bytes, as 8 hex digits (zlib's, several GB/s)."""
-    crc = 0
+    """CRC-32 of a file's bytes, as 8 hex digits: zlib's (several GB/s) over a read-only memory map of the
+    file, so that no copy is made of it."""
     with open(path, "rb") as f:
-        while chunk := f.read(1 << 24):
-            crc = zlib.crc32(chunk, crc)
-    return f"{crc:08x}"
+        if os.fstat(f.fileno()).st_size == 0:
+            return f"{zlib.crc32(b''):08x}"
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return f"{zlib.crc32(mapped):08x}"
 
 
 def _meta_checksum(meta: dict[str, Any]) -> str:
@@ -113,14 +120,20 @@ def seal(folder: Path, meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def is_index_dir(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a folder whose ``pt_meta.json`` says it is a sparse index of this package."""
+    """Whether ``path`` is a folder (not a link to one) whose ``pt_meta.json`` says it is a sparse index of
+    this package."""
+    if os.path.islink(path):
+        return False
     try:
         with open(Path(path) / META, encoding="utf-8") as f:
             meta = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return (
-        isinstance(meta, dict) and meta.get("type") == ARTIFACT_TYPE and meta.get("format") == ARTIFACT_FORMAT
+        isinstance(meta, dict)
+        and meta.get("type") == ARTIFACT_TYPE
+        and meta.get("format") == ARTIFACT_FORMAT
+        and meta.get("package_hint", PACKAGE_HINT) == PACKAGE_HINT
     )
 
 
@@ -150,15 +163,21 @@ def _corrupt(path: Path, what: str) -> IndexCorruptError:
     )
 
 
+def array_files(meta: dict[str, Any]) -> list[str]:
+    """The array files of an index with this metadata (``collection_df.npy`` only for subsets)."""
+    return [n for n in ARRAYS if n != "collection_df.npy" or "collection" in meta]
+
+
 def read_meta(folder: Path) -> dict[str, Any]:
     """``pt_meta.json`` of an index folder, checked: our type and format, a known version, the counts, and the
-    metadata checksum when the index is sealed (indexes built before sealing are read unchecked)."""
+    seal: the records of every file and the metadata's own checksum (indexes built before sealing have none
+    of the three and are read without them; a partial seal is damage)."""
     path = folder / META
     try:
         with open(path, encoding="utf-8") as f:
             meta = json.load(f)
-    except ValueError as e:
-        raise _corrupt(path, f"not valid JSON ({e})") from None
+    except (ValueError, RecursionError) as e:
+        raise _corrupt(path, f"not valid JSON ({type(e).__name__})") from None
     if (
         not isinstance(meta, dict)
         or meta.get("type") != ARTIFACT_TYPE
@@ -168,18 +187,30 @@ def read_meta(folder: Path) -> dict[str, Any]:
             {k: meta.get(k) for k in ("type", "format")} if isinstance(meta, dict) else type(meta).__name__
         )
         raise ValueError(f"{folder} is not a sparse_index.csr artifact (pt_meta.json says {found}).")
-    if not isinstance(meta.get("format_version", 0), int) or meta.get("format_version", 0) > FORMAT_VERSION:
+    version = meta.get("format_version", 0)
+    if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
         raise ValueError(
-            f"{folder} was written by a newer pyterrier-sparse-eval (format {meta.get('format_version')}); "
+            f"{folder} was written by a newer pyterrier-sparse-eval (format {version!r}); "
             "upgrade with `pip install -U pyterrier-sparse-eval`."
         )
     for key in _COUNTS:
         if not isinstance(meta.get(key), int) or isinstance(meta.get(key), bool) or meta[key] < 0:
             raise _corrupt(path, f"{key} is {meta.get(key)!r}, not a count")
-    if "checksum" in meta and meta["checksum"] != _meta_checksum(meta):
-        raise _corrupt(path, "the metadata does not match its checksum (a field was edited)")
-    if "files" in meta and not isinstance(meta["files"], dict):
-        raise _corrupt(path, "the file records are not a mapping")
+    seal_keys = ("files", "build_id", "checksum")
+    if any(k in meta for k in seal_keys):
+        if not all(k in meta for k in seal_keys):
+            raise _corrupt(path, "the seal is incomplete (files, build_id and checksum go together)")
+        if meta["checksum"] != _meta_checksum(meta):
+            raise _corrupt(path, "the metadata does not match its checksum (a field was edited)")
+        files = meta["files"]
+        if not isinstance(files, dict) or not all(
+            isinstance(r, dict) and isinstance(r.get("bytes"), int) and isinstance(r.get("crc32"), str)
+            for r in files.values()
+        ):
+            raise _corrupt(path, "the file records are malformed")
+        unrecorded = sorted((set(array_files(meta)) | set(JSON_LISTS)) - set(files))
+        if unrecorded:
+            raise _corrupt(path, f"the seal does not record {unrecorded[0]}")
     return meta
 
 
@@ -195,22 +226,19 @@ def check_sizes(folder: Path, meta: dict[str, Any]) -> None:
         path = folder / name
         if not path.is_file():
             raise _corrupt(path, "missing")
-        if path.stat().st_size != record.get("bytes"):
-            raise _corrupt(
-                path, f"{path.stat().st_size:,} bytes where the build wrote {record.get('bytes'):,}"
-            )
-
-
-def _check_crc(path: Path, meta: dict[str, Any]) -> None:
-    record = meta.get("files", {}).get(path.name)
-    if record is not None and file_crc32(path) != record.get("crc32"):
-        raise _corrupt(path, "its CRC-32 differs from the one recorded at build time")
+        if path.stat().st_size != record["bytes"]:
+            raise _corrupt(path, f"{path.stat().st_size:,} bytes where the build wrote {record['bytes']:,}")
 
 
 def check_checksums(folder: Path, meta: dict[str, Any]) -> None:
-    """Every sealed file's CRC-32 against the one recorded at build time (each file read once)."""
-    for name in meta.get("files", {}):
-        _check_crc(folder / name, meta)
+    """Every sealed file's CRC-32 against the one recorded at build time. zlib releases the GIL while it sums,
+    so the files are read on several threads."""
+    records = meta.get("files", {})
+    names = sorted(records, key=lambda n: -records[n]["bytes"])
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        for name, crc in zip(names, pool.map(lambda n: file_crc32(folder / n), names)):
+            if crc != records[name]["crc32"]:
+                raise _corrupt(folder / name, "its CRC-32 differs from the one recorded at build time")
 
 
 def check_json(folder: Path, name: str, meta: dict[str, Any]) -> list[Any]:
@@ -221,8 +249,8 @@ def check_json(folder: Path, name: str, meta: dict[str, Any]) -> list[Any]:
             value = json.load(f)
     except FileNotFoundError:
         raise _corrupt(path, "missing") from None
-    except ValueError as e:
-        raise _corrupt(path, f"not valid JSON ({e})") from None
+    except (ValueError, RecursionError) as e:
+        raise _corrupt(path, f"not valid JSON ({type(e).__name__})") from None
     expected = meta[JSON_LISTS[name]]
     if not isinstance(value, list) or len(value) != expected:
         got = len(value) if isinstance(value, list) else type(value).__name__
@@ -235,19 +263,32 @@ def _blocks(n: int) -> range:
 
 
 def check_array(folder: Path, name: str, meta: dict[str, Any], full: bool, mmap: bool) -> np.ndarray:
-    """Load one array file of the index and check its dtype, shape and invariants (the O(postings) ones when
-    ``full``; see the module docstring); returns the array. Checksums are :func:`check_checksums`' job."""
+    """Load one array file of the index and check its header against its size, its dtype and shape, and its
+    invariants (see the module docstring); returns the array. Checksums are :func:`check_checksums`' job."""
     path = folder / name
-    try:
-        arr = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
-    except FileNotFoundError:
-        raise _corrupt(path, "missing") from None
-    except (ValueError, OSError, EOFError) as e:
-        raise _corrupt(path, f"not a readable .npy array ({e})") from None
     dtype, shape_of = ARRAYS[name]
     shape = shape_of(meta)
-    if arr.dtype.str != dtype or arr.shape != shape:
-        raise _corrupt(path, f"holds {arr.dtype.str} {arr.shape} where the index needs {dtype} {shape}")
+    try:  # the header first: a shape edited in it must not make numpy allocate what the file does not hold
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            reader = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
+            found_shape, fortran, found_dtype = reader(f)
+            offset = f.tell()
+    except FileNotFoundError:
+        raise _corrupt(path, "missing") from None
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as e:
+        raise _corrupt(path, f"not a readable .npy array ({type(e).__name__}: {e})") from None
+    if found_dtype.str != dtype or tuple(found_shape) != shape or fortran:
+        raise _corrupt(
+            path, f"holds {found_dtype.str} {tuple(found_shape)} where the index needs {dtype} {shape}"
+        )
+    if offset + int(np.prod(shape)) * np.dtype(dtype).itemsize != path.stat().st_size:
+        raise _corrupt(path, "its size does not match its header (truncated, or bytes added)")
+    arr = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     problem = _invariant(name, arr, meta, full)
     if problem:
         raise _corrupt(path, problem)
@@ -255,7 +296,8 @@ def check_array(folder: Path, name: str, meta: dict[str, Any], full: bool, mmap:
 
 
 def _invariant(name: str, arr: np.ndarray, meta: dict[str, Any], full: bool) -> str | None:
-    """The first broken invariant of an array, or None. Structure always; the O(postings) ones when ``full``."""
+    """The first broken invariant of an array, or None: everything a kernel relies on (so that no damage can
+    crash one), always; finite weights only when ``full`` (non-finite weights give wrong scores, no crash)."""
     n_docs = meta["num_docs"]
     if name == "postings.indptr.npy":
         if arr[0] != 0 or arr[-1] != meta["num_postings"]:
@@ -281,11 +323,13 @@ def _invariant(name: str, arr: np.ndarray, meta: dict[str, Any], full: bool) -> 
 
 
 def check_sorted_postings(folder: Path, indptr: np.ndarray, indices: np.ndarray) -> None:
-    """Doc ids ascend strictly within each term (the kernels walk them in order)."""
-    starts = np.zeros(len(indices) + 1, dtype=bool)
-    starts[indptr[:-1][indptr[:-1] < len(indices)]] = True  # a descent is allowed only where a term starts
-    for s in _blocks(len(indices)):
-        e = min(len(indices), s + _BLOCK + 1)
-        drops = np.flatnonzero(np.diff(indices[s:e]) <= 0) + s + 1
-        if len(drops) and not starts[drops].all():
+    """Doc ids ascend strictly within each term: the kernels walk each term's postings in order, and a descent
+    would send them outside their buffers."""
+    n = len(indices)
+    starts = np.zeros(n + 1, dtype=bool)
+    starts[indptr[:-1][indptr[:-1] < n]] = True  # where a term starts, any doc id may follow
+    for s in _blocks(n):
+        e = min(n, s + _BLOCK + 1)
+        block = indices[s:e]
+        if np.any((block[1:] <= block[:-1]) & ~starts[s + 1 : e]):
             raise _corrupt(folder / "postings.indices.npy", "doc ids do not ascend within a term")

@@ -19,7 +19,6 @@ import scipy.sparse as sp
 
 from ._build import SparseIndexer, check_mode, index_meta, write_index_dir
 from ._format import (
-    ARRAYS,
     ARTIFACT_FORMAT,
     ARTIFACT_TYPE,
     JSON_LISTS,
@@ -27,6 +26,7 @@ from ._format import (
     PACKAGE_HINT,
     IndexCorruptError,
     StaleIndexError,
+    array_files,
     check_array,
     check_checksums,
     check_json,
@@ -37,6 +37,7 @@ from ._format import (
 )
 from ._retriever import SparseRetriever
 from ._weights import idf_lucene
+from .datasets import FieldError
 
 __all__ = ["SparseIndex", "IndexCorruptError", "StaleIndexError"]
 
@@ -61,11 +62,12 @@ class SparseIndex(pt.Artifact):
     Args:
         path: the index directory.
         mmap: memory-map the postings instead of reading them into RAM.
-        checks: what is checked when a file is first read. ``"full"`` (default): its size, dtype and shape,
-            its CRC-32 against the one recorded at build time, and every invariant the kernels rely on (doc
-            ids in range and ascending within a term, docno ranks a permutation, finite weights).
-            ``"structure"``: sizes, dtypes, shapes and the O(terms + docs) invariants only, for very large
-            indexes opened often; :meth:`verify` then checks the rest on demand.
+        checks: what opening and first reads check. Always: the metadata, every file's size, each array's
+            header, dtype and shape, and every invariant the kernels rely on (doc ids in range and ascending
+            within a term, offsets monotone, docno ranks a permutation), so that no damage can crash a
+            kernel. ``"full"`` (default) also every file's CRC-32 against the one recorded at build time (once
+            per open) and finite weights, so that damage never yields rankings either. ``"structure"`` skips
+            those two, for very large indexes opened often; :meth:`verify` then checks them on demand.
     """
 
     ARTIFACT_TYPE = ARTIFACT_TYPE
@@ -110,8 +112,9 @@ class SparseIndex(pt.Artifact):
         return path
 
     @cached_property
-    def _opened(self) -> tuple[dict[str, Any], tuple[int, int, int]]:
-        """The metadata read when this handle opened the index, checked, and the identity of that build."""
+    def _opened(self) -> tuple[dict[str, Any], tuple[int, int, int], str]:
+        """The metadata read when this handle opened the index (checked), the identity of its ``pt_meta.json``
+        and its build id (for indexes built before build ids: one made from that identity)."""
         path = self._require_built()
         seen = generation(path)
         meta = read_meta(path)
@@ -122,7 +125,7 @@ class SparseIndex(pt.Artifact):
             raise StaleIndexError(
                 f"The index at {path} was rebuilt while it was being opened; open it again."
             )
-        return meta, seen
+        return meta, seen, str(meta.get("build_id") or "legacy-{}-{}-{}".format(*seen))
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -131,29 +134,49 @@ class SparseIndex(pt.Artifact):
 
     @property
     def build_id(self) -> str:
-        """Identifies the build this handle reads (indexes built before build ids: their metadata's identity)."""
-        dev, ino, mtime = self._opened[1]
-        return str(self.meta.get("build_id") or f"legacy-{dev}-{ino}-{mtime}")
+        """Identifies the build this handle reads."""
+        return self._opened[2]
 
     def check_current(self) -> None:
-        """Raise :class:`StaleIndexError` if the index at ``path`` is no longer the build this handle read."""
+        """Raise :class:`StaleIndexError` if the index at ``path`` is no longer the build this handle read.
+
+        Cheap (one ``stat``) while ``pt_meta.json`` is the file this handle opened; when it is another file (a
+        rebuild, but also a copy of the same build, or a ``touch``), what it says decides."""
         path = self.directory
+        meta, seen, build = self._opened
         try:
             current = generation(path)
-        except FileNotFoundError:
-            current = None
-        if current != self._opened[1]:
-            raise StaleIndexError(
-                f"The index at {path} was rebuilt (or removed) after this handle read it; call index.reload() "
-                "to use the index now there, and create new retrievers from it."
-            )
+            if current == seen:
+                return
+            now = read_meta(path)
+            if (now.get("build_id") == meta.get("build_id")) if "build_id" in meta else now == meta:
+                self.__dict__["_opened"] = (meta, current, build)  # the same build: remember its new identity
+                return
+        except (FileNotFoundError, ValueError):  # removed, or replaced by something damaged
+            pass
+        raise StaleIndexError(
+            f"The index at {path} was rebuilt (or removed) after this handle read it; call index.reload() to "
+            "use the index now there (and make new retrievers from it), or run the command again."
+        )
+
+    def _read_checked(self, read: Any) -> Any:
+        """``read()`` a file of this handle's build: the build is checked before and after, so a file of a
+        build that replaced it in between is never used."""
+        self.check_current()
+        value = read()
+        self.check_current()
+        return value
 
     def _load(self, name: str) -> np.ndarray:
         """An array file, checked on first read (once per open) and cached."""
         loaded: dict[str, np.ndarray] = self._loaded
         if name not in loaded:
-            self.check_current()
-            loaded[name] = check_array(self.directory, name, self.meta, self.checks == "full", self.mmap)
+            # finite weights are what the build wrote (it refuses others): with the CRC-32s checked on open they
+            # need no scan of their own; an unsealed index has no CRC-32s, so they are scanned
+            full = self.checks == "full" and "files" not in self.meta
+            loaded[name] = self._read_checked(
+                lambda: check_array(self.directory, name, self.meta, full, self.mmap)
+            )
         return loaded[name]
 
     @cached_property
@@ -161,13 +184,12 @@ class SparseIndex(pt.Artifact):
         return {}
 
     def _json(self, name: str) -> list[Any]:
-        self.check_current()
-        return check_json(self.directory, name, self.meta)
+        return self._read_checked(lambda: check_json(self.directory, name, self.meta))
 
-    def verify(self) -> None:
+    def verify(self) -> dict[str, Any]:
         """Check everything: every file's size and CRC-32 against the seal, every array's dtype, shape and
         invariants, the JSON lists, and that no file is missing or foreign. Raises
-        :class:`IndexCorruptError` naming the file and what is wrong; returns None for an intact index.
+        :class:`IndexCorruptError` naming the file and what is wrong; returns the verified metadata.
 
         Indexes built before files were sealed (no ``files`` record) are checked for everything but the
         CRC-32s."""
@@ -175,7 +197,7 @@ class SparseIndex(pt.Artifact):
         meta = read_meta(path)
         check_sizes(path, meta)
         check_checksums(path, meta)
-        expected = set(JSON_LISTS) | {n for n in ARRAYS if n != "collection_df.npy" or "collection" in meta}
+        expected = set(JSON_LISTS) | set(array_files(meta))
         present = {p.name for p in path.iterdir()} - {META}
         missing, foreign = sorted(expected - present), sorted(present - expected)
         if missing:
@@ -185,7 +207,7 @@ class SparseIndex(pt.Artifact):
                 f"{path / foreign[0]}: a file the build did not write is in the index folder; move it out."
             )
         for name in sorted(expected):
-            if name in ARRAYS:
+            if name.endswith(".npy"):
                 check_array(path, name, meta, True, True)
             else:
                 check_json(path, name, meta)
@@ -194,6 +216,7 @@ class SparseIndex(pt.Artifact):
             check_array(path, "postings.indptr.npy", meta, False, True),
             check_array(path, "postings.indices.npy", meta, False, True),
         )
+        return meta
 
     @cached_property
     def vocab(self) -> list[str]:
@@ -215,8 +238,7 @@ class SparseIndex(pt.Artifact):
         indptr = self._load("postings.indptr.npy")
         indices = self._load("postings.indices.npy")
         data = self._load("postings.data.npy")
-        if self.checks == "full":
-            check_sorted_postings(self.directory, indptr, indices)
+        check_sorted_postings(self.directory, indptr, indices)
         return sp.csr_matrix((data, indices, indptr), shape=(self.num_terms, self.num_docs), copy=False)
 
     @cached_property
@@ -299,7 +321,7 @@ class SparseIndex(pt.Artifact):
         position = {d: i for i, d in enumerate(self.docnos.tolist())}
         unknown = [d for d in wanted if d not in position]
         if unknown:
-            raise KeyError(f"{len(unknown)} docnos are not in {self!r}, e.g. {unknown[:5]}.")
+            raise FieldError(f"{len(unknown)} docnos are not in {self!r}, e.g. {unknown[:5]}.")
         if not wanted:
             raise ValueError("A subset needs at least one document.")
         cols = np.sort(np.fromiter((position[d] for d in wanted), dtype=np.int64, count=len(wanted)))

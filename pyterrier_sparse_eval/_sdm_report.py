@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from filelock import FileLock
 
 from . import datasets
 from ._index import SparseIndex
@@ -160,9 +161,11 @@ def three_way(
     measure_names = [f"{m}@{k}" for k in k_values for m in ("R", "nDCG")]
     for spec in specs:
         pooled_path = folder / f"pool-{pool.fingerprint}" / spec.cache_name(dataset)
-        pooled_index = SparseIndex(pooled_path)
-        if not pooled_index.built():
-            pool.index(full_index[spec.name], pooled_path)
+        pooled_path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(pooled_path.parent / f".{pooled_path.name}.lock")):  # concurrent runs build it once
+            pooled_index = SparseIndex(pooled_path)
+            if not pooled_index.built():
+                pool.index(full_index[spec.name], pooled_path)
         if verbose:
             print(f"Retrieving {spec.name} over the pooled corpus")
         pooled_run = spec.retriever(pooled_index, num_results=pool.size, verbose=verbose).transform(topics)

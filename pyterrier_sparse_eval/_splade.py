@@ -16,9 +16,10 @@ import pandas as pd
 import pyterrier as pt
 
 from ._build import SparseIndexer, warn_empty
+from ._format import file_crc32
 from ._index import SparseIndex
 from ._retriever import SparseRetriever
-from .datasets import doc_texts, resolve_fields
+from .datasets import FieldError, doc_texts, resolve_fields
 
 __all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max", "model_fingerprint", "looks_like_path"]
 
@@ -81,11 +82,7 @@ def model_fingerprint(model: str) -> str | None:
 
         digest = zlib.crc32(b"")
         for f in sorted(p for p in path.iterdir() if p.is_file() and p.suffix in _MODEL_FILES):
-            crc = 0
-            with open(f, "rb") as stream:
-                while chunk := stream.read(1 << 24):
-                    crc = zlib.crc32(chunk, crc)
-            digest = zlib.crc32(f"{f.name}:{f.stat().st_size}:{crc:08x};".encode(), digest)
+            digest = zlib.crc32(f"{f.name}:{f.stat().st_size}:{file_crc32(f)};".encode(), digest)
         return f"files:{digest:08x}"
     try:
         from huggingface_hub import try_to_load_from_cache
@@ -191,7 +188,9 @@ class Splade:
         return self.__dict__["_fingerprint"]
 
     # --- model -------------------------------------------------------------------------------------------
-    def _load(self) -> tuple[Any, Any, Any, list[str]]:
+    def load(self) -> tuple[Any, Any, Any, list[str]]:
+        """Load the tokenizer and the model (once; downloaded first when a hub id is not cached). Returns
+        ``(tokenizer, model, device, token names)``."""
         if self._loaded is None:
             torch, transformers = _lazy_torch()
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -219,6 +218,8 @@ class Splade:
             names = tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))
             names += [f"[id{i}]" for i in range(len(names), size)]
             self._loaded = (tokenizer, mlm, device, names)
+            if self.__dict__.get("_fingerprint", "") is None:
+                del self.__dict__["_fingerprint"]  # downloaded just now: the hub commit is known from here on
         return self._loaded
 
     def encode(
@@ -239,7 +240,7 @@ class Splade:
         torch, _ = _lazy_torch()
         from tqdm.auto import tqdm
 
-        tokenizer, mlm, device, names = self._load()
+        tokenizer, mlm, device, names = self.load()
         names_arr = np.array(names, dtype=object)
         texts = [t if isinstance(t, str) else "" for t in texts]
         out: list[dict[str, float]] = [{} for _ in texts]
@@ -393,7 +394,7 @@ class SpladeIndexer(SparseIndexer):
 
     def encode(self, batch: list[dict[str, Any]], bar: Any) -> tuple[list[str], list[dict[str, float]]]:
         if "docno" not in batch[0]:
-            raise KeyError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
+            raise FieldError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
         if self.fields_ is None:
             self.fields_ = resolve_fields(batch, self.fields)
         texts, empty = doc_texts(batch, self.fields_)

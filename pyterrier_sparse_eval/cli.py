@@ -299,14 +299,14 @@ def cmd_check_index(args: argparse.Namespace) -> int:
     if not index.built():
         raise UsageError(f"{args.path} is not a sparse index (no pt_meta.json); give an index folder.")
     try:
-        index.verify()
+        meta = index.verify()
     except IndexCorruptError as e:
         print(f"sparse-eval: check failed: {one_line(e)}", file=sys.stderr)
         return EXIT_CHECK_FAILED
-    sealed = "" if "files" in index.meta else " (built before files were sealed: no CRC-32s to compare)"
+    sealed = "" if "files" in meta else " (built before files were sealed: no CRC-32s to compare)"
     print(
-        f"{args.path}: intact{sealed}: {index.num_docs:,} documents, {index.num_terms:,} terms, "
-        f"{index.num_postings:,} postings, build {index.build_id}"
+        f"{args.path}: intact{sealed}: {meta['num_docs']:,} documents, {meta['num_terms']:,} terms, "
+        f"{meta['num_postings']:,} postings, build {meta.get('build_id', '(not recorded)')}"
     )
     return EXIT_OK
 
@@ -354,6 +354,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--version", action="version", version=f"sparse-eval (pyterrier-sparse-eval) {__version__}"
+    )
+    parser.add_argument(
+        "--debug", action="store_true", dest="debug_all", help="show the traceback of an error"
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show the traceback of an error")
@@ -474,9 +477,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return run(
         lambda: int(args.func(args)),
-        debug=args.debug,
+        debug=args.debug or args.debug_all,
         quiet=getattr(args, "quiet", False),
-        input_errors=(StaleIndexError,),
+        input_errors=(StaleIndexError, datasets.FieldError),
     )
 
 

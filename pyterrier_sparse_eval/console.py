@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import select
 import sys
 from collections.abc import Callable, Iterator
 
@@ -34,7 +35,7 @@ class UsageError(Exception):
 
 
 #: exceptions that mean bad input or a bad environment (exit 2), as opposed to a bug (exit 3)
-INPUT_ERRORS: tuple[type[BaseException], ...] = (UsageError, ValueError, KeyError, OSError, ImportError)
+INPUT_ERRORS: tuple[type[BaseException], ...] = (UsageError, ValueError, OSError, ImportError)
 
 
 def run(
@@ -52,14 +53,16 @@ def run(
     try:
         with progress_bars(shown=not quiet), library_logs():
             return command()
-    except BrokenPipeError:  # the reader left: not an error
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     except Exception as e:
+        if isinstance(e, BrokenPipeError) and _stdout_closed():
+            devnull = os.open(
+                os.devnull, os.O_WRONLY
+            )  # the reader of our output left (`| head`): not an error
+            os.dup2(devnull, sys.stdout.fileno())
+            return EXIT_OK
         if debug:
             raise
         if looks_like_network(e):
@@ -82,13 +85,24 @@ OFFLINE_HINT = (
 )
 
 
+def _stdout_closed() -> bool:
+    """Whether the reader of our standard output has gone (``| head`` exited): the pipe's write end then
+    polls as an error. Other broken pipes are real failures."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLERR)
+        return any(event & select.POLLERR for _, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no poll here, or stdout is not a real file
+        return False
+
+
 def looks_like_network(error: BaseException) -> bool:
     """Whether an error (or one it was raised from) is a failed download or connection."""
     seen: BaseException | None = error
     while seen is not None:
         name = type(seen).__name__
         text = str(seen)
-        if isinstance(seen, ConnectionError) or name in (
+        if (isinstance(seen, ConnectionError) and not isinstance(seen, BrokenPipeError)) or name in (
             "ConnectionError",
             "MaxRetryError",
             "NameResolutionError",
@@ -108,7 +122,6 @@ def one_line(error: BaseException) -> str:
     return " ".join(str(text).split()) or type(error).__name__
 
 
-#: exceptions that mean bad input or a bad environment (exit 2), as opposed to a bug (exit 3)
 @contextlib.contextmanager
 def library_logs() -> Iterator[None]:
     """ir_datasets logs every download retry and file it opens (each module on its own logger); the command

@@ -28,9 +28,18 @@ __all__ = [
     "num_docs",
     "resolve_fields",
     "doc_texts",
+    "FieldError",
     "read_run",
     "read_qrels",
 ]
+
+
+class FieldError(KeyError):
+    """Documents, topics or a frame lack a field (or id) they need; the message names the fix."""
+
+    def __str__(self) -> str:  # KeyError's repr-quoting hides the message
+        return str(self.args[0]) if self.args else ""
+
 
 # Preferred topic fields, in order, when a collection offers several (TREC: title is the short keyword query).
 TOPIC_FIELD_PREFERENCE = ("query", "title", "text")
@@ -193,7 +202,7 @@ def resolve_fields(
     if fields is not None:
         missing = [f for f in fields if f not in keys]
         if missing:
-            raise KeyError(
+            raise FieldError(
                 f"Documents have no field(s) {missing}; available: {sorted(keys)}. Pass fields=[...]."
             )
         return tuple(fields)
@@ -202,7 +211,7 @@ def resolve_fields(
         chosen = tuple(f for f in DEFAULT_DOC_FIELDS if f in keys)
     if not chosen:
         text_like = sorted({k for d in sample for k, v in d.items() if isinstance(v, str) and k != "docno"})
-        raise KeyError(
+        raise FieldError(
             f"Documents have neither 'title' nor 'text' (fields: {sorted(keys)}); pass fields=[...], "
             f"e.g. fields={text_like[:2]}."
         )

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import json
 import os
 import re
 import shutil
+import socket
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -78,12 +80,18 @@ _RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
 _UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP}
 
 
+@functools.cache
+def _renameat2_call() -> Any:
+    try:
+        return ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+
+
 def _renameat2(src: Path, dst: Path, flags: int) -> bool:
     """renameat2(src, dst, flags); False when this system or file system does not support it."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        call = libc.renameat2
-    except (OSError, AttributeError):
+    call = _renameat2_call()
+    if call is None:
         return False
     if call(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) == 0:
         return True
@@ -103,25 +111,44 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.(?P<kind>tmp|old)$")
+#: who writes: temporary folders are named ``.NAME.HOST.PID.TOKEN.RANDOM.(tmp|old)``, so that leftovers can be
+#: told apart from the folders of writers still at work (on this host: the process is alive and, for our own
+#: PID, the token is ours; writers on other hosts sharing the folder are never touched)
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
+_TOKEN = os.urandom(4).hex()
+_LEFTOVER = re.compile(
+    r"^\.(?P<name>.+)\.(?P<host>[A-Za-z0-9-]+)\.(?P<pid>\d+)\.(?P<token>[0-9a-f]{8})\.[^.]+\.(?P<kind>tmp|old)$"
+)
+
+
+def _temp_prefix(target: Path) -> str:
+    return f".{target.name}.{_HOST}.{os.getpid()}.{_TOKEN}."
+
+
+def _abandoned(m: re.Match[str]) -> bool:
+    if m["host"] != _HOST:
+        return False
+    pid = int(m["pid"])
+    if pid == os.getpid():
+        return m["token"] != _TOKEN  # an earlier process that had our PID (e.g. PID 1 in a container)
+    return not _pid_alive(pid)
 
 
 def new_temp_dir(target: str | os.PathLike[str]) -> Path:
-    """A new hidden folder next to ``target`` (``.NAME.PID.RANDOM.tmp``), to be filled and then moved into
-    place by :func:`replace_dir`. Leftovers of writers that died are cleaned up first (:func:`clean_leftovers`)."""
+    """A new hidden folder next to ``target``, to be filled and then moved into place by :func:`replace_dir`.
+    Leftovers of writers that died are cleaned up first (:func:`clean_leftovers`)."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_leftovers(target)
-    return Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent))
+    return Path(tempfile.mkdtemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent))
 
 
 def clean_leftovers(target: str | os.PathLike[str]) -> list[Path]:
-    """Remove the temporary folders next to ``target`` left by writers whose process has ended.
+    """Remove the temporary folders next to ``target`` left by writers on this host whose process has ended.
 
-    A writer killed mid-build leaves ``.NAME.PID.*.tmp``; one killed between the two renames of a swap on a
-    system without an atomic exchange leaves the previous folder in ``.NAME.PID.*.old`` and nothing at
-    ``target``: that folder is moved back first, so the path holds the old version again. Returns the
-    folders removed.
+    A writer killed mid-build leaves a ``.tmp`` folder; one killed between the two renames of a swap on a
+    system without an atomic exchange leaves the previous folder in a ``.old`` one and nothing at ``target``:
+    that folder is moved back first, so the path holds the old version again. Returns the entries removed.
     """
     target = Path(target)
     removed: list[Path] = []
@@ -129,40 +156,65 @@ def clean_leftovers(target: str | os.PathLike[str]) -> list[Path]:
         return removed
     for entry in sorted(target.parent.iterdir()):
         m = _LEFTOVER.match(entry.name)
-        if not m or m["name"] != target.name or int(m["pid"]) == os.getpid() or _pid_alive(int(m["pid"])):
+        if not m or m["name"] != target.name or not _abandoned(m):
             continue
         previous = entry / "previous"
         if m["kind"] == "old" and previous.is_dir() and not os.path.lexists(target):
             os.replace(previous, target)
-        shutil.rmtree(entry, ignore_errors=True)
-        removed.append(entry)
+        if entry.is_symlink():
+            entry.unlink()
+        else:
+            shutil.rmtree(entry, ignore_errors=True)
+        if not os.path.lexists(entry):
+            removed.append(entry)
     return removed
 
 
-def replace_dir(tmp: Path, target: Path, *, overwrite: bool) -> None:
+def replace_dir(
+    tmp: Path, target: Path, *, overwrite: bool, replaceable: Callable[[Path], bool] | None = None
+) -> None:
     """Move the finished folder ``tmp`` to ``target`` (made readable by all, 0o755).
 
-    An existing ``target`` is replaced only with ``overwrite=True`` (the caller checks that it may be), by an
-    atomic exchange of the two folders where the system has one (Linux ``renameat2``), so that the path holds
-    the old or the new folder at every instant; elsewhere by two renames, whose gap
-    :func:`clean_leftovers` repairs on the next write. Without ``overwrite`` an existing target means another
-    writer finished first, and the call fails without touching it.
+    An existing ``target`` is replaced only with ``overwrite=True``, and only if ``replaceable(target)`` (when
+    given) holds for what is there at the very moment of the swap: by an atomic exchange of the two folders
+    where the system has one (Linux ``renameat2``), so that the path holds the old or the new folder at every
+    instant; elsewhere by two renames, whose gap is closed again if the second fails, and otherwise by
+    :func:`clean_leftovers` on the next write. Without ``overwrite``, an existing target means another writer
+    finished first, and the call fails without touching it.
     """
     os.chmod(tmp, 0o755)  # mkdtemp made it private (0o700); an index is read by others like any folder
+    taken = FileExistsError(f'{target} appeared while it was being written; pass mode="overwrite".')
     if not os.path.lexists(target):
-        if _renameat2(tmp, target, _RENAME_NOREPLACE):
-            return
+        try:
+            if _renameat2(tmp, target, _RENAME_NOREPLACE):
+                return
+        except FileExistsError:  # it appeared just now
+            if not overwrite:
+                raise taken from None
         if not os.path.lexists(target):
             os.rename(tmp, target)  # the check-then-rename gap is the best a system without renameat2 offers
             return
     if not overwrite:
-        raise FileExistsError(f'{target} appeared while it was being written; pass mode="overwrite".')
+        raise taken
     if _renameat2(tmp, target, _RENAME_EXCHANGE):
+        if replaceable is not None and not replaceable(tmp):  # what was swapped out may not be replaced
+            _renameat2(tmp, target, _RENAME_EXCHANGE)
+            raise FileExistsError(
+                f"{target} changed into something that may not be replaced; nothing was changed."
+            )
         shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the previous folder
         return
-    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".old", dir=target.parent))
+    if replaceable is not None and not replaceable(target):
+        raise FileExistsError(
+            f"{target} changed into something that may not be replaced; nothing was changed."
+        )
+    old = Path(tempfile.mkdtemp(prefix=_temp_prefix(target), suffix=".old", dir=target.parent))
     os.replace(target, old / "previous")
-    os.replace(tmp, target)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        os.replace(old / "previous", target)
+        raise
     shutil.rmtree(old, ignore_errors=True)
 
 

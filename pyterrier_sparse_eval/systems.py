@@ -25,7 +25,7 @@ from typing import Any
 import pyterrier as pt
 
 from ._bm25 import BM25
-from ._format import FORMAT_VERSION
+from ._format import FORMAT_VERSION, IndexCorruptError
 from ._index import SparseIndex
 from ._splade import Splade
 from .files import slug
@@ -146,6 +146,10 @@ class System:
         A lock per cache entry makes concurrent runs wait for one build instead of failing."""
         from filelock import FileLock, Timeout
 
+        if isinstance(self.encoder, Splade) and self.encoder.fingerprint is None:
+            # a hub model not yet in the local cache: fetch it first, so that the cache key names its weights
+            # now and on every later run
+            self.encoder.load()
         path = index_folder(index_dir, dataset_id) / self.cache_name(dataset_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(path.parent / f".{path.name}.lock"))
@@ -159,12 +163,18 @@ class System:
             index = SparseIndex(path)
             mode = "create"
             if index.built():
-                why = self.stale_reason(index)
+                try:
+                    why = self.stale_reason(index)
+                except (
+                    IndexCorruptError
+                ) as e:  # a damaged cache entry is rebuilt, not reported to the user to fix
+                    why = f"it is damaged ({e})"
                 if why is None:
                     if verbose:
                         print(f"Reusing index {path}")
                     return index
-                print(f"Rebuilding {path}: {why}")
+                if verbose:
+                    print(f"Rebuilding {path}: {why}")
                 mode = "overwrite"
             self.encoder.indexer(index, mode=mode, verbose=verbose).index(corpus())
             return index

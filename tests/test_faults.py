@@ -232,7 +232,16 @@ def test_per_query_values_are_printed_also_with_an_output_file(tmp_path, capsys)
 
 
 def test_offline_download_is_one_line_naming_ir_datasets_home(tmp_path):
-    env = {**os.environ, "IR_DATASETS_HOME": str(tmp_path / "empty-cache")}
+    # an empty cache, and every download sent to a closed local port: offline even on a connected machine
+    closed = "http://127.0.0.1:9"
+    proxies = {k: closed for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")}
+    env = {
+        **os.environ,
+        **proxies,
+        "IR_DATASETS_HOME": str(tmp_path / "empty-cache"),
+        "no_proxy": "",
+        "NO_PROXY": "",
+    }
     done = subprocess.run(
         [
             sys.executable,
@@ -259,8 +268,9 @@ def test_version_and_broken_pipe(tmp_path):
         [sys.executable, "-m", "pyterrier_sparse_eval", "--version"], capture_output=True, text=True
     )
     assert out.returncode == 0 and pse.__version__ in out.stdout
-    (tmp_path / "r").write_text("".join(f"q1 Q0 d{i} {i} {1 / (i + 1)} t\n" for i in range(3000)))
-    (tmp_path / "q").write_text(QRELS)
+    # 20,000 queries: far more per-query output than a pipe buffer (64 KiB) holds, so `head` really leaves
+    (tmp_path / "r").write_text("".join(f"q{i} Q0 d1 1 1.0 t\n" for i in range(20_000)))
+    (tmp_path / "q").write_text("".join(f"q{i} 0 d1 1\n" for i in range(20_000)))
     cmd = (
         f"{sys.executable} -m pyterrier_sparse_eval evaluate --run {tmp_path / 'r'} --qrels {tmp_path / 'q'} "
         f"--per-query --metric AP --metric RR --metric P@5 | head -1"
@@ -289,9 +299,20 @@ def test_overwrite_never_deletes_what_is_not_an_index(tmp_path):
         assert tree(tmp_path) == before
 
 
-def test_fractional_labels_are_refused_with_their_row():
-    qrels = pd.DataFrame({"qid": ["q", "q"], "docno": ["a", "b"], "label": [1, 0.5]})
-    with pytest.raises(ValueError, match=r"row 1 \(qid 'q', docno 'b'\) has label 0.5"):
+def test_overwrite_of_a_link_is_refused(tmp_path):
+    real = _build(tmp_path / "v1")
+    (tmp_path / "current").symlink_to(real.directory)
+    with pytest.raises(FileExistsError, match="symbolic link"):
+        pse.BM25(stemmer=None, stopwords=None).indexer(
+            pse.SparseIndex(tmp_path / "current"), mode="overwrite", verbose=False
+        ).index(DOCS)
+    pse.SparseIndex(tmp_path / "current").verify()
+
+
+@pytest.mark.parametrize("labels, row, shown", [([1, 0.5, 2], 1, "0.5"), ([1, 2, "x", 0], 2, "x")])
+def test_non_integer_labels_are_refused_with_their_row(labels, row, shown):
+    qrels = pd.DataFrame({"qid": ["q"] * len(labels), "docno": list("abcd")[: len(labels)], "label": labels})
+    with pytest.raises(ValueError, match=rf"row {row} \(qid 'q', docno '{'abcd'[row]}'\) has label {shown}"):
         pse.evaluate({"q": {"a": 1.0, "b": 0.5}}, qrels, ["nDCG@10"])
 
 
@@ -429,12 +450,30 @@ def test_damaged_index_is_an_error_naming_the_file(case, tmp_path):
     assert main(["check-index", str(tmp_path / "index")]) == 1
 
 
-@pytest.mark.parametrize("name", ["postings.indices.npy", "docno_rank.npy", "postings.indptr.npy"])
-def test_structure_checks_alone_stop_what_would_crash_the_kernel(name, tmp_path):
-    """With checks="structure" (no CRC-32 on open), an out-of-range id or offset is still refused on open."""
-    index = _build(tmp_path / "index")
+def _far(arr: np.ndarray) -> None:
+    arr[len(arr) // 2] = np.iinfo(arr.dtype).max // 2  # far out of range
+
+
+def _descend(arr: np.ndarray) -> None:
+    arr[[0, 1]] = arr[[1, 0]]  # the first term's first two doc ids swapped: in range, out of order
+
+
+@pytest.mark.parametrize(
+    "name, damage",
+    [
+        ("postings.indices.npy", _far),
+        ("docno_rank.npy", _far),
+        ("postings.indptr.npy", _far),
+        ("postings.indices.npy", _descend),
+    ],
+    ids=["doc id out of range", "docno rank out of range", "offset out of range", "doc ids out of order"],
+)
+def test_structure_checks_alone_stop_what_would_crash_the_kernel(name, damage, tmp_path):
+    """With checks="structure" (no CRC-32 on open), whatever could send a kernel out of its buffers is still
+    refused on open, in a well-formed .npy of the right size."""
+    index = _build(tmp_path / "index", [{"docno": f"d{i}", "text": "alpha beta"} for i in range(50)])
     arr = np.load(index.directory / name)
-    arr[len(arr) // 2] = np.iinfo(arr.dtype).max // 2  # far out of range, in a well-formed .npy
+    damage(arr)
     np.save(index.directory / name, arr)
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(index.directory), "structure"],
@@ -508,7 +547,6 @@ def test_kills_during_build_and_overwrite_leave_old_or_new(tmp_path):
     fresh.wait()
     assert not (tmp_path / "fresh").exists()
     rng = np.random.default_rng(5)
-    outcomes = set()
     for delay in sorted(rng.uniform(0.3, 1.1, 8) * duration):
         proc = _builder(path, n, "new", "overwrite")
         time.sleep(delay)
@@ -518,14 +556,67 @@ def test_kills_during_build_and_overwrite_leave_old_or_new(tmp_path):
         index.verify()  # a whole, sealed index is at the path
         tag = "old" if index.build_id == old_id else "new"
         assert index.num_docs == n and all(d.startswith(tag) for d in index.docnos[::997])  # never a mix
-        outcomes.add(tag)
         if tag == "new":  # the next rounds overwrite the new one: keep the invariant "old = what was there"
             old_id = index.build_id
     # the leftovers of the killed builders are removed by the next build in the folder
     assert _builder(path, 100, "last", "overwrite").wait(timeout=600) == 0
     assert _builder(tmp_path / "fresh", 100, "last", "create").wait(timeout=600) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh", "index"]
-    assert outcomes  # (which outcomes occur depends on the timing; both are correct)
+
+
+SWAPPER = """
+import sys
+from pathlib import Path
+from pyterrier_sparse_eval import files
+target = Path(sys.argv[1])
+for i in range(int(sys.argv[2])):
+    tmp = files.new_temp_dir(target)
+    (tmp / "marker").write_text(str(i))
+    files.replace_dir(tmp, target, overwrite=True)
+"""
+
+
+def test_an_overwrite_leaves_a_folder_at_the_path_at_every_instant(tmp_path):
+    """One process swaps new folders in 300 times while this one looks at the path as fast as it can: the
+    path always holds a whole folder (the atomic exchange; two renames would leave a gap)."""
+    from pyterrier_sparse_eval import files
+
+    target = tmp_path / "index"
+    tmp = files.new_temp_dir(target)
+    (tmp / "marker").write_text("first")
+    files.replace_dir(tmp, target, overwrite=False)
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(target), "300"])
+    looks = gaps = 0
+    while swapper.poll() is None:
+        looks += 1
+        gaps += not (target / "marker").exists()
+    assert swapper.returncode == 0 and looks > 1000 and gaps == 0, (looks, gaps)
+
+
+def test_without_an_atomic_exchange_an_interrupted_swap_is_repaired(tmp_path, monkeypatch):
+    """Where renameat2 is missing, an overwrite is two renames; a writer that dies between them leaves the old
+    folder aside and nothing at the path, and the next write puts the old folder back first."""
+    from pyterrier_sparse_eval import files
+
+    monkeypatch.setattr(files, "_renameat2", lambda *a: False)
+    index = _build(tmp_path / "index")
+    old_id = index.build_id
+    rebuilt = (
+        pse.BM25(stemmer=None, stopwords=None).indexer(index, mode="overwrite", verbose=False).index(DOCS[:5])
+    )
+    assert rebuilt.num_docs == 5 and sorted(p.name for p in tmp_path.iterdir()) == [
+        "index"
+    ]  # the fallback works
+    # a dead writer's half-done swap: the previous index moved aside, nothing at the path
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    aside = tmp_path / f".index.{files._HOST}.{dead.pid}.deadbeef.x.old"
+    aside.mkdir()
+    (tmp_path / "index").rename(aside / "previous")
+    assert not pse.SparseIndex(tmp_path / "index").built()
+    files.clean_leftovers(tmp_path / "index")  # what every build next to it does first
+    back = pse.SparseIndex(tmp_path / "index")
+    assert back.num_docs == 5 and back.build_id != old_id and not aside.exists()
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -563,6 +654,47 @@ def test_a_reader_holding_old_metadata_gets_a_clear_error(tmp_path):
         _ = index.postings
 
 
+def test_the_same_build_touched_or_copied_back_is_not_stale(tmp_path):
+    import shutil
+
+    index = _build(tmp_path / "index")
+    retriever = pse.BM25(stemmer=None, stopwords=None).retriever(index)
+    expected = retriever.transform(QUERY)
+    os.utime(index.directory / "pt_meta.json")  # touched
+    shutil.copytree(index.directory, tmp_path / "copy")
+    shutil.rmtree(index.directory)
+    shutil.copytree(tmp_path / "copy", index.directory)  # the same build, as new files
+    pd.testing.assert_frame_equal(retriever.transform(QUERY), expected)
+
+
+def test_a_file_read_after_a_rebuild_is_never_mixed_in(tmp_path, monkeypatch):
+    """The rebuild happens between the check of the build and the read of a file: the read is refused."""
+    from pyterrier_sparse_eval import _index
+
+    index = _build(tmp_path / "index")
+    assert index.num_docs == len(DOCS)
+    real = _index.check_json
+
+    def read_after_a_rebuild(folder, name, meta):
+        pse.BM25(stemmer=None, stopwords=None).indexer(
+            pse.SparseIndex(folder), mode="overwrite", verbose=False
+        ).index(list(reversed(DOCS)))
+        return real(folder, name, meta)
+
+    monkeypatch.setattr(_index, "check_json", read_after_a_rebuild)
+    with pytest.raises(pse.StaleIndexError):
+        _ = index.docnos
+
+
+def test_a_damaged_cache_entry_is_rebuilt_saying_why(tmp_path, capsys):
+    system = pse.systems.parse_system("bm25")
+    index = system.index(tmp_path, "irds:x", lambda: DOCS, verbose=False)
+    _flip("postings.data.npy")(index.directory)
+    rebuilt = system.index(tmp_path, "irds:x", lambda: DOCS, verbose=True)
+    assert "it is damaged" in capsys.readouterr().out
+    rebuilt.verify()
+
+
 def test_an_overwrite_through_the_same_handle_stops_its_old_retrievers(tmp_path):
     index = _build(tmp_path / "index")
     retriever = index.retriever(analyzer=pse.Analyzer(stopwords=None, stemmer=None))
@@ -579,13 +711,55 @@ def test_bm25_cache_is_keyed_by_configuration_and_rebuilds_a_mismatch(tmp_path, 
     # a folder that holds another configuration under this name (renamed, or from an older version) is rebuilt
     target = tmp_path / "x" / b.cache_name("irds:x")
     built.directory.rename(target)
-    index = b.index(tmp_path, "irds:x", corpus, verbose=False)
+    index = b.index(tmp_path, "irds:x", corpus, verbose=True)
     assert "Rebuilding" in capsys.readouterr().out and index.encoder["k1"] == 1.2
 
 
 # ----------------------------------------------------------------------------------------------------------
 # Concurrent runs on one cache
 # ----------------------------------------------------------------------------------------------------------
+
+
+@needs_data
+def test_a_run_waits_for_the_build_of_its_cache_entry(tmp_path):
+    """While another process builds a cache entry (holds its lock), a run waits, then reuses that build."""
+    from filelock import FileLock
+
+    system = pse.systems.parse_system("bm25")
+    entry = tmp_path / "idx" / "vaswani" / system.cache_name("irds:vaswani")
+    entry.parent.mkdir(parents=True)
+    lock = FileLock(str(entry.parent / f".{entry.name}.lock"))
+    lock.acquire()
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pyterrier_sparse_eval",
+            "experiment",
+            "--dataset",
+            "irds:vaswani",
+            "--index-dir",
+            str(tmp_path / "idx"),
+            "--metric",
+            "AP",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen = ""
+    while "Waiting for another run" not in seen:
+        line = run.stdout.readline()
+        assert line, run.stderr.read()
+        seen += line
+    # this process builds the entry while it holds the lock (as a run would), then lets the waiting run go on
+    system.encoder.indexer(pse.SparseIndex(entry), verbose=False).index(
+        pse.datasets.corpus_iter("irds:vaswani")
+    )
+    lock.release()
+    out, err = run.communicate(timeout=600)
+    assert run.returncode == 0, err
+    assert f"Reusing index {entry}" in out
 
 
 @needs_data

@@ -81,10 +81,7 @@ def to_qrels_frame(qrels: Any) -> pd.DataFrame:
             f"Cannot read qrels from {type(qrels).__name__}; pass a DataFrame (qid, docno, label) or "
             "{qid: {docno: label}}."
         )
-    try:
-        labels = pd.to_numeric(frame["label"], errors="raise").to_numpy(dtype=np.float64)
-    except (ValueError, TypeError):
-        labels = np.full(len(frame), np.nan)
+    labels = pd.to_numeric(frame["label"], errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(labels) | (labels != np.round(labels))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
