@@ -188,7 +188,9 @@ def read_meta(folder: Path) -> dict[str, Any]:
         )
         raise ValueError(f"{folder} is not a sparse_index.csr artifact (pt_meta.json says {found}).")
     version = meta.get("format_version", 0)
-    if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise _corrupt(path, f"format_version is {version!r}, not a version number")
+    if version > FORMAT_VERSION:
         raise ValueError(
             f"{folder} was written by a newer pyterrier-sparse-eval (format {version!r}); "
             "upgrade with `pip install -U pyterrier-sparse-eval`."
@@ -241,8 +243,9 @@ def check_checksums(folder: Path, meta: dict[str, Any]) -> None:
                 raise _corrupt(folder / name, "its CRC-32 differs from the one recorded at build time")
 
 
-def check_json(folder: Path, name: str, meta: dict[str, Any]) -> list[Any]:
-    """A JSON list file of the index, checked: valid JSON, a list of the recorded length."""
+def check_json(folder: Path, name: str, meta: dict[str, Any], full: bool = True) -> list[Any]:
+    """A JSON list file of the index, checked: valid JSON, a list of the recorded length and, when ``full``,
+    of distinct strings (what the build wrote; with the CRC-32s checked that needs no scan of its own)."""
     path = folder / name
     try:
         with open(path, encoding="utf-8") as f:
@@ -255,6 +258,8 @@ def check_json(folder: Path, name: str, meta: dict[str, Any]) -> list[Any]:
     if not isinstance(value, list) or len(value) != expected:
         got = len(value) if isinstance(value, list) else type(value).__name__
         raise _corrupt(path, f"holds {got} entries where the metadata says {JSON_LISTS[name]} = {expected}")
+    if full and (not all(type(v) is str for v in value) or len(set(value)) != len(value)):
+        raise _corrupt(path, "holds entries that are not distinct strings")
     return value
 
 
@@ -283,8 +288,9 @@ def check_array(folder: Path, name: str, meta: dict[str, Any], full: bool, mmap:
     except (ValueError, OSError, EOFError, SyntaxError, TypeError) as e:
         raise _corrupt(path, f"not a readable .npy array ({type(e).__name__}: {e})") from None
     if found_dtype.str != dtype or tuple(found_shape) != shape or fortran:
+        order = " in Fortran order" if fortran else ""
         raise _corrupt(
-            path, f"holds {found_dtype.str} {tuple(found_shape)} where the index needs {dtype} {shape}"
+            path, f"holds {found_dtype.str} {tuple(found_shape)}{order} where the index needs {dtype} {shape}"
         )
     if offset + int(np.prod(shape)) * np.dtype(dtype).itemsize != path.stat().st_size:
         raise _corrupt(path, "its size does not match its header (truncated, or bytes added)")
