@@ -213,6 +213,30 @@ def test_bad_command_line_input(case, tmp_path, monkeypatch, capsys):
     assert tree(tmp_path) == before  # nothing written, nothing deleted
 
 
+def test_a_bug_is_exit_3_in_one_line_and_a_traceback_with_debug(tmp_path, monkeypatch, capsys):
+    from pyterrier_sparse_eval import cli
+
+    def broken(args):
+        raise RuntimeError("something the code did not expect")
+
+    (tmp_path / "r").write_text(RUN)
+    (tmp_path / "q").write_text(QRELS)
+    monkeypatch.setattr(cli, "cmd_evaluate", broken)
+    args = ["evaluate", "--run", str(tmp_path / "r"), "--qrels", str(tmp_path / "q")]
+    parser_args = cli.build_parser  # the subcommand's function is bound when the parser is built
+    monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser_args(), "evaluate", broken))
+    assert main(args) == 3
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("sparse-eval: internal error: RuntimeError") and len(err.splitlines()) == 1
+    with pytest.raises(RuntimeError, match="did not expect"):
+        main([*args, "--debug"])
+
+
+def _with_func(parser, command, func):
+    parser._subparsers._group_actions[0].choices[command].set_defaults(func=func)
+    return parser
+
+
 def test_per_query_values_are_printed_also_with_an_output_file(tmp_path, capsys):
     (tmp_path / "r").write_text(RUN)
     (tmp_path / "q").write_text(QRELS)

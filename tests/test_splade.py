@@ -277,3 +277,26 @@ def test_new_weights_in_the_same_folder_give_a_new_cache_entry_and_the_new_numbe
         pse.Splade(folder, doc_max_length=48, verbose=False).retriever(
             pse.SparseIndex(tmp_path / "cache" / "toy" / old_system.cache_name("irds:toy"))
         )
+
+
+def test_a_splade_build_shows_one_progress_bar_with_a_total(tmp_path, model_dir, monkeypatch):
+    import tqdm.auto
+
+    bars = []
+
+    class Recorded(tqdm.auto.tqdm):
+        def __init__(self, *args, **kwargs):
+            bars.append(kwargs)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Recorded)
+    docs = pd.DataFrame({"docno": [f"d{i}" for i in range(40)], "text": (TEXTS * 8)[:40]})
+    splade = pse.Splade(model_dir, batch_size=4, doc_max_length=32, verbose=True)
+    splade.indexer(pse.SparseIndex(tmp_path / "i"), batch_size=16).index(docs)
+    ours = [kw for kw in bars if kw.get("desc") != "Loading weights"]  # transformers shows its own too
+    assert len(ours) == 1 and ours[0]["total"] == 40 and ours[0]["disable"] is None  # shown on a terminal
+    # verbose=False: every bar is off, the model loading's included
+    bars.clear()
+    quiet = pse.Splade(model_dir, batch_size=4, doc_max_length=32, verbose=False)
+    quiet.indexer(pse.SparseIndex(tmp_path / "j"), batch_size=16).index(docs)
+    assert bars and all(kw.get("disable") is True for kw in bars), bars
