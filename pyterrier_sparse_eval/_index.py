@@ -207,16 +207,13 @@ class SparseIndex(pt.Artifact):
             raise IndexCorruptError(
                 f"{path / foreign[0]}: a file the build did not write is in the index folder; move it out."
             )
+        arrays = {}
         for name in sorted(expected):
             if name.endswith(".npy"):
-                check_array(path, name, meta, True, True)
+                arrays[name] = check_array(path, name, meta, True, True)
             else:
                 check_json(path, name, meta)
-        check_sorted_postings(
-            path,
-            check_array(path, "postings.indptr.npy", meta, False, True),
-            check_array(path, "postings.indices.npy", meta, False, True),
-        )
+        check_sorted_postings(path, arrays["postings.indptr.npy"], arrays["postings.indices.npy"])
         return meta
 
     @cached_property

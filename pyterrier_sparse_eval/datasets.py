@@ -175,10 +175,6 @@ def align_topics_qrels(topics: pd.DataFrame, qrels: pd.DataFrame, *, warn: bool 
     return topics[topics["qid"].astype(str).isin(both)].reset_index(drop=True)
 
 
-def _present(value: Any) -> bool:
-    return bool(_as_text(value))
-
-
 def _as_text(value: Any) -> str:
     """A field's text: strings as they are; None, NaN and pandas' NA as "" (missing, never the word "nan")."""
     if type(value) is str:
@@ -206,7 +202,7 @@ def resolve_fields(
                 f"Documents have no field(s) {missing}; available: {sorted(keys)}. Pass fields=[...]."
             )
         return tuple(fields)
-    chosen = tuple(f for f in DEFAULT_DOC_FIELDS if any(_present(d.get(f)) for d in sample))
+    chosen = tuple(f for f in DEFAULT_DOC_FIELDS if any(_as_text(d.get(f)) for d in sample))
     if not chosen:
         chosen = tuple(f for f in DEFAULT_DOC_FIELDS if f in keys)
     if not chosen:

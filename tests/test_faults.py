@@ -34,161 +34,38 @@ def tree(root: Path) -> dict[str, tuple[int, int]]:
 # Bad input on the command line: exit code, one line naming the fix, nothing written or deleted
 # ----------------------------------------------------------------------------------------------------------
 
+# one case per line: the table a reviewer reads
+# fmt: off
 CLI_CASES = [
     # (id, args, files to create, exit code, words of the one-line message)
     ("unknown dataset", ["experiment", "--dataset", "irds:no/such"], {}, 2, "Unknown dataset"),
-    (
-        "unknown measure",
-        ["experiment", "--dataset", "irds:vaswani", "--metric", "nDCGx@10"],
-        {},
-        2,
-        "Unknown measure",
-    ),
-    (
-        "bad system parameter",
-        ["experiment", "--dataset", "irds:vaswani", "--system", "bm25:k=1"],
-        {},
-        2,
-        "k1, b",
-    ),
-    (
-        "unknown system",
-        ["experiment", "--dataset", "irds:vaswani", "--system", "dense"],
-        {},
-        2,
-        "Unknown system",
-    ),
-    (
-        "output suffix",
-        ["experiment", "--dataset", "irds:vaswani", "--output", "x.txt"],
-        {},
-        2,
-        ".json or .csv",
-    ),
-    (
-        "zero results",
-        ["experiment", "--dataset", "irds:vaswani", "--num-results", "0"],
-        {},
-        2,
-        "--num-results must",
-    ),
-    (
-        "index dir is a file",
-        ["experiment", "--dataset", "irds:vaswani", "--index-dir", "notes.txt"],
-        {"notes.txt": "my notes"},
-        2,
-        "is a file",
-    ),
-    (
-        "baseline out of range",
-        ["experiment", "--dataset", "irds:vaswani", "--baseline", "7"],
-        {},
-        2,
-        "--baseline",
-    ),
-    (
-        "same system twice",
-        ["experiment", "--dataset", "irds:vaswani", "--system", "bm25", "--system", "bm25"],
-        {},
-        2,
-        "given twice",
-    ),
-    (
-        "in-house without twin",
-        ["experiment", "--dataset", "irds:vaswani", "--measures", "in-house", "--metric", "ERR@10"],
-        {},
-        2,
-        "not computed in-house",
-    ),
-    (
-        "missing model folder",
-        ["experiment", "--dataset", "irds:vaswani", "--system", "splade:./no/such/model"],
-        {},
-        2,
-        "No model folder",
-    ),
+    ("unknown measure", ["experiment", "--dataset", "irds:vaswani", "--metric", "nDCGx@10"], {}, 2, "Unknown measure"),
+    ("bad system parameter", ["experiment", "--dataset", "irds:vaswani", "--system", "bm25:k=1"], {}, 2, "k1, b"),
+    ("unknown system", ["experiment", "--dataset", "irds:vaswani", "--system", "dense"], {}, 2, "Unknown system"),
+    ("output suffix", ["experiment", "--dataset", "irds:vaswani", "--output", "x.txt"], {}, 2, ".json or .csv"),
+    ("zero results", ["experiment", "--dataset", "irds:vaswani", "--num-results", "0"], {}, 2, "--num-results must"),
+    ("index dir is a file", ["experiment", "--dataset", "irds:vaswani", "--index-dir", "notes.txt"], {"notes.txt": "my notes"}, 2, "is a file"),
+    ("baseline out of range", ["experiment", "--dataset", "irds:vaswani", "--baseline", "7"], {}, 2, "--baseline"),
+    ("same system twice", ["experiment", "--dataset", "irds:vaswani", "--system", "bm25", "--system", "bm25"], {}, 2, "given twice"),
+    ("in-house without twin", ["experiment", "--dataset", "irds:vaswani", "--measures", "in-house", "--metric", "ERR@10"], {}, 2, "not computed in-house"),
+    ("missing model folder", ["experiment", "--dataset", "irds:vaswani", "--system", "splade:./no/such/model"], {}, 2, "No model folder"),
     ("run file missing", ["evaluate", "--run", "none.run", "--qrels", "q"], {"q": QRELS}, 2, "not found"),
-    (
-        "run with 5 columns",
-        ["evaluate", "--run", "r", "--qrels", "q"],
-        {"r": "q1 Q0 d1 1 2.0\n", "q": QRELS},
-        2,
-        "expected 6 columns",
-    ),
-    (
-        "NaN score",
-        ["evaluate", "--run", "r", "--qrels", "q"],
-        {"r": "q1 Q0 d1 1 nan t\n", "q": QRELS},
-        2,
-        "'nan' is not a number",
-    ),
-    (
-        "fractional label",
-        ["evaluate", "--run", "r", "--qrels", "q"],
-        {"r": RUN, "q": "q1 0 d1 0.5\n"},
-        2,
-        "must be an integer",
-    ),
+    ("run with 5 columns", ["evaluate", "--run", "r", "--qrels", "q"], {"r": "q1 Q0 d1 1 2.0\n", "q": QRELS}, 2, "expected 6 columns"),
+    ("NaN score", ["evaluate", "--run", "r", "--qrels", "q"], {"r": "q1 Q0 d1 1 nan t\n", "q": QRELS}, 2, "'nan' is not a number"),
+    ("fractional label", ["evaluate", "--run", "r", "--qrels", "q"], {"r": RUN, "q": "q1 0 d1 0.5\n"}, 2, "must be an integer"),
     ("empty qrels", ["evaluate", "--run", "r", "--qrels", "q"], {"r": RUN, "q": ""}, 2, "is empty"),
-    (
-        "run of another split",
-        ["evaluate", "--run", "r", "--qrels", "q"],
-        {"r": RUN, "q": "q9 0 d1 1\n"},
-        1,
-        "nothing was evaluated",
-    ),
+    ("run of another split", ["evaluate", "--run", "r", "--qrels", "q"], {"r": RUN, "q": "q9 0 d1 1\n"}, 1, "nothing was evaluated"),
     ("empty run", ["crosscheck", "--run", "r", "--qrels", "q"], {"r": "", "q": QRELS}, 1, "NOTHING COMPARED"),
-    (
-        "crosscheck unknown measure",
-        ["crosscheck", "--run", "r", "--qrels", "q", "--metric", "XYZ"],
-        {"r": RUN, "q": QRELS},
-        2,
-        "Unknown measure",
-    ),
-    (
-        "output into a file",
-        ["evaluate", "--run", "r", "--qrels", "q", "--output", "f/x.json"],
-        {"r": RUN, "q": QRELS, "f": "a file"},
-        2,
-        "f/x.json",
-    ),
-    (
-        "sdm unknown family",
-        ["sdm", "--dataset", "irds:vaswani", "--family", "gamma"],
-        {},
-        2,
-        "Unknown --family",
-    ),
-    (
-        "sdm depth below k",
-        ["sdm", "--dataset", "irds:vaswani", "--k", "2000", "--num-results", "1000"],
-        {},
-        2,
-        "num_results=1000 is below",
-    ),
-    (
-        "sdm negative sample",
-        ["sdm", "--dataset", "irds:vaswani", "--sample", "-1"],
-        {},
-        2,
-        "--sample must be >= 0",
-    ),
-    (
-        "sdm output suffix",
-        ["sdm", "--dataset", "irds:vaswani", "--output", "x.csv"],
-        {},
-        2,
-        "must end in .json",
-    ),
+    ("crosscheck unknown measure", ["crosscheck", "--run", "r", "--qrels", "q", "--metric", "XYZ"], {"r": RUN, "q": QRELS}, 2, "Unknown measure"),
+    ("output into a file", ["evaluate", "--run", "r", "--qrels", "q", "--output", "f/x.json"], {"r": RUN, "q": QRELS, "f": "a file"}, 2, "f/x.json"),
+    ("sdm unknown family", ["sdm", "--dataset", "irds:vaswani", "--family", "gamma"], {}, 2, "Unknown --family"),
+    ("sdm depth below k", ["sdm", "--dataset", "irds:vaswani", "--k", "2000", "--num-results", "1000"], {}, 2, "num_results=1000 is below"),
+    ("sdm negative sample", ["sdm", "--dataset", "irds:vaswani", "--sample", "-1"], {}, 2, "--sample must be >= 0"),
+    ("sdm output suffix", ["sdm", "--dataset", "irds:vaswani", "--output", "x.csv"], {}, 2, "must end in .json"),
     ("check a non-index", ["check-index", "notes"], {"notes/a.txt": "x"}, 2, "is not a sparse index"),
-    (
-        "dataset without qrels",
-        ["experiment", "--dataset", "irds:beir/scifact"],
-        {},
-        2,
-        "no relevance judgments",
-    ),
+    ("dataset without qrels", ["experiment", "--dataset", "irds:beir/scifact"], {}, 2, "no relevance judgments"),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize("case", CLI_CASES, ids=[c[0] for c in CLI_CASES])
@@ -419,6 +296,8 @@ def _foreign(name: str):
     return damage
 
 
+# one case per line: the table a reviewer reads
+# fmt: off
 CORRUPTIONS = [
     # (id, damage, words of the error: the file's name)
     ("flip in doc ids", _flip("postings.indices.npy", mask=0x80), "postings.indices.npy"),
@@ -437,6 +316,7 @@ CORRUPTIONS = [
     ("missing weights", _remove("postings.data.npy"), "postings.data.npy"),
     ("another index's doc ids", _foreign("postings.indices.npy"), "postings.indices.npy"),
 ]
+# fmt: on
 
 PROBE = """
 import sys, warnings
