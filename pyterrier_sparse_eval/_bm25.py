@@ -14,23 +14,41 @@ from ._build import IndexWriter, batched, iter_docs, progress, warn_empty
 from ._index import SparseIndex
 from ._retriever import SparseRetriever
 from ._tokenize import ANALYZER_VERSION, Analyzer
-from ._weights import bm25_saturation
+from ._weights import (
+    LENGTH_TABLE,
+    bm25_saturation,
+    length_to_norm,
+    lucene_avgdl,
+    lucene_norm_inverse,
+    lucene_tf_factor,
+)
 from .datasets import FieldError, doc_texts, resolve_fields
 
 __all__ = ["BM25", "BM25Indexer", "TextEncoder"]
 
 
 class BM25:
-    """BM25 (Lucene's formula) as sparse vectors.
+    """BM25 as Lucene (and so Anserini / Pyserini) computes it, as sparse vectors.
 
-    Documents carry saturated term weights tf*(k1+1) / (tf + k1*(1 - b + b*dl/avgdl)), computed once the
-    corpus statistics are known; queries carry term counts; the retriever multiplies by
-    idf_t = ln(1 + (N - df_t + 0.5)/(df_t + 0.5)). Together this is Lucene's BM25 ranking. The defaults
-    k1=0.9, b=0.4 are Anserini's BEIR settings.
+    By default a run equals Anserini's: Lucene's BM25 score idf_t * tf / (tf + k1 * (1 - b + b * dl / avgdl))
+    (no (k1 + 1) factor, as Lucene 8+), document lengths stored as Lucene stores them (one byte per document,
+    ``SmallFloat.intToByte4``, exact up to 23 tokens, then 4 significant bits), avgdl and idf from Lucene's
+    statistics (documents with at least one term), every float operation in Lucene's order and precision, and
+    Anserini's analyzer for the language (:class:`Analyzer`). The index stores x = tf / (k1 * (1 - b + b * dl /
+    avgdl)) per posting and the retriever adds w - w / (1 + x) with w = query count * idf, in float32, summing
+    in float64 as Lucene does. The defaults k1=0.9, b=0.4 are Anserini's BEIR settings.
 
     Args:
         k1, b: BM25 parameters.
-        stemmer, stopwords, lowercase: the lexical analysis (see :class:`Analyzer`).
+        language: ISO 639-1 code of the analyzer (``"en"``, ``"fr"``, ``"zh"``, ...; see
+            ``pse.analysis.LANGUAGES``).
+        exact_lengths: normalise by the exact document length instead of Lucene's one-byte approximation.
+        lucene_scores: ``False`` scores as releases before Lucene parity did: the classic formula with the
+            (k1 + 1) factor as a float32 product sum_t q_t * idf_t * d_t (same ranking up to float rounding;
+            scores (k1 + 1) times larger).
+        tokenizer, stemmer, stopwords, lowercase: the English analysis (see :class:`Analyzer`);
+            ``tokenizer="word", stemmer="snowball:porter", exact_lengths=True, lucene_scores=False`` is the
+            BM25 of releases before Lucene parity.
         fields: document fields joined with a space to form the indexed text. ``None`` means
             ``title`` + ``text`` when a document has both (BEIR convention), else ``text``.
 
@@ -47,6 +65,10 @@ class BM25:
         k1: float = 0.9,
         b: float = 0.4,
         *,
+        language: str = "en",
+        exact_lengths: bool = False,
+        lucene_scores: bool = True,
+        tokenizer: str = "standard",
         stemmer: str | None = "porter",
         stopwords: str | Iterable[str] | None = "lucene",
         lowercase: bool = True,
@@ -56,24 +78,43 @@ class BM25:
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}.")
         self.k1 = k1
         self.b = b
+        self.language = language
+        self.exact_lengths = bool(exact_lengths)
+        self.lucene_scores = bool(lucene_scores)
+        self.tokenizer = tokenizer
         self.stemmer = stemmer
         self.stopwords = stopwords
         self.lowercase = lowercase
         self.fields = fields
-        self.analyzer = Analyzer(lowercase=lowercase, stopwords=stopwords, stemmer=stemmer)
+        self.analyzer = Analyzer(
+            language, tokenizer=tokenizer, lowercase=lowercase, stopwords=stopwords, stemmer=stemmer
+        )
 
     def __repr__(self) -> str:
-        return f"BM25(k1={self.k1}, b={self.b}, stemmer={self.stemmer!r}, stopwords={self.stopwords!r})"
+        options = "" if self.lucene_scores else ", lucene_scores=False"
+        options += ", exact_lengths=True" if self.exact_lengths else ""
+        return f"BM25(k1={self.k1}, b={self.b}{options}, analyzer={self.analyzer!r})"
 
     def encoder_config(self) -> dict[str, Any]:
-        """What determines the document weights, recorded in the index."""
+        """What determines the document weights, recorded in the index (``scoring`` and ``lengths`` say which
+        formula and which document-length norms the stored weights hold)."""
         return {
             "type": "bm25",
             "k1": self.k1,
             "b": self.b,
+            "scoring": "lucene" if self.lucene_scores else "classic",
+            "lengths": "exact" if self.exact_lengths else "lucene-byte",
             "analyzer": self.analyzer.config(),
             "analyzer_version": ANALYZER_VERSION,
         }
+
+    def weights(self, tf: np.ndarray, dl: np.ndarray, stats: dict[str, Any]) -> np.ndarray:
+        """The stored weight of each posting (term frequency ``tf`` in a document of ``dl`` tokens)."""
+        lengths = dl if self.exact_lengths else LENGTH_TABLE[length_to_norm(dl)]
+        if self.lucene_scores:
+            avgdl = lucene_avgdl(stats["sum_ttf"], stats["doc_count"])
+            return lucene_tf_factor(tf, lucene_norm_inverse(lengths, avgdl, self.k1, self.b))
+        return bm25_saturation(tf, lengths, stats["avgdl"], self.k1, self.b)
 
     def indexer(
         self, index: SparseIndex, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True
@@ -82,8 +123,12 @@ class BM25:
         return BM25Indexer(self, index, mode=mode, batch_size=batch_size, verbose=verbose)
 
     def retriever(self, index: SparseIndex, *, num_results: int = 1000, **kwargs: Any) -> SparseRetriever:
-        """A retriever for ``qid`` + ``query`` frames over an index built by this BM25."""
+        """A retriever for ``qid`` + ``query`` frames over an index built by this BM25.
+
+        With Lucene scores, equal scores are ordered as Lucene and Anserini order them (smaller docno first,
+        ``ties="lucene"``, see :class:`SparseRetriever`), so that the run evaluates as Anserini's does."""
         self.check_index(index)
+        kwargs.setdefault("ties", "lucene" if self.lucene_scores else "trec_eval")
         return SparseRetriever(index, num_results=num_results, idf=True, analyzer=self.analyzer, **kwargs)
 
     def query_encoder(self) -> TextEncoder:
@@ -91,20 +136,44 @@ class BM25:
         return TextEncoder(self.analyzer, "query", "query_toks")
 
     def check_index(self, index: SparseIndex) -> None:
-        """Raise if ``index`` was built with other BM25 parameters or analysis than this object."""
-        built = {"analyzer_version": 1, **index.encoder}  # indexes from before versions were recorded: 1
-        mine = self.encoder_config()
-        if built.get("type") != "bm25" or any(built.get(k) != mine[k] for k in mine):
+        """Raise if ``index`` was built with other BM25 parameters, norms, scoring or analysis than this object."""
+        built = _normalised(index.encoder)
+        mine = _normalised(self.encoder_config())
+        if built != mine:
             raise ValueError(
                 f"{index} was built with {_describe(built)}, not {_describe(mine)}; rebuild it with "
                 f'{self!r}.indexer(index, mode="overwrite") or use a BM25 that matches.'
             )
 
 
+def _normalised(encoder: dict[str, Any]) -> dict[str, Any]:
+    """An encoder config in today's terms: indexes from before Lucene parity hold classic scores with exact
+    lengths and record their analysis in the old form."""
+    if encoder.get("type") != "bm25":
+        return {"type": encoder.get("type")}
+    analyzer = encoder.get("analyzer")
+    if analyzer is not None:
+        try:
+            analyzer = Analyzer.from_config(analyzer).config()
+        except (TypeError, ValueError):
+            pass
+    return {
+        "type": "bm25",
+        "k1": encoder.get("k1"),
+        "b": encoder.get("b"),
+        "scoring": encoder.get("scoring", "classic"),
+        "lengths": encoder.get("lengths", "exact"),
+        "analyzer": analyzer,
+    }
+
+
 def _describe(config: dict[str, Any]) -> str:
     if config.get("type") != "bm25":
         return f"encoder {config.get('type')!r}"
-    return f"BM25(k1={config.get('k1')}, b={config.get('b')}, analyzer={config.get('analyzer')})"
+    return (
+        f"BM25(k1={config.get('k1')}, b={config.get('b')}, {config.get('scoring')} scores, "
+        f"{config.get('lengths')} lengths, analyzer={config.get('analyzer')})"
+    )
 
 
 class TextEncoder(pt.Transformer):
@@ -170,7 +239,8 @@ class BM25Indexer(pt.Indexer):
 
         bm25 = self.bm25
         encoder = bm25.encoder_config()
-        table = TokenTable() if (HAVE_NUMBA if self._compiled is None else self._compiled) else None
+        compiled = HAVE_NUMBA if self._compiled is None else self._compiled
+        table = TokenTable() if compiled and bm25.analyzer.compiled_rule is not None else None
         token_ids: dict[str, int] = {}  # the regex path's memo (raw token -> term id)
         self._raw2term = np.zeros(0, dtype=np.int32)
         empty = total = 0
@@ -193,12 +263,7 @@ class BM25Indexer(pt.Indexer):
                 writer.add([str(d["docno"]) for d in batch], terms, tf, offsets, lengths)
                 bar.update(len(batch))
             bar.close()
-            k1, b = bm25.k1, bm25.b
-
-            def weight(tf: np.ndarray, dl: np.ndarray, stats: dict[str, Any]) -> np.ndarray:
-                return bm25_saturation(tf, dl, stats["avgdl"], k1, b)
-
-            writer.finish(weight)
+            writer.finish(bm25.weights)
         warn_empty(empty, total, self.fields_ or ())
         return self.index_ref
 
@@ -219,7 +284,9 @@ class BM25Indexer(pt.Indexer):
         from ._textscan import count_terms
 
         analyzer = self.bm25.analyzer
-        doc, tok, before = table.scan(texts, analyzer.lowercase, analyzer.tokenize_batch)
+        doc, tok, before = table.scan(
+            texts, analyzer.lowercases, analyzer.tokenize_batch, rule=analyzer.compiled_rule or 0
+        )
         if len(table) > before:
             new_ids = self._new_term_ids([table.token(i) for i in range(before, len(table))], writer)
             self._raw2term = np.concatenate([self._raw2term, new_ids])

@@ -280,7 +280,8 @@ class IndexWriter:
         """Transpose the chunks into term-major arrays, write metadata, and move the index into place.
 
         ``weight(values, doclen_of_each_posting, stats)`` turns stored values into final weights once corpus
-        statistics (``stats["avgdl"]``, ``stats["num_docs"]``) are known (BM25 saturation).
+        statistics (``stats["avgdl"]``, ``stats["num_docs"]``, and Lucene's ``stats["doc_count"]``,
+        ``stats["sum_ttf"]``) are known (BM25).
 
         The postings are written in passes over term ranges of at most ``_PASS_POSTINGS`` postings each: a
         pass reads its slice of every spilled chunk, places it, and appends it to the output files, so memory
@@ -298,7 +299,14 @@ class IndexWriter:
         tmp = self.tmp
         docno_rank = self._write_docnos()
         doclen = np.concatenate(self.doclens)
-        stats = {"num_docs": self.num_docs, "avgdl": float(doclen.mean()) if len(doclen) else 0.0}
+        # avgdl: the mean over all documents; doc_count and sum_ttf as Lucene counts them (documents with at least
+        # one term, and their total length), for Lucene's BM25
+        stats = {
+            "num_docs": self.num_docs,
+            "avgdl": float(doclen.mean()) if len(doclen) else 0.0,
+            "doc_count": int(np.count_nonzero(doclen)),
+            "sum_ttf": float(doclen.sum()),
+        }
         num_terms = len(self.vocab)
         indptr = np.zeros(num_terms + 1, dtype=np.int64)
         np.cumsum(self.df[:num_terms], out=indptr[1:])
@@ -355,7 +363,7 @@ class IndexWriter:
             avgdl=stats["avgdl"],
             encoder=self.encoder,
             built={"seconds": round(time.time() - self._started, 3)},
-            extra=extra_meta,
+            extra={"doc_count": stats["doc_count"], **(extra_meta or {})},
         )
         seal(tmp, meta)  # pt_meta.json last: its presence marks a complete index
         _move_into_place(tmp, self.index, self.mode)

@@ -288,6 +288,12 @@ class SparseIndex(pt.Artifact):
         return int(self.meta.get("collection", {}).get("num_docs", self.num_docs))
 
     @property
+    def collection_doc_count(self) -> int:
+        """Lucene's docCount of the corpus the statistics come from: documents with at least one term."""
+        collection = self.meta.get("collection") or {}
+        return int(collection.get("doc_count", self.meta.get("doc_count", self.collection_num_docs)))
+
+    @property
     def collection_df(self) -> np.ndarray:
         """Document frequencies of the corpus the statistics come from (the parent's for a subset)."""
         if self.meta.get("collection") is not None:
@@ -334,6 +340,7 @@ class SparseIndex(pt.Artifact):
         parent = self.meta.get("collection") or {}
         collection = {
             "num_docs": self.collection_num_docs,
+            "doc_count": self.collection_doc_count,
             "avgdl": parent.get("avgdl", float(self.meta.get("avgdl", 0.0))),
             "parent": str(self.path),
         }

@@ -15,10 +15,71 @@ import scipy.sparse as sp
 from ._format import StaleIndexError
 from ._numba import available_backends
 from ._tokenize import Analyzer
+from ._weights import lucene_idf
 
 __all__ = ["SparseRetriever"]
 
 _BACKENDS = ("auto", "numba", "scipy")
+_TIES = ("trec_eval", "lucene")
+
+
+def nudge_ties(rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Scores in which documents that tie on a query's float32 score keep their rank order for any evaluator.
+
+    trec_eval reads scores as float32 and orders ties by docno descending, so a run in another tie order must
+    not contain ties: each score becomes the largest float32 strictly below the previous one of its query when
+    it is not already (the i-th document of a tie goes i float32 steps down; a document just below a tie follows
+    if the nudged tie reaches it). Anserini's ScoreTiesAdjusterReranker does the same in steps of 1e-6 after
+    rounding to 1e-4. Rows must be grouped by query, each query best first; float64 out, float32 values.
+    """
+    from .measures._order import score_keys, unordered_bits
+
+    scores32 = np.asarray(scores, dtype=np.float32)
+    if len(scores32) < 2:
+        return scores32.astype(np.float64)
+    keys = score_keys(scores32).astype(np.int64)
+    pos = np.arange(len(keys), dtype=np.int64)
+    head = np.concatenate([[True], rows[1:] != rows[:-1]])
+    segment = np.cumsum(head) - 1
+    # t_i = min(key_i, t_(i-1) - 1) within a query: a running minimum of key + position, restarted per query
+    big = np.int64(1) << 40
+    t = np.minimum.accumulate(keys + pos - segment * big) + segment * big - pos
+    if (t == keys).all():
+        return scores32.astype(np.float64)
+    bits = unordered_bits(t.astype(np.uint64)).astype(np.uint32)
+    return bits.view(np.float32).astype(np.float64)
+
+
+def lucene_product(q: sp.csr_matrix, postings: sp.csr_matrix) -> sp.csr_matrix:
+    """Lucene BM25 scores of each query row: sum over its terms of w - w / (1 + x) over each term's postings x,
+    each contribution in float32, summed in float64, the sum rounded to float32 (as the numba kernel)."""
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    one = np.float32(1.0)
+    for r in range(q.shape[0]):
+        a, b = q.indptr[r], q.indptr[r + 1]
+        if a == b:
+            continue
+        docs, contrib = [], []
+        for t, w in zip(q.indices[a:b].tolist(), q.data[a:b]):
+            p0, p1 = postings.indptr[t], postings.indptr[t + 1]
+            x = postings.data[p0:p1]
+            docs.append(postings.indices[p0:p1])
+            contrib.append((w - w / (one + x)).astype(np.float64))
+        d = np.concatenate(docs)
+        uniq, inv = np.unique(d, return_inverse=True)
+        total = np.bincount(inv, weights=np.concatenate(contrib), minlength=len(uniq)).astype(np.float32)
+        keep = total != 0
+        rows.append(np.full(int(keep.sum()), r, dtype=np.int64))
+        cols.append(uniq[keep])
+        vals.append(total[keep])
+    if not rows:
+        return sp.csr_matrix(q.shape[:1] + postings.shape[1:], dtype=np.float32)
+    return sp.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(q.shape[0], postings.shape[1]),
+    )
 
 
 class SearchableIndex(Protocol):
@@ -36,6 +97,10 @@ class SearchableIndex(Protocol):
     def rank_to_doc(self) -> np.ndarray: ...
     @property
     def df(self) -> np.ndarray: ...
+    @property
+    def collection_df(self) -> np.ndarray: ...
+    @property
+    def collection_doc_count(self) -> int: ...
     @property
     def idf(self) -> np.ndarray: ...
     @property
@@ -80,6 +145,9 @@ class SparseRetriever(pt.Transformer):
         backend: ``"auto"`` (numba if installed, else scipy), ``"numba"`` or ``"scipy"``.
         threads: threads for the numba backend (default 1).
         verbose: show a progress bar over query batches.
+        ties: the order of documents with equal scores: ``"trec_eval"`` (larger docno first, the order every
+            evaluator applies to a run) or ``"lucene"`` (smaller docno first, as Lucene's and Anserini's runs; tied
+            scores are then nudged down by less than a float32 step so that evaluators keep that order).
     """
 
     def __init__(
@@ -93,6 +161,7 @@ class SparseRetriever(pt.Transformer):
         backend: str = "auto",
         threads: int = 1,
         verbose: bool = False,
+        ties: str = "trec_eval",
     ):
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be 'auto', 'numba' or 'scipy', got {backend!r}.")
@@ -104,6 +173,8 @@ class SparseRetriever(pt.Transformer):
             raise ValueError(f"num_results must be a positive integer, got {num_results!r}.")
         if memory_budget < 1:
             raise ValueError("memory_budget must be a positive number of bytes.")
+        if ties not in _TIES:
+            raise ValueError(f"ties must be one of {_TIES}, got {ties!r}.")
         # stored verbatim (PyTerrier's parameter tools read them back); resolved where used
         self.index = index
         self.num_results = num_results
@@ -113,6 +184,7 @@ class SparseRetriever(pt.Transformer):
         self.backend = backend
         self.threads = threads
         self.verbose = verbose
+        self.ties = ties
         # the build this retriever serves: pinned now if the index exists, else at first use
         self._build_id: str | None = index.build_id if index.built() else None
 
@@ -140,6 +212,7 @@ class SparseRetriever(pt.Transformer):
             backend=self.backend,
             threads=self.threads,
             verbose=self.verbose,
+            ties=self.ties,
         )
         cut._build_id = self._build_id
         return cut
@@ -201,12 +274,30 @@ class SparseRetriever(pt.Transformer):
         if not np.isfinite(values).all():
             raise ValueError("Query term weights contain NaN or infinity.")
         cols_arr = np.asarray(cols, dtype=np.int64)
-        if self.idf and len(cols_arr):
-            values = values * self.index.idf[cols_arr]
+        if self.lucene_:  # BM25Scorer's weight = boost * idf, a float32 product of float32 values
+            values32 = values.astype(np.float32) * self._lucene_idf()[cols_arr]
+        else:
+            if self.idf and len(cols_arr):
+                values = values * self.index.idf[cols_arr]
+            values32 = values.astype(np.float32)
         return sp.csr_matrix(
-            (values.astype(np.float32), (np.asarray(rows, dtype=np.int64), cols_arr)),
+            (values32, (np.asarray(rows, dtype=np.int64), cols_arr)),
             shape=(len(queries), self.index.num_terms),
         )
+
+    @property
+    def lucene_(self) -> bool:
+        """Whether the index holds Lucene BM25 postings (scored as Lucene does; see :class:`~pyterrier_sparse_eval.BM25`)."""
+        return self.index.encoder.get("scoring") == "lucene"
+
+    def _lucene_idf(self) -> np.ndarray:
+        build = self.index.build_id
+        if self._idf32 is None or self._idf32[0] != build:
+            idf = lucene_idf(self.index.collection_df, self.index.collection_doc_count)
+            self._idf32 = (build, idf)
+        return self._idf32[1]
+
+    _idf32: tuple[str, np.ndarray] | None = None
 
     def _batches(self, q: sp.csr_matrix) -> list[tuple[int, int]]:
         # upper bound on a query's accumulator entries: the postings its terms touch (8 bytes each: id + score)
@@ -231,6 +322,11 @@ class SparseRetriever(pt.Transformer):
         if len(inp) == 0:
             return self._empty(inp[keep])
         self._check_build()
+        if self.lucene_ and not self.idf:
+            raise ValueError(
+                f"{self.index} holds Lucene BM25 postings, which are scored with idf; idf=False is for indexes of "
+                "learned weights (build with pse.BM25(lucene_scores=False) for a plain dot product over BM25 weights)."
+            )
         q = self.query_matrix(self._query_weights(inp))
         rows, docs, scores, ranks = self.search_matrix(q)
         empty_queries = int((np.diff(q.indptr) == 0).sum())
@@ -246,6 +342,8 @@ class SparseRetriever(pt.Transformer):
         # the retrieval itself
         columns["docno"] = pd.Series(self.index.docnos[docs], dtype=object, copy=False)
         columns["score"] = scores.astype(np.float64, copy=False)
+        if self.ties == "lucene":
+            columns["score"] = nudge_ties(rows, scores)
         columns["rank"] = ranks
         return pd.DataFrame(columns)
 
@@ -256,15 +354,25 @@ class SparseRetriever(pt.Transformer):
         """
         return self._search_numba(q) if self.backend_ == "numba" else self._search_scipy(q)
 
+    def _tie_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rank of each document among equal scores, document at each rank): the higher rank wins a tie.
+
+        trec_eval's order puts the larger docno first; Lucene's (Anserini's) the smaller."""
+        tie_rank = np.asarray(self.index.docno_rank)
+        rank_to_doc = self.index.rank_to_doc
+        if self.ties == "lucene":
+            n = self.index.num_docs
+            return (n - 1 - tie_rank).astype(np.int32), np.ascontiguousarray(rank_to_doc[::-1])
+        return tie_rank, rank_to_doc
+
     def _search_numba(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         from tqdm.auto import tqdm
 
         from ._topk import compact, top_k_numba
 
         postings = self.index.postings
-        tie_rank = np.asarray(self.index.docno_rank)
+        tie_rank, rank_to_doc = self._tie_order()
         depth = min(int(self.num_results), self.index.num_docs)
-        rank_to_doc = self.index.rank_to_doc
         threads = int(self.threads)
         step = max(
             1, min(4096, self.memory_budget // (8 * depth))
@@ -285,6 +393,7 @@ class SparseRetriever(pt.Transformer):
                 self.index.num_docs,
                 threads,
                 rank_to_doc,
+                lucene=self.lucene_,
             )
             parts.append(compact(start, docs, scores, counts, threads))
         if not parts:
@@ -304,13 +413,15 @@ class SparseRetriever(pt.Transformer):
         from ._topk import top_k_trec_order
 
         postings = self.index.postings
-        tie_rank = np.asarray(self.index.docno_rank)
+        tie_rank, _ = self._tie_order()
         depth = int(self.num_results)
         res_rows, res_docs, res_scores, res_ranks = [], [], [], []
         for start, end in tqdm(
             self._batches(q), desc="retrieving", unit="batch", disable=None if self.verbose else True
         ):
-            scores = (q[start:end] @ postings).tocsr()
+            scores = (
+                lucene_product(q[start:end], postings) if self.lucene_ else (q[start:end] @ postings).tocsr()
+            )
             for r in range(end - start):
                 a, b = scores.indptr[r], scores.indptr[r + 1]
                 if a == b:

@@ -3,10 +3,12 @@
 The analyzer's regex path (:meth:`Analyzer.tokenize_batch`) defines the tokens; this module produces exactly
 the same tokens, faster, when numba is available:
 
-* ASCII documents are scanned byte by byte with the analyzer's rule (``\\w+(?:[.']\\w+)*`` where ``\\w`` is
-  ``[A-Za-z0-9_]`` for ASCII), lowercased in place when the analyzer lowercases;
-* any other document is tokenised by the regex (Unicode ``\\w``, ``str.lower``) and its tokens, joined by
-  spaces, are split by the same kernel, so both kinds share one token table.
+* ASCII documents are scanned byte by byte with the analyzer's rule, lowercased in place when the analyzer
+  lowercases every token: UAX #29 restricted to ASCII (Lucene's StandardTokenizer: letters, digits and ``_``
+  join; ``:`` ``.`` ``'`` join two letters, ``,`` ``;`` ``.`` ``'`` two digits; tokens cut at 255 characters),
+  or the "word" tokenizer's ``\\w+(?:[.']\\w+)*``;
+* any other document is tokenised by the analyzer itself and its tokens, joined by spaces, are split by the
+  same kernel, so both kinds share one token table.
 
 Every distinct raw token gets an id in a hash table of its bytes (FNV-1a, open addressing, collisions resolved
 by comparing the bytes, so the mapping is exact). Tokens seen for the first time are handed back to Python
@@ -32,6 +34,14 @@ if HAVE_NUMBA:
     @njit(cache=True, nogil=True)
     def _is_word(c):
         return (97 <= c <= 122) or (65 <= c <= 90) or (48 <= c <= 57) or c == 95
+
+    @njit(cache=True, nogil=True)
+    def _is_alpha(c):
+        return (97 <= c <= 122) or (65 <= c <= 90)
+
+    @njit(cache=True, nogil=True)
+    def _is_digit(c):
+        return 48 <= c <= 57
 
     @njit(cache=True, nogil=True)
     def _intern(buf, s, e, tab_hash, tab_id, pool, pool_ends, n_known):
@@ -70,6 +80,7 @@ if HAVE_NUMBA:
         doc_ends,
         presplit,
         lowercase,
+        rule,
         first_doc,
         n_tok,
         tab_hash,
@@ -115,13 +126,40 @@ if HAVE_NUMBA:
                         i += 1
                         continue
                     s = i
-                    while i < e0 and _is_word(buf[i]):
-                        i += 1
-                    # inner joiners: "don't", "3.14", "u.s"
-                    while i + 1 < e0 and (buf[i] == 46 or buf[i] == 39) and _is_word(buf[i + 1]):
-                        i += 1
+                    if rule == 0:
                         while i < e0 and _is_word(buf[i]):
                             i += 1
+                        # inner joiners: "don't", "3.14", "u.s"
+                        while i + 1 < e0 and (buf[i] == 46 or buf[i] == 39) and _is_word(buf[i + 1]):
+                            i += 1
+                            while i < e0 and _is_word(buf[i]):
+                                i += 1
+                    else:
+                        # UAX #29 on ASCII: letters, digits and '_' join (WB5, WB8-WB10, WB13a/b); one of : . ' joins
+                        # two letters (WB6/7), one of , ; . ' two digits (WB11/12)
+                        while True:
+                            while i < e0 and _is_word(buf[i]):
+                                i += 1
+                            if i + 1 < e0 and _is_alpha(buf[i - 1]) and _is_alpha(buf[i + 1]):
+                                c = buf[i]
+                                if c == 58 or c == 46 or c == 39:
+                                    i += 1
+                                    continue
+                            if i + 1 < e0 and _is_digit(buf[i - 1]) and _is_digit(buf[i + 1]):
+                                c = buf[i]
+                                if c == 44 or c == 59 or c == 46 or c == 39:
+                                    i += 1
+                                    continue
+                            break
+                        only_underscores = True
+                        for j in range(s, i):
+                            if buf[j] != 95:
+                                only_underscores = False
+                                break
+                        if only_underscores:  # "___" is no token
+                            continue
+                        if i - s > 255:  # Lucene's maxTokenLength: cut, then scan again after the cut
+                            i = s + 255
                     tok, n_known = _intern(buf, s, i, tab_hash, tab_id, pool, pool_ends, n_known)
                     out_doc[n_tok] = d
                     out_tok[n_tok] = tok
@@ -207,10 +245,11 @@ class TokenTable:
         return self._pool[a : int(self._ends[i])].tobytes().decode("utf-8")
 
     def scan(
-        self, texts: Sequence[str], lowercase: bool, regex_tokenize
+        self, texts: Sequence[str], lowercase: bool, regex_tokenize, rule: int = 1
     ) -> tuple[np.ndarray, np.ndarray, int]:
         """Tokenise ``texts``: (document index per token, token id per token, table size before the batch).
 
+        ``rule`` is 1 for UAX #29 (Lucene's StandardTokenizer) and 0 for the "word" tokenizer;
         ``regex_tokenize(list_of_texts)`` is the analyzer's own tokenizer, used for non-ASCII documents.
         Ids at or above the returned size are tokens seen for the first time (see :meth:`token`).
         """
@@ -243,6 +282,7 @@ class TokenTable:
                 doc_ends,
                 presplit,
                 lowercase,
+                rule,
                 d,
                 n_tok,
                 self._hash,

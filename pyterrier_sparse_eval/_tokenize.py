@@ -1,10 +1,12 @@
-"""Lexical analysis: lowercasing, Unicode word tokenisation, stopwords and Snowball/Porter stemming.
+"""Lexical analysis: the Analyzer that indexing and retrieval use, memoised per distinct raw token.
 
-The default pipeline mirrors the analyzer Anserini uses for its BEIR "flat" BM25 regressions (Lucene's
-``EnglishAnalyzer`` chain): Unicode word tokens, English possessive removal, lowercasing, Lucene's 33-word
-English stopword list, and the original Porter stemmer. Stemming goes through PyStemmer (the Snowball C
-implementations), memoised per distinct token, so a corpus costs one regex pass per document and one dict
-lookup per token; there is no per-character Python.
+By default it is Lucene's: Anserini's English analyzer (StandardTokenizer per UAX #29, possessive filter,
+lowercasing, Lucene's 33 English stopwords, Lucene's Porter stemmer), or with ``language=`` the Lucene analyzer
+Anserini uses for that language (see :mod:`pyterrier_sparse_eval.analysis`). A corpus costs one tokenizer pass
+per document and one dict lookup per token: each distinct raw token goes through the filter chain once.
+
+``tokenizer="word"`` with ``stemmer="snowball:porter"`` is the analysis of releases before Lucene parity
+(``\\w+`` words joined by inner apostrophes and periods, Snowball's Porter); indexes built with it keep it.
 """
 
 from __future__ import annotations
@@ -18,96 +20,151 @@ from typing import Any
 
 import Stemmer
 
-__all__ = ["Analyzer", "LUCENE_ENGLISH_STOPWORDS"]
+from .analysis import LANGUAGES, Language, get_language, tokenize_texts
+from .analysis._english import LUCENE_ENGLISH_STOPWORDS, porter_stems, strip_possessive
 
-#: Lucene's ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`` (the default of Anserini's BEIR regressions).
-LUCENE_ENGLISH_STOPWORDS: frozenset[str] = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their then there "
-    "these they this to was will with".split()
-)
+__all__ = ["Analyzer", "LUCENE_ENGLISH_STOPWORDS", "ANALYZER_VERSION"]
 
-# Unicode word characters, with inner apostrophes and periods kept as Unicode's word-break rules do
-# ("don't", "3.14", "u.s"). `\w` is Unicode-aware for str patterns.
+# The "word" tokenizer (releases before Lucene parity): Unicode word characters, with inner apostrophes and
+# periods kept ("don't", "3.14", "u.s").
 _TOKEN_RE = re.compile(r"\w+(?:[.'\u2019]\w+)*")
-# Lucene's EnglishPossessiveFilter removes a trailing 's (and the curly-quote variant).
 _POSSESSIVE_RE = re.compile(r"['\u2019]s$")
 
 _STEMMER_NONE = {None, "none", False}
+_TOKENIZERS = ("standard", "word")
 
 #: bumped whenever the analysis of some text changes (tokens, stopwords, stemming): indexes and caches
-#: built by another version are then rebuilt rather than reused
-ANALYZER_VERSION = 1
+#: built by another version are then rebuilt rather than reused. 2: Lucene's StandardTokenizer and Porter.
+ANALYZER_VERSION = 2
 _MAX_CACHE = 2_000_000
 
 
 class Analyzer:
-    """Turns text into index terms.
+    """Turns text into index terms, as Lucene's analyzer for the language does.
 
     Args:
-        lowercase: lowercase the text before tokenising.
+        language: ISO 639-1 code of a Lucene analyzer (``"en"``, ``"fr"``, ``"zh"``, ...; see
+            ``pse.analysis.LANGUAGES``). The options below customise English only; other languages are Lucene's
+            chains as they are.
+        tokenizer: ``"standard"`` (Lucene's StandardTokenizer, UAX #29 word boundaries: "1,000,000" is one token)
+            or ``"word"`` (``\\w+`` words joined by inner ``'`` and ``.``: the analysis before Lucene parity).
+        lowercase: lowercase tokens.
         stopwords: ``"lucene"`` (Lucene's 33 English stopwords, Anserini's default), ``"terrier"`` (Terrier's
             733-word list, PyTerrier's and PISA's default), ``None`` for none, or any iterable of words
             (compared after lowercasing, before stemming).
-        stemmer: a PyStemmer algorithm name (``"porter"``, the original Porter stemmer as in Lucene's
-            ``PorterStemFilter``; ``"english"``, Snowball's Porter2; ``"french"``, ...) or ``None``.
+        stemmer: ``"porter"`` (Lucene's PorterStemFilter: Porter's reference implementation), a Snowball
+            algorithm from PyStemmer (``"english"`` = Porter2, ``"french"``, ...; ``"snowball:porter"`` is
+            Snowball's Porter), or ``None``.
 
     Example:
         >>> Analyzer()("The runner's shoes were running.")
         ['runner', 'shoe', 'were', 'run']
+        >>> Analyzer()("1,000,000 U.S. e.g. analogies")
+        ['1,000,000', 'u.s', 'e.g', 'analog']
     """
 
     def __init__(
         self,
+        language: str = "en",
         *,
+        tokenizer: str = "standard",
         lowercase: bool = True,
         stopwords: str | Iterable[str] | None = "lucene",
         stemmer: str | None = "porter",
     ):
+        self.language = get_language(language).code
+        self._lang: Language = LANGUAGES[self.language]
+        english = self._lang.term is LANGUAGES["en"].term
+        custom = (tokenizer, lowercase, stopwords, stemmer) != ("standard", True, "lucene", "porter")
+        if custom and not english:
+            raise ValueError(
+                f"tokenizer/lowercase/stopwords/stemmer customise the English analyzer; language={language!r} is "
+                "Lucene's analyzer for that language as it is (leave them at their defaults)."
+            )
+        if tokenizer not in _TOKENIZERS:
+            raise ValueError(f"tokenizer must be 'standard' or 'word', got {tokenizer!r}.")
+        self.tokenizer = tokenizer
         self.lowercase = lowercase
         self.stopwords = stopwords
         self.stemmer = stemmer
         self._stop = _resolve_stopwords(stopwords)
-        if stemmer in _STEMMER_NONE:
-            self._stemmer = None
-        else:
-            if stemmer not in Stemmer.algorithms():
+        self._stemmer: Any = None
+        if isinstance(stemmer, str) and stemmer not in ("none", "porter"):
+            name = stemmer[len("snowball:") :] if stemmer.startswith("snowball:") else stemmer
+            if name not in Stemmer.algorithms():
                 raise ValueError(
-                    f"Unknown stemmer {stemmer!r}; choose one of {sorted(Stemmer.algorithms())} or None."
+                    f"Unknown stemmer {stemmer!r}; choose 'porter' (Lucene's), one of {sorted(Stemmer.algorithms())} "
+                    "(Snowball, also as 'snowball:NAME') or None."
                 )
-            self._stemmer = Stemmer.Stemmer(stemmer)
-        # raw token -> final term ("" for a stopword); bounded so that huge vocabularies cannot grow it forever
+            self._stemmer = Stemmer.Stemmer(name)
+        # the chain as Lucene has it: unchanged for the default English analyzer and for other languages
+        self._lucene = not custom
+        # raw token -> final term ("" for a dropped token); bounded so that huge vocabularies cannot grow it forever
         self._cache: dict[str, str] = {}
+
+    @property
+    def compiled_rule(self) -> int | None:
+        """The compiled ASCII scanner's rule for this analyzer (1: UAX #29, 0: the "word" rule), or None when
+        its tokens cannot be found that way (whitespace and dictionary tokenizers)."""
+        if self._lang.tokenizer != "standard":
+            return None
+        return 1 if self.tokenizer == "standard" else 0
+
+    @property
+    def lowercases(self) -> bool:
+        """Whether every token is lowercased (the compiled scanner may then lowercase ASCII text in place)."""
+        return self.lowercase and self._lang.lowercases
 
     def config(self) -> dict[str, Any]:
         """A JSON-serialisable description, stored with an index so queries get the same analysis."""
+        if self.language != "en" and self._lucene:
+            return {"language": self.language, "version": ANALYZER_VERSION}
         stop = self.stopwords
         if stop is not None and not isinstance(stop, str):
             stop = sorted(self._stop)
-        return {"lowercase": self.lowercase, "stopwords": stop, "stemmer": self.stemmer}
+        config: dict[str, Any] = {"lowercase": self.lowercase, "stopwords": stop, "stemmer": self.stemmer}
+        if self.language != "en":
+            config["language"] = self.language
+        return {**config, "tokenizer": self.tokenizer, "version": ANALYZER_VERSION}
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Analyzer:
+        config = dict(config)
+        if (
+            config.pop("version", 1) == 1
+        ):  # recorded before Lucene parity: the word tokenizer, Snowball's Porter
+            config.setdefault("tokenizer", "word")
+            if config.get("stemmer") == "porter":
+                config["stemmer"] = "snowball:porter"
         return cls(**config)
 
     def __repr__(self) -> str:
+        if self.language != "en" and self._lucene:
+            return f"Analyzer(language={self.language!r})"
         stop = self.stopwords if self.stopwords is None or isinstance(self.stopwords, str) else "custom"
-        return f"Analyzer(lowercase={self.lowercase}, stopwords={stop!r}, stemmer={self.stemmer!r})"
+        lang = f"language={self.language!r}, " if self.language != "en" else ""
+        return (
+            f"Analyzer({lang}tokenizer={self.tokenizer!r}, lowercase={self.lowercase}, stopwords={stop!r}, "
+            f"stemmer={self.stemmer!r})"
+        )
 
     def __call__(self, text: str) -> list[str]:
         return self.analyze_batch([text])[0]
 
     def analyze_batch(self, texts: Sequence[str]) -> list[list[str]]:
-        """Analyse many texts at once (distinct tokens are stemmed once per batch, then memoised)."""
+        """Analyse many texts at once (distinct tokens are analysed once per batch, then memoised)."""
         raw = self.tokenize_batch(texts)
         cache = self._cache
         self.learn(raw)
         return [[term for term in map(cache.__getitem__, toks) if term] for toks in raw]
 
     def tokenize_batch(self, texts: Sequence[str]) -> list[list[str]]:
-        """The raw tokens of each text (lowercased when configured), before stopping and stemming."""
-        if self.lowercase:
-            return [_TOKEN_RE.findall(t.lower()) if t else [] for t in texts]
-        return [_TOKEN_RE.findall(t) if t else [] for t in texts]
+        """The raw tokens of each text, before the per-token filters (stopping, stemming, ...)."""
+        if self.tokenizer == "word":
+            if self.lowercase:
+                return [_TOKEN_RE.findall(t.lower()) if t else [] for t in texts]
+            return [_TOKEN_RE.findall(t) if t else [] for t in texts]
+        return tokenize_texts(self._lang, texts)
 
     def learn(self, raw: Sequence[Sequence[str]]) -> list[str]:
         """Make sure every raw token's term is memoised; returns the tokens that were new (sorted)."""
@@ -124,15 +181,41 @@ class Analyzer:
         return ordered
 
     def term_of(self, token: str) -> str:
-        """The term of a raw token already seen by :meth:`learn` ("" for a stopword)."""
+        """The term of a raw token already seen by :meth:`learn` ("" for a dropped token)."""
         return self._cache[token]
 
     def _learn(self, tokens: list[str]) -> None:
+        if self._lucene:
+            terms = self._lang.term(tokens)
+        elif self.tokenizer == "word":
+            terms = self._terms_word(tokens)
+        else:
+            terms = self._terms_english(tokens)
+        self._cache.update(zip(tokens, terms))
+
+    def _stem(self, words: list[str]) -> list[str]:
+        if self.stemmer == "porter":
+            return porter_stems(words)
+        return self._stemmer.stemWords(words) if self._stemmer is not None else words
+
+    def _terms_english(self, tokens: list[str]) -> list[str]:
+        # Lucene's order: possessive, lowercase, stop, stem
+        from .analysis import lower_java
+
+        words = [strip_possessive(t) for t in tokens]
+        if self.lowercase:
+            words = lower_java(words)
+        keep = [i for i, w in enumerate(words) if w and w not in self._stop]
+        out = [""] * len(tokens)
+        for i, term in zip(keep, self._stem([words[i] for i in keep])):
+            out[i] = term
+        return out
+
+    def _terms_word(self, tokens: list[str]) -> list[str]:
+        # the analysis before Lucene parity (tokens are already lowercased by tokenize_batch when configured)
         stripped = [_POSSESSIVE_RE.sub("", t) for t in tokens]
-        stop = self._stop
-        stemmed = self._stemmer.stemWords(stripped) if self._stemmer is not None else stripped
-        for tok, base, term in zip(tokens, stripped, stemmed):
-            self._cache[tok] = "" if (not base or base in stop) else term
+        stemmed = self._stem(stripped)
+        return ["" if (not base or base in self._stop) else term for base, term in zip(stripped, stemmed)]
 
 
 @functools.cache

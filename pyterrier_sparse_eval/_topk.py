@@ -83,7 +83,9 @@ if HAVE_NUMBA:
         tie_rank,
         rank_to_doc,
         num_results,
+        lucene,
         acc,
+        acc64,
         mark,
         touched,
         keys,
@@ -98,6 +100,7 @@ if HAVE_NUMBA:
         # accumulator stays in cache; each term's postings are sorted by doc id, so a cursor per term walks
         # them once. Per document, contributions are still added in query-term order: bit-identical sums.
         nt = len(q_terms)
+        one = np.float32(1.0)
         lo_doc, hi_doc = np.int64(1) << 62, np.int64(-1)
         for j in range(nt):
             t = q_terms[j]
@@ -115,19 +118,33 @@ if HAVE_NUMBA:
                 w = q_weights[j]
                 p = cursor[j]
                 end = indptr[t + 1]
-                while p < end and indices[p] < b1:
-                    d = indices[p] - b0
-                    if mark[d] == 0:
-                        mark[d] = 1
-                        touched[n_touched] = d
-                        n_touched += 1
-                    acc[d] += w * data[p]
-                    p += 1
+                if lucene:  # Lucene's BM25Scorer: w - w / (1 + x) in float32, summed in float64
+                    while p < end and indices[p] < b1:
+                        d = indices[p] - b0
+                        if mark[d] == 0:
+                            mark[d] = 1
+                            touched[n_touched] = d
+                            n_touched += 1
+                        acc64[d] += np.float64(w - w / (one + data[p]))
+                        p += 1
+                else:
+                    while p < end and indices[p] < b1:
+                        d = indices[p] - b0
+                        if mark[d] == 0:
+                            mark[d] = 1
+                            touched[n_touched] = d
+                            n_touched += 1
+                        acc[d] += w * data[p]
+                        p += 1
                 cursor[j] = p
             for i in range(n_touched):
                 d = touched[i]
-                s = acc[d]
-                acc[d] = 0.0
+                if lucene:
+                    s = np.float32(acc64[d])
+                    acc64[d] = 0.0
+                else:
+                    s = acc[d]
+                    acc[d] = 0.0
                 mark[d] = 0
                 if s == 0.0:  # as scipy's sparse product, which drops zero sums
                     continue
@@ -173,11 +190,13 @@ if HAVE_NUMBA:
         num_results,
         num_docs,
         block,
+        lucene,
         out_docs,
         out_scores,
         out_n,
     ):
         acc = np.zeros(block, dtype=np.float32)
+        acc64 = np.zeros(block if lucene else 1, dtype=np.float64)
         mark = np.zeros(block, dtype=np.uint8)
         touched = np.empty(block, dtype=np.int64)
         keys = np.empty(num_docs, dtype=np.uint64)
@@ -197,7 +216,9 @@ if HAVE_NUMBA:
                 tie_rank,
                 rank_to_doc,
                 num_results,
+                lucene,
                 acc,
+                acc64,
                 mark,
                 touched,
                 keys,
@@ -223,6 +244,7 @@ if HAVE_NUMBA:
         num_results,
         num_docs,
         block,
+        lucene,
         out_docs,
         out_scores,
         out_n,
@@ -242,6 +264,7 @@ if HAVE_NUMBA:
                 num_results,
                 num_docs,
                 block,
+                lucene,
                 out_docs,
                 out_scores,
                 out_n,
@@ -316,10 +339,13 @@ def top_k_numba(
     threads: int = 1,
     rank_to_doc: np.ndarray | None = None,
     block: int | None = None,
+    lucene: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Top ``num_results`` of every query row: (docs [nq, n] int32, scores [nq, n] float32, counts [nq] int32).
 
-    Row q holds ``counts[q]`` results, best first. Documents with no query term are never returned.
+    Row q holds ``counts[q]`` results, best first. Documents with no query term are never returned. With
+    ``lucene=True`` a posting x of a query term of weight w adds ``w - w / (1 + x)`` (Lucene's BM25), computed
+    in float32 and summed in float64 before the score is rounded to float32, as Lucene sums a disjunction.
     """
     nq = len(q_indptr) - 1
     out_docs = np.zeros((nq, num_results), dtype=np.int32)
@@ -342,6 +368,7 @@ def top_k_numba(
         int(num_results),
         int(num_docs),
         int(max(1, min(num_docs, block or _BLOCK))),
+        bool(lucene),
         out_docs,
         out_scores,
         out_n,

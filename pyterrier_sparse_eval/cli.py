@@ -29,7 +29,7 @@ from . import (
 from .console import EXIT_CHECK_FAILED, EXIT_OK, UsageError, one_line, run
 from .files import atomic_write_text
 from .measures import crosscheck, evaluate, inhouse, parse_measure, parse_measures
-from .systems import parse_system
+from .systems import parse_system, with_language
 
 DEFAULT_METRICS = ["nDCG@10", "R@100", "AP", "RR"]
 
@@ -73,10 +73,34 @@ def _need_matplotlib() -> None:
         raise UsageError("--plots needs matplotlib: pip install 'pyterrier-sparse-eval[plots]'.") from None
 
 
+def _with_language(args: argparse.Namespace, specs: list[str]) -> list[str]:
+    """BM25 specs with the analyzer language: ``--language``, else the one the dataset declares (said aloud)."""
+    language, source = args.language, "--language"
+    if language is None:
+        try:
+            language, source = datasets.dataset_language(args.dataset), "the dataset"
+        except ValueError:
+            language = None
+    if language is not None:
+        from .analysis import LANGUAGES
+
+        if language not in LANGUAGES:
+            if source == "--language":
+                raise UsageError(f"Unknown --language {language!r}; supported: {', '.join(LANGUAGES)}.")
+            print(
+                f"The dataset's language {language!r} has no Lucene analyzer here; BM25 analyses it as English."
+            )
+            return specs
+        if any(s.strip().lower().startswith("bm25") for s in specs) and not args.quiet:
+            print(f"BM25 analyzer: language {language} (from {source})")
+    return [with_language(s, language) for s in specs]
+
+
 def cmd_experiment(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    systems = [parse_system(s) for s in (args.system or ["bm25"])]
+    specs = _with_language(args, args.system or ["bm25"])
+    systems = [parse_system(s) for s in specs]
     measures = _measures(args.metric, _inhouse_twins if args.measures == "in-house" else _any_measures)
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
@@ -262,8 +286,8 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     ks = sorted(set(args.k or [10, 100, 1000]))
     report = sdm.three_way(
         args.dataset,
-        args.system or ["bm25"],
-        pool_runs=args.pool_run,
+        _with_language(args, args.system or ["bm25"]),
+        pool_runs=_with_language(args, args.pool_run) if args.pool_run else None,
         depth=args.pool_depth,
         sample=args.sample,
         seed=args.seed,
@@ -378,6 +402,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--dataset", required=True, help="ir_datasets id, e.g. irds:beir/scifact/test")
     p.add_argument(
+        "--language",
+        default=None,
+        help="BM25 analyzer language (ISO 639-1, e.g. fr, zh); default: the dataset's declared language, else en",
+    )
+    p.add_argument(
         "--system",
         action="append",
         help="bm25, 'bm25:k1=1.2,b=0.75', 'splade:PATH_OR_HUB_ID' or 'splade:PATH_OR_HUB_ID,idf=true' "
@@ -437,6 +466,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("sdm", "pooled vs SDM-corrected vs full-corpus R@k and nDCG@k", SDM_EXAMPLE)
     p.add_argument("--dataset", required=True, help="ir_datasets id, e.g. irds:vaswani")
+    p.add_argument(
+        "--language",
+        default=None,
+        help="BM25 analyzer language (ISO 639-1, e.g. fr, zh); default: the dataset's declared language, else en",
+    )
     p.add_argument(
         "--system", action="append", help="system spec as for `experiment` (repeatable; default bm25)"
     )

@@ -66,6 +66,16 @@ def _irds(dataset: Any) -> Any:
     return ref() if ref is not None else None
 
 
+def dataset_language(dataset: str | Any) -> str | None:
+    """The language an ``ir_datasets`` collection declares for its documents (ISO 639-1), or None."""
+    irds = _irds(load_dataset(dataset))
+    try:
+        lang = irds.docs_lang() if irds is not None and irds.has_docs() else None
+    except (AttributeError, NotImplementedError):
+        return None
+    return str(lang) if lang else None
+
+
 def topic_fields(dataset: Any) -> tuple[str, ...]:
     """The text fields of a dataset's topics (``()`` when unknown)."""
     ds = _irds(dataset)

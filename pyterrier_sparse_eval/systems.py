@@ -48,9 +48,14 @@ def _optional_str(text: str) -> str | None:
 _BM25_PARAMS: dict[str, Callable[[str], Any]] = {
     "k1": float,
     "b": float,
+    "language": str,
+    "exact_lengths": _bool,
+    "lucene_scores": _bool,
+    "tokenizer": str,
     "stemmer": _optional_str,
     "stopwords": _optional_str,
 }
+_BM25_NAMED = ("language", "exact_lengths", "lucene_scores", "tokenizer", "stemmer", "stopwords")
 _SPLADE_PARAMS: dict[str, Callable[[str], Any]] = {
     "idf": _bool,
     "doc_max_length": int,
@@ -88,9 +93,7 @@ class System:
         if isinstance(enc, BM25):
             defaults = inspect.signature(BM25).parameters
             extra = "".join(
-                f",{k}={getattr(enc, k)}"
-                for k in ("stemmer", "stopwords")
-                if getattr(enc, k) != defaults[k].default
+                f",{k}={getattr(enc, k)}" for k in _BM25_NAMED if getattr(enc, k) != defaults[k].default
             )
             return f"BM25(k1={enc.k1},b={enc.b}{extra})"
         extra = "".join(f",{k}={v}" for k, v in self.params.items())
@@ -102,7 +105,8 @@ class System:
         enc = self.encoder
         if isinstance(enc, BM25):
             stop = enc.stopwords if enc.stopwords is None or isinstance(enc.stopwords, str) else "custom"
-            return f"bm25-k1={enc.k1}-b={enc.b}-{enc.stemmer}-{stop}"
+            lang = "" if enc.language == "en" else f"-{enc.language}"
+            return f"bm25{lang}-k1={enc.k1}-b={enc.b}-{enc.stemmer}-{stop}"
         return slug(f"splade-{Path(enc.model.rstrip('/')).name}-{enc.doc_max_length}-{enc.doc_top_k}")
 
     def cache_name(self, dataset_id: str) -> str:
@@ -199,6 +203,14 @@ def _identity(config: dict[str, Any]) -> dict[str, Any]:
 def index_folder(index_dir: str | os.PathLike[str], dataset_id: str) -> Path:
     """Where the cached indexes of a dataset live: ``index_dir/<dataset id as a file name>``."""
     return Path(index_dir) / slug(dataset_id)
+
+
+def with_language(spec: str, language: str | None) -> str:
+    """``spec`` with ``language=`` added when it is a BM25 spec that does not set one (others unchanged)."""
+    kind, _, rest = spec.strip().partition(":")
+    if language is None or kind.strip().lower() != "bm25" or "language=" in rest:
+        return spec
+    return f"bm25:{rest},language={language}" if rest.strip() else f"bm25:language={language}"
 
 
 def parse_system(spec: str) -> System:

@@ -7,15 +7,37 @@ from conftest import needs_data
 
 import pyterrier_sparse_eval as pse
 
+HAND_DOCS = [
+    {"docno": "d1", "text": "apple apple banana"},
+    {"docno": "d2", "text": "banana cherry"},
+    {"docno": "d3", "text": "apple"},
+]
 
-def test_hand_worked_bm25(tmp_path):
-    # dl = 3, 2, 1 tokens; avgdl = 2; k1 = 1.2, b = 0.75
-    docs = [
-        {"docno": "d1", "text": "apple apple banana"},
-        {"docno": "d2", "text": "banana cherry"},
-        {"docno": "d3", "text": "apple"},
-    ]
+
+def test_hand_worked_lucene_bm25(tmp_path):
+    # dl = 3, 2, 1 tokens (stored exactly by Lucene's norm byte below 24); avgdl = 6 / 3; k1 = 1.2, b = 0.75
     bm25 = pse.BM25(1.2, 0.75, stemmer=None, stopwords=None)
+    index = pse.SparseIndex(tmp_path / "idx")
+    bm25.indexer(index, verbose=False).index(HAND_DOCS)
+    x = index.postings.toarray()[index.term_ids["apple"]]
+    # stored: tf / (k1 * (1 - b + b * dl / avgdl)), worked by hand
+    np.testing.assert_allclose(
+        x, [2 / (1.2 * (0.25 + 0.75 * 3 / 2)), 0, 1 / (1.2 * (0.25 + 0.75 / 2))], rtol=1e-6
+    )
+    res = bm25.retriever(index).transform(pd.DataFrame({"qid": ["q"], "query": ["apple"]}))
+    idf = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
+    assert list(res.docno) == ["d3", "d1"]
+    # Lucene's score idf * tf / (tf + k1 * (1 - b + b * dl / avgdl)), no (k1 + 1)
+    expected = [idf * 1 / (1 + 1.2 * (0.25 + 0.75 / 2)), idf * 2 / (2 + 1.2 * (0.25 + 0.75 * 3 / 2))]
+    np.testing.assert_allclose(res.score, expected, rtol=1e-6)
+    res2 = bm25.retriever(index).transform(pd.DataFrame({"qid": ["q"], "query": ["apple apple"]}))
+    np.testing.assert_allclose(res2.score, 2 * res.score, rtol=1e-6)  # a repeated term is a boost of 2
+
+
+def test_hand_worked_classic_bm25(tmp_path):
+    # dl = 3, 2, 1 tokens; avgdl = 2; k1 = 1.2, b = 0.75: the formula before Lucene parity
+    docs = HAND_DOCS
+    bm25 = pse.BM25(1.2, 0.75, stemmer=None, stopwords=None, lucene_scores=False, exact_lengths=True)
     index = pse.SparseIndex(tmp_path / "idx")
     bm25.indexer(index, verbose=False).index(docs)
     w = index.postings.toarray()
@@ -70,22 +92,25 @@ def test_query_encoder_feeds_the_generic_retriever(tmp_path):
 
 
 @needs_data
-def test_parity_with_bm25s_on_scifact(scifact, scifact_bm25_index):
-    """Same analysis fed to bm25s (method='lucene', an independent BM25): scores agree to 1e-5."""
+def test_parity_with_bm25s_on_scifact(scifact, tmp_path):
+    """Same analysis fed to bm25s (method='lucene', an independent BM25 with exact lengths): scores agree to 1e-5."""
     bm25s = pytest.importorskip("bm25s")
     analyzer = pse.Analyzer()
     docs = list(pse.datasets.corpus_iter(scifact))
     peer = bm25s.BM25(method="lucene", k1=0.9, b=0.4)
     peer.index(analyzer.analyze_batch([d["title"] + " " + d["text"] for d in docs]), show_progress=False)
     topics = pse.datasets.get_topics(scifact).head(60)
-    res = pse.BM25().retriever(scifact_bm25_index, num_results=100).transform(topics)
+    exact = pse.BM25(exact_lengths=True)
+    index = pse.SparseIndex(tmp_path / "exact")
+    exact.indexer(index, verbose=False).index(docs)
+    res = exact.retriever(index, num_results=100).transform(topics)
     position = {d["docno"]: i for i, d in enumerate(docs)}
     for qid, query in zip(topics.qid, analyzer.analyze_batch(topics["query"].tolist())):
         theirs = peer.get_scores([t for t in query if t in peer.vocab_dict])
         ours = res[res.qid == qid]
-        # bm25s's Lucene variant omits the constant (k1 + 1) factor
+        # both omit BM25's constant (k1 + 1) factor, as Lucene 8+ does
         np.testing.assert_allclose(
-            ours.score.to_numpy() / 1.9, theirs[[position[d] for d in ours.docno]], atol=1e-5, rtol=1e-5
+            ours.score.to_numpy(), theirs[[position[d] for d in ours.docno]], atol=1e-5, rtol=1e-5
         )
         top = np.sort(theirs)[::-1][: len(ours)]
-        np.testing.assert_allclose(np.sort(ours.score.to_numpy() / 1.9)[::-1], top, atol=1e-5, rtol=1e-5)
+        np.testing.assert_allclose(np.sort(ours.score.to_numpy())[::-1], top, atol=1e-5, rtol=1e-5)

@@ -19,12 +19,14 @@ from pyterrier_sparse_eval._textscan import HAVE_NUMBA, TokenTable
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="the compiled path needs numba")
 
 # word characters of both kinds, the joiners, separators, and characters whose lowercase changes length
-ALPHABET = list("aZz09_") + list(".'\u2019 \n\t-,") + ["é", "ß", "İ", "Σ", "٣", "\u00a0", "日", "K"]
+ALPHABET = (
+    list("aZz09_") + list(".'\u2019 \n\t-,:;\"#") + ["é", "ß", "İ", "Σ", "٣", "\u00a0", "日", "K", "\u0301"]
+)
 TEXT = st.text(alphabet=st.sampled_from(ALPHABET), max_size=40)
 
 
 def compiled_tokens(table: TokenTable, texts: list[str], analyzer: pse.Analyzer) -> list[list[str]]:
-    doc, tok, _ = table.scan(texts, analyzer.lowercase, analyzer.tokenize_batch)
+    doc, tok, _ = table.scan(texts, analyzer.lowercases, analyzer.tokenize_batch, rule=analyzer.compiled_rule)
     out: list[list[str]] = [[] for _ in texts]
     for d, t in zip(doc.tolist(), tok.tolist()):
         out[d].append(table.token(t))
@@ -32,14 +34,29 @@ def compiled_tokens(table: TokenTable, texts: list[str], analyzer: pse.Analyzer)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(batches=st.lists(st.lists(TEXT, max_size=8), min_size=1, max_size=4), lowercase=st.booleans())
-def test_compiled_tokens_equal_the_regex_tokens(batches, lowercase):
-    analyzer = pse.Analyzer(lowercase=lowercase)
+@given(
+    batches=st.lists(st.lists(TEXT, max_size=8), min_size=1, max_size=4),
+    lowercase=st.booleans(),
+    tokenizer=st.sampled_from(["standard", "word"]),
+)
+def test_compiled_tokens_equal_the_regex_tokens(batches, lowercase, tokenizer):
+    analyzer = pse.Analyzer(lowercase=lowercase, tokenizer=tokenizer)
     table = TokenTable(capacity=4)  # tiny: forces the table and its byte pool to grow mid-batch
     seen: dict[str, int] = {}
     for texts in batches:
         got = compiled_tokens(table, texts, analyzer)
-        assert got == analyzer.tokenize_batch(texts)
+        expected = analyzer.tokenize_batch(texts)
+        if tokenizer == "standard" and lowercase:  # ASCII text is lowercased in place (the chain lowercases)
+            expected = [
+                [t.lower() for t in toks] if text.isascii() else toks for text, toks in zip(texts, expected)
+            ]
+        assert got == expected
+        # and the terms are the analyzer's
+        analyzer.learn(got)
+        assert [[analyzer.term_of(t) for t in toks] for toks in got] == [
+            [analyzer.term_of(t) for t in toks]
+            for toks in (analyzer.learn(expected) and expected or expected)
+        ]
         for toks in got:  # one id per distinct token, stable across batches
             for t in toks:
                 seen.setdefault(t, len(seen))
@@ -47,17 +64,31 @@ def test_compiled_tokens_equal_the_regex_tokens(batches, lowercase):
 
 
 def test_tokens_on_hand_picked_text():
+    # UAX #29 worked by hand: WB6/7 join letters over : . ', WB11/12 digits over , ; . ', WB13a/b join _, a run of
+    # only _ is no token, and a token is cut at 255 characters (Lucene's maxTokenLength)
     analyzer = pse.Analyzer()
-    texts = ["Don't stop: U.S. 3.14 a..b x'", "naïve Café’s", "", "___ A_B", "end."]
-    expected = [
-        ["don't", "stop", "u.s", "3.14", "a", "b", "x"],
-        ["naïve", "café’s"],
-        [],
-        ["___", "a_b"],
-        ["end"],
+    texts = [
+        "Don't stop: U.S. 3.14 a..b x' a:b 1,000,000 1;2 a.1 e.g.",
+        "naïve Café’s",
+        "",
+        "___ A_B _9",
+        "x" * 300,
     ]
-    assert analyzer.tokenize_batch(texts) == expected  # the regex's reading, worked by hand
+    expected = [
+        ["don't", "stop", "u.s", "3.14", "a", "b", "x", "a:b", "1,000,000", "1;2", "a", "1", "e.g"],
+        ["naïve", "Café’s"],
+        [],
+        ["a_b", "_9"],
+        ["x" * 255, "x" * 45],
+    ]
     assert compiled_tokens(TokenTable(), texts, analyzer) == expected
+    assert [[t.lower() for t in toks] for toks in analyzer.tokenize_batch(texts)] == [
+        [t.lower() for t in toks] for toks in expected
+    ]
+    legacy = pse.Analyzer(tokenizer="word")
+    assert compiled_tokens(TokenTable(), texts[:1], legacy) == [
+        ["don't", "stop", "u.s", "3.14", "a", "b", "x", "a", "b", "1", "000", "000", "1", "2", "a.1", "e.g"]
+    ]
 
 
 def build(path, docs, *, compiled: bool, analyzer_kwargs=None, batch_size=10_000):
@@ -101,18 +132,20 @@ def test_transposition_passes_do_not_change_the_index(tmp_path, monkeypatch, pas
     monkeypatch.setattr(_build, "_PASS_POSTINGS", pass_postings)
     build(tmp_path / "many", docs, compiled=True, batch_size=37)
     same_files(tmp_path / "one", tmp_path / "many")
-    # and against BM25 worked from plain term counts: w = tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))
+    # and against Lucene's BM25 worked from plain term counts: x = tf / (k1 (1 - b + b dl / avgdl)), avgdl over the
+    # documents with at least one term (Lucene's docCount); lengths below 24 are exact in Lucene's norm byte
     index = pse.SparseIndex(tmp_path / "many")
     analyzer = pse.BM25().analyzer
     counts = [collections.Counter(analyzer(doc["text"])) for doc in docs]
-    avgdl = sum(sum(c.values()) for c in counts) / len(docs)
+    avgdl = sum(sum(c.values()) for c in counts) / sum(1 for c in counts if c)
     m = index.postings.tocsc()
     k1, b = 0.9, 0.4
     for d, tf in enumerate(counts):
         col = m[:, d]
         got = {index.vocab[t]: w for t, w in zip(col.indices.tolist(), col.data.tolist())}
         dl = sum(tf.values())
-        expected = {t: n * (k1 + 1) / (n + k1 * (1 - b + b * dl / avgdl)) for t, n in tf.items()}
+        assert dl < 24
+        expected = {t: n / (k1 * (1 - b + b * dl / avgdl)) for t, n in tf.items()}
         assert got.keys() == expected.keys()
         for t in expected:
             assert got[t] == pytest.approx(expected[t], rel=1e-6)

@@ -144,7 +144,7 @@ def test_experiment_with_crosscheck_option(scifact, scifact_bm25_index):
         crosscheck=True,
         names=["bm25"],
     )
-    assert res.loc[0, "nDCG@10"] == pytest.approx(0.6780, abs=5e-5)
+    assert res.loc[0, "nDCG@10"] == pytest.approx(0.6789, abs=5e-5)  # Anserini's run on these files: 0.6789
 
 
 @pytest.fixture

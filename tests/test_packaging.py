@@ -38,7 +38,12 @@ LAYERS = {
     "files": 0,
     "console": 0,
     "_weights": 0,
-    "_tokenize": 0,
+    "analysis._base": 0,
+    "analysis._standard": 1,
+    "analysis._english": 1,
+    "analysis._arabic": 1,  # language chains: the base only
+    "analysis": 3,  # the registry of languages
+    "_tokenize": 4,
     "_numba": 0,
     "datasets": 0,  # leaves
     "_topk": 10,

@@ -1,0 +1,77 @@
+"""Indexing speed of the Lucene-exact default BM25 against the analysis of releases before Lucene parity.
+
+Both are built side by side in one run, alternating, on SciFact (real text; about a third of its documents are
+not pure ASCII) and on a synthetic ASCII corpus, and the ratio printed. The earlier analysis is still available
+as ``BM25(tokenizer="word", stemmer="snowball:porter", exact_lengths=True, lucene_scores=False)``.
+
+    python benchmarks/bench_analysis.py [--repeats 3] [--synthetic-docs 200000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import pyterrier_sparse_eval as pse
+
+PEERS = {
+    "before parity (word tokenizer, Snowball porter, classic)": dict(
+        tokenizer="word", stemmer="snowball:porter", exact_lengths=True, lucene_scores=False
+    ),
+    "default (Lucene: UAX #29, Lucene's Porter, norms)": {},
+}
+
+
+def synthetic(n: int, seed: int = 0) -> list[dict[str, str]]:
+    rng = np.random.default_rng(seed)
+    vocab = np.array([f"term{i}" for i in range(50_000)] + ["the", "of", "1,000", "U.S.", "don't", "e.g."])
+    p = 1.0 / np.arange(1, len(vocab) + 1)
+    p /= p.sum()
+    lengths = rng.integers(20, 90, n)
+    words = rng.choice(vocab, size=int(lengths.sum()), p=p)
+    out, at = [], 0
+    for i, k in enumerate(lengths):
+        out.append({"docno": f"d{i}", "text": " ".join(words[at : at + k])})
+        at += k
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--synthetic-docs", type=int, default=200_000)
+    args = ap.parse_args()
+    corpora = {f"synthetic ASCII, {args.synthetic_docs} docs": synthetic(args.synthetic_docs)}
+    if os.environ.get("IR_DATASETS_HOME") or Path("../shared/data/irds-cache").is_dir():
+        os.environ.setdefault("IR_DATASETS_HOME", tempfile.mkdtemp(prefix="irds-"))
+        if not any(Path(os.environ["IR_DATASETS_HOME"]).iterdir()):
+            shutil.copytree("../shared/data/irds-cache", os.environ["IR_DATASETS_HOME"], dirs_exist_ok=True)
+        corpora["SciFact, 5,183 docs"] = list(pse.datasets.corpus_iter("irds:beir/scifact/test"))
+    work = Path(tempfile.mkdtemp(prefix="bench-analysis-"))
+    print(f"{'corpus':32} {'analysis':58} {'median s':>9} {'ratio':>6}")
+    for cname, docs in corpora.items():
+        times: dict[str, list[float]] = {p: [] for p in PEERS}
+        for r in range(args.repeats + 1):  # the first round warms numba's cache and the file system
+            for pname, kwargs in PEERS.items():
+                bm25 = pse.BM25(**kwargs)
+                index = pse.SparseIndex(work / f"{len(times[pname])}-{abs(hash(pname))}")
+                t = time.perf_counter()
+                bm25.indexer(index, mode="overwrite", verbose=False).index(docs)
+                if r:
+                    times[pname].append(time.perf_counter() - t)
+        base = statistics.median(times[next(iter(PEERS))])
+        for pname in PEERS:
+            med = statistics.median(times[pname])
+            print(f"{cname:32} {pname:58} {med:9.2f} {med / base:6.2f}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

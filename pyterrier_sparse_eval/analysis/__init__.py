@@ -1,0 +1,98 @@
+"""Language analyzers equal to Lucene's, as Anserini 0.22.1 picks them with ``-language xx``.
+
+``LANGUAGES`` maps ISO 639-1 codes to :class:`Language` chains: English (Anserini's default analyzer, also used
+for Vietnamese and Yoruba, as Anserini does), the MIRACL languages and the mMARCO ones. :func:`analyze` runs one
+text through a language's chain; :class:`pyterrier_sparse_eval.Analyzer` is the memoising, batched form that
+indexing and retrieval use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Sequence
+
+from ._base import Language, Token, lower_java
+from ._english import ENGLISH
+from ._standard import standard_tokens, standard_words
+
+__all__ = ["LANGUAGES", "Language", "Token", "analyze", "get_language", "tokenize_texts", "lower_java"]
+
+# code -> (module, name) of the chains written per language family; loaded on first use
+_MODULES = (
+    "_arabic",
+    "_indic",
+    "_romance",
+    "_german",
+    "_snowball",
+    "_indonesian",
+    "_cjk",
+    "_japanese",
+    "_thai",
+)
+
+#: Anserini analyses these with its default English analyzer
+_AS_ENGLISH = {"vi": "Vietnamese", "yo": "Yoruba"}
+
+
+def _load() -> dict[str, Language]:
+    langs: dict[str, Language] = {"en": ENGLISH}
+    for code, name in _AS_ENGLISH.items():
+        langs[code] = dataclasses.replace(ENGLISH, code=code, name=name)
+    for mod in _MODULES:
+        try:
+            module = importlib.import_module(f"{__name__}.{mod}")
+        except ModuleNotFoundError as e:  # a family not written yet
+            if e.name != f"{__name__}.{mod}":
+                raise
+            continue
+        langs.update(getattr(module, "LANGUAGES", {}))
+    return dict(sorted(langs.items()))
+
+
+LANGUAGES: dict[str, Language] = _load()
+
+
+def get_language(code: str) -> Language:
+    """The :class:`Language` for an ISO 639-1 code; a ValueError lists the supported ones."""
+    lang = LANGUAGES.get(str(code).lower())
+    if lang is None:
+        raise ValueError(f"Unknown language {code!r}; supported: {', '.join(LANGUAGES)}.")
+    return lang
+
+
+def tokenize_texts(lang: Language, texts: Sequence[str]) -> list[list[str]]:
+    """The raw tokens of each text (after the char filter, tokenizer and sequence steps, before :attr:`term`)."""
+    out: list[list[str]] = []
+    cf = lang.char_filter
+    for text in texts:
+        if not text:
+            out.append([])
+            continue
+        if cf is not None:
+            text = cf(text)
+        if lang.tokenizer == "custom":
+            assert lang.tokenize is not None
+            out.append(lang.tokenize(text))
+        elif lang.tokenizer == "whitespace":
+            out.append(_whitespace(text))
+        elif lang.sequence is not None:
+            out.append([t.text for t in lang.sequence(standard_tokens(text))])
+        else:
+            out.append(standard_words(text))
+    return out
+
+
+def analyze(text: str, language: str = "en") -> list[str]:
+    """The terms Lucene's analyzer for ``language`` makes of ``text`` (no memoisation; for one-off use)."""
+    lang = get_language(language)
+    raw = tokenize_texts(lang, [text])[0]
+    if not raw:
+        return []
+    return [t for t in lang.term(raw) if t]
+
+
+def _whitespace(text: str) -> list[str]:
+    from ._snowball import whitespace_tokens
+
+    return whitespace_tokens(text)

@@ -1,0 +1,205 @@
+"""Arabic and Persian as Anserini 0.22.1 analyses them (``-language ar`` / ``-language fa``): Lucene 9.5's
+``ArabicAnalyzer`` and ``PersianAnalyzer``.
+
+Arabic (``ArabicAnalyzer.createComponents``): StandardTokenizer, LowerCaseFilter, DecimalDigitFilter,
+StopFilter (Lucene's ``ar/stopwords.txt``, Savoy's list, matched before normalisation), ArabicNormalizationFilter,
+ArabicStemFilter (the light stemmer of Larkey, Ballesteros & Connell, "Improving Stemming for Arabic
+Information Retrieval: Light Stemming and Co-occurrence Analysis", SIGIR 2002).
+
+Persian (``PersianAnalyzer``): PersianCharFilter (zero-width non-joiner U+200C -> space, before tokenising),
+StandardTokenizer, LowerCaseFilter, DecimalDigitFilter, ArabicNormalizationFilter, PersianNormalizationFilter,
+StopFilter (Lucene's ``fa/stopwords.txt``, Savoy's list, matched *after* normalisation). Lucene 9.5 ships a
+PersianStemFilter, but its PersianAnalyzer does not apply it (checked in the 9.5 bytecode and with Lucene).
+
+The normalisers and the stemmer work on Java ``char`` s (UTF-16 units); every character they look at or delete
+is in the BMP, so only the stemmer's length checks need UTF-16 lengths (:func:`_u16len`). As in Lucene, a
+token that normalisation empties (a lone tatweel, ``"ـ"``) becomes the empty term; here that is ``""``, which the
+:class:`~._base.Language` contract reads as "dropped" (Lucene indexes an empty term).
+"""
+
+from __future__ import annotations
+
+from ._base import Language, lower_java, read_word_list
+
+__all__ = [
+    "ARABIC",
+    "LANGUAGES",
+    "PERSIAN",
+    "arabic_normalize",
+    "arabic_stem",
+    "arabic_terms",
+    "decimal_digits",
+    "persian_char_filter",
+    "persian_normalize",
+    "persian_terms",
+]
+
+# --- DecimalDigitFilter ---------------------------------------------------------------------------------------
+
+#: The code points of digit zero of every run of ten decimal digits (general category Nd) in Java 17's
+#: Unicode 13.0 tables, beyond ASCII. Fixed here rather than taken from :mod:`unicodedata`, whose Unicode
+#: version follows Python's (3.11 has 14.0, which adds the Tangsa digits U+16AC0..U+16AC9; Java 17 leaves them).
+_JAVA17_DIGIT_ZEROS = (
+    0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xDE6, 0xE50, 0xED0,
+    0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50,
+    0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x10D30, 0x11066, 0x110F0,
+    0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50,
+    0x11D50, 0x11DA0, 0x16A60, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0,
+    0x1E950, 0x1FBF0,
+)  # fmt: skip
+_DIGIT_TABLE: dict[int, str] = {z + d: str(d) for z in _JAVA17_DIGIT_ZEROS for d in range(10)}
+_DIGIT_FIRST = min(_JAVA17_DIGIT_ZEROS)
+
+
+def decimal_digits(tokens: list[str]) -> list[str]:
+    """Lucene's ``DecimalDigitFilter``: every non-ASCII decimal digit (``Character.isDigit``, i.e. general
+    category Nd in Java 17) becomes the ASCII digit of its value (``Character.getNumericValue``); a digit
+    outside the BMP (two UTF-16 units) becomes one ASCII digit, as Lucene deletes its low surrogate."""
+    table = _DIGIT_TABLE
+    first = chr(_DIGIT_FIRST)
+    return [t.translate(table) if not t.isascii() and max(t) >= first else t for t in tokens]
+
+
+# --- ArabicNormalizer / PersianNormalizer ---------------------------------------------------------------------
+
+# Lucene's ArabicNormalizer: alef madda / hamza above / hamza below -> alef, dotless yeh (alef maksura) -> yeh,
+# teh marbuta -> heh; tatweel and the harakat (fathatan, dammatan, kasratan, fatha, damma, kasra, shadda,
+# sukun) deleted.
+_ARABIC_NORM: dict[int, str | None] = {
+    0x0622: "\u0627",
+    0x0623: "\u0627",
+    0x0625: "\u0627",
+    0x0649: "\u064a",
+    0x0629: "\u0647",
+    **{c: None for c in (0x0640, 0x064B, 0x064C, 0x064D, 0x064E, 0x064F, 0x0650, 0x0651, 0x0652)},
+}
+# Lucene's PersianNormalizer: farsi yeh and yeh barree -> yeh, keheh -> kaf, heh with yeh above and heh goal
+# -> heh, hamza above (U+0654) deleted.
+_PERSIAN_NORM: dict[int, str | None] = {
+    0x06CC: "\u064a",
+    0x06D2: "\u064a",
+    0x06A9: "\u0643",
+    0x06C0: "\u0647",
+    0x06C1: "\u0647",
+    0x0654: None,
+}
+
+
+def arabic_normalize(tokens: list[str]) -> list[str]:
+    """Lucene's ``ArabicNormalizer`` (ArabicNormalizationFilter) on each token."""
+    table = _ARABIC_NORM
+    return [t if t.isascii() else t.translate(table) for t in tokens]
+
+
+def persian_normalize(tokens: list[str]) -> list[str]:
+    """Lucene's ``PersianNormalizer`` (PersianNormalizationFilter) on each token."""
+    table = _PERSIAN_NORM
+    return [t if t.isascii() else t.translate(table) for t in tokens]
+
+
+# --- ArabicStemmer (Larkey et al.'s light stemmer) ------------------------------------------------------------
+
+_ALEF, _BEH, _TEH_MARBUTA, _TEH, _FEH = "\u0627", "\u0628", "\u0629", "\u062a", "\u0641"
+_KAF, _LAM, _NOON, _HEH, _WAW, _YEH = "\u0643", "\u0644", "\u0646", "\u0647", "\u0648", "\u064a"
+
+# Lucene's ArabicStemmer.prefixes, in its order: the first that matches is removed (one at most)
+_PREFIXES = (
+    _ALEF + _LAM,
+    _WAW + _ALEF + _LAM,
+    _BEH + _ALEF + _LAM,
+    _KAF + _ALEF + _LAM,
+    _FEH + _ALEF + _LAM,
+    _LAM + _LAM,
+    _WAW,
+)
+# Lucene's ArabicStemmer.suffixes, in its order: each is tried once, in turn, on what the previous left
+_SUFFIXES = (
+    _HEH + _ALEF,
+    _ALEF + _NOON,
+    _ALEF + _TEH,
+    _WAW + _NOON,
+    _YEH + _NOON,
+    _YEH + _HEH,
+    _YEH + _TEH_MARBUTA,
+    _HEH,
+    _TEH_MARBUTA,
+    _YEH,
+)
+_PREFIX_FIRST = frozenset(p[0] for p in _PREFIXES)
+_SUFFIX_LAST = frozenset(s[-1] for s in _SUFFIXES)
+
+
+def _u16len(s: str) -> int:
+    """The length of ``s`` in UTF-16 units (Java's ``String.length``)."""
+    n = len(s)
+    if s.isascii() or max(s) <= "\uffff":
+        return n
+    return n + sum(1 for c in s if c > "\uffff")
+
+
+def arabic_stem(word: str) -> str:
+    """Lucene's ``ArabicStemmer.stem``: strip one prefix (the first of :data:`_PREFIXES` that matches, if at least
+    two characters remain, three for wa-), then try each suffix of :data:`_SUFFIXES` in turn, stripping it
+    where at least two characters remain (Larkey, Ballesteros & Connell's light stemming)."""
+    n = _u16len(word)
+    for p in _PREFIXES:
+        if (n >= 4 if len(p) == 1 else n >= len(p) + 2) and word.startswith(p):
+            word = word[len(p) :]
+            n -= len(p)
+            break
+    for s in _SUFFIXES:
+        if n >= len(s) + 2 and word.endswith(s):
+            word = word[: -len(s)]
+            n -= len(s)
+    return word
+
+
+def _arabic_stems(tokens: list[str]) -> list[str]:
+    first, last = _PREFIX_FIRST, _SUFFIX_LAST
+    return [arabic_stem(t) if t and (t[0] in first or t[-1] in last) else t for t in tokens]
+
+
+# --- the analyzers --------------------------------------------------------------------------------------------
+
+_STOP_CACHE: dict[str, frozenset[str]] = {}
+
+
+def _stopwords(code: str) -> frozenset[str]:
+    words = _STOP_CACHE.get(code)
+    if words is None:
+        # Lucene's WordlistLoader skips lines starting with "#" and trims the rest; the lists hold one word a line
+        words = _STOP_CACHE[code] = read_word_list(f"lucene/{code}_stopwords.txt")
+    return words
+
+
+def _drop(tokens: list[str], stop: frozenset[str]) -> list[str]:
+    return ["" if t in stop else t for t in tokens]
+
+
+def arabic_terms(tokens: list[str]) -> list[str]:
+    """The terms of Lucene 9.5's ArabicAnalyzer for raw StandardTokenizer tokens (``""`` = dropped)."""
+    terms = _drop(decimal_digits(lower_java(tokens)), _stopwords("ar"))
+    return _arabic_stems(arabic_normalize(terms))
+
+
+def persian_char_filter(text: str) -> str:
+    """Lucene's ``PersianCharFilter``: each zero-width non-joiner (U+200C) becomes a space (offsets unchanged)."""
+    return text.replace("\u200c", " ")
+
+
+def persian_terms(tokens: list[str]) -> list[str]:
+    """The terms of Lucene 9.5's PersianAnalyzer for raw StandardTokenizer tokens of the char-filtered text."""
+    terms = persian_normalize(arabic_normalize(decimal_digits(lower_java(tokens))))
+    return _drop(terms, _stopwords("fa"))
+
+
+ARABIC = Language(code="ar", name="Arabic", lucene="Lucene 9.5 ArabicAnalyzer", term=arabic_terms)
+PERSIAN = Language(
+    code="fa",
+    name="Persian",
+    lucene="Lucene 9.5 PersianAnalyzer",
+    term=persian_terms,
+    char_filter=persian_char_filter,
+)
+
+LANGUAGES: dict[str, Language] = {"ar": ARABIC, "fa": PERSIAN}

@@ -1,0 +1,139 @@
+"""Lucene's StandardTokenizer: Unicode word segmentation (UAX #29), as a regular expression.
+
+Lucene 9.5's ``StandardTokenizerImpl.jflex`` is a JFlex grammar over Unicode properties; this module writes the
+same grammar for the ``regex`` module (which knows ``Word_Break``, ``Line_Break``, ``Script`` and the emoji
+properties) and keeps what the grammar keeps:
+
+* words (``<ALPHANUM>``, ``<NUM>``, ``<HANGUL>``, ``<KATAKANA>``): letters and digits joined by the UAX #29 rules
+  WB5–WB13b — "1,000,000", "3.14", "u.s.a", "don't", "a:b", "x_y" are one token each;
+* runs of South-East-Asian letters (Thai, Lao, Khmer, Myanmar; ``<SOUTHEAST_ASIAN>``), kept whole;
+* each Han ideograph and each hiragana on its own (``<IDEOGRAPHIC>``, ``<HIRAGANA>``);
+* emoji sequences (``<EMOJI>``);
+* and drops everything else (spaces, punctuation, symbols). Combining marks, format characters and ZWJ stay
+  with the character before them (WB4). Tokens longer than 255 characters are cut into 255-character pieces,
+  as Lucene's ``maxTokenLength`` does.
+
+JFlex takes the longest match among its rules; here the word rule is tried first, which gives the same token
+text (the rules start with disjoint classes except keycap emoji, where both match the same text). The Unicode
+tables are the ``regex`` module's (a newer Unicode than Lucene's 9.0); characters whose word-break class changed
+since are rare in text. ``tests/test_standard_tokenizer.py`` compares with Lucene's own output.
+"""
+
+from __future__ import annotations
+
+import regex
+
+from ._base import Token
+
+__all__ = ["standard_tokens", "standard_words", "MAX_TOKEN_LENGTH"]
+
+#: Lucene's StandardTokenizer.DEFAULT_MAX_TOKEN_LENGTH
+MAX_TOKEN_LENGTH = 255
+
+_X = r"[\p{WB=Format}\p{WB=Extend}\p{WB=ZWJ}]*+"  # WB4: X (Extend | Format | ZWJ)* -> X
+
+_AHLETTER = r"[\p{WB=ALetter}\p{WB=Hebrew_Letter}]" + _X
+_HANGUL = r"[\p{sc=Hangul}&&[\p{WB=ALetter}\p{WB=Hebrew_Letter}]]" + _X
+_NUMERIC = r"[\p{WB=Numeric}[\p{Blk=HalfAndFullForms}&&\p{Nd}]]" + _X
+_KATAKANA = r"\p{WB=Katakana}" + _X
+_MIDLETTER = r"[\p{WB=MidLetter}\p{WB=MidNumLet}\p{WB=Single_Quote}]" + _X
+_MIDNUM = r"[\p{WB=MidNum}\p{WB=MidNumLet}\p{WB=Single_Quote}]" + _X
+_ENL = r"\p{WB=ExtendNumLet}" + _X
+_HEBREW = r"\p{WB=Hebrew_Letter}" + _X
+_SQUOTE = r"\p{WB=Single_Quote}" + _X
+_DQUOTE = r"\p{WB=Double_Quote}" + _X
+_RI = r"\p{WB=Regional_Indicator}" + _X
+# a letter for the general word rule: not a Hebrew letter that the Hebrew rules (WB7a-c) continue with a quote,
+# so that the longest match (JFlex's) is found without backtracking
+_AHLETTER = (
+    rf"(?:\p{{WB=ALetter}}{_X}|\p{{WB=Hebrew_Letter}}{_X}(?!{_SQUOTE}|{_DQUOTE}\p{{WB=Hebrew_Letter}}))"
+)
+
+_CORE = (
+    f"(?:{_KATAKANA}(?:(?:{_ENL})*{_KATAKANA})*"
+    f"|(?:{_HEBREW}(?:{_SQUOTE}|{_DQUOTE}{_HEBREW})"
+    f"|{_NUMERIC}(?:(?:(?:{_ENL})*|{_MIDNUM}){_NUMERIC})*"
+    f"|{_AHLETTER}(?:(?:(?:{_ENL})*|{_MIDLETTER}){_AHLETTER})*)+)"
+)
+_WORD = f"(?:{_ENL})*{_CORE}(?:(?:{_ENL})+{_CORE})*(?:{_ENL})*"
+
+_EMOJI_CHAR = (
+    r"[\p{Extended_Pictographic}[\p{Emoji}--[\p{WB=Regional_Indicator}0-9#*\u00a9\u00ae\u2122\u3030\u303d"
+    r"\p{Emoji_Modifier}]]]"
+)
+# WB4 inside emoji sequences: without the presentation selectors, and a ZWJ only when no emoji follows it
+# (then it joins the next element of a ZWJ sequence)
+_EMOJI_START = rf"\p{{WB=ZWJ}}*(?:{_EMOJI_CHAR}|\p{{Emoji_Modifier_Base}}|\p{{Emoji_Modifier}})"
+_XE = rf"(?:[[\p{{WB=Format}}\p{{WB=Extend}}]--[\uFE0E\uFE0F]]|\p{{WB=ZWJ}}(?!{_EMOJI_START}))*+"
+_EMOJI_ELEMENT = (
+    rf"(?:(?:\p{{WB=ZWJ}}*\p{{Emoji_Modifier_Base}}{_XE})?\p{{Emoji_Modifier}}{_XE}"
+    rf"|\p{{WB=ZWJ}}*{_EMOJI_CHAR}{_XE}\uFE0F?)"
+)
+_EMOJI = (
+    rf"{_EMOJI_ELEMENT}(?:[\U000E0020-\U000E007E]+\U000E007F|(?:\p{{WB=ZWJ}}{_EMOJI_ELEMENT})*)"
+    rf"|[0-9#*]{_XE}\uFE0F?\u20E3{_XE}"
+    rf"|{_RI}{_RI}"
+)
+
+_TOKEN = regex.compile(
+    rf"(?P<w>{_WORD})|(?P<e>{_EMOJI})|(?P<s>(?:\p{{lb=SA}}{_X})+)|(?P<h>\p{{sc=Han}}{_X})|(?P<k>\p{{sc=Hiragana}}{_X})",
+    regex.V1,
+)
+_NUM_ONLY = regex.compile(
+    rf"(?:{_ENL})*{_NUMERIC}(?:(?:(?:{_ENL})*|{_MIDNUM}){_NUMERIC})*(?:{_ENL})*", regex.V1
+)
+_HANGUL_ONLY = regex.compile(f"(?:{_HANGUL})+", regex.V1)
+_KATAKANA_ONLY = regex.compile(f"(?:{_KATAKANA})+", regex.V1)
+_TYPES = {"e": "<EMOJI>", "s": "<SOUTHEAST_ASIAN>", "h": "<IDEOGRAPHIC>", "k": "<HIRAGANA>"}
+
+
+def standard_words(text: str) -> list[str]:
+    """The token texts of ``text`` (see :func:`standard_tokens`), without types and offsets."""
+    words = _TOKEN.findall(text)
+    # findall returns group tuples for a pattern with groups: the matched alternative is the non-empty one
+    out = ["".join(g) for g in words]
+    if any(len(w) > MAX_TOKEN_LENGTH for w in out):
+        return [t.text for t in standard_tokens(text)]
+    return out
+
+
+def standard_tokens(text: str) -> list[Token]:
+    """Lucene's StandardTokenizer tokens of ``text``: (text, type, start, end), offsets in code points."""
+    out: list[Token] = []
+    pos = 0
+    n = len(text)
+    while pos < n:
+        m = _TOKEN.search(text, pos)
+        if m is None:
+            break
+        start, end = m.span()
+        if end - start > MAX_TOKEN_LENGTH:  # Lucene cuts the token and scans again after the cut
+            end = start + MAX_TOKEN_LENGTH
+            out.append(
+                Token(
+                    text[start:end],
+                    _word_type(text[start:end])
+                    if m.lastgroup == "w"
+                    else _TYPES.get(m.lastgroup or "", "<ALPHANUM>"),
+                    start,
+                    end,
+                )
+            )
+            pos = end
+            continue
+        kind = m.lastgroup or "w"
+        word = m.group()
+        out.append(Token(word, _word_type(word) if kind == "w" else _TYPES[kind], start, end))
+        pos = end
+    return out
+
+
+def _word_type(word: str) -> str:
+    # the grammar's typing rules (NUM, HANGUL and KATAKANA come before the general word rule)
+    if _NUM_ONLY.fullmatch(word):
+        return "<NUM>"
+    if _HANGUL_ONLY.fullmatch(word):
+        return "<HANGUL>"
+    if _KATAKANA_ONLY.fullmatch(word):
+        return "<KATAKANA>"
+    return "<ALPHANUM>"
