@@ -14,11 +14,6 @@ import json
 import os
 from pathlib import Path
 
-import jnius_config
-
-jnius_config.add_classpath(os.environ["ANSERINI_JAR"])
-from jnius import autoclass, cast  # noqa: E402
-
 EDGE = [
     "1,000,000 3.14 U.S.A. e.g. a:b a::b 1;2 a.1 1.a don't ’tis o’neil x_y ___ _9 ab_",
     "© 2020 ® ™ 1⃣2 #️⃣ 😀‍😀 👍🏽 🇫🇷 x\u200dy",
@@ -29,6 +24,8 @@ EDGE = [
 
 
 def tokens(text: str) -> list[list[str]]:
+    from jnius import autoclass, cast  # the JVM starts on first use (main() sets the class path)
+
     tok = autoclass("org.apache.lucene.analysis.standard.StandardTokenizer")()
     tok.setReader(autoclass("java.io.StringReader")(text))
     pkg = "org.apache.lucene.analysis.tokenattributes."
@@ -45,6 +42,9 @@ def tokens(text: str) -> list[list[str]]:
 
 def main() -> None:
     import ir_datasets
+    import jnius_config
+
+    jnius_config.add_classpath(os.environ["ANSERINI_JAR"])
 
     shared = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "lucene" / "tokens"
     texts = list(EDGE)
