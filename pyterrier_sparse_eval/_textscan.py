@@ -19,12 +19,14 @@ Per-document term frequencies are counted with a last-seen mark per term, in lin
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ._numba import have_numba
 
 HAVE_NUMBA = have_numba()
+_NO_CLASSES = np.zeros(128, dtype=np.uint8)
 
 __all__ = ["TokenTable", "HAVE_NUMBA"]
 
@@ -75,12 +77,82 @@ if HAVE_NUMBA:
         return n_known, n_known + 1
 
     @njit(cache=True, nogil=True)
+    def _char(buf, i, e, classes):
+        """(word-break class, byte length) of the UTF-8 character at ``buf[i]`` (BMP only: the caller's texts
+        hold no other characters)."""
+        c = np.int64(buf[i])
+        if c < 0x80:
+            return classes[c], 1
+        if c < 0xE0:
+            if i + 1 >= e:
+                return 0, 1
+            return classes[((c & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F)], 2
+        if i + 2 >= e:
+            return 0, 1
+        return classes[
+            ((c & 0x0F) << 12) | ((np.int64(buf[i + 1]) & 0x3F) << 6) | (np.int64(buf[i + 2]) & 0x3F)
+        ], 3
+
+    @njit(cache=True, nogil=True)
+    def _scan_uax29(
+        buf, s0, e0, d, classes, n_tok, tab_hash, tab_id, pool, pool_ends, n_known, out_doc, out_tok
+    ):
+        """UAX #29 on a text without special characters (see ``analysis._standard.simple_classes``): runs of
+        letters (1), digits (2) and connectors (3), one MidLetter (4) or MidNumLet (6) joining two letters, one
+        MidNum (5) or MidNumLet (6) joining two digits; connector-only runs dropped; tokens cut at 255 characters."""
+        i = s0
+        while i < e0:
+            k, nb = _char(buf, i, e0, classes)
+            if k != 1 and k != 2 and k != 3:
+                i += nb
+                continue
+            s = i
+            n_chars = 0
+            last = 0
+            only_join = True
+            cut = -1  # byte offset after the 255th character
+            while True:
+                while i < e0:
+                    k, nb = _char(buf, i, e0, classes)
+                    if k != 1 and k != 2 and k != 3:
+                        break
+                    if k != 3:
+                        only_join = False
+                    last = k
+                    i += nb
+                    n_chars += 1
+                    if n_chars == 255:
+                        cut = i
+                if i < e0 and (last == 1 or last == 2):
+                    k, nb = _char(buf, i, e0, classes)
+                    if (last == 1 and (k == 4 or k == 6)) or (last == 2 and (k == 5 or k == 6)):
+                        if i + nb < e0:
+                            k2, nb2 = _char(buf, i + nb, e0, classes)
+                            if k2 == last:
+                                i += nb
+                                n_chars += 1
+                                if n_chars == 255:
+                                    cut = i
+                                continue
+                break
+            if only_join:  # "___" is no token
+                continue
+            if n_chars > 255:  # Lucene's maxTokenLength: cut, then scan again after the cut
+                i = cut
+            tok, n_known = _intern(buf, s, i, tab_hash, tab_id, pool, pool_ends, n_known)
+            out_doc[n_tok] = d
+            out_tok[n_tok] = tok
+            n_tok += 1
+        return n_tok, n_known
+
+    @njit(cache=True, nogil=True)
     def _scan(
         buf,
         doc_ends,
         presplit,
         lowercase,
         rule,
+        classes,
         first_doc,
         n_tok,
         tab_hash,
@@ -103,7 +175,7 @@ if HAVE_NUMBA:
             if n_known + (e0 - s0) // 2 + 1 > max_known or used + (e0 - s0) > pool_cap:
                 break
             i = s0
-            if presplit[d]:  # tokens already found by the regex, separated by single spaces
+            if presplit[d] == 2:  # tokens already found by the regex, separated by single spaces
                 while i < e0:
                     while i < e0 and buf[i] == 32:
                         i += 1
@@ -121,12 +193,12 @@ if HAVE_NUMBA:
                         c = buf[j]
                         if 65 <= c <= 90:
                             buf[j] = c + 32
-                while i < e0:
-                    if not _is_word(buf[i]):
-                        i += 1
-                        continue
-                    s = i
-                    if rule == 0:
+                if rule == 0:
+                    while i < e0:
+                        if not _is_word(buf[i]):
+                            i += 1
+                            continue
+                        s = i
                         while i < e0 and _is_word(buf[i]):
                             i += 1
                         # inner joiners: "don't", "3.14", "u.s"
@@ -134,9 +206,34 @@ if HAVE_NUMBA:
                             i += 1
                             while i < e0 and _is_word(buf[i]):
                                 i += 1
-                    else:
-                        # UAX #29 on ASCII: letters, digits and '_' join (WB5, WB8-WB10, WB13a/b); one of : . ' joins
-                        # two letters (WB6/7), one of , ; . ' two digits (WB11/12)
+                        tok, n_known = _intern(buf, s, i, tab_hash, tab_id, pool, pool_ends, n_known)
+                        out_doc[n_tok] = d
+                        out_tok[n_tok] = tok
+                        n_tok += 1
+                elif presplit[d] == 1:  # not ASCII, but without special characters
+                    n_tok, n_known = _scan_uax29(
+                        buf,
+                        s0,
+                        e0,
+                        d,
+                        classes,
+                        n_tok,
+                        tab_hash,
+                        tab_id,
+                        pool,
+                        pool_ends,
+                        n_known,
+                        out_doc,
+                        out_tok,
+                    )
+                else:
+                    # UAX #29 on ASCII: letters, digits and '_' join (WB5, WB8-WB10, WB13a/b); one of : . ' joins
+                    # two letters (WB6/7), one of , ; . ' two digits (WB11/12)
+                    while i < e0:
+                        if not _is_word(buf[i]):
+                            i += 1
+                            continue
+                        s = i
                         while True:
                             while i < e0 and _is_word(buf[i]):
                                 i += 1
@@ -160,10 +257,10 @@ if HAVE_NUMBA:
                             continue
                         if i - s > 255:  # Lucene's maxTokenLength: cut, then scan again after the cut
                             i = s + 255
-                    tok, n_known = _intern(buf, s, i, tab_hash, tab_id, pool, pool_ends, n_known)
-                    out_doc[n_tok] = d
-                    out_tok[n_tok] = tok
-                    n_tok += 1
+                        tok, n_known = _intern(buf, s, i, tab_hash, tab_id, pool, pool_ends, n_known)
+                        out_doc[n_tok] = d
+                        out_tok[n_tok] = tok
+                        n_tok += 1
             d += 1
         return d, n_tok, n_known
 
@@ -219,6 +316,8 @@ class TokenTable:
         self._pool = np.zeros(1 << 20, dtype=np.uint8)
         self._ends = np.zeros(capacity // 2 + 1, dtype=np.int64)
         self.size = 0
+        self._classes: np.ndarray | None = None
+        self._special: Any = None
 
     def __len__(self) -> int:
         return self.size
@@ -254,19 +353,29 @@ class TokenTable:
         Ids at or above the returned size are tokens seen for the first time (see :meth:`token`).
         """
         before = self.size
+        # how each document is scanned: 0 ASCII bytes, 1 UTF-8 with word-break classes (UAX #29 only: texts
+        # without special characters), 2 tokens found by the analyzer itself
         ascii_docs = [t.isascii() for t in texts]
         if all(ascii_docs):
             buf = np.frombuffer(bytearray("".join(texts).encode("ascii")), dtype=np.uint8)
             lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-            presplit = np.zeros(len(texts), dtype=np.bool_)
+            presplit = np.zeros(len(texts), dtype=np.int8)
         else:
-            other = [i for i, ok in enumerate(ascii_docs) if not ok]
-            pieces: list[bytes] = [t.encode("ascii") if ok else b"" for t, ok in zip(texts, ascii_docs)]
+            kind = [0 if ok else 2 for ok in ascii_docs]
+            if rule == 1:
+                if self._classes is None:
+                    from .analysis._standard import simple_classes
+
+                    self._classes, self._special = simple_classes()
+                special = self._special.search
+                kind = [k if k == 0 or special(t) is not None else 1 for k, t in zip(kind, texts)]
+            other = [i for i, k in enumerate(kind) if k == 2]
+            pieces = [t.encode("utf-8") if k != 2 else b"" for t, k in zip(texts, kind)]
             for i, toks in zip(other, regex_tokenize([texts[i] for i in other])):
                 pieces[i] = " ".join(toks).encode("utf-8")
             buf = np.frombuffer(bytearray(b"".join(pieces)), dtype=np.uint8)
             lens = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
-            presplit = ~np.array(ascii_docs, dtype=np.bool_)
+            presplit = np.array(kind, dtype=np.int8)
         doc_ends = np.cumsum(lens)
         bound = len(buf) // 2 + len(texts) + 1
         out_doc = np.empty(bound, dtype=np.int32)
@@ -283,6 +392,7 @@ class TokenTable:
                 presplit,
                 lowercase,
                 rule,
+                self._classes if self._classes is not None else _NO_CLASSES,
                 d,
                 n_tok,
                 self._hash,

@@ -59,8 +59,8 @@ class Analyzer:
     Example:
         >>> Analyzer()("The runner's shoes were running.")
         ['runner', 'shoe', 'were', 'run']
-        >>> Analyzer()("1,000,000 U.S. e.g. analogies")
-        ['1,000,000', 'u.s', 'e.g', 'analog']
+        >>> Analyzer()("It's 1,000,000 analogies, e.g. U.S.A.")
+        ['1,000,000', 'analog', 'e.g', 'u.s.a']
     """
 
     def __init__(

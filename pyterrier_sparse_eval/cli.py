@@ -29,7 +29,7 @@ from . import (
 from .console import EXIT_CHECK_FAILED, EXIT_OK, UsageError, one_line, run
 from .files import atomic_write_text
 from .measures import crosscheck, evaluate, inhouse, parse_measure, parse_measures
-from .systems import parse_system, with_language
+from .systems import parse_system, specs_with_language
 
 DEFAULT_METRICS = ["nDCG@10", "R@100", "AP", "RR"]
 
@@ -73,27 +73,16 @@ def _need_matplotlib() -> None:
         raise UsageError("--plots needs matplotlib: pip install 'pyterrier-sparse-eval[plots]'.") from None
 
 
-def _with_language(args: argparse.Namespace, specs: list[str]) -> list[str]:
-    """BM25 specs with the analyzer language: ``--language``, else the one the dataset declares (said aloud)."""
-    language, source = args.language, "--language"
-    if language is None:
-        try:
-            language, source = datasets.dataset_language(args.dataset), "the dataset"
-        except ValueError:
-            language = None
-    if language is not None:
-        from .analysis import LANGUAGES
+_LANGUAGE_HELP = (
+    "BM25 analyzer language (ISO 639-1, e.g. fr, zh); default: the dataset's declared one, else en"
+)
 
-        if language not in LANGUAGES:
-            if source == "--language":
-                raise UsageError(f"Unknown --language {language!r}; supported: {', '.join(LANGUAGES)}.")
-            print(
-                f"The dataset's language {language!r} has no Lucene analyzer here; BM25 analyses it as English."
-            )
-            return specs
-        if any(s.strip().lower().startswith("bm25") for s in specs) and not args.quiet:
-            print(f"BM25 analyzer: language {language} (from {source})")
-    return [with_language(s, language) for s in specs]
+
+def _with_language(args: argparse.Namespace, specs: list[str]) -> list[str]:
+    try:
+        return specs_with_language(specs, args.dataset, args.language, quiet=args.quiet)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -114,9 +103,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"--num-results must be a positive number of documents, got {args.num_results}.")
     _check_index_dir(args.index_dir)
     verbose = not args.quiet
-    datasets.load_dataset(
-        args.dataset
-    )  # an unknown id fails here, before any work; loading reads nothing yet
+    datasets.load_dataset(args.dataset)  # an unknown id fails here, before any work; loading reads nothing
     result = run_experiment(
         args.dataset,
         systems,
@@ -401,11 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
         EXPERIMENT_EXAMPLE,
     )
     p.add_argument("--dataset", required=True, help="ir_datasets id, e.g. irds:beir/scifact/test")
-    p.add_argument(
-        "--language",
-        default=None,
-        help="BM25 analyzer language (ISO 639-1, e.g. fr, zh); default: the dataset's declared language, else en",
-    )
+    p.add_argument("--language", default=None, help=_LANGUAGE_HELP)
     p.add_argument(
         "--system",
         action="append",
@@ -466,11 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("sdm", "pooled vs SDM-corrected vs full-corpus R@k and nDCG@k", SDM_EXAMPLE)
     p.add_argument("--dataset", required=True, help="ir_datasets id, e.g. irds:vaswani")
-    p.add_argument(
-        "--language",
-        default=None,
-        help="BM25 analyzer language (ISO 639-1, e.g. fr, zh); default: the dataset's declared language, else en",
-    )
+    p.add_argument("--language", default=None, help=_LANGUAGE_HELP)
     p.add_argument(
         "--system", action="append", help="system spec as for `experiment` (repeatable; default bm25)"
     )

@@ -17,7 +17,7 @@ import hashlib
 import inspect
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,6 +211,34 @@ def with_language(spec: str, language: str | None) -> str:
     if language is None or kind.strip().lower() != "bm25" or "language=" in rest:
         return spec
     return f"bm25:{rest},language={language}" if rest.strip() else f"bm25:language={language}"
+
+
+def specs_with_language(
+    specs: Sequence[str], dataset: str, language: str | None = None, *, quiet: bool = False
+) -> list[str]:
+    """BM25 specs with the analyzer's language: ``language`` (``--language``), else the one the dataset declares
+    (saying which it chose unless ``quiet``); other specs unchanged. An unknown ``language`` is a ValueError."""
+    from .analysis import LANGUAGES
+    from .datasets import dataset_language
+
+    source = "--language"
+    if language is None:
+        try:
+            language, source = dataset_language(dataset), "the dataset"
+        except ValueError:  # an unknown dataset is reported where it is loaded
+            language = None
+    if language is None:
+        return list(specs)
+    if language not in LANGUAGES:
+        if source == "--language":
+            raise ValueError(f"Unknown --language {language!r}; supported: {', '.join(LANGUAGES)}.")
+        print(
+            f"The dataset's language {language!r} has no Lucene analyzer here; BM25 analyses it as English."
+        )
+        return list(specs)
+    if any(s.strip().lower().startswith("bm25") for s in specs) and not quiet:
+        print(f"BM25 analyzer: language {language} (from {source})")
+    return [with_language(s, language) for s in specs]
 
 
 def parse_system(spec: str) -> System:

@@ -15,6 +15,9 @@ from hypothesis import strategies as st
 import pyterrier_sparse_eval as pse
 from pyterrier_sparse_eval import _build, _postings
 from pyterrier_sparse_eval._textscan import HAVE_NUMBA, TokenTable
+from pyterrier_sparse_eval.analysis._standard import simple_classes
+
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="the compiled path needs numba")
 
@@ -46,9 +49,13 @@ def test_compiled_tokens_equal_the_regex_tokens(batches, lowercase, tokenizer):
     for texts in batches:
         got = compiled_tokens(table, texts, analyzer)
         expected = analyzer.tokenize_batch(texts)
-        if tokenizer == "standard" and lowercase:  # ASCII text is lowercased in place (the chain lowercases)
+        if tokenizer == "standard" and lowercase:
+            # the scanner lowercases ASCII letters in place in the texts it scans itself (ASCII, or no special
+            # character); the others' tokens come from the analyzer unchanged
+            special = simple_classes()[1]
             expected = [
-                [t.lower() for t in toks] if text.isascii() else toks for text, toks in zip(texts, expected)
+                [t.translate(ASCII_LOWER) for t in toks] if special.search(text) is None else toks
+                for text, toks in zip(texts, expected)
             ]
         assert got == expected
         # and the terms are the analyzer's
@@ -76,7 +83,7 @@ def test_tokens_on_hand_picked_text():
     ]
     expected = [
         ["don't", "stop", "u.s", "3.14", "a", "b", "x", "a:b", "1,000,000", "1;2", "a", "1", "e.g"],
-        ["naïve", "Café’s"],
+        ["naïve", "café’s"],
         [],
         ["a_b", "_9"],
         ["x" * 255, "x" * 45],

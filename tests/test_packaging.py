@@ -42,6 +42,9 @@ LAYERS = {
     "analysis._standard": 1,
     "analysis._english": 1,
     "analysis._arabic": 1,  # language chains: the base only
+    "analysis._german": 1,
+    "analysis._romance": 1,
+    "analysis._japanese": 1,
     "analysis": 3,  # the registry of languages
     "_tokenize": 4,
     "_numba": 0,

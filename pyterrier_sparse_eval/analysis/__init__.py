@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ._base import Language, Token, lower_java
 from ._english import ENGLISH
-from ._standard import standard_tokens, standard_words
+from ._standard import standard_tokens, standard_words, whitespace_tokens
 
 __all__ = ["LANGUAGES", "Language", "Token", "analyze", "get_language", "tokenize_texts", "lower_java"]
 
@@ -75,7 +75,7 @@ def tokenize_texts(lang: Language, texts: Sequence[str]) -> list[list[str]]:
             assert lang.tokenize is not None
             out.append(lang.tokenize(text))
         elif lang.tokenizer == "whitespace":
-            out.append(_whitespace(text))
+            out.append(whitespace_tokens(text))
         elif lang.sequence is not None:
             out.append([t.text for t in lang.sequence(standard_tokens(text))])
         else:
@@ -90,9 +90,3 @@ def analyze(text: str, language: str = "en") -> list[str]:
     if not raw:
         return []
     return [t for t in lang.term(raw) if t]
-
-
-def _whitespace(text: str) -> list[str]:
-    from ._snowball import whitespace_tokens
-
-    return whitespace_tokens(text)

@@ -29,10 +29,10 @@ LUCENE_ENGLISH_STOPWORDS: frozenset[str] = frozenset(
 )
 
 _SNOWBALL_PORTER = Stemmer.Stemmer("porter")
-# words where Porter's reference code and Snowball's porter may differ: -bli/-logi (step 2 departures) and any
-# doubled letter (the reference code undoubles every double consonant but l, s, z after -ed/-ing; Snowball only
-# bb dd ff gg mm nn pp rr tt)
-_DEPARTS = re.compile(r"bl|log|(.)\1")
+# words where Porter's reference code and Snowball's porter may differ: -bli/-logi (step 2 departures) and the
+# double consonants that only the reference code undoubles after -ed/-ing (it undoubles every one but l, s, z;
+# Snowball only bb dd ff gg mm nn pp rr tt)
+_DEPARTS = re.compile(r"bl|log|cc|hh|jj|kk|qq|vv|ww|xx|yy")
 _APOSTROPHES = ("'", "\u2019", "\uff07")
 
 

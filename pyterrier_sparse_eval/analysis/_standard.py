@@ -21,11 +21,15 @@ since are rare in text. ``tests/test_standard_tokenizer.py`` compares with Lucen
 
 from __future__ import annotations
 
+import functools
+import re
+
+import numpy as np
 import regex
 
 from ._base import Token
 
-__all__ = ["standard_tokens", "standard_words", "MAX_TOKEN_LENGTH"]
+__all__ = ["standard_tokens", "standard_words", "simple_classes", "whitespace_tokens", "MAX_TOKEN_LENGTH"]
 
 #: Lucene's StandardTokenizer.DEFAULT_MAX_TOKEN_LENGTH
 MAX_TOKEN_LENGTH = 255
@@ -137,3 +141,72 @@ def _word_type(word: str) -> str:
     if _KATAKANA_ONLY.fullmatch(word):
         return "<KATAKANA>"
     return "<ALPHANUM>"
+
+
+# --- the simple case, for compiled scanners -------------------------------------------------------------------
+#: word-break classes of :func:`simple_classes`
+OTHER, LETTER, DIGIT, JOIN, MID_LETTER, MID_NUM, MID_BOTH, SPECIAL = range(8)
+
+
+@functools.cache
+def simple_classes() -> tuple[np.ndarray, re.Pattern[str]]:
+    """A class per BMP code point for texts where UAX #29 reduces to the ASCII rule, and a pattern that finds
+    the characters for which it does not.
+
+    In a text without those characters, a token is a run of letters, digits and connectors (WB5, WB8-10,
+    WB13a/b) in which one MidLetter (or MidNumLet / Single_Quote) may stand between two letters (WB6/7) and one
+    MidNum (or MidNumLet / Single_Quote) between two digits (WB11/12); a run of connectors alone is no token.
+    Special are the characters with rules of their own: combining and format characters (WB4), Hebrew letters
+    (the double quote joins only them),
+    katakana, Han, hiragana, South-East-Asian letters, emoji, regional indicators, and everything outside the
+    BMP. Returns ``(classes, special)``: uint8 classes (:data:`OTHER` ... :data:`SPECIAL`) of the 65,536 BMP
+    code points, and a stdlib ``re`` pattern matching any special character (``special.search(text)``).
+    """
+    codes = np.concatenate([np.arange(0xD800, dtype=np.uint32), np.arange(0xE000, 0x10000, dtype=np.uint32)])
+    chars = codes.tobytes().decode("utf-32-le")
+    table = np.zeros(0x10000, dtype=np.uint8)
+
+    def mark(pattern: str, value: int) -> None:
+        hits = "".join(regex.findall(f"(?:{pattern})+", chars, flags=regex.V1))
+        table[np.frombuffer(hits.encode("utf-32-le"), dtype=np.uint32)] = value
+
+    mark(r"\p{WB=ALetter}", LETTER)
+    mark(r"[\p{WB=Numeric}[\p{Blk=HalfAndFullForms}&&\p{Nd}]]", DIGIT)
+    mark(r"\p{WB=ExtendNumLet}", JOIN)
+    mark(r"\p{WB=MidLetter}", MID_LETTER)
+    mark(r"\p{WB=MidNum}", MID_NUM)
+    mark(r"[\p{WB=MidNumLet}\p{WB=Single_Quote}]", MID_BOTH)
+    mark(
+        r"[\p{WB=Format}\p{WB=Extend}\p{WB=ZWJ}\p{WB=Hebrew_Letter}\p{WB=Katakana}\p{WB=Regional_Indicator}"
+        r"\p{sc=Han}\p{sc=Hiragana}\p{sc=Hangul}\p{lb=SA}\p{Extended_Pictographic}"
+        r"[\p{Emoji}--[0-9#*]]]",
+        SPECIAL,
+    )
+    cps = np.flatnonzero(table == SPECIAL)
+    breaks = np.flatnonzero(np.diff(cps) != 1)
+    starts, ends = cps[np.r_[0, breaks + 1]], cps[np.r_[breaks, len(cps) - 1]]
+    ranges = "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in zip(starts.tolist(), ends.tolist())
+    )
+    pattern = re.compile(f"[{ranges}\U00010000-\U0010ffff\ud800-\udfff]")
+    return table, pattern
+
+
+# Java's Character.isWhitespace: space, line and paragraph separators but the no-break spaces, and the ASCII
+# controls \t \n \v \f \r and U+001C..U+001F
+_JAVA_SPACE = re.compile(
+    "[\t\n\u000b\f\r\u001c-\u001f \u1680\u2000-\u2006\u2008-\u200a\u2028\u2029\u205f\u3000]+"
+)
+
+
+def whitespace_tokens(text: str) -> list[str]:
+    """Lucene's WhitespaceTokenizer: runs of non-whitespace (Java's ``Character.isWhitespace``), cut at 255
+    characters."""
+    out: list[str] = []
+    for word in _JAVA_SPACE.split(text):
+        if len(word) > MAX_TOKEN_LENGTH:
+            out.extend(word[i : i + MAX_TOKEN_LENGTH] for i in range(0, len(word), MAX_TOKEN_LENGTH))
+        elif word:
+            out.append(word)
+    return out

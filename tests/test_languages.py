@@ -1,0 +1,51 @@
+"""Languages through the product: BM25(language=...), the index's record of it, and the command line."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from conftest import needs_data
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval.cli import main
+from pyterrier_sparse_eval.systems import parse_system, specs_with_language
+
+FRENCH = [
+    {"docno": "d1", "text": "Les enfants de l'école jouent dans la cour."},
+    {"docno": "d2", "text": "L'avion décolle de l'aéroport à midi."},
+    {"docno": "d3", "text": "Une école pour les enfants et les parents."},
+]
+
+
+def test_french_bm25_end_to_end(tmp_path):
+    bm25 = pse.BM25(language="fr")
+    index = pse.SparseIndex(tmp_path / "fr")
+    bm25.indexer(index, verbose=False).index(FRENCH)
+    assert index.encoder["analyzer"] == {"language": "fr", "version": 2}
+    # elision, lowercasing, stopwords and the light stemmer (Lucene's FrenchAnalyzer: "écoles" -> "ecol")
+    assert pse.Analyzer(language="fr")("Les écoles de l'enfant") == ["ecol", "enfant"]
+    run = bm25.retriever(index)(pd.DataFrame({"qid": ["q"], "query": ["L'école des enfants"]}))
+    assert list(run.docno) == ["d3", "d1"]
+    # the retriever analyses queries as the index was built; an English BM25 refuses the French index
+    assert list(index.retriever()(pd.DataFrame({"qid": ["q"], "query": ["aéroport"]})).docno) == ["d2"]
+    with pytest.raises(ValueError, match="'language': 'fr'"):
+        pse.BM25().retriever(index)
+
+
+def test_system_specs_take_a_language():
+    assert parse_system("bm25:language=de").encoder.analyzer.language == "de"
+    assert parse_system("bm25:language=de").name == "BM25(k1=0.9,b=0.4,language=de)"
+    assert specs_with_language(["bm25", "bm25:k1=1.2", "bm25:language=fr"], "irds:vaswani", "de", quiet=True) == [
+        "bm25:language=de", "bm25:k1=1.2,language=de", "bm25:language=fr",
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="supported: "):
+        parse_system("bm25:language=xx")
+
+
+@needs_data
+def test_cli_language_option(tmp_path, capsys):
+    args = ["experiment", "--dataset", "irds:vaswani", "--metric", "AP", "--index-dir", str(tmp_path)]
+    assert main([*args, "--language", "xx"]) == 2
+    assert "Unknown --language 'xx'; supported: " in capsys.readouterr().err
+    assert main([*args, "--language", "en", "--output", str(tmp_path / "r.json")]) == 0
+    assert "BM25 analyzer: language en (from --language)" in capsys.readouterr().out
