@@ -121,3 +121,41 @@ def test_ties_are_broken_as_lucene_does(tmp_path):
     )
     trec = bm25.retriever(index, ties="trec_eval")(topics)
     assert list(trec.docno) == ["c", "b", "a"] and trec.score.nunique() == 1
+
+
+LANG_RUNS = Path(__file__).parent / "goldens" / "lucene" / "runs"
+TOKENS = SHARED_CACHE.parent / "lucene" / "tokens"
+
+
+@pytest.mark.skipif(not TOKENS.is_dir(), reason=f"the shared texts are not at {TOKENS}")
+@pytest.mark.parametrize("lang", ["en", "fr", "de", "es", "it", "pt", "ar", "fa", "ja", "hi", "bn", "te"])
+def test_bm25_in_other_languages_and_parameters_reproduces_anserini(tmp_path, lang):
+    """k1=1.2, b=0.75 and Anserini's ``-language LANG`` on a collection made of the language's texts (lengths from
+    1 to ~150 tokens, so the lossy norms matter): every line of Anserini's run, made by
+    tests/goldens/make_anserini_lang_runs.py, is reproduced."""
+    if lang == "ja":
+        pytest.importorskip("janome", reason="needs the ja extra")
+    from goldens.make_anserini_lang_runs import collection
+
+    docs, queries = collection(lang, TOKENS)
+    bm25 = pse.BM25(1.2, 0.75, language=lang)
+    index = pse.SparseIndex(tmp_path / lang)
+    bm25.indexer(index, verbose=False).index([{"docno": d, "text": t} for d, t in docs])
+    topics = pd.DataFrame(queries, columns=["qid", "query"])
+    retriever = bm25.retriever(index, num_results=100)
+    rows, found, scores, _ = retriever.search_matrix(retriever.query_matrix(retriever._query_weights(topics)))
+    ours = {}
+    for r in np.unique(rows):
+        sel = rows == r
+        ours[topics.qid[r]] = list(zip(index.docnos[found[sel]].tolist(), anserini_written(scores[sel])))
+    theirs = read_anserini_txt(LANG_RUNS / f"{lang}.bm25-k1=1.2-b=0.75.txt")
+    assert sum(len(v) for v in theirs.values()) > 500
+    assert ours == theirs
+
+
+def read_anserini_txt(path: Path) -> dict[str, list[tuple[str, str]]]:
+    run: dict[str, list[tuple[str, str]]] = {}
+    for line in path.read_text().splitlines():
+        qid, _, docno, _, score, _ = line.split()
+        run.setdefault(qid, []).append((docno, score))
+    return run

@@ -45,6 +45,8 @@ LAYERS = {
     "analysis._german": 1,
     "analysis._romance": 1,
     "analysis._japanese": 1,
+    "analysis._indic_stem": 1,
+    "analysis._indic": 2,
     "analysis": 3,  # the registry of languages
     "_tokenize": 4,
     "_numba": 0,
