@@ -128,7 +128,29 @@ TOKENS = SHARED_CACHE.parent / "lucene" / "tokens"
 
 
 @pytest.mark.skipif(not TOKENS.is_dir(), reason=f"the shared texts are not at {TOKENS}")
-@pytest.mark.parametrize("lang", ["en", "fr", "de", "es", "it", "pt", "ar", "fa", "ja", "hi", "bn", "te"])
+@pytest.mark.parametrize(
+    "lang",
+    [
+        "en",
+        "fr",
+        "de",
+        "es",
+        "it",
+        "pt",
+        "nl",
+        "fi",
+        "ru",
+        "id",
+        "ar",
+        "fa",
+        "hi",
+        "bn",
+        "te",
+        "ja",
+        "zh",
+        "ko",
+    ],
+)
 def test_bm25_in_other_languages_and_parameters_reproduces_anserini(tmp_path, lang):
     """k1=1.2, b=0.75 and Anserini's ``-language LANG`` on a collection made of the language's texts (lengths from
     1 to ~150 tokens, so the lossy norms matter): every line of Anserini's run, made by

@@ -46,6 +46,10 @@ LAYERS = {
     "analysis._romance": 1,
     "analysis._japanese": 1,
     "analysis._indic_stem": 1,
+    "analysis._thai": 1,
+    "analysis._snowball": 1,
+    "analysis._indonesian": 1,
+    "analysis._cjk": 1,
     "analysis._indic": 2,
     "analysis": 3,  # the registry of languages
     "_tokenize": 4,

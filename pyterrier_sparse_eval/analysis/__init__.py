@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 from ._base import Language, Token, lower_java
 from ._english import ENGLISH
-from ._standard import standard_tokens, standard_words, whitespace_tokens
+from ._snowball import whitespace_tokens
+from ._standard import standard_tokens, standard_words
 
 __all__ = ["LANGUAGES", "Language", "Token", "analyze", "get_language", "tokenize_texts", "lower_java"]
 

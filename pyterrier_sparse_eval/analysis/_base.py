@@ -75,7 +75,10 @@ def lower_java(tokens: Sequence[str]) -> list[str]:
     """Lowercase as Java's ``Character.toLowerCase`` (Lucene's LowerCaseFilter): code point by code point,
     with Unicode's simple case mapping. Python's ``str.lower`` differs in two places only: it turns a final
     capital sigma into ς (Java: σ) and İ into i + combining dot (Java: i)."""
-    return [_lower(t) for t in tokens]
+    joined = "".join(tokens)
+    if "\u03a3" in joined or "\u0130" in joined:
+        return [_lower(t) for t in tokens]
+    return list(map(str.lower, tokens))
 
 
 def _lower(token: str) -> str:

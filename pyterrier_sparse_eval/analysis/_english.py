@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import Stemmer
 
 from ._base import Language, lower_java
@@ -32,7 +33,7 @@ _SNOWBALL_PORTER = Stemmer.Stemmer("porter")
 # words where Porter's reference code and Snowball's porter may differ: -bli/-logi (step 2 departures) and the
 # double consonants that only the reference code undoubles after -ed/-ing (it undoubles every one but l, s, z;
 # Snowball only bb dd ff gg mm nn pp rr tt)
-_DEPARTS = re.compile(r"bl|log|cc|hh|jj|kk|qq|vv|ww|xx|yy")
+_DEPARTS_LINE = re.compile(r"^(?:[^\n]{0,2}$|[^\n]*?(?:bl|log|cc|hh|jj|kk|qq|vv|ww|xx|yy))", re.M)
 _APOSTROPHES = ("'", "\u2019", "\uff07")
 
 
@@ -46,9 +47,15 @@ def strip_possessive(token: str) -> str:
 def porter_stems(words: list[str]) -> list[str]:
     """Lucene's Porter stems of lowercase words (see the module docstring)."""
     out = _SNOWBALL_PORTER.stemWords(words)
-    for i, w in enumerate(words):
-        if len(w) <= 2 or _DEPARTS.search(w):
-            out[i] = porter_stem(w)
+    if not words:
+        return out
+    # the words the departures may touch, found in one pass over the joined words (no per-word Python call)
+    joined = "\n".join(words)
+    starts = np.zeros(len(words), dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words))[:-1] + 1, out=starts[1:])
+    hits = np.searchsorted(starts, [m.start() for m in _DEPARTS_LINE.finditer(joined)], side="right") - 1
+    for i in np.unique(hits).tolist():
+        out[i] = porter_stem(words[i])
     return out
 
 
@@ -233,7 +240,12 @@ class _Porter:
 
 
 def _english_terms(tokens: list[str]) -> list[str]:
-    words = lower_java([strip_possessive(t) for t in tokens])
+    apostrophes = _APOSTROPHES
+    words = lower_java(
+        [
+            t[:-2] if t[-1:] in ("s", "S") and t[-2:-1] in apostrophes else t for t in tokens
+        ]  # strip_possessive
+    )
     keep = [i for i, w in enumerate(words) if w and w not in LUCENE_ENGLISH_STOPWORDS]
     out = [""] * len(tokens)
     for i, stem in zip(keep, porter_stems([words[i] for i in keep])):

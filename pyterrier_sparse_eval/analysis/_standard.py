@@ -29,7 +29,7 @@ import regex
 
 from ._base import Token
 
-__all__ = ["standard_tokens", "standard_words", "simple_classes", "whitespace_tokens", "MAX_TOKEN_LENGTH"]
+__all__ = ["standard_tokens", "standard_words", "simple_classes", "MAX_TOKEN_LENGTH"]
 
 #: Lucene's StandardTokenizer.DEFAULT_MAX_TOKEN_LENGTH
 MAX_TOKEN_LENGTH = 255
@@ -191,22 +191,3 @@ def simple_classes() -> tuple[np.ndarray, re.Pattern[str]]:
     )
     pattern = re.compile(f"[{ranges}\U00010000-\U0010ffff\ud800-\udfff]")
     return table, pattern
-
-
-# Java's Character.isWhitespace: space, line and paragraph separators but the no-break spaces, and the ASCII
-# controls \t \n \v \f \r and U+001C..U+001F
-_JAVA_SPACE = re.compile(
-    "[\t\n\u000b\f\r\u001c-\u001f \u1680\u2000-\u2006\u2008-\u200a\u2028\u2029\u205f\u3000]+"
-)
-
-
-def whitespace_tokens(text: str) -> list[str]:
-    """Lucene's WhitespaceTokenizer: runs of non-whitespace (Java's ``Character.isWhitespace``), cut at 255
-    characters."""
-    out: list[str] = []
-    for word in _JAVA_SPACE.split(text):
-        if len(word) > MAX_TOKEN_LENGTH:
-            out.extend(word[i : i + MAX_TOKEN_LENGTH] for i in range(0, len(word), MAX_TOKEN_LENGTH))
-        elif word:
-            out.append(word)
-    return out

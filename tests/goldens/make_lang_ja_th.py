@@ -1,6 +1,5 @@
-"""Makes the Japanese and Thai goldens and the Thai word list, with Lucene 9.5 (Anserini 0.22.1's fat jar) and the
-JDK's own Thai dictionary. A developer tool: it runs only where the oracle is (pyjnius, the jar, Java 17); CI never
-runs it.
+"""Makes the Japanese and Thai goldens with Lucene 9.5 (Anserini 0.22.1's fat jar). A developer tool: it runs only
+where the oracle is (pyjnius, the jar, Java 17); CI never runs it.
 
     python tests/goldens/make_lang_ja_th.py --oracle /tmp/work/oracle
 
@@ -9,13 +8,6 @@ Writes:
 - ``tests/goldens/lucene/ja.edge.tsv`` and ``th.edge.tsv``: ``id<TAB>JSON text<TAB>JSON list of Lucene's tokens``
   for edge-case texts made from the shared texts (see :func:`ja_texts`, :func:`th_texts`), analysed by Anserini
   0.22.1's ``-language ja`` / ``-language th`` analyzers.
-- ``pyterrier_sparse_eval/data/lucene/th_words.txt``: the Thai word list of ``_thai.py``: the words of the JDK 17
-  Thai break dictionary (``sun/text/resources/ext/thai_dict`` in ``jdk.localedata``, read with ``jimage``) that
-  are also in PyThaiNLP's public-domain (CC0) word lists (``words_th.txt``, ``words_th_thai2fit_201810.txt``,
-  ``syllables_th.txt``, ``countries_th.txt``; ``pip install pythainlp``), plus the dictionary's one- and
-  two-letter entries (single consonants and abbreviations) and the doubled forms of these words (the word and
-  U+0E46, ``ปีๆ``).
-
 Lucene's own stop lists (``ja_stoptags.txt``, ``ja_stopwords.txt``, ``th_stopwords.txt``) are copied from the jar
 as they are (``unzip -p JAR org/apache/lucene/analysis/ja/stoptags.txt`` etc.).
 """
@@ -26,10 +18,7 @@ import argparse
 import json
 import os
 import random
-import struct
-import subprocess
 import sys
-import tempfile
 import unicodedata
 from pathlib import Path
 
@@ -138,83 +127,12 @@ def write_goldens(jl, lang: str, texts: list[str]) -> None:
     print(f"wrote {path} ({len(texts)} texts)")
 
 
-def jdk_thai_words() -> list[str]:
-    """The words of the JDK's Thai break dictionary (a compressed trie: column map, row indexes, state table)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [str(JAVA_HOME / "bin" / "jimage"), "extract", "--dir", tmp, "--include", "regex:.*/thai_dict",
-             str(JAVA_HOME / "lib" / "modules")],
-            check=True,
-        )  # fmt: skip
-        data = next(Path(tmp).rglob("thai_dict")).read_bytes()
-    pos = 8  # version, length
-
-    def ints(fmt: str, size: int) -> tuple:
-        nonlocal pos
-        (n,) = struct.unpack_from(">i", data, pos)
-        pos += 4
-        vals = struct.unpack_from(f">{n}{fmt}", data, pos)
-        pos += n * size
-        return vals
-
-    index, values = ints("H", 2), ints("b", 1)
-    num_cols = struct.unpack_from(">i", data, pos)[0]
-    pos += 8  # numCols, numColGroups
-    row_index, flags_index, flags, shifts, table = (
-        ints("h", 2), ints("h", 2), ints("i", 4), ints("b", 1), ints("h", 2)
-    )  # fmt: skip
-    chars = {values[index[c >> 7] + (c & 0x7F)]: chr(c) for c in range(0xFFFF)}
-
-    def at(row: int, col: int) -> int:
-        f = flags_index[row]
-        populated = col == -f if f < 0 else flags[f + (col >> 5)] & (1 << (col & 31))
-        return table[row_index[row] * num_cols + col + shifts[row]] if populated else 0
-
-    words: list[str] = []
-    stack = [("", 0)]
-    while stack:
-        prefix, state = stack.pop()
-        if state == -1:
-            words.append(prefix)
-            continue
-        for col in range(num_cols):
-            nxt = at(state, col)
-            if nxt:
-                stack.append((prefix + chars.get(col, "") if col else prefix, nxt))
-    return sorted(set(words))
-
-
-def write_thai_words() -> None:
-    import pythainlp
-
-    corpus = Path(pythainlp.__file__).parent / "corpus"
-    cc0: set[str] = set()
-    for name in ("words_th.txt", "words_th_thai2fit_201810.txt", "syllables_th.txt", "countries_th.txt"):
-        cc0 |= {w.strip() for w in (corpus / name).read_text("utf-8").splitlines() if w.strip()}
-    jdk = jdk_thai_words()
-    base = {w for w in jdk if w in cc0 or len(w) <= 2}
-    keep = sorted(
-        base | {w for w in jdk if w.endswith("\u0e46") and w[:-1] in base}
-    )  # and their doublings (Xๆ)
-    path = REPO / "pyterrier_sparse_eval" / "data" / "lucene" / "th_words.txt"
-    header = (
-        "# Thai words for pyterrier_sparse_eval.analysis._thai (the JDK's Thai word breaking, as Lucene's\n"
-        "# ThaiTokenizer uses it): the words of the JDK 17 Thai break dictionary that are also in PyThaiNLP's\n"
-        "# public-domain (CC0-1.0) word lists, plus its one- and two-letter entries and their\n"
-        "# doubled forms (the word followed by U+0E46). Made by\n"
-        f"# tests/goldens/make_lang_ja_th.py ({len(keep)} of the dictionary's {len(jdk)} words).\n"
-    )
-    path.write_text(header + "\n".join(keep) + "\n", "utf-8")
-    print(f"wrote {path} ({len(keep)} words of {len(jdk)})")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "--oracle", default="/tmp/work/oracle", help="folder of jl.py (pyjnius + Anserini's fat jar)"
     )
     args = ap.parse_args()
-    write_thai_words()
     sys.path.insert(0, args.oracle)
     os.chdir(args.oracle)
     import jl
