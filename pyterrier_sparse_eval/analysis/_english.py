@@ -33,7 +33,7 @@ _SNOWBALL_PORTER = Stemmer.Stemmer("porter")
 # words where Porter's reference code and Snowball's porter may differ: -bli/-logi (step 2 departures) and the
 # double consonants that only the reference code undoubles after -ed/-ing (it undoubles every one but l, s, z;
 # Snowball only bb dd ff gg mm nn pp rr tt)
-_DEPARTS_LINE = re.compile(r"^(?:[^\n]{0,2}$|[^\n]*?(?:bl|log|cc|hh|jj|kk|qq|vv|ww|xx|yy))", re.M)
+_DEPARTS = re.compile(r"bl|log|cc|hh|jj|kk|qq|vv|ww|xx|yy")
 _APOSTROPHES = ("'", "\u2019", "\uff07")
 
 
@@ -51,10 +51,11 @@ def porter_stems(words: list[str]) -> list[str]:
         return out
     # the words the departures may touch, found in one pass over the joined words (no per-word Python call)
     joined = "\n".join(words)
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     starts = np.zeros(len(words), dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words))[:-1] + 1, out=starts[1:])
-    hits = np.searchsorted(starts, [m.start() for m in _DEPARTS_LINE.finditer(joined)], side="right") - 1
-    for i in np.unique(hits).tolist():
+    np.cumsum(lengths[:-1] + 1, out=starts[1:])
+    hits = np.searchsorted(starts, [m.start() for m in _DEPARTS.finditer(joined)], side="right") - 1
+    for i in np.union1d(hits, np.flatnonzero(lengths <= 2)).tolist():
         out[i] = porter_stem(words[i])
     return out
 
