@@ -384,7 +384,8 @@ class SparseIndex(pt.Artifact):
     ) -> SparseRetriever:
         """A retriever for queries with ``query_toks`` (or ``query`` text, when the index knows its analyzer).
 
-        Scores are sum_t q_t * d_t * idf_t (``idf=True``) or the plain dot product sum_t q_t * d_t.
+        Scores are sum_t q_t * d_t * idf_t (``idf=True``) or the plain dot product sum_t q_t * d_t; Lucene's BM25
+        for an index of Lucene BM25 postings (see :class:`~pyterrier_sparse_eval.SparseRetriever`).
         """
         return SparseRetriever(
             self,

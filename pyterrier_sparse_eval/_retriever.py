@@ -120,6 +120,11 @@ class SearchableIndex(Protocol):
 class SparseRetriever(pt.Transformer):
     """Exact top-k retrieval by the score sum_t q_t * d_t * idf_t (or sum_t q_t * d_t with ``idf=False``).
 
+    On an index of Lucene BM25 postings (``pse.BM25()``'s default; ``index.encoder["scoring"] == "lucene"``) the score
+    is Lucene's instead: each query term adds w - w / (1 + x) with w = float32(q_t * idf_t) and x the stored
+    posting, in float32, summed in float64 and rounded to float32, with idf from Lucene's docCount (documents that
+    have a term); ``idf=False`` is refused there.
+
     Input: a query frame with ``qid`` and either ``query_toks`` ({term: weight}) or ``query`` text (analysed
     with ``analyzer``, or with the analyzer recorded in the index). Output: the query columns plus ``docno``,
     ``score`` and ``rank`` (0-based), ranked by score descending and then docno descending, the order

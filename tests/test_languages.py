@@ -49,3 +49,10 @@ def test_cli_language_option(tmp_path, capsys):
     assert "Unknown --language 'xx'; supported: " in capsys.readouterr().err
     assert main([*args, "--language", "en", "--output", str(tmp_path / "r.json")]) == 0
     assert "BM25 analyzer: language en (from --language)" in capsys.readouterr().out
+
+
+@needs_data
+def test_the_dataset_declares_the_language(vaswani, capsys):
+    assert pse.datasets.dataset_language(vaswani) == "en"  # ir_datasets' docs_lang() of Vaswani
+    assert specs_with_language(["bm25", "splade:model"], vaswani) == ["bm25:language=en", "splade:model"]
+    assert "BM25 analyzer: language en (from the dataset)" in capsys.readouterr().out
