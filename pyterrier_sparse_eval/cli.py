@@ -387,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
         "index, retrieve and evaluate systems on a dataset with pt.Experiment",
         EXPERIMENT_EXAMPLE,
     )
-    p.add_argument("--dataset", required=True, help="ir_datasets id, e.g. irds:beir/scifact/test")
+    p.add_argument("--dataset", required=True, help="irds:ID, beir:PATH[:SPLIT] or files:CORPUS,TOPICS,QRELS")
     p.add_argument("--language", default=None, help=_LANGUAGE_HELP)
     p.add_argument(
         "--system",
@@ -448,7 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_check_index)
 
     p = command("sdm", "pooled vs SDM-corrected vs full-corpus R@k and nDCG@k", SDM_EXAMPLE)
-    p.add_argument("--dataset", required=True, help="ir_datasets id, e.g. irds:vaswani")
+    p.add_argument("--dataset", required=True, help="irds:ID, beir:PATH[:SPLIT] or files:CORPUS,TOPICS,QRELS")
     p.add_argument("--language", default=None, help=_LANGUAGE_HELP)
     p.add_argument(
         "--system", action="append", help="system spec as for `experiment` (repeatable; default bm25)"

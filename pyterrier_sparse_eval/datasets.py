@@ -1,4 +1,5 @@
-"""Datasets by ``irds:`` identifier, with the guards evaluation needs.
+"""Datasets by spec (``irds:ID``, ``beir:PATH[:SPLIT]``, ``files:CORPUS,TOPICS,QRELS``), with the guards
+evaluation needs (local collections: see :mod:`.collections`).
 
 - every query and document id is a string (an int qid never silently fails to match a str one);
 - topics with several text fields get a sensible default field, reported, and the user may pick another;
@@ -19,8 +20,12 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
+from .collections import FieldError, LocalDataset, is_local_spec, load_local
+
 __all__ = [
     "load_dataset",
+    "get",
+    "dataset_identity",
     "get_topics",
     "get_qrels",
     "corpus_iter",
@@ -34,13 +39,6 @@ __all__ = [
 ]
 
 
-class FieldError(KeyError):
-    """Documents, topics or a frame lack a field (or id) they need; the message names the fix."""
-
-    def __str__(self) -> str:  # KeyError's repr-quoting hides the message
-        return str(self.args[0]) if self.args else ""
-
-
 # Preferred topic fields, in order, when a collection offers several (TREC: title is the short keyword query).
 TOPIC_FIELD_PREFERENCE = ("query", "title", "text")
 # Document fields joined (with a space) into the indexed text by default: BEIR's title + " " + text.
@@ -48,17 +46,34 @@ DEFAULT_DOC_FIELDS = ("title", "text")
 
 
 def load_dataset(dataset: str | Any) -> Any:
-    """``pt.get_dataset`` with an error that says what identifiers look like."""
+    """The dataset of a spec: ``irds:ID`` (``pt.get_dataset``, with an error that says what identifiers look
+    like), or a :class:`~.collections.LocalDataset` for ``beir:PATH[:SPLIT]`` and ``files:CORPUS,TOPICS,QRELS``
+    (its files must exist; they are read when first used). A loaded dataset is returned as it is."""
     if not isinstance(dataset, str):
         return dataset
+    if is_local_spec(dataset):
+        return load_local(dataset)
     name = dataset if ":" in dataset else f"irds:{dataset}"
     try:
         return pt.get_dataset(name)
     except KeyError as e:
         raise ValueError(
             f"Unknown dataset {dataset!r}; use an ir_datasets identifier such as 'irds:beir/scifact/test' or "
-            "'irds:vaswani' (list them with `ir_datasets list`)."
+            "'irds:vaswani' (list them with `ir_datasets list`), beir:PATH[:SPLIT] for a BEIR folder, or "
+            "files:CORPUS,TOPICS,QRELS."
         ) from e
+
+
+get = load_dataset
+
+
+def dataset_identity(dataset: str | Any) -> str:
+    """What identifies a dataset's documents in an index cache key: an ``irds:`` spec as it is; for local files,
+    the spec and the corpus file's path, size and mtime, so that an edited corpus is never served a stale index."""
+    if is_local_spec(dataset) or isinstance(dataset, LocalDataset):
+        ds = load_dataset(dataset)
+        return f"{ds.spec}|{ds.identity()}"
+    return dataset if isinstance(dataset, str) else str(dataset)
 
 
 def _irds(dataset: Any) -> Any:
@@ -67,8 +82,11 @@ def _irds(dataset: Any) -> Any:
 
 
 def dataset_language(dataset: str | Any) -> str | None:
-    """The language an ``ir_datasets`` collection declares for its documents (ISO 639-1), or None."""
-    irds = _irds(load_dataset(dataset))
+    """The language a collection declares for its documents (ISO 639-1), or None."""
+    ds = load_dataset(dataset)
+    irds = _irds(ds)
+    if irds is None:
+        return getattr(ds, "language", None)
     try:
         lang = irds.docs_lang() if irds is not None and irds.has_docs() else None
     except (AttributeError, NotImplementedError):
@@ -156,8 +174,11 @@ def corpus_iter(dataset: str | Any, *, verbose: bool = False) -> Corpus:
 
 
 def num_docs(dataset: str | Any) -> int | None:
-    """The number of documents in a dataset's corpus, when ir_datasets knows it without reading the corpus."""
-    ds = _irds(load_dataset(dataset))
+    """The number of documents in a dataset's corpus, when known without parsing the corpus."""
+    ds = load_dataset(dataset)
+    if isinstance(ds, LocalDataset):
+        return ds.num_docs()
+    ds = _irds(ds)
     if ds is None or not ds.has_docs():
         return None
     try:

@@ -113,9 +113,13 @@ class System:
         """The folder name of this system's cached index of a dataset: readable settings and a hash of
         everything that determines the index (the dataset, the encoder's full configuration with the
         analyzer's version or the model's fingerprint, the index format), so that two requests share a cached
-        index exactly when they would build the same one."""
+        index exactly when they would build the same one. A local collection (``beir:``, ``files:``) is known by
+        its corpus file's path, size and mtime (:func:`.datasets.dataset_identity`): an edited corpus gets a
+        new entry."""
+        from .datasets import dataset_identity
+
         key = {
-            "dataset": dataset_id,
+            "dataset": dataset_identity(dataset_id),
             "encoder": _identity(self.encoder.encoder_config()),
             "format": FORMAT_VERSION,
         }

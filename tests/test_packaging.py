@@ -54,7 +54,8 @@ LAYERS = {
     "analysis": 3,  # the registry of languages
     "_tokenize": 4,
     "_numba": 0,
-    "datasets": 0,  # leaves
+    "collections": 0,  # local files as datasets
+    "datasets": 1,  # leaves
     "_topk": 10,
     "_postings": 10,
     "_textscan": 10,  # compiled kernels and their numpy twins

@@ -1,0 +1,304 @@
+"""Local collections: BEIR folders (beir:PATH[:SPLIT]) and files (files:CORPUS,TOPICS,QRELS)."""
+
+import gzip
+import json
+import os
+import warnings
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pyterrier as pt
+import pytest
+from conftest import needs_data
+from ir_measures import AP, nDCG
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval.cli import main
+from pyterrier_sparse_eval.datasets import FieldError
+
+DOCS = [
+    {"_id": 1, "title": "Cats", "text": "cats purr and sleep"},
+    {"_id": "d2", "title": "Dogs", "text": "dogs bark at cats"},
+    {"_id": "d3", "title": "", "text": "fish swim in water"},
+    {"_id": "007", "title": "Birds", "text": "birds sing and fly"},
+]
+QUERIES = [
+    {"_id": "q1", "text": "purring cats"},
+    {"_id": 2, "text": "barking dogs"},
+    {"_id": "q3", "text": "swimming fish"},
+    {"_id": "q4", "text": "unjudged query"},
+]
+TEST_QRELS = [("q1", "1", 1), ("2", "d2", 1), ("q3", "d3", 2)]
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    if path.suffix == ".gz":
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def _beir_qrels(path: Path, rows: list[tuple[str, str, int]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{s}\n" for q, d, s in rows))
+    return path
+
+
+def make_beir(folder: Path, docs=DOCS, queries=QUERIES, qrels=TEST_QRELS, *, gz: bool = False) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    _jsonl(folder / ("corpus.jsonl.gz" if gz else "corpus.jsonl"), docs)
+    _jsonl(folder / "queries.jsonl", queries)
+    _beir_qrels(folder / "qrels" / "test.tsv", qrels)
+    _beir_qrels(folder / "qrels" / "train.tsv", [("q4", "d3", 1)])
+    return folder
+
+
+def docs_of(spec_or_ds) -> list[dict]:
+    return list(pse.datasets.corpus_iter(spec_or_ds))
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_beir_folder_gives_str_ids_title_text_and_judged_topics(tmp_path, gz):
+    folder = make_beir(tmp_path / "toy", gz=gz)
+    ds = pse.datasets.load_dataset(f"beir:{folder}")
+    assert ds.language is None and pse.datasets.dataset_language(ds) is None
+    assert docs_of(ds) == [{"docno": str(d["_id"]), "title": d["title"], "text": d["text"]} for d in DOCS]
+    assert pse.datasets.num_docs(ds) == (None if gz else 4)
+    topics = pse.datasets.get_topics(ds)
+    assert topics.to_dict("list") == {
+        "qid": ["q1", "2", "q3"],
+        "query": ["purring cats", "barking dogs", "swimming fish"],
+    }
+    qrels = pse.datasets.get_qrels(ds)
+    assert list(qrels.itertuples(index=False, name=None)) == TEST_QRELS
+    train = pse.datasets.get(f"beir:{folder}:train")
+    assert list(pse.datasets.get_topics(train).qid) == ["q4"]
+
+
+def test_files_jsonl_corpus_tsv_topics_trec_qrels(tmp_path):
+    corpus = _jsonl(
+        tmp_path / "docs.jsonl", [{"docno": "a", "text": "x y"}, {"doc_id": 5, "title": "t", "text": "z"}]
+    )
+    (tmp_path / "topics.tsv").write_text("1\tx\n2\tz query\n")
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n2 0 5 0\n")
+    ds = pse.datasets.load_dataset(f"files:{corpus},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.txt'}")
+    assert docs_of(ds) == [
+        {"docno": "a", "title": "", "text": "x y"},
+        {"docno": "5", "title": "t", "text": "z"},
+    ]
+    assert pse.datasets.get_topics(ds).to_dict("list") == {"qid": ["1", "2"], "query": ["x", "z query"]}
+    assert pse.datasets.get_qrels(ds).to_dict("list") == {
+        "qid": ["1", "2"],
+        "docno": ["a", "5"],
+        "label": [1, 0],
+    }
+
+
+def test_files_tsv_corpus_jsonl_topics_beir_qrels_gzipped(tmp_path):
+    with gzip.open(tmp_path / "docs.tsv.gz", "wt") as f:
+        f.write("docno\ttext\nd1\tsome text\twith a tab\nd2\tmore\n")
+    _jsonl(tmp_path / "q.jsonl", [{"qid": 1, "query": "text"}])
+    _beir_qrels(tmp_path / "qrels.tsv", [("1", "d1", 1)])
+    ds = pse.datasets.get(f"files:{tmp_path / 'docs.tsv.gz'},{tmp_path / 'q.jsonl'},{tmp_path / 'qrels.tsv'}")
+    assert docs_of(ds) == [
+        {"docno": "d1", "title": "", "text": "some text\twith a tab"},
+        {"docno": "d2", "title": "", "text": "more"},
+    ]
+    assert pse.datasets.get_topics(ds).to_dict("list") == {"qid": ["1"], "query": ["text"]}
+    assert pse.datasets.get_qrels(ds).to_dict("list") == {"qid": ["1"], "docno": ["d1"], "label": [1]}
+
+
+# bad input: (how to break a good BEIR folder, the error, a phrase of its message)
+def _no_folder(f):
+    return f"beir:{f}-missing"
+
+
+def _no_corpus(f):
+    (f / "corpus.jsonl").unlink()
+    return f"beir:{f}"
+
+
+def _no_text(f):
+    _jsonl(f / "corpus.jsonl", [{"_id": "a", "body": "x"}])
+    return f"beir:{f}"
+
+
+def _no_id(f):
+    _jsonl(f / "corpus.jsonl", [{"id": "a", "text": "x"}])
+    return f"beir:{f}"
+
+
+def _dup_ids(f):
+    _jsonl(f / "corpus.jsonl", [*DOCS, {"_id": "d2", "text": "again"}])
+    return f"beir:{f}"
+
+
+def _no_query_text(f):
+    _jsonl(f / "queries.jsonl", [{"_id": "q1", "question": "x"}])
+    return f"beir:{f}"
+
+
+def _unknown_split(f):
+    return f"beir:{f}:dev"
+
+
+def _bad_json(f):
+    (f / "corpus.jsonl").write_text('{"_id": "a", "text": "x"}\n{"_id": \n')
+    return f"beir:{f}"
+
+
+def _bad_label(f):
+    _beir_qrels(f / "qrels" / "test.tsv", [("q1", "1", "high")])  # type: ignore[list-item]
+    return f"beir:{f}"
+
+
+def _files_two_paths(f):
+    return f"files:{f / 'corpus.jsonl'},{f / 'queries.jsonl'}"
+
+
+def _files_missing(f):
+    return f"files:{f / 'corpus.jsonl'},{f / 'nope.tsv'},{f / 'qrels' / 'test.tsv'}"
+
+
+FAULTS = [
+    (_no_folder, FileNotFoundError, "BEIR folder not found"),
+    (_no_corpus, FileNotFoundError, "has no corpus.jsonl"),
+    (_no_text, FieldError, "line 1: the document has no 'text' field"),
+    (_no_id, FieldError, "no document id"),
+    (_dup_ids, ValueError, "line 5: duplicate document id 'd2'"),
+    (_no_query_text, FieldError, "rename its field to 'text'"),
+    (_unknown_split, ValueError, "no split 'dev'; splits present: test, train"),
+    (_bad_json, ValueError, "line 2: not a JSON object"),
+    (_bad_label, ValueError, "the label 'high' must be an integer"),
+    (_files_two_paths, ValueError, "files:CORPUS,TOPICS,QRELS"),
+    (_files_missing, FileNotFoundError, "Topics file not found"),
+]
+
+
+@pytest.mark.parametrize("fault,error,message", FAULTS, ids=[f.__name__ for f, _, _ in FAULTS])
+def test_bad_input_is_a_clear_error(tmp_path, fault, error, message):
+    spec = fault(make_beir(tmp_path / "toy"))
+    with pytest.raises(error, match=message):
+        ds = pse.datasets.load_dataset(spec)
+        pse.datasets.get_topics(ds)
+        docs_of(ds)
+
+
+def test_qrels_naming_unknown_queries_or_documents_are_counted(tmp_path):
+    qrels = [*TEST_QRELS, ("q9", "d2", 1), ("q1", "gone", 1), ("q1", "lost", 0)]
+    ds = pse.datasets.load_dataset(f"beir:{make_beir(tmp_path / 'toy', qrels=qrels)}")
+    with pytest.warns(
+        UserWarning, match=r"1 judged queries in .*test.tsv are not in .*queries.jsonl \(e.g. 'q9'\)"
+    ):
+        topics = pse.datasets.get_topics(ds)
+    assert list(topics.qid) == ["q1", "2", "q3"]
+    assert len(pse.datasets.get_qrels(ds)) == 6  # reported, not dropped
+    with pytest.warns(
+        UserWarning, match=r"2 of 5 judged documents .* are not in the corpus \(e.g. 'gone', 'lost'\)"
+    ):
+        assert len(docs_of(ds)) == 4
+
+
+@pytest.mark.filterwarnings("ignore:1 of 3 queries share no term")  # q3's only document is edited out
+def test_cache_key_changes_when_the_corpus_is_edited(tmp_path):
+    folder = make_beir(tmp_path / "toy")
+    spec = f"beir:{folder}"
+    system = pse.systems.parse_system("bm25")
+    assert (
+        pse.datasets.dataset_identity("irds:vaswani") == "irds:vaswani"
+    )  # irds cache entries keep their names
+    before = system.cache_name(spec)
+    assert system.cache_name(spec) == before
+    corpus = folder / "corpus.jsonl"
+    st = corpus.stat()
+    os.utime(corpus, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # touched: same size, new mtime
+    touched = system.cache_name(spec)
+    _jsonl(corpus, [d for d in DOCS if d["_id"] != "d3"])  # edited: d3 (judged for q3) removed
+    edited = system.cache_name(spec)
+    assert len({before, touched, edited}) == 3
+
+    # through the experiment: the edited corpus is indexed anew, not served from the first index
+    measures = [nDCG @ 10]
+    with pytest.warns(UserWarning, match="1 of 3 judged documents"):
+        first = pse.run_experiment(spec, [system], measures, index_dir=tmp_path / "idx", verbose=False)
+    _jsonl(corpus, DOCS)
+    second = pse.run_experiment(spec, [system], measures, index_dir=tmp_path / "idx", verbose=False)
+    entries = sorted(p.name for p in pse.systems.index_folder(tmp_path / "idx", spec).iterdir() if p.is_dir())
+    assert len(entries) == 2
+    assert first.table["nDCG@10"][0] < second.table["nDCG@10"][0]  # d3 (judged for q3) is back
+
+
+def test_cli_experiment_and_sdm_on_a_beir_folder(tmp_path, capsys):
+    filler = [
+        {"_id": f"f{i}", "title": "", "text": f"filler cats {i} dogs {i % 3} fish {i % 5}"} for i in range(30)
+    ]
+    folder = make_beir(tmp_path / "toy", docs=DOCS + filler)
+    out = tmp_path / "res.json"
+    common = ["--dataset", f"beir:{folder}", "--index-dir", str(tmp_path / "idx"), "--quiet"]
+    assert main(["experiment", *common, "--metric", "nDCG@10", "--output", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["config"]["dataset"] == f"beir:{folder}" and data["config"]["queries"] == 3
+    assert data["results"]["BM25(k1=0.9,b=0.4)"]["nDCG@10"] == pytest.approx(1.0)
+    sdm_out = tmp_path / "sdm.json"
+    assert (
+        main(["sdm", *common, "--k", "2", "--pool-depth", "2", "--sample", "10", "--output", str(sdm_out)])
+        == 0
+    )
+    assert json.loads(sdm_out.read_text())["config"]["dataset"] == f"beir:{folder}"
+    capsys.readouterr()
+    assert main(["experiment", *common[:1], f"beir:{folder}:dev", *common[2:]]) == 2
+    assert "splits present: test, train" in capsys.readouterr().err
+
+
+def test_cli_experiment_on_files(tmp_path):
+    folder = make_beir(tmp_path / "toy")
+    (tmp_path / "topics.tsv").write_text("q1\tpurring cats\n2\tbarking dogs\nq3\tswimming fish\n")
+    (tmp_path / "qrels.trec").write_text("".join(f"{q} 0 {d} {s}\n" for q, d, s in TEST_QRELS))
+    spec = f"files:{folder / 'corpus.jsonl'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.trec'}"
+    out = tmp_path / "res.json"
+    args = [
+        "experiment",
+        "--dataset",
+        spec,
+        "--index-dir",
+        str(tmp_path / "idx"),
+        "--quiet",
+        "--output",
+        str(out),
+    ]
+    assert main([*args, "--metric", "nDCG@10"]) == 0
+    assert json.loads(out.read_text())["results"]["BM25(k1=0.9,b=0.4)"]["nDCG@10"] == pytest.approx(1.0)
+
+
+@needs_data
+def test_scifact_as_a_beir_folder_gives_the_irds_run_and_numbers(tmp_path, scifact, scifact_bm25_index):
+    """SciFact re-exported from the shared irds cache (its source.zip: BEIR's own files) into a BEIR folder."""
+    source = Path(os.environ["IR_DATASETS_HOME"]) / "beir" / "scifact" / "source.zip"
+    with zipfile.ZipFile(source) as z:
+        for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "qrels/train.tsv"):
+            target = tmp_path / "scifact" / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(z.read(f"scifact/{name}"))
+    local = pse.datasets.load_dataset(f"beir:{tmp_path / 'scifact'}")
+    assert len(pse.datasets.corpus_iter(local)) == 5183
+    topics, qrels = pse.datasets.get_topics(local), pse.datasets.get_qrels(local)
+    pd.testing.assert_frame_equal(topics, pse.datasets.get_topics(scifact))
+    pd.testing.assert_frame_equal(qrels, pse.datasets.get_qrels(scifact))
+
+    index = pse.SparseIndex(tmp_path / "bm25")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every judged document is in the corpus, no id repeats
+        pse.BM25().indexer(index, verbose=False).index(pse.datasets.corpus_iter(local))
+    assert index.docnos.tolist() == scifact_bm25_index.docnos.tolist()
+    ours, irds = pse.BM25().retriever(index), pse.BM25().retriever(scifact_bm25_index)
+    pd.testing.assert_frame_equal(
+        ours.transform(topics), irds.transform(topics)
+    )  # the same run, query by query
+    res = pt.Experiment([ours, irds], topics, qrels, [nDCG @ 10, AP], names=["beir", "irds"])
+    beir_row, irds_row = res.to_dict("records")
+    assert beir_row["nDCG@10"] == irds_row["nDCG@10"] and beir_row["AP"] == irds_row["AP"]
+    assert beir_row["nDCG@10"] == pytest.approx(0.6789, abs=5e-5)  # Anserini's BM25 flat
