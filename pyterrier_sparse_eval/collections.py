@@ -4,8 +4,9 @@
   ``queries.jsonl[.gz]`` with ``_id``, ``text``; ``qrels/SPLIT.tsv`` with the header ``query-id corpus-id
   score``; default split ``test``). As ``ir_datasets``' BEIR: the topics are the queries judged in the split.
 - ``files:CORPUS,TOPICS,QRELS``: a corpus as JSONL (``_id``/``docno``/``doc_id``, ``title``, ``text``) or TSV
-  (``docno<TAB>text`` or ``docno<TAB>title<TAB>text``), topics as TSV (``qid<TAB>query``) or JSONL, qrels as
-  TREC (``qid 0 docno label``) or BEIR TSV (with its header); any file may be gzipped (``.gz``).
+  (``docno<TAB>text`` or ``docno<TAB>title<TAB>text``), topics as TSV (``qid<TAB>query``), JSONL or a TREC topic
+  file (``<top>``; the title is the query), qrels as TREC (``qid 0 docno label``) or BEIR TSV (with its header);
+  any file may be gzipped (``.gz``).
 
 :class:`LocalDataset` is shaped like a PyTerrier dataset (``get_corpus_iter()``, ``get_topics()``,
 ``get_qrels()``, ``language``). Every id is a string; documents come out as ``{"docno", "title", "text"}``.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -213,7 +215,10 @@ class LocalDataset:
     def _read_topics(self) -> pd.DataFrame:
         path = self.topics_path
         rows: list[tuple[str, str]] = []
-        if _is_jsonl(path):
+        first = next((line for _, line in _lines(path) if line.strip()), "")
+        if first.lstrip().lower().startswith("<top"):
+            rows = _trec_topics(path)
+        elif _is_jsonl(path):
             for n, rec in _json_records(path):
                 text = next((rec[k] for k in QUERY_TEXT_KEYS if k in rec), None)
                 if text is None:
@@ -263,6 +268,23 @@ class LocalDataset:
         if self._qrels is None:
             self._qrels = _read_qrels(self.qrels_path)
         return self._qrels.copy()
+
+
+def _trec_topics(path: Path) -> list[tuple[str, str]]:
+    """(qid, title) of a TREC topic file (``<top> <num> Number: 301 <title> ... </top>``), as trec_eval's
+    collections give them; the title is the query."""
+    with _open(path) as f:
+        text = f.read()
+    rows: list[tuple[str, str]] = []
+    for block in re.findall(r"<top>(.*?)</top>", text, flags=re.S | re.I):
+        num = re.search(r"<num>\s*(?:Number:)?\s*(\S+)", block, flags=re.I)
+        title = re.search(r"<title>\s*(?:Topic:)?(.*?)(?=<[a-z]+>|$)", block, flags=re.S | re.I)
+        if num is None or title is None:
+            raise ValueError(f"{path}: a <top> block without <num> or <title>: {block.strip()[:80]!r}.")
+        rows.append((num.group(1), " ".join(title.group(1).split())))
+    if not rows:
+        raise ValueError(f"{path}: no <top> ... </top> topics found.")
+    return rows
 
 
 def _read_qrels(path: Path) -> pd.DataFrame:

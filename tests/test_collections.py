@@ -302,3 +302,24 @@ def test_scifact_as_a_beir_folder_gives_the_irds_run_and_numbers(tmp_path, scifa
     beir_row, irds_row = res.to_dict("records")
     assert beir_row["nDCG@10"] == irds_row["nDCG@10"] and beir_row["AP"] == irds_row["AP"]
     assert beir_row["nDCG@10"] == pytest.approx(0.6789, abs=5e-5)  # Anserini's BM25 flat
+
+
+def test_files_with_trec_topics(tmp_path):
+    # the layout of TREC's topic files (e.g. TREC-8 ad hoc): <num> with "Number:", the title is the query
+    (tmp_path / "topics.301").write_text(
+        "<top>\n<num> Number: 301\n<title> International Organized Crime\n\n<desc> Description:\nIdentify...\n"
+        "<narr> Narrative:\nA relevant...\n</top>\n\n<top>\n<num> Number: 302 \n<title> Poliomyelitis and\n"
+        "  Post-Polio\n<desc> Description:\nIs the disease...\n</top>\n"
+    )
+    corpus = _jsonl(tmp_path / "docs.jsonl", [{"docno": "a", "text": "crime"}])
+    (tmp_path / "qrels.txt").write_text("301 0 a 1\n")
+    ds = pse.datasets.load_dataset(f"files:{corpus},{tmp_path / 'topics.301'},{tmp_path / 'qrels.txt'}")
+    assert pse.datasets.get_topics(ds).to_dict("list") == {
+        "qid": ["301", "302"],
+        "query": ["International Organized Crime", "Poliomyelitis and Post-Polio"],
+    }
+    (tmp_path / "bad.txt").write_text("<top>\n<title> no number\n</top>\n")
+    with pytest.raises(ValueError, match="without <num>"):
+        pse.datasets.get_topics(
+            pse.datasets.load_dataset(f"files:{corpus},{tmp_path / 'bad.txt'},{tmp_path / 'qrels.txt'}")
+        )
