@@ -29,7 +29,7 @@ from . import (
 from .console import EXIT_CHECK_FAILED, EXIT_OK, UsageError, one_line, run
 from .files import atomic_write_text
 from .measures import crosscheck, evaluate, inhouse, parse_measure, parse_measures
-from .systems import parse_system, specs_with_language
+from .systems import parse_system, resolve_baseline, specs_with_language
 
 DEFAULT_METRICS = ["nDCG@10", "R@100", "AP", "RR"]
 
@@ -86,6 +86,10 @@ def _with_language(args: argparse.Namespace, specs: list[str]) -> list[str]:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
+    files = [args.corpus, args.topics, args.qrels]
+    if bool(args.dataset) == any(files) or (any(files) and not all(files)):
+        raise UsageError("Give --dataset, or --corpus, --topics and --qrels together (local files).")
+    args.dataset = args.dataset or "files:" + ",".join(files)
     import pandas as pd
 
     specs = _with_language(args, args.system or ["bm25"])
@@ -94,7 +98,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
         raise UsageError(f"The same system is given twice: {names}.")
-    baseline = _resolve_baseline(args.baseline, names)
+    baseline = resolve_baseline(args.baseline, names)
     if args.output and Path(args.output).suffix not in (".json", ".csv"):
         raise UsageError(f"--output must end in .json or .csv, got {args.output!r}.")
     if args.plots:
@@ -170,18 +174,6 @@ def _jsonable(v: Any) -> Any:
     except (TypeError, ValueError):
         return str(v)
     return None if f != f else f
-
-
-def _resolve_baseline(baseline: str | None, names: list[str]) -> int | None:
-    if baseline is None:
-        return None
-    if baseline.isdigit() and int(baseline) < len(names):
-        return int(baseline)
-    if baseline in names:
-        return names.index(baseline)
-    raise UsageError(
-        f"--baseline {baseline!r} is neither a system index (0..{len(names) - 1}) nor a name in {names}."
-    )
 
 
 EVALUATE_EXAMPLE = """\
@@ -387,7 +379,11 @@ def build_parser() -> argparse.ArgumentParser:
         "index, retrieve and evaluate systems on a dataset with pt.Experiment",
         EXPERIMENT_EXAMPLE,
     )
-    p.add_argument("--dataset", required=True, help="irds:ID, beir:PATH[:SPLIT] or files:CORPUS,TOPICS,QRELS")
+    p.add_argument("--dataset", help="irds:ID, beir:PATH[:SPLIT] or files:CORPUS,TOPICS,QRELS")
+    for option in ("--corpus", "--topics", "--qrels"):  # local files: the three parts of files:
+        p.add_argument(
+            option, default=None, help=f"instead of --dataset: the {option[2:]} file (with the other two)"
+        )
     p.add_argument("--language", default=None, help=_LANGUAGE_HELP)
     p.add_argument(
         "--system",

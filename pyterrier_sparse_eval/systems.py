@@ -30,7 +30,7 @@ from ._index import SparseIndex
 from ._splade import Splade
 from .files import slug
 
-__all__ = ["System", "parse_system", "index_folder"]
+__all__ = ["System", "parse_system", "index_folder", "resolve_baseline", "specs_with_language", "with_language"]
 
 
 def _bool(text: str) -> bool:
@@ -207,6 +207,20 @@ def _identity(config: dict[str, Any]) -> dict[str, Any]:
 def index_folder(index_dir: str | os.PathLike[str], dataset_id: str) -> Path:
     """Where the cached indexes of a dataset live: ``index_dir/<dataset id as a file name>``."""
     return Path(index_dir) / slug(dataset_id)
+
+
+def resolve_baseline(baseline: str | None, names: list[str]) -> int | None:
+    """The index of the baseline system named by ``baseline`` (an index or a name), or None; a ValueError names
+    the choices."""
+    if baseline is None:
+        return None
+    if baseline.isdigit() and int(baseline) < len(names):
+        return int(baseline)
+    if baseline in names:
+        return names.index(baseline)
+    raise ValueError(
+        f"--baseline {baseline!r} is neither a system index (0..{len(names) - 1}) nor a name in {names}."
+    )
 
 
 def with_language(spec: str, language: str | None) -> str:

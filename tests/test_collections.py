@@ -272,6 +272,16 @@ def test_cli_experiment_on_files(tmp_path):
     ]
     assert main([*args, "--metric", "nDCG@10"]) == 0
     assert json.loads(out.read_text())["results"]["BM25(k1=0.9,b=0.4)"]["nDCG@10"] == pytest.approx(1.0)
+    # the same files as --corpus/--topics/--qrels, and the usage errors when they are incomplete or doubled
+    parts = spec.removeprefix("files:").split(",")
+    separate = ["--corpus", parts[0], "--topics", parts[1], "--qrels", parts[2]]
+    rest = args[3:]
+    out.unlink()
+    assert main(["experiment", *separate, *rest, "--metric", "nDCG@10"]) == 0
+    assert json.loads(out.read_text())["results"]["BM25(k1=0.9,b=0.4)"]["nDCG@10"] == pytest.approx(1.0)
+    assert main(["experiment", *separate[:4], *rest]) == 2
+    assert main(["experiment", "--dataset", spec, *separate, *rest]) == 2
+    assert main(["experiment", *rest]) == 2
 
 
 @needs_data
