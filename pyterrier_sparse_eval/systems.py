@@ -30,7 +30,14 @@ from ._index import SparseIndex
 from ._splade import Splade
 from .files import slug
 
-__all__ = ["System", "parse_system", "index_folder", "resolve_baseline", "specs_with_language", "with_language"]
+__all__ = [
+    "System",
+    "parse_system",
+    "index_folder",
+    "resolve_baseline",
+    "specs_with_language",
+    "with_language",
+]
 
 
 def _bool(text: str) -> bool:
