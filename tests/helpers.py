@@ -1,10 +1,47 @@
-"""Independent reference computations used by several tests (dense numpy, no project code)."""
+"""Independent reference computations used by several tests (dense numpy, no project code), and the readers of
+Lucene's reference outputs the language tests share."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+from pathlib import Path
 
 import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+#: committed goldens made with Lucene (tests/goldens/make_*.py)
+GOLDENS = REPO / "tests" / "goldens" / "lucene"
+#: real text and Lucene's tokens of it, per language (../shared/data/lucene/tokens)
+SHARED_TOKENS = (
+    Path(os.environ.get("SPARSE_EVAL_SHARED", REPO.parent / "shared")) / "data" / "lucene" / "tokens"
+)
+
+
+def standard_goldens(lang: str) -> list[tuple[str, str, list[list]]]:
+    """(id, text, Lucene's StandardTokenizer tokens [text, type, start, end]) of ``goldens/lucene/LANG.standard.tsv``."""
+    rows = []
+    for line in (GOLDENS / f"{lang}.standard.tsv").read_text("utf-8").splitlines():
+        doc_id, rest = line.split("\t", 1)
+        text, tokens = rest.rsplit("\t", 1)
+        rows.append((doc_id, text, json.loads(tokens)))
+    return rows
+
+
+def lucene_tokens(lang: str) -> dict[str, list[str]]:
+    """Lucene's analyzer output per text id, from the shared ``LANG.lucene.tsv``."""
+    out = {}
+    for line in (SHARED_TOKENS / f"{lang}.lucene.tsv").read_text("utf-8").splitlines():
+        doc_id, _, tokens = line.partition("\t")
+        out[doc_id] = tokens.split()
+    return out
+
+
+def utf16_slice(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` in UTF-16 units (the offsets Java gives)."""
+    b = text.encode("utf-16-le")
+    return b[2 * start : 2 * end].decode("utf-16-le")
 
 
 def random_toks_corpus(

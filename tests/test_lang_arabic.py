@@ -7,11 +7,10 @@ goldens hold Lucene's StandardTokenizer tokens of the shared texts, made by the 
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
+from helpers import SHARED_TOKENS, lucene_tokens, standard_goldens, utf16_slice
 
 from pyterrier_sparse_eval.analysis._arabic import (
     LANGUAGES,
@@ -24,13 +23,11 @@ from pyterrier_sparse_eval.analysis._arabic import (
 from pyterrier_sparse_eval.analysis._base import read_word_list
 
 REPO = Path(__file__).resolve().parents[1]
-GOLDENS = REPO / "tests" / "goldens" / "lucene"
-SHARED = Path(os.environ.get("SPARSE_EVAL_SHARED", REPO.parent / "shared")) / "data" / "lucene" / "tokens"
 TARGET = 0.99  # share of texts whose tokens must equal Lucene's
 
 needs_shared = pytest.mark.skipif(
-    not SHARED.is_dir(),
-    reason=f"Lucene's analysed texts not found at {SHARED} (put ../shared/data beside the repo)",
+    not SHARED_TOKENS.is_dir(),
+    reason=f"Lucene's analysed texts not found at {SHARED_TOKENS} (put ../shared/data beside the repo)",
 )
 
 # --- words chosen to exercise each rule (inputs of the oracle) ------------------------------------------------
@@ -268,41 +265,19 @@ def test_persian_char_filter():
 # --- the shared texts -----------------------------------------------------------------------------------------
 
 
-def _goldens(lang: str) -> list[tuple[str, str, list[list]]]:
-    rows = []
-    for line in (GOLDENS / f"{lang}.standard.tsv").read_text("utf-8").splitlines():
-        doc_id, rest = line.split("\t", 1)
-        text, tokens = rest.rsplit("\t", 1)
-        rows.append((doc_id, text, json.loads(tokens)))
-    return rows
-
-
-def _lucene(lang: str) -> dict[str, list[str]]:
-    out = {}
-    for line in (SHARED / f"{lang}.lucene.tsv").read_text("utf-8").splitlines():
-        doc_id, _, tokens = line.partition("\t")
-        out[doc_id] = tokens.split()
-    return out
-
-
-def _utf16_slice(text: str, start: int, end: int) -> str:
-    b = text.encode("utf-16-le")
-    return b[2 * start : 2 * end].decode("utf-16-le")
-
-
 @pytest.mark.parametrize("lang", ["ar", "fa"])
 def test_golden_offsets_follow_char_filter(lang):
     """The golden tokens were made in Java (PersianCharFilter for fa): our char filter yields the same text."""
     cf = LANGUAGES[lang].char_filter
-    for _, text, tokens in _goldens(lang):
+    for _, text, tokens in standard_goldens(lang):
         src = cf(text) if cf else text
         for tok, _type, start, end in tokens:
-            assert _utf16_slice(src, start, end) == tok
+            assert utf16_slice(src, start, end) == tok
 
 
 def _share_identical(lang: str, analyse) -> tuple[float, list[str]]:
-    expected = _lucene(lang)
-    rows = _goldens(lang)
+    expected = lucene_tokens(lang)
+    rows = standard_goldens(lang)
     bad = [doc_id for doc_id, text, tokens in rows if analyse(text, tokens) != expected[doc_id]]
     return 1 - len(bad) / len(rows), bad
 

@@ -8,15 +8,14 @@ The ``ORACLE_*`` values below are Lucene's own outputs, printed by ``tests/golde
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
+from helpers import SHARED_TOKENS, lucene_tokens, standard_goldens, utf16_slice
 
+from pyterrier_sparse_eval.analysis._base import decimal_digits
 from pyterrier_sparse_eval.analysis._indic import (
     LANGUAGES,
-    _decimal_digits,
     bengali_normalize,
     hindi_normalize,
     indic_normalize,
@@ -26,14 +25,12 @@ from pyterrier_sparse_eval.analysis._indic import (
 from pyterrier_sparse_eval.analysis._indic_stem import bengali_stem, hindi_stem, telugu_stem
 
 REPO = Path(__file__).resolve().parents[1]
-GOLDENS = REPO / "tests" / "goldens" / "lucene"
-SHARED = Path(os.environ.get("SPARSE_EVAL_SHARED", REPO.parent / "shared")) / "data" / "lucene" / "tokens"
 TARGET = 0.99  # share of texts whose tokens must equal Lucene's
 LANGS = ("hi", "bn", "te")
 
 needs_shared = pytest.mark.skipif(
-    not SHARED.is_dir(),
-    reason=f"Lucene's analysed texts not found at {SHARED} (put ../shared/data beside the repo)",
+    not SHARED_TOKENS.is_dir(),
+    reason=f"Lucene's analysed texts not found at {SHARED_TOKENS} (put ../shared/data beside the repo)",
 )
 
 # --- words chosen to exercise each rule (inputs of the oracle) ------------------------------------------------
@@ -306,8 +303,8 @@ def test_stemmers(lang, stem, oracle):
     assert {w: stem(w) for w in STEM_WORDS[lang]} == oracle
 
 
-def test_decimal_digits():
-    assert _pairs(_decimal_digits, DIGIT_WORDS) == ORACLE_DIGITS
+def testdecimal_digits():
+    assert _pairs(decimal_digits, DIGIT_WORDS) == ORACLE_DIGITS
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -331,40 +328,18 @@ def test_languages():
 # --- the shared texts -----------------------------------------------------------------------------------------
 
 
-def _goldens(lang: str) -> list[tuple[str, str, list[list]]]:
-    rows = []
-    for line in (GOLDENS / f"{lang}.standard.tsv").read_text("utf-8").splitlines():
-        doc_id, rest = line.split("\t", 1)
-        text, tokens = rest.rsplit("\t", 1)
-        rows.append((doc_id, text, json.loads(tokens)))
-    return rows
-
-
-def _lucene(lang: str) -> dict[str, list[str]]:
-    out = {}
-    for line in (SHARED / f"{lang}.lucene.tsv").read_text("utf-8").splitlines():
-        doc_id, _, tokens = line.partition("\t")
-        out[doc_id] = tokens.split()
-    return out
-
-
-def _utf16_slice(text: str, start: int, end: int) -> str:
-    b = text.encode("utf-16-le")
-    return b[2 * start : 2 * end].decode("utf-16-le")
-
-
 @pytest.mark.parametrize("lang", LANGS)
 def test_golden_tokens_are_slices_of_the_text(lang):
-    rows = _goldens(lang)
+    rows = standard_goldens(lang)
     assert len(rows) == 400
     for _, text, tokens in rows:
         for tok, _type, start, end in tokens:
-            assert _utf16_slice(text, start, end) == tok
+            assert utf16_slice(text, start, end) == tok
 
 
 def _share_identical(lang: str, analyse) -> tuple[float, list[str]]:
-    expected = _lucene(lang)
-    rows = _goldens(lang)
+    expected = lucene_tokens(lang)
+    rows = standard_goldens(lang)
     bad = [doc_id for doc_id, text, tokens in rows if analyse(text, tokens) != expected[doc_id]]
     return 1 - len(bad) / len(rows), bad
 

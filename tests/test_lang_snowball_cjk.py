@@ -10,25 +10,22 @@ the ``*.standard.tsv`` goldens hold Lucene's tokenizer tokens of the shared text
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
+from helpers import SHARED_TOKENS, lucene_tokens, standard_goldens
 
 from pyterrier_sparse_eval.analysis import _cjk, _indonesian, _snowball
 from pyterrier_sparse_eval.analysis._base import Token, read_word_list
 
 REPO = Path(__file__).resolve().parents[1]
-GOLDENS = REPO / "tests" / "goldens" / "lucene"
-SHARED = Path(os.environ.get("SPARSE_EVAL_SHARED", REPO.parent / "shared")) / "data" / "lucene" / "tokens"
 TARGET = 0.99  # share of texts whose tokens must equal Lucene's
 LANGS = ("fi", "ru", "nl", "id", "sw", "zh", "ko")
 LANGUAGES = {**_snowball.LANGUAGES, **_indonesian.LANGUAGES, **_cjk.LANGUAGES}
 
 needs_shared = pytest.mark.skipif(
-    not SHARED.is_dir(),
-    reason=f"Lucene's analysed texts not found at {SHARED} (put ../shared/data beside the repo)",
+    not SHARED_TOKENS.is_dir(),
+    reason=f"Lucene's analysed texts not found at {SHARED_TOKENS} (put ../shared/data beside the repo)",
 )
 
 # --- words chosen to exercise each rule (inputs of the oracle) ------------------------------------------------
@@ -287,33 +284,16 @@ def test_languages():
 # --- the shared texts -----------------------------------------------------------------------------------------
 
 
-def _goldens(lang: str) -> list[tuple[str, str, list[list]]]:
-    rows = []
-    for line in (GOLDENS / f"{lang}.standard.tsv").read_text("utf-8").splitlines():
-        doc_id, rest = line.split("\t", 1)
-        text, tokens = rest.rsplit("\t", 1)
-        rows.append((doc_id, text, json.loads(tokens)))
-    return rows
-
-
-def _lucene(lang: str) -> dict[str, list[str]]:
-    out = {}
-    for line in (SHARED / f"{lang}.lucene.tsv").read_text("utf-8").splitlines():
-        doc_id, _, tokens = line.partition("\t")
-        out[doc_id] = tokens.split()
-    return out
-
-
 def _share_identical(lang: str, analyse) -> tuple[float, list[str]]:
-    expected = _lucene(lang)
-    rows = _goldens(lang)
+    expected = lucene_tokens(lang)
+    rows = standard_goldens(lang)
     bad = [doc_id for doc_id, text, tokens in rows if analyse(text, tokens) != expected[doc_id]]
     return 1 - len(bad) / len(rows), bad
 
 
 def test_whitespace_goldens():
     """Swahili's goldens are Lucene's WhitespaceTokenizer tokens; ours equal them."""
-    for _, text, tokens in _goldens("sw"):
+    for _, text, tokens in standard_goldens("sw"):
         assert _snowball.whitespace_tokens(text) == [t[0] for t in tokens]
 
 

@@ -19,7 +19,7 @@ token that normalisation empties (a lone tatweel, ``"ـ"``) becomes the empty te
 
 from __future__ import annotations
 
-from ._base import Language, lower_java, read_word_list
+from ._base import Language, decimal_digits, lower_java, read_word_list
 
 __all__ = [
     "ARABIC",
@@ -35,30 +35,6 @@ __all__ = [
 ]
 
 # --- DecimalDigitFilter ---------------------------------------------------------------------------------------
-
-#: The code points of digit zero of every run of ten decimal digits (general category Nd) in Java 17's
-#: Unicode 13.0 tables, beyond ASCII. Fixed here rather than taken from :mod:`unicodedata`, whose Unicode
-#: version follows Python's (3.11 has 14.0, which adds the Tangsa digits U+16AC0..U+16AC9; Java 17 leaves them).
-_JAVA17_DIGIT_ZEROS = (
-    0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xDE6, 0xE50, 0xED0,
-    0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50,
-    0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x10D30, 0x11066, 0x110F0,
-    0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50,
-    0x11D50, 0x11DA0, 0x16A60, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0,
-    0x1E950, 0x1FBF0,
-)  # fmt: skip
-_DIGIT_TABLE: dict[int, str] = {z + d: str(d) for z in _JAVA17_DIGIT_ZEROS for d in range(10)}
-_DIGIT_FIRST = min(_JAVA17_DIGIT_ZEROS)
-
-
-def decimal_digits(tokens: list[str]) -> list[str]:
-    """Lucene's ``DecimalDigitFilter``: every non-ASCII decimal digit (``Character.isDigit``, i.e. general
-    category Nd in Java 17) becomes the ASCII digit of its value (``Character.getNumericValue``); a digit
-    outside the BMP (two UTF-16 units) becomes one ASCII digit, as Lucene deletes its low surrogate."""
-    table = _DIGIT_TABLE
-    first = chr(_DIGIT_FIRST)
-    return [t.translate(table) if not t.isascii() and max(t) >= first else t for t in tokens]
-
 
 # --- ArabicNormalizer / PersianNormalizer ---------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ import re
 from array import array
 from importlib import resources
 
-from ._base import Language, lower_java
+from ._base import Language, decimal_digits, lower_java
 from ._indic_stem import bengali_stem, hindi_stem, stem_all, telugu_stem
 
 __all__ = [
@@ -52,26 +52,6 @@ __all__ = [
 ]
 
 # --- DecimalDigitFilter (a private copy: this module depends on no other analysis family) ---------------------
-
-#: Digit zero of every run of ten decimal digits (general category Nd) in Java 17's Unicode 13.0 tables, beyond
-#: ASCII; fixed rather than taken from :mod:`unicodedata`, whose Unicode version follows Python's.
-_JAVA17_DIGIT_ZEROS = (
-    0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xDE6, 0xE50, 0xED0,
-    0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50,
-    0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x10D30, 0x11066, 0x110F0,
-    0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50,
-    0x11D50, 0x11DA0, 0x16A60, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0,
-    0x1E950, 0x1FBF0,
-)  # fmt: skip
-_DIGITS: dict[int, str] = {z + d: str(d) for z in _JAVA17_DIGIT_ZEROS for d in range(10)}
-_FIRST_DIGIT = chr(min(_JAVA17_DIGIT_ZEROS))
-
-
-def _decimal_digits(tokens: list[str]) -> list[str]:
-    """Lucene's ``DecimalDigitFilter``: each non-ASCII decimal digit becomes the ASCII digit of its value."""
-    table, first = _DIGITS, _FIRST_DIGIT
-    return [t.translate(table) if not t.isascii() and max(t) >= first else t for t in tokens]
-
 
 # --- IndicNormalizer ------------------------------------------------------------------------------------------
 
@@ -411,20 +391,20 @@ def _drop(tokens: list[str], stop: frozenset[str]) -> list[str]:
 
 def hindi_terms(tokens: list[str]) -> list[str]:
     """The terms of Lucene 9.5's HindiAnalyzer for raw StandardTokenizer tokens (``""`` = dropped)."""
-    terms = hindi_normalize(indic_normalize(_decimal_digits(lower_java(tokens))))
+    terms = hindi_normalize(indic_normalize(decimal_digits(lower_java(tokens))))
     return stem_all(_drop(terms, indic_stopwords("hi")), "hi")
 
 
 def bengali_terms(tokens: list[str]) -> list[str]:
     """The terms of Lucene 9.5's BengaliAnalyzer for raw StandardTokenizer tokens (``""`` = dropped)."""
-    terms = bengali_normalize(indic_normalize(_decimal_digits(lower_java(tokens))))
+    terms = bengali_normalize(indic_normalize(decimal_digits(lower_java(tokens))))
     return stem_all(_drop(terms, indic_stopwords("bn")), "bn")
 
 
 def telugu_terms(tokens: list[str]) -> list[str]:
     """The terms of Lucene 9.5's TeluguAnalyzer for raw StandardTokenizer tokens (``""`` = dropped); no
     lowercasing, as in Lucene."""
-    terms = telugu_normalize(indic_normalize(_decimal_digits(list(tokens))))
+    terms = telugu_normalize(indic_normalize(decimal_digits(list(tokens))))
     return stem_all(_drop(terms, indic_stopwords("te")), "te")
 
 

@@ -35,7 +35,7 @@ from functools import lru_cache
 
 import regex
 
-from ._base import Language, lower_java, read_word_list
+from ._base import Language, decimal_digits, lower_java, read_word_list
 
 __all__ = ["LANGUAGES", "THAI", "thai_words"]
 
@@ -237,9 +237,7 @@ def _terms(tokens: list[str]) -> list[str]:
     """LowerCaseFilter, DecimalDigitFilter (any decimal digit to its ASCII digit) and StopFilter."""
     stop = _stopwords()
     out: list[str] = []
-    for t in lower_java(tokens):
-        if not t.isascii():
-            t = "".join(str(unicodedata.decimal(c)) if unicodedata.category(c) == "Nd" else c for c in t)
+    for t in decimal_digits(lower_java(tokens)):
         out.append("" if t in stop else t)
     return out
 
