@@ -3,7 +3,7 @@
 Importing this package never imports torch or transformers (nor numba, until an index is built or searched).
 """
 
-from . import datasets, files, measures, plots, sdm, systems
+from . import datasets, files, hf, measures, plots, sdm, systems
 from ._bm25 import BM25, BM25Indexer, TextEncoder
 from ._build import SparseIndexer
 from ._experiment import Experiment, ExperimentResult, run_experiment
@@ -35,6 +35,7 @@ __all__ = [
     "bm25_saturation",
     "crosscheck",
     "datasets",
+    "hf",
     "evaluate",
     "evaluate_retrieval",
     "files",

@@ -73,6 +73,9 @@ def _need_matplotlib() -> None:
         raise UsageError("--plots needs matplotlib: pip install 'pyterrier-sparse-eval[plots]'.") from None
 
 
+_DATASET_HELP = (
+    "irds:ID, beir:PATH[:SPLIT], files:CORPUS,TOPICS,QRELS, hf:miracl:LANG, hf:mmarco:LANG, hf:REPO"
+)
 _LANGUAGE_HELP = (
     "BM25 analyzer language (ISO 639-1, e.g. fr, zh); default: the dataset's declared one, else en"
 )
@@ -379,7 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
         "index, retrieve and evaluate systems on a dataset with pt.Experiment",
         EXPERIMENT_EXAMPLE,
     )
-    p.add_argument("--dataset", help="irds:ID, beir:PATH[:SPLIT] or files:CORPUS,TOPICS,QRELS")
+    p.add_argument("--dataset", help=_DATASET_HELP)
     for option in ("--corpus", "--topics", "--qrels"):  # local files: the three parts of files:
         p.add_argument(
             option, default=None, help=f"instead of --dataset: the {option[2:]} file (with the other two)"
@@ -444,7 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_check_index)
 
     p = command("sdm", "pooled vs SDM-corrected vs full-corpus R@k and nDCG@k", SDM_EXAMPLE)
-    p.add_argument("--dataset", required=True, help="irds:ID, beir:PATH[:SPLIT] or files:CORPUS,TOPICS,QRELS")
+    p.add_argument("--dataset", required=True, help=_DATASET_HELP)
     p.add_argument("--language", default=None, help=_LANGUAGE_HELP)
     p.add_argument(
         "--system", action="append", help="system spec as for `experiment` (repeatable; default bm25)"

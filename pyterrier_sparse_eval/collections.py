@@ -3,7 +3,7 @@
 - ``beir:PATH[:SPLIT]``: a BEIR folder (``corpus.jsonl[.gz]`` with ``_id``, ``title``, ``text``;
   ``queries.jsonl[.gz]`` with ``_id``, ``text``; ``qrels/SPLIT.tsv`` with the header ``query-id corpus-id
   score``; default split ``test``). As ``ir_datasets``' BEIR: the topics are the queries judged in the split.
-- ``files:CORPUS,TOPICS,QRELS``: a corpus as JSONL (``_id``/``docno``/``doc_id``, ``title``, ``text``) or TSV
+- ``files:CORPUS,TOPICS,QRELS``: a corpus as JSONL (``_id``/``docno``/``doc_id``/``docid``, ``title``, ``text``) or TSV
   (``docno<TAB>text`` or ``docno<TAB>title<TAB>text``), topics as TSV (``qid<TAB>query``), JSONL or a TREC topic
   file (``<top>``; the title is the query), qrels as TREC (``qid 0 docno label``) or BEIR TSV (with its header);
   any file may be gzipped (``.gz``).
@@ -21,16 +21,19 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Iterator
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["FieldError", "LocalDataset", "is_local_spec", "load_local", "LOCAL_PREFIXES"]
 
 LOCAL_PREFIXES = ("beir:", "files:")
-DOC_ID_KEYS = ("_id", "docno", "doc_id")
+DOC_ID_KEYS = ("_id", "docno", "doc_id", "docid")
 QUERY_ID_KEYS = ("_id", "qid", "query_id")
 QUERY_TEXT_KEYS = ("text", "query", "title")
 _HEADER_IDS = {"_id", "id", "docno", "doc_id", "docid", "pid", "qid", "query_id", "query-id"}
@@ -86,15 +89,60 @@ def _json_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield n, record
 
 
-def _pick(record: dict[str, Any], keys: tuple[str, ...], path: Path, n: int, what: str) -> str:
+def _pick(
+    record: dict[str, Any],
+    keys: tuple[str, ...],
+    where: Any,
+    n: int,
+    what: str,
+    kinds: Counter[str] | None = None,
+) -> str:
+    """The first of ``keys`` the record has, as a string; ids must be JSON strings or integers (``kinds`` counts
+    which, for :func:`_warn_mixed_ids`)."""
     for k in keys:
         value = record.get(k)
-        if value is not None and str(value) != "":
-            return str(value)
+        if value is None or str(value) == "":
+            continue
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise FieldError(
+                f"{where}, line {n}: the {what} {value!r} is a JSON {type(value).__name__}; ids must be strings "
+                f"(or integers): write it as {json.dumps(str(value))}."
+            )
+        if kinds is not None:
+            kinds["number" if isinstance(value, int) else "string"] += 1
+        return str(value)
     raise FieldError(
-        f"{path}, line {n}: no {what} (looked for {' / '.join(repr(k) for k in keys)}; the record has "
+        f"{where}, line {n}: no {what} (looked for {' / '.join(repr(k) for k in keys)}; the record has "
         f"{sorted(record)}); rename the field to {keys[0]!r}."
     )
+
+
+def _warn_mixed_ids(kinds: Counter[str], what: str, where: str) -> None:
+    """A counted warning when a JSONL file writes some ids as numbers and others as strings."""
+    if kinds["number"] and kinds["string"]:
+        warnings.warn(
+            f"{kinds['number']} of {kinds['number'] + kinds['string']} {what} ids in {where} are JSON numbers and "
+            f"the others strings: every id is read as a string (7 -> '7'), so an id written '007' elsewhere will "
+            "not match; write all ids as strings.",
+            stacklevel=3,
+        )
+
+
+def _count_records(path: Path) -> int:
+    """Non-blank lines of a corpus file (gzipped or not), less a TSV header row."""
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    count, first = 0, b""
+    with opener(path, "rb") as f:
+        for line in f:
+            if line.strip():
+                if not count:
+                    first = line
+                count += 1
+    if count and not _is_jsonl(path):
+        parts = first.decode("utf-8", "replace").rstrip("\r\n").split("\t")
+        if parts[0].strip().lower() in _HEADER_IDS and "text" in (p.strip().lower() for p in parts):
+            count -= 1
+    return count
 
 
 def _text(value: Any) -> str:
@@ -122,10 +170,13 @@ class LocalDataset:
     """A collection of local files, shaped like a PyTerrier dataset; see the module docstring."""
 
     language: str | None = None
+    unit = "line"  # what a record number counts in messages
 
     def __init__(self, spec: str, corpus: Path, topics: Path, qrels: Path, *, judged_topics_only: bool):
         self.spec = spec
         self.corpus_path, self.topics_path, self.qrels_path = corpus, topics, qrels
+        self.corpus_name, self.topics_name, self.qrels_name = str(corpus), str(topics), str(qrels)
+        self._id_kinds: Counter[str] = Counter()
         self.judged_topics_only = judged_topics_only  # BEIR: the split's topics are the queries it judges
         self._topics: pd.DataFrame | None = None
         self._qrels: pd.DataFrame | None = None
@@ -146,104 +197,77 @@ class LocalDataset:
         path = self.corpus_path
         if _is_jsonl(path):
             for n, rec in _json_records(path):
-                if "text" not in rec:
-                    raise FieldError(
-                        f"{path}, line {n}: the document has no 'text' field (it has {sorted(rec)}); "
-                        "BEIR corpora need 'text' (and optionally 'title')."
-                    )
-                yield (
-                    n,
-                    _pick(rec, DOC_ID_KEYS, path, n, "document id"),
-                    _text(rec.get("title")),
-                    _text(rec["text"]),
-                )
+                yield json_doc(rec, path, n, self._id_kinds)
             return
-        columns = 0
-        for n, line in _lines(path):
-            parts = line.split("\t")
-            if not columns:
-                columns = min(len(parts), 3)
-                if columns < 2:
-                    raise ValueError(
-                        f"{path}, line {n}: expected 'docno<TAB>text' (or docno, title, text) lines."
-                    )
-                if parts[0].strip().lower() in _HEADER_IDS and "text" in (p.strip().lower() for p in parts):
-                    continue  # a header row
-            parts = line.split("\t", columns - 1)
-            if len(parts) != columns or not parts[0]:
-                raise ValueError(
-                    f"{path}, line {n}: expected {columns} tab-separated columns like the first line."
-                )
-            yield n, parts[0], parts[1] if columns == 3 else "", parts[-1]
+        yield from tsv_docs(_lines(path), path)
 
     def get_corpus_iter(self, verbose: bool = True) -> Iterator[dict[str, Any]]:
-        """The documents as ``{"docno", "title", "text"}``; refuses a repeated id; warns (once, at the end) with
-        the number of judged documents that are not in the corpus."""
+        """The documents as ``{"docno", "title", "text"}``, streamed (memory stays bounded: 8 bytes per document
+        for the duplicate check). A repeated id is a ValueError naming both lines, raised once the corpus has been
+        read (so an index built from it fails and is never written); judged documents missing from the corpus and
+        ids that mix JSON numbers and strings are counted in warnings at the end."""
         judged = set(self.get_qrels()["docno"])
-        seen: set[str] = set()
+        found: set[str] = set()
+        hashes = array("q")
+        self._id_kinds = Counter()
         records = self._records()
         if verbose:
             from tqdm.auto import tqdm
 
             records = tqdm(records, desc=f"{self.spec} documents", unit="doc", total=self.num_docs())
-        for n, docno, title, text in records:
-            if docno in seen:
-                raise ValueError(
-                    f"{self.corpus_path}, line {n}: duplicate document id {docno!r}; ids must be unique "
-                    "(remove or rename the repeated document)."
-                )
-            seen.add(docno)
+        for _, docno, title, text in records:
+            hashes.append(hash(docno))
+            if docno in judged:
+                found.add(docno)
             yield {"docno": docno, "title": title, "text": text}
-        missing = judged - seen
+        self._check_unique(hashes)
+        _warn_mixed_ids(self._id_kinds, "document", self.corpus_name)
+        missing = judged - found
         if missing:
             warnings.warn(
-                f"{len(missing)} of {len(judged)} judged documents in {self.qrels_path} are not in the corpus "
+                f"{len(missing)} of {len(judged)} judged documents in {self.qrels_name} are not in the corpus "
                 f"(e.g. {_sample(missing)}): they count as relevant documents never retrieved; check that "
                 "qrels and corpus belong together.",
                 stacklevel=2,
             )
 
+    def _check_unique(self, hashes: array) -> None:
+        """Refuse repeated document ids: equal hashes are re-checked on a second pass that names the lines."""
+        values = np.frombuffer(hashes, dtype=np.int64) if len(hashes) else np.empty(0, np.int64)
+        ordered = np.sort(values)
+        suspects = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+        if not suspects:
+            return
+        first: dict[str, int] = {}
+        for n, docno, _, _ in self._records():
+            if hash(docno) in suspects:
+                if docno in first:
+                    raise ValueError(
+                        f"{self.corpus_name}, {self.unit} {n}: duplicate document id {docno!r} (first on "
+                        f"{self.unit} {first[docno]}); ids must be unique (remove or rename the repeated document)."
+                    )
+                first[docno] = n
+
     def num_docs(self) -> int | None:
-        """The number of documents: non-blank lines of an uncompressed JSONL corpus (counted once), else None."""
-        if self._count is None and self.corpus_path.suffix != ".gz" and _is_jsonl(self.corpus_path):
-            with open(self.corpus_path, "rb") as f:
-                self._count = sum(1 for line in f if line.strip())
+        """The number of documents, counted once from the corpus file's non-blank lines (gzip included; a TSV
+        header row is not counted), so that progress bars know their total."""
+        if self._count is None:
+            self._count = _count_records(self.corpus_path)
         return self._count
 
     # topics and qrels
 
     def _read_topics(self) -> pd.DataFrame:
         path = self.topics_path
-        rows: list[tuple[str, str]] = []
         first = next((line for _, line in _lines(path) if line.strip()), "")
         if first.lstrip().lower().startswith("<top"):
-            rows = _trec_topics(path)
-        elif _is_jsonl(path):
-            for n, rec in _json_records(path):
-                text = next((rec[k] for k in QUERY_TEXT_KEYS if k in rec), None)
-                if text is None:
-                    raise FieldError(
-                        f"{path}, line {n}: the query has no text (looked for {list(QUERY_TEXT_KEYS)}; it has "
-                        f"{sorted(rec)}); rename its field to 'text'."
-                    )
-                rows.append((_pick(rec, QUERY_ID_KEYS, path, n, "query id"), _text(text)))
-        else:
-            for n, line in _lines(path):
-                parts = line.split("\t", 1)
-                if len(parts) != 2 or not parts[0]:
-                    raise ValueError(f"{path}, line {n}: expected 'qid<TAB>query' lines.")
-                if (
-                    not rows
-                    and parts[0].strip().lower() in _HEADER_IDS
-                    and parts[1].strip().lower() in QUERY_TEXT_KEYS
-                ):
-                    continue  # a header row
-                rows.append((parts[0], parts[1]))
-        topics = pd.DataFrame(rows, columns=["qid", "query"], dtype=object)
-        dup = topics["qid"][topics["qid"].duplicated()]
-        if len(dup):
-            raise ValueError(f"{path}: query ids repeat ({_sample(set(dup))}); each query needs its own id.")
-        return topics
+            return topics_frame(_trec_topics(path), path)
+        if _is_jsonl(path):
+            kinds: Counter[str] = Counter()
+            rows = [json_topic(rec, path, n, kinds) for n, rec in _json_records(path)]
+            _warn_mixed_ids(kinds, "query", str(path))
+            return topics_frame(rows, path)
+        return topics_frame(tsv_topics(_lines(path), path), path)
 
     def get_topics(self, variant: str | None = None) -> pd.DataFrame:
         """``qid`` and ``query`` (str); for a BEIR split, the queries it judges (in the file's order)."""
@@ -253,7 +277,7 @@ class LocalDataset:
             unknown = judged - set(topics["qid"])
             if unknown:
                 warnings.warn(
-                    f"{len(unknown)} judged queries in {self.qrels_path} are not in {self.topics_path} (e.g. "
+                    f"{len(unknown)} judged queries in {self.qrels_name} are not in {self.topics_name} (e.g. "
                     f"{_sample(unknown)}): they cannot be evaluated; add them to the topics or use the matching "
                     "qrels.",
                     stacklevel=2,
@@ -263,11 +287,49 @@ class LocalDataset:
             self._topics = topics
         return self._topics.copy()
 
+    def _read_qrels(self) -> pd.DataFrame:
+        return parse_qrels(_lines(self.qrels_path), self.qrels_path)
+
     def get_qrels(self, variant: str | None = None) -> pd.DataFrame:
         """``qid``, ``docno`` (str) and ``label`` (int) from TREC qrels or a BEIR TSV (with its header)."""
         if self._qrels is None:
-            self._qrels = _read_qrels(self.qrels_path)
+            self._qrels = self._read_qrels()
         return self._qrels.copy()
+
+
+def json_doc(
+    rec: dict[str, Any], where: Any, n: int, kinds: Counter[str] | None = None
+) -> tuple[int, str, str, str]:
+    """(line, docno, title, text) of a JSON document (``_id``/``docno``/``doc_id``/``docid``, ``title``, ``text``)."""
+    if "text" not in rec:
+        raise FieldError(
+            f"{where}, line {n}: the document has no 'text' field (it has {sorted(rec)}); "
+            "BEIR corpora need 'text' (and optionally 'title')."
+        )
+    docno = _pick(rec, DOC_ID_KEYS, where, n, "document id", kinds)
+    return n, docno, _text(rec.get("title")), _text(rec["text"])
+
+
+def tsv_docs(lines: Iterable[tuple[int, str]], where: Any) -> Iterator[tuple[int, str, str, str]]:
+    """(line, docno, title, text) of ``docno<TAB>text`` or ``docno<TAB>title<TAB>text`` lines (a header row,
+    such as ``id<TAB>text``, is skipped)."""
+    columns = 0
+    for n, line in lines:
+        parts = line.split("\t")
+        if not columns:
+            columns = min(len(parts), 3)
+            if columns < 2:
+                raise ValueError(
+                    f"{where}, line {n}: expected 'docno<TAB>text' (or docno, title, text) lines."
+                )
+            if parts[0].strip().lower() in _HEADER_IDS and "text" in (p.strip().lower() for p in parts):
+                continue  # a header row
+        parts = line.split("\t", columns - 1)
+        if len(parts) != columns or not parts[0]:
+            raise ValueError(
+                f"{where}, line {n}: expected {columns} tab-separated columns like the first line."
+            )
+        yield n, parts[0], parts[1] if columns == 3 else "", parts[-1]
 
 
 def _trec_topics(path: Path) -> list[tuple[str, str]]:
@@ -287,25 +349,68 @@ def _trec_topics(path: Path) -> list[tuple[str, str]]:
     return rows
 
 
-def _read_qrels(path: Path) -> pd.DataFrame:
+def json_topic(rec: dict[str, Any], where: Any, n: int, kinds: Counter[str] | None = None) -> tuple[str, str]:
+    """(qid, query) of a JSON query (``_id``/``qid``/``query_id`` and ``text``/``query``/``title``)."""
+    text = next((rec[k] for k in QUERY_TEXT_KEYS if k in rec), None)
+    if text is None:
+        raise FieldError(
+            f"{where}, line {n}: the query has no text (looked for {list(QUERY_TEXT_KEYS)}; it has "
+            f"{sorted(rec)}); rename its field to 'text'."
+        )
+    return _pick(rec, QUERY_ID_KEYS, where, n, "query id", kinds), _text(text)
+
+
+def tsv_topics(lines: Iterable[tuple[int, str]], where: Any) -> list[tuple[str, str]]:
+    """(qid, query) of ``qid<TAB>query`` lines (a ``qid<TAB>query`` header row is skipped)."""
+    rows: list[tuple[str, str]] = []
+    for n, line in lines:
+        parts = line.split("\t", 1)
+        if len(parts) != 2 or not parts[0]:
+            raise ValueError(f"{where}, line {n}: expected 'qid<TAB>query' lines.")
+        if (
+            not rows
+            and parts[0].strip().lower() in _HEADER_IDS
+            and parts[1].strip().lower() in QUERY_TEXT_KEYS
+        ):
+            continue  # a header row
+        rows.append((parts[0], parts[1]))
+    return rows
+
+
+def topics_frame(rows: Iterable[tuple[str, str]], where: Any) -> pd.DataFrame:
+    """``qid``, ``query`` (str) from (qid, query) pairs; a repeated qid is a ValueError."""
+    topics = pd.DataFrame(list(rows), columns=["qid", "query"], dtype=object)
+    dup = topics["qid"][topics["qid"].duplicated()]
+    if len(dup):
+        raise ValueError(f"{where}: query ids repeat ({_sample(set(dup))}); each query needs its own id.")
+    return topics
+
+
+def parse_qrels(lines: Iterable[tuple[int, str]], where: Any) -> pd.DataFrame:
+    """``qid``, ``docno`` (str), ``label`` (int) from TREC qrels lines or a BEIR TSV (with its header)."""
     rows: list[tuple[str, str, int]] = []
     layout = "'qid 0 docno label' (TREC) or 'query-id corpus-id score' (BEIR TSV, with a header)"
     width = 0
-    for n, line in _lines(path):
+    for n, line in lines:
         parts = line.split()
         if not width:
             width = len(parts)
             if width not in (3, 4):
-                raise ValueError(f"{path}, line {n}: expected {layout}.")
+                raise ValueError(f"{where}, line {n}: expected {layout}.")
             if parts[0].lower() in _HEADER_IDS and not parts[-1].lstrip("-").isdigit():
                 continue  # a header row (BEIR's query-id corpus-id score)
         if len(parts) != width:
-            raise ValueError(f"{path}, line {n}: expected {width} columns like the first line: {layout}.")
+            raise ValueError(f"{where}, line {n}: expected {width} columns like the first line: {layout}.")
         if not parts[-1].lstrip("-").isdigit():
-            raise ValueError(f"{path}, line {n}: the label {parts[-1]!r} must be an integer.")
+            raise ValueError(f"{where}, line {n}: the label {parts[-1]!r} must be an integer.")
         rows.append((parts[0], parts[-2], int(parts[-1])))
+    return qrels_frame(rows, where)
+
+
+def qrels_frame(rows: list[tuple[str, str, int]], where: Any) -> pd.DataFrame:
+    """The qrels frame of (qid, docno, label) rows; none at all is a ValueError."""
     if not rows:
-        raise ValueError(f"Qrels file {path} has no judgments.")
+        raise ValueError(f"Qrels {where} have no judgments.")
     qrels = pd.DataFrame(rows, columns=["qid", "docno", "label"])
     qrels["label"] = qrels["label"].astype(int)
     return qrels

@@ -21,6 +21,7 @@ import pandas as pd
 import pyterrier as pt
 
 from .collections import FieldError, LocalDataset, is_local_spec, load_local
+from .hf import load_hf
 
 __all__ = [
     "load_dataset",
@@ -47,20 +48,23 @@ DEFAULT_DOC_FIELDS = ("title", "text")
 
 def load_dataset(dataset: str | Any) -> Any:
     """The dataset of a spec: ``irds:ID`` (``pt.get_dataset``, with an error that says what identifiers look
-    like), or a :class:`~.collections.LocalDataset` for ``beir:PATH[:SPLIT]`` and ``files:CORPUS,TOPICS,QRELS``
-    (its files must exist; they are read when first used). A loaded dataset is returned as it is."""
+    like), a :class:`~.collections.LocalDataset` for ``beir:PATH[:SPLIT]`` and ``files:CORPUS,TOPICS,QRELS``
+    (its files must exist; they are read when first used), or a :class:`~.hf.HFDataset` for ``hf:miracl:LANG``,
+    ``hf:mmarco:LANG`` and ``hf:REPO[:SPLIT]``. A loaded dataset is returned as it is."""
     if not isinstance(dataset, str):
         return dataset
     if is_local_spec(dataset):
         return load_local(dataset)
+    if dataset.startswith("hf:"):
+        return load_hf(dataset)
     name = dataset if ":" in dataset else f"irds:{dataset}"
     try:
         return pt.get_dataset(name)
     except KeyError as e:
         raise ValueError(
             f"Unknown dataset {dataset!r}; use an ir_datasets identifier such as 'irds:beir/scifact/test' or "
-            "'irds:vaswani' (list them with `ir_datasets list`), beir:PATH[:SPLIT] for a BEIR folder, or "
-            "files:CORPUS,TOPICS,QRELS."
+            "'irds:vaswani' (list them with `ir_datasets list`), beir:PATH[:SPLIT] for a BEIR folder, "
+            "files:CORPUS,TOPICS,QRELS, or hf:miracl:LANG, hf:mmarco:LANG, hf:REPO[:SPLIT] on the Hugging Face hub."
         ) from e
 
 
@@ -70,7 +74,7 @@ get = load_dataset
 def dataset_identity(dataset: str | Any) -> str:
     """What identifies a dataset's documents in an index cache key: an ``irds:`` spec as it is; for local files,
     the spec and the corpus file's path, size and mtime, so that an edited corpus is never served a stale index."""
-    if is_local_spec(dataset) or isinstance(dataset, LocalDataset):
+    if is_local_spec(dataset) or str(dataset).startswith("hf:") or isinstance(dataset, LocalDataset):
         ds = load_dataset(dataset)
         return f"{ds.spec}|{ds.identity()}"
     return dataset if isinstance(dataset, str) else str(dataset)

@@ -67,7 +67,7 @@ def test_beir_folder_gives_str_ids_title_text_and_judged_topics(tmp_path, gz):
     ds = pse.datasets.load_dataset(f"beir:{folder}")
     assert ds.language is None and pse.datasets.dataset_language(ds) is None
     assert docs_of(ds) == [{"docno": str(d["_id"]), "title": d["title"], "text": d["text"]} for d in DOCS]
-    assert pse.datasets.num_docs(ds) == (None if gz else 4)
+    assert pse.datasets.num_docs(ds) == 4  # counted, gzipped or not, for the progress bar's total
     topics = pse.datasets.get_topics(ds)
     assert topics.to_dict("list") == {
         "qid": ["q1", "2", "q3"],
@@ -333,3 +333,22 @@ def test_files_with_trec_topics(tmp_path):
         pse.datasets.get_topics(
             pse.datasets.load_dataset(f"files:{corpus},{tmp_path / 'bad.txt'},{tmp_path / 'qrels.txt'}")
         )
+
+
+def test_id_types_float_ids_refused_mixed_ids_counted_tsv_counted(tmp_path):
+    """Ids must be JSON strings or integers: a float is refused with the fix; a file mixing numbers and strings is
+    read (every id as a string) with a counted warning; a TSV corpus's count skips its header row."""
+    folder = make_beir(tmp_path / "toy")  # DOCS: one numeric id (1) among three strings
+    with pytest.warns(UserWarning, match=r"1 of 4 document ids in .*corpus.jsonl are JSON numbers"):
+        docs_of(f"beir:{folder}")
+    _jsonl(folder / "corpus.jsonl", [*DOCS[1:], {"_id": 2.5, "text": "x"}])
+    with pytest.raises(
+        FieldError, match=r'line 4: the document id 2.5 is a JSON float; .* write it as "2.5"'
+    ):
+        docs_of(f"beir:{folder}")
+    tsv = tmp_path / "corpus.tsv"
+    tsv.write_text("id\ttitle\ttext\nd1\tCats\tcats purr\nd2\t\tdogs bark\n")
+    (tmp_path / "t.tsv").write_text("q1\tcats\n")
+    (tmp_path / "q.trec").write_text("q1 0 d1 1\n")
+    ds = pse.datasets.load_dataset(f"files:{tsv},{tmp_path / 't.tsv'},{tmp_path / 'q.trec'}")
+    assert pse.datasets.num_docs(ds) == 2 and [d["docno"] for d in docs_of(ds)] == ["d1", "d2"]

@@ -55,7 +55,8 @@ LAYERS = {
     "_tokenize": 4,
     "_numba": 0,
     "collections": 0,  # local files as datasets
-    "datasets": 1,  # leaves
+    "hf": 1,  # Hugging Face hub collections
+    "datasets": 2,  # leaves
     "_topk": 10,
     "_postings": 10,
     "_textscan": 10,  # compiled kernels and their numpy twins

@@ -1,0 +1,335 @@
+"""Hugging Face hub collections (hf:miracl:LANG, hf:mmarco:LANG, hf:REPO[:SPLIT]), read by the real loading code
+(the ``datasets`` library, streaming) from local copies the tests build in each repository's own layout: the hub
+cannot be reached here. ``SPARSE_EVAL_HF_MIRROR`` points the loaders at the copies, as it does for users on
+machines without the hub.
+
+The non-English end-to-end checks use the collections of tests/goldens/make_anserini_lang_runs.py (real text in
+the language) and compare pt.Experiment's per-query numbers with pytrec_eval's on Anserini's own run of the same
+collection (Anserini 0.22.1, ``-language LANG``, k1=1.2, b=0.75): an independent computation.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyterrier as pt
+import pytest
+import pytrec_eval
+from conftest import SHARED_CACHE
+from ir_measures import AP, R, nDCG
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval.cli import main
+from pyterrier_sparse_eval.hf import MIRROR_ENV
+
+datasets = pytest.importorskip("datasets", reason="needs the hf extra")
+
+LANG_RUNS = Path(__file__).parent / "goldens" / "lucene" / "runs"
+TOKENS = SHARED_CACHE.parent / "lucene" / "tokens"
+needs_tokens = pytest.mark.skipif(not TOKENS.is_dir(), reason=f"the shared texts are not at {TOKENS}")
+
+
+def anserini_run(lang: str) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for line in (LANG_RUNS / f"{lang}.bm25-k1=1.2-b=0.75.txt").read_text().splitlines():
+        qid, _, docno, _, score, _ = line.split()
+        run.setdefault(qid, {})[docno] = float(score)
+    return run
+
+
+def judgments(lang: str) -> list[tuple[str, str, int]]:
+    """Seeded judgments over Anserini's run: relevant documents at a few ranks (some beyond 10 and 100 never
+    retrieved), judged non-relevant ones, so every measure has something to say."""
+    rng = random.Random(1)
+    rows = []
+    for qid, ranked in anserini_run(lang).items():
+        docs = list(ranked)
+        for i, doc in enumerate(docs):
+            if rng.random() < 0.08 or i == 3:
+                rows.append((qid, doc, rng.choice([1, 2])))
+            elif rng.random() < 0.05:
+                rows.append((qid, doc, 0))
+    return rows
+
+
+def expected(lang: str, qrels: list[tuple[str, str, int]]) -> pd.DataFrame:
+    """pytrec_eval (trec_eval) per query on Anserini's run."""
+    qd: dict[str, dict[str, int]] = {}
+    for q, d, label in qrels:
+        qd.setdefault(q, {})[d] = label
+    ev = pytrec_eval.RelevanceEvaluator(qd, {"ndcg_cut_10", "map", "recall_100"})
+    res = ev.evaluate({q: r for q, r in anserini_run(lang).items() if q in qd})
+    names = {"ndcg_cut_10": "nDCG@10", "map": "AP", "recall_100": "R@100"}
+    return pd.DataFrame([(q, names[m], v) for q, ms in res.items() for m, v in ms.items()])
+
+
+def _tsv(path: Path, rows) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join("\t".join(map(str, r)) + "\n" for r in rows), encoding="utf-8")
+
+
+def make_miracl(mirror: Path, lang: str, docs, queries, qrels, *, shards: int = 3) -> None:
+    """MIRACL's hub layout: miracl/miracl's topic and qrels TSVs (dev, plus a test-b without qrels, as released)
+    and miracl/miracl-corpus's docs-N.jsonl.gz shards (docid, title, text)."""
+    folder = mirror / "miracl" / "miracl" / f"miracl-v1.0-{lang}"
+    _tsv(folder / "topics" / f"topics.miracl-v1.0-{lang}-dev.tsv", queries)
+    _tsv(folder / "qrels" / f"qrels.miracl-v1.0-{lang}-dev.tsv", [(q, "Q0", d, s) for q, d, s in qrels])
+    _tsv(folder / "topics" / f"topics.miracl-v1.0-{lang}-test-b.tsv", queries[:2])
+    corpus = mirror / "miracl" / "miracl-corpus" / f"miracl-corpus-v1.0-{lang}"
+    corpus.mkdir(parents=True)
+    for s in range(shards):
+        with gzip.open(corpus / f"docs-{s}.jsonl.gz", "wt", encoding="utf-8") as f:
+            for docno, title, text in docs[s::shards]:
+                f.write(json.dumps({"docid": docno, "title": title, "text": text}, ensure_ascii=False) + "\n")
+
+
+def make_mmarco(mirror: Path, name: str, docs, queries, qrels) -> None:
+    """unicamp-dl/mmarco's layout: translated collection and queries, MS MARCO's qrels (qid 0 pid 1)."""
+    root = mirror / "unicamp-dl" / "mmarco" / "data"
+    _tsv(root / "google" / "collections" / f"{name}_collection.tsv", docs)
+    _tsv(root / "google" / "queries" / "dev" / f"{name}_queries.dev.small.tsv", queries)
+    _tsv(root / "qrels.dev.small.tsv", [(q, 0, d, s) for q, d, s in qrels])
+
+
+@pytest.fixture
+def mirror(tmp_path, monkeypatch):
+    monkeypatch.setenv(MIRROR_ENV, str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    return tmp_path / "hub"
+
+
+@needs_tokens
+def test_miracl_end_to_end_in_russian_through_pt_experiment(tmp_path, mirror):
+    """hf:miracl:ru: the language comes from the spec, the documents stream from three gzipped shards, and
+    pt.Experiment's per-query nDCG@10, AP and R@100 equal pytrec_eval's on Anserini's Russian run."""
+    from goldens.make_anserini_lang_runs import collection
+
+    docs, queries = collection("ru", TOKENS)
+    qrels = judgments("ru")
+    rng = random.Random(0)
+    titled = [(d, "", t) for d, t in docs]
+    make_miracl(mirror, "ru", titled, queries, qrels)
+    ds = pse.datasets.get("hf:miracl:ru")
+    assert ds.language == "ru" and pse.datasets.dataset_language("hf:miracl:ru") == "ru"
+    topics, got_qrels = ds.get_topics(), ds.get_qrels()
+    assert topics.values.tolist() == [list(q) for q in queries]
+    assert sorted(map(tuple, got_qrels.values.tolist())) == sorted(qrels)
+    assert (got_qrels.label == 0).any()  # MIRACL's judged negatives are kept as label 0
+    corpus = list(ds.get_corpus_iter(verbose=False))
+    assert sorted(d["docno"] for d in corpus) == sorted(d for d, _ in docs)
+    bm25 = pse.BM25(1.2, 0.75, language=ds.language)
+    index = pse.SparseIndex(tmp_path / "idx")
+    bm25.indexer(index, verbose=False).index(rng.sample(corpus, len(corpus)))  # any order: same index
+    res = pt.Experiment(
+        [bm25.retriever(index, num_results=100)],
+        topics,
+        got_qrels,
+        [nDCG @ 10, AP, R @ 100],
+        perquery=True,
+    )
+    # the one query without judgments is NaN in pt.Experiment and absent from pytrec_eval's output
+    ours = {(r.qid, str(r.measure)): r.value for r in res.itertuples() if r.value == r.value}
+    theirs = {(q, m): v for q, m, v in expected("ru", qrels).itertuples(index=False)}
+    assert len(theirs) == 3 * len(set(q for q, _, _ in qrels)) > 60
+    assert ours == pytest.approx(theirs, abs=1e-12)
+
+
+@needs_tokens
+def test_mmarco_end_to_end_in_portuguese_through_the_cli(tmp_path, mirror):
+    """sparse-eval experiment --dataset hf:mmarco:pt picks the Portuguese analyzer from the dataset and gives
+    pytrec_eval's numbers on Anserini's Portuguese run."""
+    from goldens.make_anserini_lang_runs import collection
+
+    docs, queries = collection("pt", TOKENS)
+    qrels = judgments("pt")
+    make_mmarco(mirror, "portuguese", docs, queries, qrels)
+    out = tmp_path / "res.json"
+    args = [
+        "experiment",
+        "--dataset",
+        "hf:mmarco:pt",
+        "--system",
+        "bm25:k1=1.2,b=0.75",
+        "--num-results",
+        "100",
+    ]
+    args += ["--index-dir", str(tmp_path / "idx"), "--quiet", "--output", str(out)]
+    assert main([*args, "--metric", "nDCG@10", "--metric", "AP", "--metric", "R@100"]) == 0
+    (result,) = json.loads(out.read_text())["results"].values()
+    per_query = expected("pt", qrels)
+    for measure in ("nDCG@10", "AP", "R@100"):
+        assert result[measure] == pytest.approx(per_query[per_query[1] == measure][2].mean(), abs=1e-12)
+    sdm_out = tmp_path / "sdm.json"
+    sdm = ["sdm", "--dataset", "hf:mmarco:pt", "--k", "10", "--pool-depth", "5", "--sample", "50"]
+    assert main([*sdm, "--index-dir", str(tmp_path / "idx"), "--quiet", "--output", str(sdm_out)]) == 0
+    assert json.loads(sdm_out.read_text())["config"]["dataset"] == "hf:mmarco:pt"
+    ds = pse.datasets.get("hf:mmarco:portuguese")  # the hub's language names work too
+    assert ds.language == "pt" and len(ds.get_topics()) == len(queries)
+
+
+def test_miracl_rows_layout_turns_negative_passages_into_label_0(mirror):
+    """A copy of miracl/miracl in its rows layout (query_id, query, positive_passages, negative_passages; parquet
+    with a configs card): positives are label 1, negatives label 0."""
+    repo = mirror / "miracl" / "miracl"
+    (repo / "sw").mkdir(parents=True)
+    rows = [
+        {
+            "query_id": "1",
+            "query": "mji mkuu",
+            "positive_passages": [{"docid": "10#0", "title": "A", "text": "a"}],
+            "negative_passages": [
+                {"docid": "11#0", "title": "B", "text": "b"},
+                {"docid": "12#1", "title": "", "text": ""},
+            ],
+        },
+        {"query_id": "2", "query": "mto mrefu", "positive_passages": [], "negative_passages": []},
+    ]
+    datasets.Dataset.from_list(rows).to_parquet(str(repo / "sw" / "dev.parquet"))
+    (repo / "README.md").write_text(
+        "---\nconfigs:\n- config_name: sw\n  data_files:\n  - split: dev\n    path: sw/dev.parquet\n---\n"
+    )
+    make_corpus = mirror / "miracl" / "miracl-corpus" / "miracl-corpus-v1.0-sw"
+    make_corpus.mkdir(parents=True)
+    with gzip.open(make_corpus / "docs-0.jsonl.gz", "wt") as f:
+        f.write(json.dumps({"docid": "10#0", "title": "A", "text": "mji mkuu wa tanzania"}) + "\n")
+    ds = pse.datasets.get("hf:miracl:sw")
+    assert ds.get_qrels().values.tolist() == [["1", "10#0", 1], ["1", "11#0", 0], ["1", "12#1", 0]]
+    assert ds.get_topics().values.tolist() == [["1", "mji mkuu"], ["2", "mto mrefu"]]
+    with pytest.warns(UserWarning, match="2 of 3 judged documents .* are not in the corpus"):
+        assert [d["docno"] for d in ds.get_corpus_iter(verbose=False)] == ["10#0"]
+
+
+def _mteb(
+    folder: Path,
+    docs,
+    queries,
+    qrels,
+    *,
+    split="test",
+    names=("_id", "text", "query-id", "corpus-id", "score"),
+):
+    doc_id, text, q_id, c_id, score = names
+    for sub, rows in (
+        ("corpus", [{doc_id: d, "title": t, text: x} for d, t, x in docs]),
+        ("queries", [{doc_id: q, text: x} for q, x in queries]),
+        ("qrels", [{q_id: q, c_id: d, score: s} for q, d, s in qrels]),
+    ):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+        name = f"{split}.jsonl" if sub == "qrels" else f"{sub}.jsonl"
+        (folder / sub / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n"
+        "- config_name: corpus\n  data_files:\n  - split: corpus\n    path: corpus/corpus.jsonl\n"
+        "- config_name: queries\n  data_files:\n  - split: queries\n    path: queries/queries.jsonl\n"
+        f"- config_name: default\n  data_files:\n  - split: {split}\n    path: qrels/{split}.jsonl\n---\n"
+    )
+
+
+TOY_DOCS = [
+    ("d1", "Cats", "cats purr and sleep"),
+    ("d2", "Dogs", "dogs bark at cats"),
+    ("d3", "", "fish swim"),
+]
+TOY_DOCS += [(f"f{i}", "", f"filler cats {i} dogs {i % 3} fish {i % 5}") for i in range(30)]
+TOY_QUERIES = [("q1", "purring cats"), ("q2", "barking dogs"), ("q3", "swimming fish")]
+TOY_QRELS = [("q1", "d1", 1), ("q2", "d2", 1), ("q3", "d3", 2), ("q3", "f1", 0)]
+
+
+def test_generic_mteb_layout_equals_the_same_files_as_a_beir_folder(tmp_path, mirror):
+    """hf:REPO[:SPLIT] in MTEB's layout (configs corpus, queries, default) from the mirror and from a folder: the
+    same topics, qrels, documents and pt.Experiment numbers as the same data in a BEIR folder."""
+    _mteb(mirror / "someone" / "toy", TOY_DOCS, TOY_QUERIES, TOY_QRELS)
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "title": t, "text": x}) + "\n" for d, t, x in TOY_DOCS)
+    )
+    (beir / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": x}) + "\n" for q, x in TOY_QUERIES)
+    )
+    _tsv(beir / "qrels" / "test.tsv", [("query-id", "corpus-id", "score"), *TOY_QRELS])
+    results = []
+    for spec in ("hf:someone/toy", f"hf:{mirror / 'someone' / 'toy'}:test", f"beir:{beir}"):
+        ds = pse.datasets.get(spec)
+        topics, qrels = pse.datasets.get_topics(ds), pse.datasets.get_qrels(ds)
+        index = pse.SparseIndex(tmp_path / "idx" / str(len(results)))
+        pse.BM25().indexer(index, verbose=False).index(pse.datasets.corpus_iter(ds))
+        res = pt.Experiment([pse.BM25().retriever(index)], topics, qrels, [nDCG @ 10, AP], perquery=True)
+        results.append((topics, qrels, res))
+    for topics, qrels, res in results[:2]:
+        pd.testing.assert_frame_equal(topics, results[2][0])
+        pd.testing.assert_frame_equal(qrels, results[2][1])
+        pd.testing.assert_frame_equal(res.drop(columns="name"), results[2][2].drop(columns="name"))
+    identity = pse.datasets.dataset_identity("hf:someone/toy")
+    assert "corpus/corpus.jsonl" in identity and identity != pse.datasets.dataset_identity(f"beir:{beir}")
+    with pytest.raises(ValueError, match="Bad split: dev"):
+        pse.datasets.get("hf:someone/toy:dev").get_qrels()
+
+
+def test_generic_layout_with_a_column_mapping(tmp_path):
+    folder = tmp_path / "odd"
+    _mteb(folder, TOY_DOCS, TOY_QUERIES, TOY_QRELS, split="dev", names=("pid", "body", "qid", "pid_", "rel"))
+    columns = {"docno": "pid", "text": "body", "qid": "pid", "query": "body"}
+    columns |= {"qrels_qid": "qid", "qrels_docno": "pid_", "label": "rel"}
+    ds = pse.hf.hf_dataset(f"hf:{folder}:dev", columns=columns, language="en")
+    assert ds.get_topics().values.tolist() == [list(q) for q in TOY_QUERIES]
+    assert ds.get_qrels().values.tolist() == [list(q) for q in TOY_QRELS]
+    assert [d["docno"] for d in ds.get_corpus_iter(verbose=False)] == [d for d, _, _ in TOY_DOCS]
+    with pytest.raises(KeyError, match=r"no column 'score' for label .* pass columns=\{'label': \.\.\.\}"):
+        list(pse.hf.hf_dataset(f"hf:{folder}:dev").get_corpus_iter(verbose=False))
+    with pytest.raises(ValueError, match=r"unknown keys \[\"columns\['doc'\]\"\]"):
+        pse.hf.hf_dataset(f"hf:{folder}", columns={"doc": "x"})
+
+
+@pytest.mark.parametrize(
+    "spec,error,message",
+    [
+        ("hf:miracl:ru:testB", ValueError, "test splits .* have no public qrels.*use hf:miracl:ru:dev"),
+        ("hf:miracl:ru:test", ValueError, "no public qrels"),
+        ("hf:miracl:xx", ValueError, "MIRACL has no language 'xx'; it has ar, bn"),
+        ("hf:miracl", ValueError, "name the language, e.g. hf:miracl:sw"),
+        ("hf:mmarco:pt:eval", ValueError, "mMARCO has no split 'eval'; use dev, dev.full, train"),
+        ("hf:mmarco:klingon", ValueError, "mMARCO has no language 'klingon'"),
+        ("hf:miracl:fi", FileNotFoundError, "has no miracl/miracl folder: download it with `huggingface-cli"),
+        (
+            "hf:mmarco:ru",
+            FileNotFoundError,
+            "mMARCO's queries file .*russian_queries.dev.small.tsv is missing",
+        ),
+    ],
+)
+def test_bad_specs_are_clear_errors(mirror, spec, error, message):
+    (mirror / "unicamp-dl" / "mmarco").mkdir(parents=True)
+    with pytest.raises(error, match=message):
+        pse.datasets.get(spec)
+
+
+def test_duplicates_across_shards_and_edited_shards(mirror):
+    docs = [("a#0", "", "one"), ("b#0", "", "two"), ("a#0", "", "three")]
+    make_miracl(mirror, "sw", docs, [("1", "one")], [("1", "a#0", 1)], shards=2)
+    ds = pse.datasets.get("hf:miracl:sw")
+    with pytest.raises(ValueError, match=r"row 2: duplicate document id 'a#0' \(first on row 1\)"):
+        list(ds.get_corpus_iter(verbose=False))
+    before = pse.datasets.dataset_identity("hf:miracl:sw")
+    shard = mirror / "miracl" / "miracl-corpus" / "miracl-corpus-v1.0-sw" / "docs-0.jsonl.gz"
+    with gzip.open(shard, "wt") as f:  # the fix: the repeated document gets its own id
+        f.write(json.dumps({"docid": "a#0", "title": "", "text": "one"}) + "\n")
+        f.write(json.dumps({"docid": "c#0", "title": "", "text": "three"}) + "\n")
+    assert pse.datasets.dataset_identity("hf:miracl:sw") != before
+    assert sorted(d["docno"] for d in pse.datasets.get("hf:miracl:sw").get_corpus_iter(verbose=False)) == [
+        "a#0",
+        "b#0",
+        "c#0",
+    ]
+
+
+def test_without_the_datasets_library_the_error_names_the_extra(mirror, monkeypatch):
+    make_mmarco(mirror, "english", [("0", "a passage")], [("1", "a query")], [("1", "0", 1)])
+    monkeypatch.setitem(sys.modules, "datasets", None)
+    with pytest.raises(ImportError, match=r'pip install "pyterrier-sparse-eval\[hf\]"'):
+        pse.datasets.get("hf:mmarco:en").get_topics()
