@@ -381,6 +381,7 @@ class SparseIndex(pt.Artifact):
         backend: str = "auto",
         threads: int = 1,
         verbose: bool = False,
+        prune: bool = True,
     ) -> SparseRetriever:
         """A retriever for queries with ``query_toks`` (or ``query`` text, when the index knows its analyzer).
 
@@ -396,4 +397,5 @@ class SparseIndex(pt.Artifact):
             backend=backend,
             threads=threads,
             verbose=verbose,
+            prune=prune,
         )

@@ -135,7 +135,8 @@ class SparseRetriever(pt.Transformer):
     - ``numba`` (default when numba is installed): term-at-a-time scatter-add into a reused, cache-sized
       accumulator block, then a linear-time selection of the best ``num_results`` by unique 64-bit
       (score, docno) keys and a radix sort of the winners, compiled; ``threads`` > 1 scores chunks of
-      queries in parallel;
+      queries in parallel; with ``prune=True`` (the default) blocks of 4,096 documents whose block-max upper
+      bound cannot reach the running k-th best score are skipped unread (safe pruning: the same result);
     - ``scipy``: queries scored in batches with a sparse-times-sparse product; a batch holds as many queries
       as fit in ``memory_budget`` bytes of score accumulators (bounded by the postings the batch touches).
 
@@ -149,6 +150,7 @@ class SparseRetriever(pt.Transformer):
         memory_budget: bytes of score accumulators per batch of queries (``scipy`` backend).
         backend: ``"auto"`` (numba if installed, else scipy), ``"numba"`` or ``"scipy"``.
         threads: threads for the numba backend (default 1).
+        prune: skip document blocks that cannot enter the top k (numba backend, non-negative weights; exact).
         verbose: show a progress bar over query batches.
         ties: the order of documents with equal scores: ``"trec_eval"`` (larger docno first, the order every
             evaluator applies to a run) or ``"lucene"`` (smaller docno first, as Lucene's and Anserini's runs; tied
@@ -167,6 +169,7 @@ class SparseRetriever(pt.Transformer):
         threads: int = 1,
         verbose: bool = False,
         ties: str = "trec_eval",
+        prune: bool = True,
     ):
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be 'auto', 'numba' or 'scipy', got {backend!r}.")
@@ -178,6 +181,8 @@ class SparseRetriever(pt.Transformer):
             raise ValueError(f"num_results must be a positive integer, got {num_results!r}.")
         if memory_budget < 1:
             raise ValueError("memory_budget must be a positive number of bytes.")
+        if not isinstance(prune, (bool, np.bool_)):
+            raise ValueError(f"prune must be True or False, got {prune!r}.")
         if ties not in _TIES:
             raise ValueError(f"ties must be one of {_TIES}, got {ties!r}.")
         # stored verbatim (PyTerrier's parameter tools read them back); resolved where used
@@ -190,13 +195,14 @@ class SparseRetriever(pt.Transformer):
         self.threads = threads
         self.verbose = verbose
         self.ties = ties
+        self.prune = prune
         # the build this retriever serves: pinned now if the index exists, else at first use
         self._build_id: str | None = index.build_id if index.built() else None
 
     def __repr__(self) -> str:
         return (
             f"SparseRetriever({self.index!r}, num_results={self.num_results}, idf={self.idf}, "
-            f"backend={self.backend!r}, threads={self.threads})"
+            f"backend={self.backend!r}, threads={self.threads}, prune={self.prune})"
         )
 
     @property
@@ -218,6 +224,7 @@ class SparseRetriever(pt.Transformer):
             threads=self.threads,
             verbose=self.verbose,
             ties=self.ties,
+            prune=self.prune,
         )
         cut._build_id = self._build_id
         return cut
@@ -373,9 +380,11 @@ class SparseRetriever(pt.Transformer):
     def _search_numba(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         from tqdm.auto import tqdm
 
+        from ._prune import top_k_pruned
         from ._topk import compact, top_k_numba
 
         postings = self.index.postings
+        bm = self._block_max() if self.prune and (not q.nnz or q.data.min() >= 0) else None
         tie_rank, rank_to_doc = self._tie_order()
         depth = min(int(self.num_results), self.index.num_docs)
         threads = int(self.threads)
@@ -386,20 +395,15 @@ class SparseRetriever(pt.Transformer):
         starts = range(0, q.shape[0], step)
         for start in tqdm(starts, desc="retrieving", unit="block", disable=None if self.verbose else True):
             block = q[start : start + step]
-            docs, scores, counts = top_k_numba(
-                block.indptr,
-                block.indices,
-                block.data,
-                postings.indptr,
-                postings.indices,
-                postings.data,
-                tie_rank,
-                depth,
-                self.index.num_docs,
-                threads,
-                rank_to_doc,
-                lucene=self.lucene_,
-            )
+            args = (block.indptr, block.indices, block.data, postings.indptr, postings.indices, postings.data)
+            if bm is not None:
+                docs, scores, counts = top_k_pruned(
+                    *args, tie_rank, depth, self.index.num_docs, bm, threads, rank_to_doc, lucene=self.lucene_
+                )
+            else:
+                docs, scores, counts = top_k_numba(
+                    *args, tie_rank, depth, self.index.num_docs, threads, rank_to_doc, lucene=self.lucene_
+                )
             parts.append(compact(start, docs, scores, counts, threads))
         if not parts:
             return (
@@ -411,6 +415,17 @@ class SparseRetriever(pt.Transformer):
         if len(parts) == 1:
             return parts[0]
         return tuple(np.concatenate(x) for x in zip(*parts))  # type: ignore[return-value]
+
+    def _block_max(self) -> Any:
+        """The index's block maxima (built once per build, kept on the index); None if a posting is negative."""
+        from ._prune import block_max
+
+        cached = getattr(self.index, "_pse_block_max", None)
+        if cached is None or cached[0] != self.index.build_id:
+            p = self.index.postings
+            cached = (self.index.build_id, block_max(p.indptr, p.indices, p.data, self.index.num_docs))
+            self.index._pse_block_max = cached  # type: ignore[attr-defined]
+        return cached[1]
 
     def _search_scipy(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         from tqdm.auto import tqdm

@@ -76,6 +76,32 @@ if HAVE_NUMBA:
         return src
 
     @njit(nogil=True, cache=True)
+    def _select(keys, n, num_results, tie_rank, rank_to_doc, fbuf, ubuf, out_docs, out_scores):
+        """Write the best ``num_results`` of the ``n`` (score bits, doc id) keys to the outputs in trec_eval order;
+        the number written."""
+        if n > num_results:
+            # the cut-off score; every document scoring at least that is a candidate (+ boundary ties)
+            cut = np.partition(keys[:n], n - num_results)[n - num_results] >> np.uint64(32)
+            m = 0
+            for i in range(n):
+                if (keys[i] >> np.uint64(32)) >= cut:
+                    keys[m] = keys[i]
+                    m += 1
+            n = m
+        # re-key the candidates by (score, docno rank): trec_eval's tie order
+        low = np.uint64(0xFFFFFFFF)
+        for i in range(n):
+            keys[i] = (keys[i] & ~low) | np.uint64(tie_rank[np.int64(keys[i] & low)])
+        chosen = _radix_sort(keys[:n])
+        n = min(n, num_results)
+        for pos in range(n):
+            key = chosen[len(chosen) - 1 - pos]
+            ubuf[0] = np.uint32(_unordered(key >> np.uint64(32)))
+            out_scores[pos] = fbuf[0]
+            out_docs[pos] = rank_to_doc[np.int64(key & low)]
+        return n
+
+    @njit(nogil=True, cache=True)
     def _query_top_k(
         q_terms,
         q_weights,
@@ -155,27 +181,7 @@ if HAVE_NUMBA:
                 keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(d + b0)
                 n += 1
             b0 = b1
-        if n > num_results:
-            # the cut-off score; every document scoring at least that is a candidate (+ boundary ties)
-            cut = np.partition(keys[:n], n - num_results)[n - num_results] >> np.uint64(32)
-            m = 0
-            for i in range(n):
-                if (keys[i] >> np.uint64(32)) >= cut:
-                    keys[m] = keys[i]
-                    m += 1
-            n = m
-        # re-key the candidates by (score, docno rank): trec_eval's tie order
-        low = np.uint64(0xFFFFFFFF)
-        for i in range(n):
-            keys[i] = (keys[i] & ~low) | np.uint64(tie_rank[np.int64(keys[i] & low)])
-        chosen = _radix_sort(keys[:n])
-        n = min(n, num_results)
-        for pos in range(n):
-            key = chosen[len(chosen) - 1 - pos]
-            ubuf[0] = np.uint32(_unordered(key >> np.uint64(32)))
-            out_scores[pos] = fbuf[0]
-            out_docs[pos] = rank_to_doc[np.int64(key & low)]
-        return n
+        return _select(keys, n, num_results, tie_rank, rank_to_doc, fbuf, ubuf, out_docs, out_scores)
 
     @njit(nogil=True, cache=True)
     def _chunk(

@@ -113,12 +113,28 @@ def test_failed_overwrite_keeps_the_old_index(tmp_path):
         ([{"docno": "a", "toks": {1: 1.0}}], TypeError, "convert_ids_to_tokens"),
         ([{"docno": "a", "text": "hello"}], KeyError, "BM25"),
         ([{"docno": "a", "toks": {"x": float("nan")}}], ValueError, "NaN"),
+        ([{"docno": "a\0", "toks": {"x": 1}}], ValueError, "NUL"),
+        ([{"docno": "b", "toks": {"x": 1}}, {"docno": "é\u4e2d", "toks": {"x": 1}}] * 2, ValueError, "Duplicate"),
     ],
 )
 def test_bad_documents_are_reported(tmp_path, docs, error, match):
     with pytest.raises(error, match=match):
         pse.SparseIndex(tmp_path / "idx").indexer(verbose=False).index(docs)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_docno_ranks_follow_code_point_order(tmp_path):
+    # trec_eval breaks ties by strcmp over UTF-8 bytes, which is Python's code point order; non-ASCII,
+    # astral-plane and prefix docnos included (the index sorts their UTF-8 bytes)
+    docnos = ["b", "a", "ab", "Z", "é", "e\u0301", "\U0001f600", "中文", "a b", "10", "9", "ä"] + [
+        f"d{i}" for i in range(200)
+    ]
+    index = pse.SparseIndex(tmp_path / "idx")
+    index.indexer(verbose=False, batch_size=7).index([{"docno": d, "toks": {"x": 1.0}} for d in docnos])
+    assert list(index.docnos) == docnos
+    ranks = np.asarray(index.docno_rank)
+    assert [docnos[i] for i in np.argsort(ranks)] == sorted(docnos)
+    assert [docnos[i] for i in np.argsort(ranks)] == sorted(docnos, key=lambda d: d.encode("utf-8"))
 
 
 def test_batches_and_dataframe_input_give_the_same_index(tmp_path):

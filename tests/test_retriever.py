@@ -27,11 +27,14 @@ def _frame(queries):
 @pytest.mark.parametrize("idf", [False, True])
 @pytest.mark.parametrize("k", [1, 10, 1000])
 @pytest.mark.parametrize("budget", [1, 512 * 2**20])
-@pytest.mark.parametrize("backend,threads", [("scipy", 1), ("numba", 1), ("numba", 2), ("numba", 3)])
-def test_equals_brute_force_including_tie_order(corpus, idf, k, budget, backend, threads):
+@pytest.mark.parametrize(
+    "backend,threads,prune",
+    [("scipy", 1, False), ("numba", 1, False), ("numba", 1, True), ("numba", 2, True), ("numba", 3, False)],
+)
+def test_equals_brute_force_including_tie_order(corpus, idf, k, budget, backend, threads, prune):
     docs, index, queries = corpus
     retriever = index.retriever(
-        num_results=k, idf=idf, memory_budget=budget, backend=backend, threads=threads
+        num_results=k, idf=idf, memory_budget=budget, backend=backend, threads=threads, prune=prune
     )
     res = retriever.transform(_frame(queries))
     ref = brute_force_run(docs, queries, idf=idf, k=k)
@@ -88,7 +91,9 @@ def test_rank_cutoff_is_fused(corpus):
 def test_repr_and_validation(corpus):
     _, index, _ = corpus
     retr = index.retriever(num_results=7, idf=False)
-    assert repr(retr) == f"SparseRetriever({index!r}, num_results=7, idf=False, backend='auto', threads=1)"
+    assert repr(retr) == (
+        f"SparseRetriever({index!r}, num_results=7, idf=False, backend='auto', threads=1, prune=True)"
+    )
     # constructor arguments are stored as given (PyTerrier's parameter tools read them back); "auto" is
     # resolved where it is used
     assert retr.backend == "auto" and retr.backend_ == "numba"
@@ -102,6 +107,8 @@ def test_repr_and_validation(corpus):
         retr.transform(pd.DataFrame({"qid": ["1"], "query": ["hello"]}))
     with pytest.raises(ValueError, match="num_results"):
         index.retriever(num_results=0)
+    with pytest.raises(ValueError, match="prune"):
+        index.retriever(prune="yes")
 
 
 def test_retriever_contract_with_pt_inspect(corpus):

@@ -1,0 +1,411 @@
+"""Exact top-k retrieval on realistic query loads, side by side with the fastest exact engines installable here.
+
+    python benchmarks/bench_workloads.py                       # 1M and 3M documents (about 1.5 hours here)
+    python benchmarks/bench_workloads.py --docs 1000000        # one size
+    python benchmarks/bench_workloads.py --quick                # 100k documents, few queries (minutes)
+
+Corpora are bench_retrieval.py's (seeded Zipfian text, vocabulary 200k, Poisson(60) tokens per document;
+SPLADE-like vectors, ~120 non-zeros per document over 30,522 terms). Workloads:
+
+- ``light``: 5 distinct terms from frequency ranks 100-10,000 (bench_retrieval.py's queries);
+- ``frequent``: 3-7 distinct terms drawn in proportion to their corpus frequency among ranks >= 50 (the top
+  50 play the stopwords a real analyzer removes), so queries hold frequent terms as real ones do;
+- ``long``: 15-40 distinct terms drawn the same way (verbose topics under BM25);
+- ``learned``: 20-40 weighted terms over the SPLADE-like index (bench_retrieval.py's learned-sparse queries);
+- ``scifact``, ``vaswani``: the real topics on a BM25 index of their own collection (needs ../shared/data).
+
+Systems, all exact, 1 thread unless said: this project as a PyTerrier transformer (pruned, the default; 2
+threads; prune=False) and on arrays (``search_matrix``, the kernel without the result frame); pyterrier-pisa
+(block-max WAND and MaxScore, as transformers; ``quantized`` MaxScore over its toks index for learned weights);
+bm25s (numba backend, arrays); tantivy (Python bindings; its own BM25, k1=1.2 b=0.75 fixed; hits as document
+addresses, no docno lookup: its cheapest level); bmp (block-max pruning, safe setting alpha=beta=1, weights
+scaled to integers by its PyTerrier indexer); Seismic (approximate, a reference point with its recall, not a
+peer). Each figure is the median of --runs passes over the query set; postings per query are the summed
+document frequencies of the query's terms; ns per posting divides a query's time by them, against the floor of
+reading 8 bytes per posting at the measured memory bandwidth.
+
+Writes the "workloads" section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import command_line, machine_facts, today, write_section  # noqa: E402
+from bench_retrieval import (  # noqa: E402
+    B,
+    K1,
+    LSR_WORDS,
+    VOCAB,
+    WORDS,
+    ZIPF_S,
+    index_in_child,
+    lsr_queries,
+    median_seconds,
+    memory_bandwidth_gbs,
+    overlap,
+    text_chunks,
+    text_queries,
+    write_text_corpus,
+)
+
+STOP_RANKS = 50
+
+
+def frequency_queries(n: int, lo: int, hi: int, seed: int) -> list[list[int]]:
+    """``lo``-``hi`` distinct term ids per query, drawn by corpus frequency among ranks >= STOP_RANKS."""
+    rng = np.random.default_rng(seed)
+    p = np.arange(1, VOCAB + 1, dtype=np.float64) ** -ZIPF_S
+    p[:STOP_RANKS] = 0
+    cdf = np.cumsum(p) / p.sum()
+    out = []
+    for _ in range(n):
+        m = int(rng.integers(lo, hi + 1))
+        terms: list[int] = []
+        while len(terms) < m:
+            terms = sorted(set(terms) | set(np.searchsorted(cdf, rng.random(m)).tolist()))[:m]
+        out.append(terms)
+    return out
+
+
+def _pass(fn, runs):
+    fn()  # warm (compilation, page cache)
+    return median_seconds(fn, runs)
+
+
+def _row(rows, **row):
+    rows.append(row)
+    name = f"{row['workload']} k={row['k']} {row['system']}"
+    extra = f"  agreement {row['agreement']:.3f}" if row.get("agreement", 1.0) < 1.0 else ""
+    print(f"  {name:<60} {row['qps']:9.0f} q/s{extra}", flush=True)
+
+
+def _ours(rows, retr_factory, topics, qmat, workload, docs, k, runs, reference, exhaustive=True):
+    """This project's systems on one workload and k; returns the docno lists of the exact run."""
+    base = retr_factory(k, 1, True)
+    run = base.transform(topics)
+    lists = [g.docno.tolist() for _, g in run.groupby("qid", sort=False)]
+    if exhaustive:
+        check = retr_factory(k, 1, False).transform(topics)
+        assert run["docno"].tolist() == check["docno"].tolist(), "pruned and exhaustive runs differ"
+        assert (run["score"].to_numpy() == check["score"].to_numpy()).all(), "pruned scores differ"
+    n = len(topics)
+    systems = {
+        "ours (transformer)": (base.transform, topics, 1),
+        "ours 2 threads (transformer)": (retr_factory(k, 2, True).transform, topics, 2),
+        "ours (arrays)": (base.search_matrix, qmat, 1),
+        "ours 2 threads (arrays)": (retr_factory(k, 2, True).search_matrix, qmat, 2),
+    }
+    if exhaustive:
+        systems["ours prune=False (transformer)"] = (retr_factory(k, 1, False).transform, topics, 1)
+        systems["ours prune=False (arrays)"] = (retr_factory(k, 1, False).search_matrix, qmat, 1)
+    for name, (fn, arg, threads) in systems.items():
+        s = _pass(lambda fn=fn, arg=arg: fn(arg), runs)
+        _row(rows, docs=docs, workload=workload, k=k, system=name, threads=threads, qps=n / s, agreement=1.0)
+    reference[(workload, k)] = lists
+    return lists
+
+
+def _scored_postings(retr, qmat) -> float:
+    """Mean postings the pruned kernel actually scores per query (its statistics)."""
+    from pyterrier_sparse_eval._prune import top_k_pruned
+
+    p = retr.index.postings
+    tie_rank, rank_to_doc = retr._tie_order()
+    stats = np.zeros((qmat.shape[0], 3), dtype=np.int64)
+    top_k_pruned(qmat.indptr, qmat.indices, qmat.data, p.indptr, p.indices, p.data, tie_rank,
+                 min(retr.num_results, retr.index.num_docs), retr.index.num_docs, retr._block_max(),
+                 rank_to_doc=rank_to_doc, lucene=retr.lucene_, stats=stats)  # fmt: skip
+    return float(stats[:, 0].mean())
+
+
+def bench_text(n_docs, n_queries, runs, work, ks, rows, info):
+    import bm25s
+    import numba
+    import pandas as pd
+    import tantivy
+    from pyterrier_pisa import PisaIndex
+
+    import pyterrier_sparse_eval as pse
+
+    corpus = write_text_corpus(n_docs, work / f"corpus-{n_docs}.tsv")
+    build = info.setdefault("build", {}).setdefault(n_docs, {})
+    print(f"[{n_docs:,}] indexing ours and PISA (child processes)", flush=True)
+    build["ours"] = index_in_child("ours-text", n_docs, work / f"ours-{n_docs}", corpus)["seconds"]
+    build["PISA"] = index_in_child("pisa-text", n_docs, work / f"pisa-{n_docs}", corpus)["seconds"]
+
+    print(f"[{n_docs:,}] indexing tantivy and bm25s", flush=True)
+    schema = tantivy.SchemaBuilder().add_text_field("text", stored=False).build()
+    tpath = work / f"tantivy-{n_docs}"
+    shutil.rmtree(tpath, ignore_errors=True)
+    tpath.mkdir()
+    t = time.perf_counter()
+    tindex = tantivy.Index(schema, path=str(tpath))
+    writer = tindex.writer(heap_size=1 << 30, num_threads=1)
+    with open(corpus, encoding="utf-8") as f:
+        for line in f:
+            writer.add_document(tantivy.Document(text=line.split("\t", 1)[1]))
+    writer.commit()
+    writer.wait_merging_threads()
+    build["tantivy"] = time.perf_counter() - t
+    tindex.reload()
+    searcher = tindex.searcher()
+
+    corpus_ids = []
+    for _, lengths, tokens in text_chunks(n_docs):
+        corpus_ids += np.split(tokens, np.cumsum(lengths)[:-1])
+    vocab = {f"w{i}": i for i in range(VOCAB)}
+    t = time.perf_counter()
+    model = bm25s.BM25(k1=K1, b=B, method="lucene", backend="numba")
+    model.index(bm25s.tokenization.Tokenized(ids=corpus_ids, vocab=vocab), show_progress=False)
+    build["bm25s"] = time.perf_counter() - t
+    del corpus_ids
+    gc.collect()
+
+    index = pse.SparseIndex(work / f"ours-{n_docs}")
+    bm25 = pse.BM25(k1=K1, b=B, stemmer=None, stopwords=None)
+    pisa = PisaIndex(str(work / f"pisa-{n_docs}"), stemmer="none", stops="none")
+    workloads = {
+        "light": text_queries(n_queries),
+        "frequent": frequency_queries(n_queries, 3, 7, seed=11),
+        "long": frequency_queries(n_queries, 15, 40, seed=12),
+    }
+    df, tid = index.df, index.term_ids
+    for workload, q_ids in workloads.items():
+        topics = pd.DataFrame(
+            {"qid": [str(i) for i in range(len(q_ids))], "query": [" ".join(WORDS[q]) for q in q_ids]}
+        )
+        postings = float(np.mean([sum(int(df[tid[f"w{t}"]]) for t in q if f"w{t}" in tid) for q in q_ids]))
+        info.setdefault("postings", {})[(n_docs, workload)] = postings
+        q_tok = bm25s.tokenization.Tokenized(ids=q_ids, vocab=vocab)
+        t_queries = [tindex.parse_query(" ".join(WORDS[q]), ["text"]) for q in q_ids]
+
+        def factory(k, threads, prune):
+            return bm25.retriever(index, num_results=k, backend="numba", threads=threads, prune=prune)
+
+        for k in ks:
+            qmat = factory(k, 1, True).query_matrix(factory(k, 1, True)._query_weights(topics))
+            info.setdefault("scored", {})[(n_docs, workload, k)] = _scored_postings(factory(k, 1, True), qmat)
+            ref = _ours(rows, factory, topics, qmat, workload, n_docs, k, runs, {})
+            for name, algo in (("PISA block-max WAND", "block_max_wand"), ("PISA MaxScore", "maxscore")):
+                p = pisa.bm25(k1=K1, b=B, num_results=k, threads=1, query_algorithm=algo)
+                got = [g.docno.tolist() for _, g in p.transform(topics).groupby("qid", sort=False)]
+                s = _pass(lambda p=p: p.transform(topics), runs)
+                _row(rows, docs=n_docs, workload=workload, k=k, system=name, threads=1,
+                     qps=len(topics) / s, agreement=overlap(got, ref))  # fmt: skip
+
+            def run_bm25s(k=k):
+                numba.set_num_threads(1)
+                try:
+                    return model.retrieve(q_tok, k=k, show_progress=False, n_threads=1, backend_selection="numba")
+                finally:
+                    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+            docs_b, _ = run_bm25s()
+            s = _pass(run_bm25s, runs)
+            _row(rows, docs=n_docs, workload=workload, k=k, system="bm25s (numba, arrays)", threads=1,
+                 qps=len(topics) / s, agreement=overlap([[f"d{d}" for d in r] for r in docs_b], ref))  # fmt: skip
+            s = _pass(lambda k=k: [searcher.search(q, k).hits for q in t_queries], runs)
+            _row(rows, docs=n_docs, workload=workload, k=k, system="tantivy (own BM25, addresses)", threads=1,
+                 qps=len(topics) / s, agreement=float("nan"))  # fmt: skip
+
+
+def bench_learned(n_docs, n_queries, runs, work, ks, rows, info):
+    import pandas as pd
+    from bmp.pyterrier import BmpIndex
+    from pyterrier_pisa import PisaIndex
+
+    import pyterrier_sparse_eval as pse
+    from bench_retrieval import iter_lsr_docs
+
+    build = info.setdefault("build", {}).setdefault(n_docs, {})
+    print(f"[{n_docs:,}] learned sparse: indexing ours, PISA and bmp", flush=True)
+    build["ours (toks)"] = index_in_child("ours-toks", n_docs, work / f"ours-lsr-{n_docs}")["seconds"]
+    build["PISA (toks)"] = index_in_child("pisa-toks", n_docs, work / f"pisa-lsr-{n_docs}")["seconds"]
+    bpath = work / f"bmp-{n_docs}"
+    shutil.rmtree(bpath, ignore_errors=True)
+    t = time.perf_counter()
+    bmp = BmpIndex(bpath)
+    bmp.indexer().index(iter_lsr_docs(n_docs))
+    build["bmp (toks)"] = time.perf_counter() - t
+
+    queries = lsr_queries(n_queries)
+    topics = pd.DataFrame(
+        {
+            "qid": [str(i) for i in range(n_queries)],
+            "query_toks": [dict(zip(LSR_WORDS[t].tolist(), w.tolist())) for t, w in queries],
+        }
+    )
+    index = pse.SparseIndex(work / f"ours-lsr-{n_docs}")
+    pisa = PisaIndex(str(work / f"pisa-lsr-{n_docs}"), stemmer="none")
+    df, tid = index.df, index.term_ids
+    info.setdefault("postings", {})[(n_docs, "learned")] = float(
+        np.mean([sum(int(df[tid[t]]) for t in q if t in tid) for q in topics["query_toks"]])
+    )
+
+    def factory(k, threads, prune):
+        return index.retriever(num_results=k, idf=False, backend="numba", threads=threads, prune=prune)
+
+    for k in ks:
+        qmat = factory(k, 1, True).query_matrix(topics["query_toks"].tolist())
+        info.setdefault("scored", {})[(n_docs, "learned", k)] = _scored_postings(factory(k, 1, True), qmat)
+        ref = _ours(rows, factory, topics, qmat, "learned", n_docs, k, runs, {})
+        for name, retr in (
+            ("PISA MaxScore (quantized)", pisa.quantized(num_results=k, threads=1, query_algorithm="maxscore")),
+            ("PISA block-max WAND (quantized)", pisa.quantized(num_results=k, threads=1)),
+            ("bmp (alpha=beta=1)", bmp.retriever(num_results=k)),
+        ):
+            got = [g.docno.tolist() for _, g in retr.transform(topics).groupby("qid", sort=False)]
+            s = _pass(lambda r=retr: r.transform(topics), runs)
+            _row(rows, docs=n_docs, workload="learned", k=k, system=name, threads=1,
+                 qps=len(topics) / s, agreement=overlap(got, ref))  # fmt: skip
+
+
+def bench_real(runs, work, ks, rows, info):
+    import pyterrier as pt
+    from pyterrier_pisa import PisaIndex
+
+    import pyterrier_sparse_eval as pse
+
+    for name, irds in (("scifact", "irds:beir/scifact/test"), ("vaswani", "irds:vaswani")):
+        ds = pt.get_dataset(irds)
+        topics = ds.get_topics()
+        index = pse.SparseIndex(work / f"real-{name}")
+        if not index.built():
+            pse.BM25().indexer(index, verbose=False).index(pse.datasets.corpus_iter(ds))
+        ppath = work / f"real-pisa-{name}"
+        pisa = PisaIndex(str(ppath), threads=1)
+        if not pisa.built():
+            pisa.index(pse.datasets.corpus_iter(ds))
+        bm25 = pse.BM25()
+        df = index.df
+        qm = bm25.retriever(index).query_matrix(bm25.retriever(index)._query_weights(topics))
+        info.setdefault("postings", {})[(index.num_docs, name)] = float(
+            np.add.reduceat(df[qm.indices], qm.indptr[:-1])[np.diff(qm.indptr) > 0].mean()
+        )
+
+        def factory(k, threads, prune, index=index, bm25=bm25):
+            return bm25.retriever(index, num_results=k, backend="numba", threads=threads, prune=prune)
+
+        for k in ks:
+            qmat = factory(k, 1, True).query_matrix(factory(k, 1, True)._query_weights(topics))
+            ref = _ours(rows, factory, topics, qmat, name, index.num_docs, k, runs, {})
+            for label, algo in (("PISA block-max WAND", "block_max_wand"), ("PISA MaxScore", "maxscore")):
+                p = pisa.bm25(num_results=k, threads=1, query_algorithm=algo)
+                got = [g.docno.tolist() for _, g in p.transform(topics).groupby("qid", sort=False)]
+                s = _pass(lambda p=p: p.transform(topics), runs)
+                _row(rows, docs=index.num_docs, workload=name, k=k, system=f"{label} (own analyzer)", threads=1,
+                     qps=len(topics) / s, agreement=overlap(got, ref))  # fmt: skip
+
+
+PEERS = ("PISA", "bm25s", "tantivy", "bmp")
+
+
+def report(rows, info, bandwidth, args) -> str:
+    out = [
+        f"Measured {today()} on {machine_facts()}; command: `{command_line()}`. q/s over the whole query set "
+        f"(median of {args.runs} passes); memory bandwidth (copy) {bandwidth:.1f} GB/s, so reading a posting "
+        f"(8 bytes) costs at least {8 / bandwidth:.2f} ns. *peer* is the fastest exact peer (PISA, bm25s, tantivy, "
+        "bmp) on that line; ratios above 1 mean this project is faster. Agreement: share of this project's "
+        "top k the peer also returns (PISA and bm25s use their own float arithmetic; PISA's analyzer differs "
+        "on the real topics; bmp scores integer-scaled weights; tantivy's BM25 has other parameters).\n",
+    ]
+    keys = sorted({(r["docs"], r["workload"], r["k"]) for r in rows}, key=lambda x: (x[1], x[0], x[2]))
+    out.append(
+        "| workload | docs | k | postings/query (scored when pruned) | ours q/s | 2 threads | 2t/1t | arrays q/s | "
+        "prune=False q/s | ns/posting (prune=False arrays) | fastest peer | peer q/s | ours/peer | arrays/peer |"
+    )
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for docs, workload, k in keys:
+        here = {r["system"]: r for r in rows if (r["docs"], r["workload"], r["k"]) == (docs, workload, k)}
+
+        def q(name, here=here):
+            return here[name]["qps"] if name in here else float("nan")
+
+        peers = [r for n, r in here.items() if n.split()[0] in PEERS]
+        best = max(peers, key=lambda r: r["qps"]) if peers else None
+        posting = info["postings"].get((docs, workload), float("nan"))
+        scored = info.get("scored", {}).get((docs, workload, k))
+        ns = 1e9 / q("ours prune=False (arrays)") / posting if posting else float("nan")
+        out.append(
+            f"| {workload} | {docs:,} | {k} | {posting:,.0f}"
+            + (f" ({scored:,.0f})" if scored is not None else "")
+            + f" | {q('ours (transformer)'):,.0f} | {q('ours 2 threads (transformer)'):,.0f} | "
+            f"{q('ours 2 threads (transformer)') / q('ours (transformer)'):.2f} | {q('ours (arrays)'):,.0f} | "
+            f"{q('ours prune=False (transformer)'):,.0f} | {ns:.2f} | "
+            + (
+                f"{best['system']} | {best['qps']:,.0f} | {q('ours (transformer)') / best['qps']:.2f} | "
+                f"{q('ours (arrays)') / best['qps']:.2f} |"
+                if best
+                else "– | – | – | – |"
+            )
+        )
+    out.append("\nEvery system, q/s (agreement with this project's top k in brackets where below 1):\n")
+    systems = sorted({r["system"] for r in rows})
+    out.append("| workload | docs | k | " + " | ".join(systems) + " |")
+    out.append("|---|---|---|" + "---|" * len(systems))
+    for docs, workload, k in keys:
+        here = {r["system"]: r for r in rows if (r["docs"], r["workload"], r["k"]) == (docs, workload, k)}
+        cells = []
+        for s in systems:
+            r = here.get(s)
+            if r is None:
+                cells.append("–")
+            else:
+                a = r.get("agreement", 1.0)
+                cells.append(f"{r['qps']:,.0f}" + (f" ({a:.3f})" if a == a and a < 0.9995 else ""))
+        out.append(f"| {workload} | {docs:,} | {k} | " + " | ".join(cells) + " |")
+    out.append("\nIndex build, seconds (1 thread):\n")
+    for docs, b in sorted(info.get("build", {}).items()):
+        out.append(f"- {docs:,} documents: " + ", ".join(f"{n} {s:.1f}" for n, s in b.items()))
+    return "\n".join(out) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, nargs="+", default=[1_000_000, 3_000_000])
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--ks", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--quick", action="store_true", help="100k documents, 100 queries, 1 pass")
+    parser.add_argument("--no-real", action="store_true", help="skip the SciFact and Vaswani topics")
+    parser.add_argument("--work", type=Path, default=None, help="folder for corpora and indexes (kept)")
+    parser.add_argument("--no-write", action="store_true", help="print the report, leave BENCHMARKS.md")
+    args = parser.parse_args()
+    if args.quick:
+        args.docs, args.queries, args.runs = [100_000], 100, 1
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    work = args.work or Path(tempfile.mkdtemp(prefix="pse-workloads-"))
+    work.mkdir(parents=True, exist_ok=True)
+    rows: list[dict] = []
+    info: dict = {}
+    bandwidth = memory_bandwidth_gbs()
+    shared = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "irds-cache"
+    if "IR_DATASETS_HOME" not in os.environ and shared.is_dir():  # ir_datasets writes beside its archives
+        shutil.copytree(shared, work / "irds", dirs_exist_ok=True)
+        os.environ["IR_DATASETS_HOME"] = str(work / "irds")
+    if not args.no_real and "IR_DATASETS_HOME" in os.environ:
+        bench_real(args.runs, work, args.ks, rows, info)
+    for n in args.docs:
+        bench_text(n, args.queries, args.runs, work, args.ks, rows, info)
+        bench_learned(n, args.queries, args.runs, work, args.ks, rows, info)
+    text = report(rows, info, bandwidth, args)
+    print(text)
+    if not args.no_write:
+        write_section("workloads", text)
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
