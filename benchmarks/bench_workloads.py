@@ -14,8 +14,9 @@ SPLADE-like vectors, ~120 non-zeros per document over 30,522 terms). Workloads:
 - ``learned``: 20-40 weighted terms over the SPLADE-like index (bench_retrieval.py's learned-sparse queries);
 - ``scifact``, ``vaswani``: the real topics on a BM25 index of their own collection (needs ../shared/data).
 
-Systems, all exact, 1 thread unless said: this project as a PyTerrier transformer (pruned, the default; 2
-threads; prune=False) and on arrays (``search_matrix``, the kernel without the result frame); pyterrier-pisa
+Systems, all exact, 1 thread unless said: this project as a PyTerrier transformer (the default kernel, with its
+running threshold; 2 threads; prune=False, the exhaustive kernel) and on arrays (``search_matrix``, the kernel
+without the result frame); pyterrier-pisa
 (block-max WAND and MaxScore, as transformers; ``quantized`` MaxScore over its toks index for learned weights);
 bm25s (numba backend, arrays); tantivy (Python bindings; its own BM25, k1=1.2 b=0.75 fixed; hits as document
 addresses, no docno lookup: its cheapest level); bmp (block-max pruning, safe setting alpha=beta=1, weights
@@ -43,13 +44,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import command_line, machine_facts, today, write_section  # noqa: E402
 from bench_retrieval import (  # noqa: E402
-    B,
     K1,
     LSR_WORDS,
     VOCAB,
     WORDS,
     ZIPF_S,
+    B,
     index_in_child,
+    iter_lsr_docs,
     lsr_queries,
     median_seconds,
     memory_bandwidth_gbs,
@@ -114,19 +116,6 @@ def _ours(rows, retr_factory, topics, qmat, workload, docs, k, runs, reference, 
         _row(rows, docs=docs, workload=workload, k=k, system=name, threads=threads, qps=n / s, agreement=1.0)
     reference[(workload, k)] = lists
     return lists
-
-
-def _scored_postings(retr, qmat) -> float:
-    """Mean postings the pruned kernel actually scores per query (its statistics)."""
-    from pyterrier_sparse_eval._prune import top_k_pruned
-
-    p = retr.index.postings
-    tie_rank, rank_to_doc = retr._tie_order()
-    stats = np.zeros((qmat.shape[0], 3), dtype=np.int64)
-    top_k_pruned(qmat.indptr, qmat.indices, qmat.data, p.indptr, p.indices, p.data, tie_rank,
-                 min(retr.num_results, retr.index.num_docs), retr.index.num_docs, retr._block_max(),
-                 rank_to_doc=rank_to_doc, lucene=retr.lucene_, stats=stats)  # fmt: skip
-    return float(stats[:, 0].mean())
 
 
 def bench_text(n_docs, n_queries, runs, work, ks, rows, info):
@@ -195,19 +184,20 @@ def bench_text(n_docs, n_queries, runs, work, ks, rows, info):
 
         for k in ks:
             qmat = factory(k, 1, True).query_matrix(factory(k, 1, True)._query_weights(topics))
-            info.setdefault("scored", {})[(n_docs, workload, k)] = _scored_postings(factory(k, 1, True), qmat)
             ref = _ours(rows, factory, topics, qmat, workload, n_docs, k, runs, {})
             for name, algo in (("PISA block-max WAND", "block_max_wand"), ("PISA MaxScore", "maxscore")):
                 p = pisa.bm25(k1=K1, b=B, num_results=k, threads=1, query_algorithm=algo)
                 got = [g.docno.tolist() for _, g in p.transform(topics).groupby("qid", sort=False)]
-                s = _pass(lambda p=p: p.transform(topics), runs)
+                s = _pass(lambda p=p, topics=topics: p.transform(topics), runs)
                 _row(rows, docs=n_docs, workload=workload, k=k, system=name, threads=1,
                      qps=len(topics) / s, agreement=overlap(got, ref))  # fmt: skip
 
-            def run_bm25s(k=k):
+            def run_bm25s(k=k, q_tok=q_tok):
                 numba.set_num_threads(1)
                 try:
-                    return model.retrieve(q_tok, k=k, show_progress=False, n_threads=1, backend_selection="numba")
+                    return model.retrieve(
+                        q_tok, k=k, show_progress=False, n_threads=1, backend_selection="numba"
+                    )
                 finally:
                     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
@@ -215,7 +205,7 @@ def bench_text(n_docs, n_queries, runs, work, ks, rows, info):
             s = _pass(run_bm25s, runs)
             _row(rows, docs=n_docs, workload=workload, k=k, system="bm25s (numba, arrays)", threads=1,
                  qps=len(topics) / s, agreement=overlap([[f"d{d}" for d in r] for r in docs_b], ref))  # fmt: skip
-            s = _pass(lambda k=k: [searcher.search(q, k).hits for q in t_queries], runs)
+            s = _pass(lambda k=k, tq=t_queries: [searcher.search(q, k).hits for q in tq], runs)
             _row(rows, docs=n_docs, workload=workload, k=k, system="tantivy (own BM25, addresses)", threads=1,
                  qps=len(topics) / s, agreement=float("nan"))  # fmt: skip
 
@@ -226,7 +216,6 @@ def bench_learned(n_docs, n_queries, runs, work, ks, rows, info):
     from pyterrier_pisa import PisaIndex
 
     import pyterrier_sparse_eval as pse
-    from bench_retrieval import iter_lsr_docs
 
     build = info.setdefault("build", {}).setdefault(n_docs, {})
     print(f"[{n_docs:,}] learned sparse: indexing ours, PISA and bmp", flush=True)
@@ -258,10 +247,12 @@ def bench_learned(n_docs, n_queries, runs, work, ks, rows, info):
 
     for k in ks:
         qmat = factory(k, 1, True).query_matrix(topics["query_toks"].tolist())
-        info.setdefault("scored", {})[(n_docs, "learned", k)] = _scored_postings(factory(k, 1, True), qmat)
         ref = _ours(rows, factory, topics, qmat, "learned", n_docs, k, runs, {})
         for name, retr in (
-            ("PISA MaxScore (quantized)", pisa.quantized(num_results=k, threads=1, query_algorithm="maxscore")),
+            (
+                "PISA MaxScore (quantized)",
+                pisa.quantized(num_results=k, threads=1, query_algorithm="maxscore"),
+            ),
             ("PISA block-max WAND (quantized)", pisa.quantized(num_results=k, threads=1)),
             ("bmp (alpha=beta=1)", bmp.retriever(num_results=k)),
         ):
@@ -303,7 +294,7 @@ def bench_real(runs, work, ks, rows, info):
             for label, algo in (("PISA block-max WAND", "block_max_wand"), ("PISA MaxScore", "maxscore")):
                 p = pisa.bm25(num_results=k, threads=1, query_algorithm=algo)
                 got = [g.docno.tolist() for _, g in p.transform(topics).groupby("qid", sort=False)]
-                s = _pass(lambda p=p: p.transform(topics), runs)
+                s = _pass(lambda p=p, topics=topics: p.transform(topics), runs)
                 _row(rows, docs=index.num_docs, workload=name, k=k, system=f"{label} (own analyzer)", threads=1,
                      qps=len(topics) / s, agreement=overlap(got, ref))  # fmt: skip
 
@@ -322,7 +313,7 @@ def report(rows, info, bandwidth, args) -> str:
     ]
     keys = sorted({(r["docs"], r["workload"], r["k"]) for r in rows}, key=lambda x: (x[1], x[0], x[2]))
     out.append(
-        "| workload | docs | k | postings/query (scored when pruned) | ours q/s | 2 threads | 2t/1t | arrays q/s | "
+        "| workload | docs | k | postings/query | ours q/s | 2 threads | 2t/1t | arrays q/s | "
         "prune=False q/s | ns/posting (prune=False arrays) | fastest peer | peer q/s | ours/peer | arrays/peer |"
     )
     out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -335,11 +326,9 @@ def report(rows, info, bandwidth, args) -> str:
         peers = [r for n, r in here.items() if n.split()[0] in PEERS]
         best = max(peers, key=lambda r: r["qps"]) if peers else None
         posting = info["postings"].get((docs, workload), float("nan"))
-        scored = info.get("scored", {}).get((docs, workload, k))
         ns = 1e9 / q("ours prune=False (arrays)") / posting if posting else float("nan")
         out.append(
             f"| {workload} | {docs:,} | {k} | {posting:,.0f}"
-            + (f" ({scored:,.0f})" if scored is not None else "")
             + f" | {q('ours (transformer)'):,.0f} | {q('ours 2 threads (transformer)'):,.0f} | "
             f"{q('ours 2 threads (transformer)') / q('ours (transformer)'):.2f} | {q('ours (arrays)'):,.0f} | "
             f"{q('ours prune=False (transformer)'):,.0f} | {ns:.2f} | "
@@ -375,6 +364,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--docs", type=int, nargs="+", default=[1_000_000, 3_000_000])
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument(
+        "--learned-queries", type=int, default=100, help="learned-sparse queries are 30x heavier"
+    )
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--ks", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--quick", action="store_true", help="100k documents, 100 queries, 1 pass")
@@ -398,7 +390,7 @@ def main() -> None:
         bench_real(args.runs, work, args.ks, rows, info)
     for n in args.docs:
         bench_text(n, args.queries, args.runs, work, args.ks, rows, info)
-        bench_learned(n, args.queries, args.runs, work, args.ks, rows, info)
+        bench_learned(n, min(args.queries, args.learned_queries), args.runs, work, args.ks, rows, info)
     text = report(rows, info, bandwidth, args)
     print(text)
     if not args.no_write:

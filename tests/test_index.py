@@ -114,7 +114,11 @@ def test_failed_overwrite_keeps_the_old_index(tmp_path):
         ([{"docno": "a", "text": "hello"}], KeyError, "BM25"),
         ([{"docno": "a", "toks": {"x": float("nan")}}], ValueError, "NaN"),
         ([{"docno": "a\0", "toks": {"x": 1}}], ValueError, "NUL"),
-        ([{"docno": "b", "toks": {"x": 1}}, {"docno": "é\u4e2d", "toks": {"x": 1}}] * 2, ValueError, "Duplicate"),
+        (
+            [{"docno": "b", "toks": {"x": 1}}, {"docno": "é\u4e2d", "toks": {"x": 1}}] * 2,
+            ValueError,
+            "Duplicate",
+        ),
     ],
 )
 def test_bad_documents_are_reported(tmp_path, docs, error, match):

@@ -1,4 +1,4 @@
-"""Block-max pruning returns exactly the exhaustive kernel's top k: documents, order and float32 scores."""
+"""The running-threshold kernel returns exactly the exhaustive kernel's top k: documents, order and float32 scores."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from helpers import random_toks_corpus
 
 from pyterrier_sparse_eval._topk import HAVE_NUMBA
 
-pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="pruning is a numba kernel")
+pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="the threshold kernel is a numba kernel")
 
 
 def _index(rng, num_docs, num_terms, density, ties):
@@ -47,20 +47,17 @@ def _queries(rng, num_terms, nq, lo, hi, ties):
     )
 
 
-def _both(q, m, k, tie_rank, lucene=False, threads=1, shift=8):
-    from pyterrier_sparse_eval._prune import block_max, top_k_pruned
+def _both(q, m, k, tie_rank, lucene=False, threads=1, block=1024, light=0.0):
+    from pyterrier_sparse_eval._prune import top_k_pruned
     from pyterrier_sparse_eval._topk import top_k_numba
 
     n = m.shape[1]
-
     ref = top_k_numba(q.indptr, q.indices, q.data, m.indptr, m.indices, m.data, tie_rank, k, n, lucene=lucene)
-    bm = block_max(m.indptr, m.indices, m.data, n, shift=shift)
-    stats = np.zeros((q.shape[0], 3), dtype=np.int64)
     got = top_k_pruned(
-        q.indptr, q.indices, q.data, m.indptr, m.indices, m.data, tie_rank, k, n, bm,
-        threads=threads, lucene=lucene, stats=stats,
+        q.indptr, q.indices, q.data, m.indptr, m.indices, m.data, tie_rank, k, n,
+        threads=threads, lucene=lucene, block=block, light=light,
     )  # fmt: skip
-    return ref, got, stats
+    return ref, got
 
 
 def _assert_same(ref, got):
@@ -77,94 +74,65 @@ def _assert_same(ref, got):
 @pytest.mark.parametrize("ties", [False, True])
 @pytest.mark.parametrize("lucene", [False, True])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_pruned_equals_exhaustive(k, ties, lucene, threads):
+def test_threshold_kernel_equals_exhaustive(k, ties, lucene, threads):
     rng = np.random.default_rng(k + 2 * ties + 4 * lucene + 8 * threads)
     m = _index(rng, 30_000, 3_000, 0.2, ties)
     tie_rank = rng.permutation(m.shape[1]).astype(np.int32)
     q = _queries(rng, 3_000, 40, 1, 30, ties)
-    ref, got, stats = _both(q, m, k, tie_rank, lucene=lucene, threads=threads)
+    # small scored blocks (1,024 documents): the threshold is set early and re-set as candidates accumulate
+    ref, got = _both(q, m, k, tie_rank, lucene=lucene, threads=threads)
     _assert_same(ref, got)
-    if k <= 10 and not ties:
-        assert stats[:, 1].sum() > 0, "no block was skipped: the test does not exercise pruning"
+    # the default block (16,384 documents: two blocks here)
+    _assert_same(ref, _both(q, m, k, tie_rank, lucene=lucene, threads=threads, block=None)[1])
+    # short queries to the exhaustive kernel, long ones to the threshold kernel, in one call: rows stay in place
+    postings = np.add.reduceat(np.diff(m.indptr)[q.indices], q.indptr[:-1])
+    light = float(np.median(postings)) / m.shape[1]
+    assert 0 < (postings < light * m.shape[1]).sum() < q.shape[0], "the split is not exercised"
+    _assert_same(ref, _both(q, m, k, tie_rank, lucene=lucene, threads=threads, light=light)[1])
 
 
-@pytest.mark.parametrize("shift", [0, 3, 8, 12, 14])
-@pytest.mark.parametrize("lucene", [False, True])
-def test_block_sizes_and_dense_blocks(shift, lucene):
-    # a few very long lists (dense mode: the query's postings cover most documents) and block size 1
-    rng = np.random.default_rng(shift)
+@pytest.mark.parametrize("block", [1, 7, 4096, None])
+def test_block_sizes_and_negative_weights(block):
+    # any block size, and negative query weights and postings (the threshold needs no bound on the weights)
+    rng = np.random.default_rng(block or 0)
     m = _index(rng, 5_000, 200, 0.9, ties=False)
+    m.data[::3] *= -1
     tie_rank = np.arange(m.shape[1], dtype=np.int32)
     q = _queries(rng, 200, 25, 3, 12, ties=False)
+    q.data[::4] *= -1
     for k in (1, 10, 5_000):
-        ref, got, _ = _both(q, m, k, tie_rank, shift=shift, lucene=lucene)
-        _assert_same(ref, got)
+        for lucene in (False, True):
+            ref, got = _both(q, m, k, tie_rank, lucene=lucene, block=block)
+            _assert_same(ref, got)
 
 
 def test_all_documents_tie():
-    # every document has the same score: the top k is decided by the tie order alone
+    # every document has the same score: the top k is decided by the tie order alone, across blocks
     n = 20_000
     m = sp.csr_matrix(np.ones((1, n), dtype=np.float32))
     tie_rank = np.random.default_rng(0).permutation(n).astype(np.int32)
     q = sp.csr_matrix(np.ones((1, 1), dtype=np.float32))
-    for k in (1, 10, 1000):
-        ref, got, _ = _both(q, m, k, tie_rank, shift=6)
+    for k in (1, 10, 1000, 6000):
+        ref, got = _both(q, m, k, tie_rank, block=64)
         _assert_same(ref, got)
         np.testing.assert_array_equal(got[0][0, :k], np.argsort(-tie_rank)[:k])
 
 
-def test_near_ties_across_blocks_survive_rounding():
-    # scores that differ in the last float32 bit, spread over blocks, with many terms: the widened bound must
-    # never skip a block holding a document of the top k
+def test_scores_one_ulp_apart_across_blocks():
+    # scores that differ in the last float32 bit, spread over blocks, with many terms
     rng = np.random.default_rng(7)
     n, terms = 8_192, 40
     base = np.float32(0.1)
     vals = np.nextafter(base, np.float32(1), dtype=np.float32) * np.ones((terms, n), dtype=np.float32)
-    vals[:, rng.choice(n, 50, replace=False)] = base  # a few documents one ulp lower per term
+    vals[:, rng.choice(n, 50, replace=False)] = base
     vals[:, rng.choice(n, 50, replace=False)] = np.nextafter(vals[0, 0], np.float32(1), dtype=np.float32)
     m = sp.csr_matrix(vals)
     tie_rank = rng.permutation(n).astype(np.int32)
     q = sp.csr_matrix(rng.uniform(0.3, 3.0, size=(5, terms)).astype(np.float32))
-    for k in (1, 10, 100):
+    for k in (1, 10, 100, 5000):
         for lucene in (False, True):
-            ref, got, _ = _both(q, m, k, tie_rank, lucene=lucene, shift=4)
+            ref, got = _both(q, m, k, tie_rank, lucene=lucene, block=16)
             _assert_same(ref, got)
-
-
-def test_negative_postings_have_no_bound_and_negative_queries_are_refused():
-    from pyterrier_sparse_eval._prune import block_max, top_k_pruned
-
-    m = sp.csr_matrix(np.array([[1.0, -0.5, 2.0]], dtype=np.float32))
-    assert block_max(m.indptr, m.indices, m.data, 3) is None
-    good = sp.csr_matrix(np.array([[1.0, 0.5, 2.0]], dtype=np.float32))
-    bm = block_max(good.indptr, good.indices, good.data, 3)
-    assert bm is not None and bm.term_max[0] == np.float32(2.0)
-    q = sp.csr_matrix(np.array([[-1.0]], dtype=np.float32))
-    with pytest.raises(ValueError, match="non-negative"):
-        top_k_pruned(q.indptr, q.indices, q.data, good.indptr, good.indices, good.data,
-                     np.arange(3, dtype=np.int32), 2, 3, bm)  # fmt: skip
-
-
-def test_block_maxima_bound_every_posting():
-    from pyterrier_sparse_eval._prune import block_max
-
-    rng = np.random.default_rng(3)
-    m = _index(rng, 10_000, 500, 0.5, ties=False)
-    bm = block_max(m.indptr, m.indices, m.data, m.shape[1], shift=6)
-    assert bm.blocks.size <= m.nnz, "block maxima exceed the one-byte-per-posting budget"
-    assert (bm.dense_id >= 0).sum() > 0
-    for t in range(m.shape[0]):
-        a, b = m.indptr[t], m.indptr[t + 1]
-        d, x = m.indices[a:b], m.data[a:b]
-        assert bm.term_max[t] == (x.max() if len(x) else 0)
-        r = bm.dense_id[t]
-        if r >= 0:
-            bound = bm.blocks[r, d >> 6].astype(np.float64) * np.float64(bm.term_max[t]) / 255.0
-            assert (bound >= x * (1 - 1e-12)).all()
-            # tight: at most one quantisation step above the block's true maximum
-            true = np.zeros(bm.blocks.shape[1])
-            np.maximum.at(true, d >> 6, x)
-            assert (bm.blocks[r] <= np.ceil(true * 255.0 / bm.term_max[t]) + 1e-9).all()
 
 
 @needs_data
@@ -175,10 +143,9 @@ def test_retriever_pruned_equals_exhaustive_on_scifact(scifact_bm25_index, scifa
     pruned = scifact_bm25_index.retriever(num_results=k).transform(topics)
     exhaustive = scifact_bm25_index.retriever(num_results=k, prune=False).transform(topics)
     pd.testing.assert_frame_equal(pruned, exhaustive)
-    assert scifact_bm25_index._pse_block_max[1] is not None  # the pruned path really ran
 
 
-def test_retriever_prunes_learned_weights_and_follows_rebuilds(tmp_path):
+def test_retriever_threshold_on_learned_weights(tmp_path):
     import pyterrier_sparse_eval as pse
 
     rng = np.random.default_rng(11)
@@ -198,10 +165,6 @@ def test_retriever_prunes_learned_weights_and_follows_rebuilds(tmp_path):
         a = index.retriever(num_results=10, idf=idf).transform(topics)
         b = index.retriever(num_results=10, idf=idf, prune=False).transform(topics)
         pd.testing.assert_frame_equal(a, b)
-    # a rebuild of the same index object: the cached block maxima of the old build must not be used
-    first = index._pse_block_max
-    index.indexer(mode="overwrite", verbose=False).index(docs[:100])
-    a = index.retriever(num_results=10).transform(topics)
-    b = index.retriever(num_results=10, prune=False).transform(topics)
-    pd.testing.assert_frame_equal(a, b)
-    assert index._pse_block_max[0] == index.build_id != first[0]
+    # through the retriever's own blocks of queries (a small memory budget: several kernel calls) and 2 threads
+    a = index.retriever(num_results=10, memory_budget=2_000, threads=2).transform(topics)
+    pd.testing.assert_frame_equal(a, index.retriever(num_results=10, prune=False).transform(topics))
