@@ -14,16 +14,17 @@ SPLADE-like vectors, ~120 non-zeros per document over 30,522 terms). Workloads:
 - ``learned``: 20-40 weighted terms over the SPLADE-like index (bench_retrieval.py's learned-sparse queries);
 - ``scifact``, ``vaswani``: the real topics on a BM25 index of their own collection (needs ../shared/data).
 
-Systems, all exact, 1 thread unless said: this project as a PyTerrier transformer (the default kernel, with its
-running threshold; 2 threads; prune=False, the exhaustive kernel) and on arrays (``search_matrix``, the kernel
-without the result frame); pyterrier-pisa
-(block-max WAND and MaxScore, as transformers; ``quantized`` MaxScore over its toks index for learned weights);
-bm25s (numba backend, arrays); tantivy (Python bindings; its own BM25, k1=1.2 b=0.75 fixed; hits as document
-addresses, no docno lookup: its cheapest level); bmp (block-max pruning, safe setting alpha=beta=1, weights
-scaled to integers by its PyTerrier indexer); Seismic (approximate, a reference point with its recall, not a
-peer). Each figure is the median of --runs passes over the query set; postings per query are the summed
-document frequencies of the query's terms; ns per posting divides a query's time by them, against the floor of
-reading 8 bytes per posting at the measured memory bandwidth.
+Systems, all exact, 1 thread unless said: this project as a PyTerrier transformer (the default kernel, with
+its running threshold; 2 threads; prune=False, the exhaustive kernel) and on arrays (``search_matrix``, the
+kernel without the result frame); pyterrier-pisa (block-max WAND and MaxScore, as transformers; ``quantized``
+over its toks index for learned weights); bm25s (numba backend, arrays); tantivy (Python bindings; its own BM25,
+k1=1.2 b=0.75 fixed; hits as document addresses, no docno lookup: its cheapest level); bmp (block-max pruning,
+safe setting alpha=beta=1, weights scaled to integers by its PyTerrier indexer; it quantises query weights too,
+so its top k is exact for its own integer weights only). Seismic, approximate, is measured by bench_retrieval.py
+on the same learned-sparse corpus (a reference point with its recall, not a peer). Each figure is the median of
+--runs passes over the query set; postings per query are the summed document frequencies of the query's terms;
+ns per posting divides a query's time by them, against the floor of reading 8 bytes per posting at the measured
+memory bandwidth.
 
 Writes the "workloads" section of BENCHMARKS.md.
 """

@@ -61,12 +61,15 @@ if HAVE_NUMBA:
         one = np.float32(1.0)
         bsize = np.int64(len(acc))
         lo_doc, hi_doc = np.int64(1) << 62, np.int64(-1)
+        postings = np.int64(0)
         for j in range(nt):
             t = q_terms[j]
             cursor[j] = indptr[t]
+            postings += indptr[t + 1] - indptr[t]
             if indptr[t + 1] > indptr[t]:
                 lo_doc = min(lo_doc, np.int64(indices[indptr[t]]))
                 hi_doc = max(hi_doc, np.int64(indices[indptr[t + 1] - 1]))
+        dense = postings > num_docs  # more postings than documents: most touches are repeats
         theta = np.float32(-np.inf)
         n = 0
         cap = k + max(2 * k, 4096)
@@ -79,21 +82,40 @@ if HAVE_NUMBA:
                 w = q_weights[j]
                 p = cursor[j]
                 end = indptr[t + 1]
-                if lucene:  # Lucene's BM25Scorer: w - w / (1 + x) in float32, summed in float64
-                    while p < end and indices[p] < b1:
-                        d = indices[p] - b0
-                        touched[n_touched] = d  # branch-free: kept only on the first touch
-                        n_touched += 1 - mark[d]
-                        mark[d] = 1
-                        acc64[d] += np.float64(w - w / (one + data[p]))
-                        p += 1
-                else:
+                # first touches are marked branch-free when they are frequent (sparse queries: touches are
+                # random) and with a branch when they are rare (dense queries touch each document many times)
+                if lucene and dense:  # Lucene's BM25Scorer: w - w / (1 + x) in float32, summed in float64
                     while p < end and indices[p] < b1:
                         d = indices[p] - b0
                         if mark[d] == 0:
                             mark[d] = 1
                             touched[n_touched] = d
                             n_touched += 1
+                        acc64[d] += np.float64(w - w / (one + data[p]))
+                        p += 1
+                elif lucene:
+                    while p < end and indices[p] < b1:
+                        d = indices[p] - b0
+                        touched[n_touched] = d  # kept only on the first touch
+                        n_touched += 1 - mark[d]
+                        mark[d] = 1
+                        acc64[d] += np.float64(w - w / (one + data[p]))
+                        p += 1
+                elif dense:
+                    while p < end and indices[p] < b1:
+                        d = indices[p] - b0
+                        if mark[d] == 0:
+                            mark[d] = 1
+                            touched[n_touched] = d
+                            n_touched += 1
+                        acc[d] += w * data[p]
+                        p += 1
+                else:
+                    while p < end and indices[p] < b1:
+                        d = indices[p] - b0
+                        touched[n_touched] = d
+                        n_touched += 1 - mark[d]
+                        mark[d] = 1
                         acc[d] += w * data[p]
                         p += 1
                 cursor[j] = p

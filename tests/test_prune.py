@@ -100,6 +100,9 @@ def test_block_sizes_and_negative_weights(block):
     tie_rank = np.arange(m.shape[1], dtype=np.int32)
     q = _queries(rng, 200, 25, 3, 12, ties=False)
     q.data[::4] *= -1
+    # queries with fewer postings than documents mark first touches branch-free, the others with a branch: both run
+    postings = np.add.reduceat(np.diff(m.indptr)[q.indices], q.indptr[:-1])
+    assert 0 < (postings > m.shape[1]).sum() < q.shape[0], "one first-touch variant is not exercised"
     for k in (1, 10, 5_000):
         for lucene in (False, True):
             ref, got = _both(q, m, k, tie_rank, lucene=lucene, block=block)
