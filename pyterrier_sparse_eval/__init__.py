@@ -10,6 +10,7 @@ from ._experiment import Experiment, ExperimentResult, run_experiment
 from ._format import IndexCorruptError, StaleIndexError
 from ._index import SparseIndex
 from ._retriever import SparseRetriever
+from ._sharded import ShardedIndex, ShardedRetriever
 from ._splade import Splade, SpladeEncoder
 from ._tokenize import LUCENE_ENGLISH_STOPWORDS, Analyzer
 from ._weights import bm25_saturation, idf_lucene
@@ -26,6 +27,8 @@ __all__ = [
     "IndexCorruptError",
     "StaleIndexError",
     "LUCENE_ENGLISH_STOPWORDS",
+    "ShardedIndex",
+    "ShardedRetriever",
     "SparseIndex",
     "SparseIndexer",
     "SparseRetriever",

@@ -10,9 +10,10 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import IndexWriter, batched, iter_docs, progress, warn_empty
+from ._build import IndexWriter, batched, iter_docs, open_writer, progress, warn_empty
 from ._index import SparseIndex
 from ._retriever import SparseRetriever
+from ._sharded import ShardedIndex, ShardedRetriever
 from ._tokenize import ANALYZER_VERSION, Analyzer
 from ._weights import (
     LENGTH_TABLE,
@@ -122,13 +123,17 @@ class BM25:
         """An indexer that analyses raw documents (``docno`` + text fields) into BM25 weights."""
         return BM25Indexer(self, index, mode=mode, batch_size=batch_size, verbose=verbose)
 
-    def retriever(self, index: SparseIndex, *, num_results: int = 1000, **kwargs: Any) -> SparseRetriever:
+    def retriever(
+        self, index: SparseIndex | ShardedIndex, *, num_results: int = 1000, **kwargs: Any
+    ) -> SparseRetriever | ShardedRetriever:
         """A retriever for ``qid`` + ``query`` frames over an index built by this BM25.
 
         With Lucene scores, equal scores are ordered as Lucene and Anserini order them (smaller docno first,
         ``ties="lucene"``, see :class:`SparseRetriever`), so that the run evaluates as Anserini's does."""
         self.check_index(index)
         kwargs.setdefault("ties", "lucene" if self.lucene_scores else "trec_eval")
+        if isinstance(index, ShardedIndex):
+            return index.retriever(num_results=num_results, idf=True, analyzer=self.analyzer, **kwargs)
         return SparseRetriever(index, num_results=num_results, idf=True, analyzer=self.analyzer, **kwargs)
 
     def query_encoder(self) -> TextEncoder:
@@ -244,7 +249,7 @@ class BM25Indexer(pt.Indexer):
         token_ids: dict[str, int] = {}  # the regex path's memo (raw token -> term id)
         self._raw2term = np.zeros(0, dtype=np.int32)
         empty = total = 0
-        with IndexWriter(self.index_ref, mode=self.mode, encoder=encoder) as writer:
+        with open_writer(self.index_ref, mode=self.mode, encoder=encoder) as writer:
             bar = progress(docs, self.verbose)
             for batch in batched(iter_docs(docs), self.batch_size):
                 if self.fields_ is None:

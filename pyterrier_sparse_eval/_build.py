@@ -46,6 +46,8 @@ __all__ = [
     "index_meta",
     "write_index_dir",
     "check_mode",
+    "corpus_stats",
+    "open_writer",
 ]
 
 MODES = ("create", "overwrite")
@@ -288,6 +290,7 @@ class IndexWriter:
         self,
         weight: Callable[[np.ndarray, np.ndarray, dict[str, Any]], np.ndarray] | None = None,
         extra_meta: dict[str, Any] | None = None,
+        collection: tuple[dict[str, Any], np.ndarray] | None = None,
     ) -> None:
         """Transpose the chunks into term-major arrays, write metadata, and move the index into place.
 
@@ -298,6 +301,9 @@ class IndexWriter:
         The postings are written in passes over term ranges of at most ``_PASS_POSTINGS`` postings each: a
         pass reads its slice of every spilled chunk, places it, and appends it to the output files, so memory
         stays bounded by one pass whatever the size of the index.
+
+        ``collection`` = (statistics, document frequencies per term id) of a larger corpus this index is part
+        of (a shard): the weights and the idf then come from them (``collection_df.npy``, as for a subset).
         """
         from ._postings import place_postings
 
@@ -313,12 +319,7 @@ class IndexWriter:
         doclen = np.concatenate(self.doclens)
         # avgdl: the mean over all documents; doc_count and sum_ttf as Lucene counts them (documents with at least
         # one term, and their total length), for Lucene's BM25
-        stats = {
-            "num_docs": self.num_docs,
-            "avgdl": float(doclen.mean()) if len(doclen) else 0.0,
-            "doc_count": int(np.count_nonzero(doclen)),
-            "sum_ttf": float(doclen.sum()),
-        }
+        stats = corpus_stats(doclen) if collection is None else collection[0]
         num_terms = len(self.vocab)
         indptr = np.zeros(num_terms + 1, dtype=np.int64)
         np.cumsum(self.df[:num_terms], out=indptr[1:])
@@ -366,19 +367,40 @@ class IndexWriter:
         np.save(tmp / "postings.indptr.npy", indptr)
         np.save(tmp / "doclen.npy", doclen)
         np.save(tmp / "docno_rank.npy", docno_rank)
+        if collection is not None:
+            np.save(tmp / "collection_df.npy", np.asarray(collection[1][:num_terms], dtype=np.int64))
+            extra_meta = {"collection": {**collection[0], "parent": "shards"}, **(extra_meta or {})}
         with open(tmp / "vocab.json", "w", encoding="utf-8") as vocab_file:
             vocab_file.write(json.dumps(list(self.vocab), ensure_ascii=False))
         meta = index_meta(
             num_docs=self.num_docs,
             num_terms=num_terms,
             num_postings=nnz,
-            avgdl=stats["avgdl"],
+            avgdl=float(doclen.mean()) if len(doclen) else 0.0,
             encoder=self.encoder,
             built={"seconds": round(time.time() - self._started, 3)},
-            extra={"doc_count": stats["doc_count"], **(extra_meta or {})},
+            extra={"doc_count": int(np.count_nonzero(doclen)), **(extra_meta or {})},
         )
         seal(tmp, meta)  # pt_meta.json last: its presence marks a complete index
         _move_into_place(tmp, self.index, self.mode)
+
+
+def corpus_stats(doclen: np.ndarray) -> dict[str, Any]:
+    """What BM25 weights need of a corpus, from its document lengths in document order: N, the mean length,
+    and Lucene's docCount and sumTotalTermFreq (documents with at least one term, and their total length)."""
+    return {
+        "num_docs": len(doclen),
+        "avgdl": float(doclen.mean()) if len(doclen) else 0.0,
+        "doc_count": int(np.count_nonzero(doclen)),
+        "sum_ttf": float(doclen.sum()),
+    }
+
+
+def open_writer(index: Any, *, mode: str, encoder: dict[str, Any]) -> Any:
+    """The writer of ``index``: its own when it has one (a sharded index), else an :class:`IndexWriter`."""
+    if hasattr(index, "writer"):
+        return index.writer(mode=mode, encoder=encoder)
+    return IndexWriter(index, mode=mode, encoder=encoder)
 
 
 def check_docs(docs: list[dict[str, Any]], fields: Iterable[str], hint: str) -> None:
@@ -425,7 +447,7 @@ class SparseIndexer(pt.Indexer):
     def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> Any:  # type: ignore[override]
         """Index ``docs`` and return the (reloaded) index."""
         encoder = self.encoder if self.encoder is not None else {"type": "toks"}
-        with IndexWriter(self.index_ref, mode=self.mode, encoder=encoder) as writer:
+        with open_writer(self.index_ref, mode=self.mode, encoder=encoder) as writer:
             bar = progress(docs, self.verbose)
             for batch in batched(iter_docs(docs), self.batch_size):
                 docnos, toks = self.encode(batch, bar)

@@ -39,6 +39,7 @@ import numpy as np
 __all__ = [
     "ARTIFACT_TYPE",
     "ARTIFACT_FORMAT",
+    "SHARDED_FORMAT",
     "PACKAGE_HINT",
     "FORMAT_VERSION",
     "IndexCorruptError",
@@ -62,6 +63,8 @@ __all__ = [
 
 ARTIFACT_TYPE = "sparse_index"
 ARTIFACT_FORMAT = "csr"
+#: the format of a sharded index's manifest (``pt_meta.json`` of a folder of shards, see ``_sharded``)
+SHARDED_FORMAT = "sharded"
 PACKAGE_HINT = "pyterrier-sparse-eval"
 FORMAT_VERSION = 1
 META = "pt_meta.json"
@@ -121,7 +124,7 @@ def seal(folder: Path, meta: dict[str, Any]) -> dict[str, Any]:
 
 def is_index_dir(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a folder (not a link to one) whose ``pt_meta.json`` says it is a sparse index of
-    this package."""
+    this package (a single or a sharded one)."""
     if os.path.islink(path):
         return False
     try:
@@ -132,7 +135,7 @@ def is_index_dir(path: str | os.PathLike[str]) -> bool:
     return (
         isinstance(meta, dict)
         and meta.get("type") == ARTIFACT_TYPE
-        and meta.get("format") == ARTIFACT_FORMAT
+        and meta.get("format") in (ARTIFACT_FORMAT, SHARDED_FORMAT)
         and meta.get("package_hint", PACKAGE_HINT) == PACKAGE_HINT
     )
 
@@ -183,6 +186,12 @@ def read_meta(folder: Path) -> dict[str, Any]:
         or meta.get("type") != ARTIFACT_TYPE
         or meta.get("format") != ARTIFACT_FORMAT
     ):
+        if (
+            isinstance(meta, dict)
+            and meta.get("type") == ARTIFACT_TYPE
+            and meta.get("format") == SHARDED_FORMAT
+        ):
+            raise ValueError(f"{folder} is a sharded index: open it with pse.ShardedIndex({str(folder)!r}).")
         found = (
             {k: meta.get(k) for k in ("type", "format")} if isinstance(meta, dict) else type(meta).__name__
         )

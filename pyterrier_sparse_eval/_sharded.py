@@ -1,0 +1,441 @@
+"""ShardedIndex: a corpus split into ordinary SparseIndex shards that score with the whole corpus's statistics.
+
+A sharded index is a folder holding a manifest (``pt_meta.json``, format ``sharded``) and N shard folders
+``shard-000``, ``shard-001``, ... Each shard is a complete :class:`~pyterrier_sparse_eval.SparseIndex` over
+every N-th document of the corpus (document i goes to shard i mod N), written with the statistics of the whole
+corpus: N, the document lengths' mean (and Lucene's docCount and sumTotalTermFreq) decide its BM25 weights, and
+the corpus's document frequencies, stored in each shard as ``collection_df.npy`` (as for a subset), decide the
+idf. All shards share the corpus's term ids. So a document's weights, its query's weights and the order in which
+its score is summed are those of a single index built from the same documents in the same batches: its float32
+score is the same, bit for bit, and a merge of the shards' top k in the retriever's tie order is the single
+index's run.
+
+The build is two-phase, in bounded memory: documents are analysed (or encoded) once, in batches, each batch's
+documents spilled to their shard's writer; when the stream ends the statistics are merged and every shard is
+finalised with them, one after the other. Everything is written inside one hidden temporary folder that is moved
+into place last, so a failed build leaves nothing, and an overwrite leaves the old or the new index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+
+from ._build import IndexWriter, SparseIndexer, check_mode, corpus_stats
+from ._format import (
+    ARTIFACT_TYPE,
+    FORMAT_VERSION,
+    META,
+    PACKAGE_HINT,
+    SHARDED_FORMAT,
+    IndexCorruptError,
+    StaleIndexError,
+    generation,
+)
+from ._index import SparseIndex
+from ._retriever import SparseRetriever, nudge_ties
+from .files import new_temp_dir, replace_dir
+
+__all__ = ["ShardedIndex", "ShardedRetriever"]
+
+_ENGINES = ("local", "ray")
+
+
+def _shard_dir(i: int) -> str:
+    return f"shard-{i:03d}"
+
+
+def _manifest_checksum(manifest: dict[str, Any]) -> str:
+    import hashlib
+
+    body = {k: v for k, v in manifest.items() if k != "checksum"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _check_engine(engine: str) -> None:
+    if engine not in _ENGINES:
+        raise ValueError(f"engine must be one of {_ENGINES}, got {engine!r}.")
+    if engine == "ray":
+        raise NotImplementedError(
+            'engine="ray" is not available in this version; use engine="local" (the same shards, built and '
+            "searched in this process)."
+        )
+
+
+class ShardedIndex(pt.Artifact):
+    """A sparse index split into ``num_shards`` :class:`SparseIndex` shards scored with the whole corpus's
+    statistics: every document scores exactly as in a single index over the corpus, and the merged run of
+    :meth:`retriever` equals the single index's run (documents, order and float32 scores).
+
+    ::
+
+        index = pse.ShardedIndex("indexes/scifact-bm25-x3", num_shards=3)
+        pse.BM25().indexer(index).index(dataset.get_corpus_iter())     # raw text, BM25 weights
+        index.indexer().index(docs_with_toks)                           # precomputed {term: weight} dicts
+        pse.BM25().retriever(index, num_results=1000)                   # or index.retriever(...) for toks
+
+    Args:
+        path: the folder of the sharded index.
+        num_shards: how many shards a build writes; an existing index with another number is refused.
+        mmap: memory-map each shard's postings.
+        checks: what opening each shard checks (see :class:`SparseIndex`).
+    """
+
+    ARTIFACT_TYPE = ARTIFACT_TYPE
+    ARTIFACT_FORMAT = SHARDED_FORMAT
+    ARTIFACT_PACKAGE_HINT = PACKAGE_HINT
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        num_shards: int | None = None,
+        *,
+        mmap: bool = True,
+        checks: str = "full",
+    ):
+        if num_shards is not None and (
+            not isinstance(num_shards, (int, np.integer)) or isinstance(num_shards, bool) or num_shards < 1
+        ):
+            raise ValueError(f"num_shards must be a positive integer, got {num_shards!r}.")
+        super().__init__(os.fspath(path))
+        self.num_shards_ = None if num_shards is None else int(num_shards)
+        self.mmap = mmap
+        self.checks = checks
+
+    def __repr__(self) -> str:
+        return f"ShardedIndex({str(self.path)!r})"
+
+    @property
+    def directory(self) -> Path:
+        return Path(os.fspath(self.path))  # type: ignore[arg-type]
+
+    def built(self) -> bool:
+        """True when a complete sharded index exists at ``path``."""
+        return (self.directory / META).is_file()
+
+    def reload(self) -> None:
+        """Forget everything read from disk; the next use reads (and checks) the index now at ``path``."""
+        for name in ("_opened", "shards"):
+            self.__dict__.pop(name, None)
+
+    # --- the manifest and its shards ------------------------------------------------------------------------
+    @cached_property
+    def _opened(self) -> tuple[dict[str, Any], tuple[int, int, int]]:
+        path = self.directory
+        if not self.built():
+            raise FileNotFoundError(
+                f"No sharded index at {path}. Build one first, e.g. "
+                f"pse.BM25().indexer(pse.ShardedIndex({str(path)!r}, num_shards=N)).index(docs)."
+            )
+        seen = generation(path)
+        try:
+            with open(path / META, encoding="utf-8") as f:
+                manifest = json.load(f)
+        except ValueError:
+            raise IndexCorruptError(
+                f'{path / META}: not valid JSON; rebuild the index (mode="overwrite").'
+            ) from None
+        if not isinstance(manifest, dict) or manifest.get("format") != SHARDED_FORMAT:
+            found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+            hint = f" open it with pse.SparseIndex({str(path)!r})." if found == "csr" else ""
+            raise ValueError(f"{path} is not a sharded index (its pt_meta.json says format {found!r});{hint}")
+        if int(manifest.get("format_version", 0)) > FORMAT_VERSION:
+            raise ValueError(f"{path} was written by a newer pyterrier-sparse-eval; upgrade it.")
+        if manifest.get("checksum") != _manifest_checksum(manifest):
+            raise IndexCorruptError(
+                f"{path / META}: the manifest does not match its checksum (it was edited or is from a partial "
+                'write); rebuild the index (mode="overwrite").'
+            )
+        if self.num_shards_ is not None and self.num_shards_ != manifest["num_shards"]:
+            raise ValueError(
+                f"{path} holds {manifest['num_shards']} shards, not num_shards={self.num_shards_}: open it "
+                f'without num_shards, or rebuild it with mode="overwrite".'
+            )
+        return manifest, seen
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The manifest: the shards (folder, build id, documents), the corpus's statistics, the encoder."""
+        return self._opened[0]
+
+    @property
+    def build_id(self) -> str:
+        return str(self.meta["build_id"])
+
+    def check_current(self) -> None:
+        """Raise :class:`StaleIndexError` if the index at ``path`` was rebuilt after this handle opened it."""
+        if not self.built() or generation(self.directory) != self._opened[1]:
+            raise StaleIndexError(
+                f"The sharded index at {self.path} was rebuilt after it was opened; call .reload() or open it "
+                "again."
+            )
+
+    @cached_property
+    def shards(self) -> list[SparseIndex]:
+        """The shards, each checked against the manifest (present, complete, of this build)."""
+        manifest = self.meta
+        out = []
+        for i, record in enumerate(manifest["shards"]):
+            where = self.directory / record["path"]
+            name = f"shard {i} of {manifest['num_shards']} ({where})"
+            if not (where / META).is_file():
+                raise IndexCorruptError(
+                    f"{name} is missing or incomplete (no {META}); the sharded index at {self.path} is damaged: "
+                    'rebuild it (mode="overwrite").'
+                )
+            shard = SparseIndex(where, mmap=self.mmap, checks=self.checks)
+            try:
+                meta = shard.meta
+            except (IndexCorruptError, ValueError, OSError) as e:
+                raise IndexCorruptError(f"{name} is damaged: {e}") from None
+            info = meta.get("shard") or {}
+            if meta.get("build_id") != record["build_id"] or info.get("of") != manifest["build_id"]:
+                raise IndexCorruptError(
+                    f"{name} is not the shard this manifest was built with (build {meta.get('build_id')!r}, "
+                    f"part of {info.get('of')!r}; the manifest expects build {record['build_id']!r} of "
+                    f"{manifest['build_id']!r}): shards of different builds are never mixed; rebuild the index "
+                    '(mode="overwrite").'
+                )
+            if meta["num_docs"] != record["num_docs"] or meta.get("encoder") != manifest["encoder"]:
+                raise IndexCorruptError(
+                    f"{name} disagrees with the manifest on its documents or its encoder."
+                )
+            out.append(shard)
+        return out
+
+    @property
+    def num_shards(self) -> int:
+        return int(self.meta["num_shards"])
+
+    @property
+    def num_docs(self) -> int:
+        return int(self.meta["num_docs"])
+
+    @property
+    def encoder(self) -> dict[str, Any]:
+        encoder: dict[str, Any] = self.meta.get("encoder", {"type": "toks"})
+        return encoder
+
+    # --- factories -----------------------------------------------------------------------------------------
+    def writer(self, *, mode: str, encoder: dict[str, Any]) -> ShardedWriter:
+        """The writer an indexer fills (see :class:`ShardedWriter`)."""
+        if self.num_shards_ is None:
+            raise ValueError(
+                f"Say how many shards to build: pse.ShardedIndex({str(self.path)!r}, num_shards=N)."
+            )
+        return ShardedWriter(self, self.num_shards_, mode=mode, encoder=encoder)
+
+    def indexer(
+        self, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True, engine: str = "local"
+    ) -> SparseIndexer:
+        """An indexer for documents that already carry ``toks`` ({term: weight} dicts)."""
+        _check_engine(engine)
+        return SparseIndexer(self, mode=mode, batch_size=batch_size, verbose=verbose)
+
+    def retriever(self, *, num_results: int = 1000, engine: str = "local", **kwargs: Any) -> ShardedRetriever:
+        """A retriever over every shard whose merged run equals a single index's (see :class:`ShardedRetriever`);
+        the other arguments are :class:`SparseRetriever`'s."""
+        _check_engine(engine)
+        return ShardedRetriever(self, num_results=num_results, **kwargs)
+
+
+class ShardedWriter:
+    """Spills each batch's documents to their shards' writers (document i to shard i mod N) and finishes every
+    shard with the whole corpus's statistics. Quacks like an :class:`IndexWriter` for the indexers: one
+    vocabulary (term ids) is shared by all shards, grown exactly as a single writer's would be."""
+
+    def __init__(self, index: ShardedIndex, num_shards: int, *, mode: str, encoder: dict[str, Any]):
+        check_mode(index.path, mode)
+        self.index = index
+        self.mode = mode
+        self.encoder = encoder
+        self.num_shards = num_shards
+        self.tmp = new_temp_dir(index.path)
+        self.vocab: dict[str, int] = {}
+        self.num_docs = 0
+        self.doclens: list[np.ndarray] = []
+        self._started = time.time()
+        try:
+            self.writers = [
+                IndexWriter(SparseIndex(self.tmp / _shard_dir(i)), mode="create", encoder=encoder)
+                for i in range(num_shards)
+            ]
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+        for w in self.writers:
+            w.vocab = self.vocab  # one term id space for the corpus
+
+    def __enter__(self) -> ShardedWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.abort()
+
+    def abort(self) -> None:
+        for w in self.writers:
+            w.abort()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def term_ids(self, terms: list[Any]) -> np.ndarray:
+        return self.writers[0].term_ids(terms)
+
+    def add(
+        self,
+        docnos: list[str],
+        terms: np.ndarray,
+        values: np.ndarray,
+        offsets: np.ndarray,
+        doclen: np.ndarray,
+    ) -> None:
+        """Add a batch (as :meth:`IndexWriter.add`): document i of the corpus goes to shard i mod N."""
+        n = len(docnos)
+        offsets = np.asarray(offsets, dtype=np.int64)
+        terms, values = np.asarray(terms), np.asarray(values)
+        doclen = np.asarray(doclen, dtype=np.float32)
+        shard_of = (self.num_docs + np.arange(n)) % self.num_shards
+        owner = np.repeat(shard_of, np.diff(offsets))
+        for s, w in enumerate(self.writers):
+            docs = np.flatnonzero(shard_of == s)
+            if not len(docs):
+                continue
+            keep = owner == s
+            sub_offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+            np.cumsum(offsets[docs + 1] - offsets[docs], out=sub_offsets[1:])
+            w.add([docnos[i] for i in docs], terms[keep], values[keep], sub_offsets, doclen[docs])
+        self.doclens.append(doclen)
+        self.num_docs += n
+
+    def finish(self, weight: Any = None, extra_meta: dict[str, Any] | None = None) -> None:
+        """Merge the statistics, finish every shard with them, write the manifest and move the index into place."""
+        if self.num_docs < self.num_shards:
+            raise ValueError(
+                f"{self.num_docs} documents cannot fill {self.num_shards} shards: use at most {self.num_docs}."
+            )
+        stats = corpus_stats(np.concatenate(self.doclens))  # in corpus order, as a single index computes them
+        num_terms = len(self.vocab)
+        df = np.zeros(num_terms, dtype=np.int64)
+        for w in self.writers:
+            df += w.df[:num_terms]
+        build_id = uuid.uuid4().hex
+        records = []
+        for i, w in enumerate(self.writers):
+            shard_meta = {
+                "shard": {"of": build_id, "index": i, "num_shards": self.num_shards},
+                **(extra_meta or {}),
+            }
+            w.finish(weight, extra_meta=shard_meta, collection=(stats, df))
+            meta = w.index.meta  # type: ignore[attr-defined]
+            records.append(
+                {"path": _shard_dir(i), "build_id": meta["build_id"], "num_docs": meta["num_docs"]}
+            )
+        manifest: dict[str, Any] = {
+            "type": ARTIFACT_TYPE,
+            "format": SHARDED_FORMAT,
+            "package_hint": PACKAGE_HINT,
+            "format_version": FORMAT_VERSION,
+            "num_shards": self.num_shards,
+            "num_docs": self.num_docs,
+            "num_terms": num_terms,
+            "assignment": "document i in shard i mod num_shards",
+            "collection": stats,
+            "encoder": self.encoder,
+            "shards": records,
+            "build_id": build_id,
+            "built": {
+                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "seconds": round(time.time() - self._started, 3),
+                "engine": "local",
+                "by": PACKAGE_HINT,
+            },
+        }
+        manifest["checksum"] = _manifest_checksum(manifest)
+        with open(self.tmp / META, "w", encoding="utf-8") as f:  # last: its presence marks a complete index
+            json.dump(manifest, f, indent=2, ensure_ascii=False)
+        try:
+            check_mode(self.index.path, self.mode)
+            replace_dir(self.tmp, Path(self.index.path), overwrite=self.mode == "overwrite")
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+        self.index.reload()
+
+
+class ShardedRetriever(pt.Transformer):
+    """Exact top k over a :class:`ShardedIndex`: each shard's top k (a :class:`SparseRetriever` with the same
+    arguments), merged by score and then the tie order (``ties``). Since every shard scores with the corpus's
+    statistics, the merged run equals the run of a single index over the corpus: same documents, order, scores.
+    """
+
+    def __init__(self, index: ShardedIndex, *, num_results: int = 1000, **kwargs: Any):
+        self.index = index
+        self.num_results = num_results
+        self.kwargs = kwargs
+        self._parts = [SparseRetriever(s, num_results=num_results, **kwargs) for s in index.shards]
+        self.ties = self._parts[0].ties
+
+    def __repr__(self) -> str:
+        return f"ShardedRetriever({self.index!r}, num_results={self.num_results}, shards={len(self._parts)})"
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        first = self._parts[0]
+        with pt.validate.any(inp) as v:
+            v.query_frame(extra_columns=["query_toks"], mode="query_toks")
+            v.query_frame(extra_columns=["query"], mode="query")
+        keep = [c for c in inp.columns if c not in ("docno", "docid", "score", "rank")]
+        if len(inp) == 0:
+            return first._empty(inp[keep])
+        self.index.check_current()
+        if first.lucene_ and not first.idf:
+            first.transform(inp)  # raises its explanation
+        weights = first._query_weights(inp)  # queries analysed once, for every shard
+        rows, docnos, scores = [], [], []
+        for part in self._parts:
+            part._check_build()
+            r, d, s, _ = part.search_matrix(part.query_matrix(weights))
+            rows.append(r)
+            docnos.append(part.index.docnos[d])
+            scores.append(s.astype(np.float32))
+        row, docno, score = (np.concatenate(x) for x in (rows, docnos, scores))
+        if not len(row):
+            return first._empty(inp[keep])
+        merged = _merge(row, docno, score, int(self.num_results), self.ties)
+        row, docno, score = row[merged], docno[merged], score[merged]
+        head = np.concatenate([[True], row[1:] != row[:-1]])
+        starts = np.flatnonzero(head)
+        rank = np.arange(len(row)) - np.repeat(starts, np.diff(np.append(starts, len(row))))
+        columns = {c: inp[c].array.take(row) for c in keep}
+        columns["docno"] = pd.Series(docno, dtype=object, copy=False)
+        columns["score"] = nudge_ties(row, score) if self.ties == "lucene" else score.astype(np.float64)
+        columns["rank"] = rank
+        return pd.DataFrame(columns)
+
+
+def _merge(row: np.ndarray, docno: np.ndarray, score: np.ndarray, k: int, ties: str) -> np.ndarray:
+    """Positions of each query's best ``k`` of the shards' results: score descending, then the smaller docno
+    (``ties="lucene"``) or the larger (trec_eval's order) first; docnos compare by code point, as each shard's."""
+    _, code = np.unique(docno.astype(str), return_inverse=True)
+    tie = code if ties == "lucene" else -code
+    order = np.lexsort((tie, -score.astype(np.float64), row))
+    row_sorted = row[order]
+    head = np.concatenate([[True], row_sorted[1:] != row_sorted[:-1]])
+    starts = np.flatnonzero(head)
+    pos = np.arange(len(order)) - np.repeat(starts, np.diff(np.append(starts, len(order))))
+    return order[pos < k]
+
+
+def shard_paths(index: ShardedIndex) -> Sequence[Path]:
+    """The shard folders of a built sharded index."""
+    return [index.directory / r["path"] for r in index.meta["shards"]]

@@ -1,0 +1,178 @@
+"""A sharded index scores with the whole corpus's statistics: its merged run equals a single index's run exactly
+(documents, order and float32 scores), on real SciFact BM25 and on learned weights with ties; damage is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+from conftest import needs_data
+from helpers import random_toks_corpus
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval import IndexCorruptError
+
+
+def _same_run(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    assert len(a) == len(b) > 0
+    for col in ("qid", "docno", "rank"):
+        assert a[col].tolist() == b[col].tolist(), col
+    # bit-identical scores (float32 values, nudged identically for Lucene's tie order)
+    np.testing.assert_array_equal(a["score"].to_numpy().view(np.int64), b["score"].to_numpy().view(np.int64))
+
+
+@needs_data
+@pytest.mark.parametrize("num_shards", [1, 2, 5])
+def test_bm25_shards_equal_single_index_on_scifact(tmp_path, scifact, scifact_bm25_index, num_shards):
+    sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=num_shards)
+    pse.BM25().indexer(sharded, verbose=False).index(pse.datasets.corpus_iter(scifact))
+    assert sharded.num_docs == scifact_bm25_index.num_docs
+    assert [s.num_docs for s in sharded.shards] == [
+        len(range(i, scifact_bm25_index.num_docs, num_shards)) for i in range(num_shards)
+    ]
+    topics = scifact.get_topics()
+    single_run = pse.BM25().retriever(scifact_bm25_index, num_results=1000).transform(topics)
+    sharded_run = pse.BM25().retriever(sharded, num_results=1000).transform(topics)
+    _same_run(single_run, sharded_run)
+    if num_shards == 2:  # the same table through a real pt.Experiment
+        from ir_measures import AP, R, nDCG
+
+        table = pt.Experiment(
+            [pse.BM25().retriever(scifact_bm25_index), pse.BM25().retriever(sharded)],
+            topics,
+            scifact.get_qrels(),
+            [nDCG @ 10, R @ 100, AP],
+            names=["single", "sharded"],
+        )
+        assert table.iloc[0, 1:].tolist() == table.iloc[1, 1:].tolist()
+        assert table.iloc[0]["nDCG@10"] > 0.6  # a real BM25 run, not an empty one
+
+
+@pytest.mark.parametrize("idf", [True, False])
+@pytest.mark.parametrize("integer", [True, False])
+def test_learned_weights_shards_equal_single_index(tmp_path, idf, integer):
+    rng = np.random.default_rng(7 + idf + 2 * integer)
+    # duplicates and integer weights: many exact ties across shards, decided by docno
+    docs = random_toks_corpus(rng, 700, 60, dups=60, integer=integer)
+    single = pse.SparseIndex(tmp_path / "single")
+    single.indexer(verbose=False, batch_size=128).index(docs)
+    sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=3)
+    sharded.indexer(verbose=False, batch_size=128).index(docs)
+    queries = pd.DataFrame(
+        {
+            "qid": [f"q{i}" for i in range(40)],
+            "query_toks": [
+                {f"t{t}": float(w) for t, w in zip(rng.choice(60, 4, replace=False), rng.random(4) + 0.1)}
+                for _ in range(40)
+            ],
+        }
+    )
+    for k in (1, 10, 1000):
+        a = single.retriever(num_results=k, idf=idf).transform(queries)
+        b = sharded.retriever(num_results=k, idf=idf).transform(queries)
+        _same_run(a, b)
+    assert (
+        sharded.retriever(idf=idf, backend="scipy")
+        .transform(queries)
+        .equals(single.retriever(idf=idf, backend="scipy").transform(queries))
+    )
+
+
+@pytest.fixture
+def built(tmp_path) -> pse.ShardedIndex:
+    docs = random_toks_corpus(np.random.default_rng(3), 200, 30)
+    index = pse.ShardedIndex(tmp_path / "sharded", num_shards=3)
+    index.indexer(verbose=False).index(docs)
+    return index
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(n for n in os.listdir(folder) if n.startswith("."))
+
+
+def test_artifact_load_and_wrong_class(built):
+    loaded = pt.Artifact.load(str(built.path))
+    assert isinstance(loaded, pse.ShardedIndex) and loaded.num_shards == 3
+    with pytest.raises(ValueError, match=r"sharded index: open it with pse.ShardedIndex"):
+        _ = pse.SparseIndex(built.path).meta
+    with pytest.raises(ValueError, match="holds 3 shards, not num_shards=2"):
+        _ = pse.ShardedIndex(built.path, num_shards=2).meta
+    with pytest.raises(FileExistsError, match="already exists"):
+        pse.ShardedIndex(built.path, num_shards=3).indexer(verbose=False).index(
+            [{"docno": "a", "toks": {"x": 1.0}}]
+        )
+
+
+def test_missing_shard_is_named(built):
+    shutil.rmtree(built.directory / "shard-001")
+    with pytest.raises(IndexCorruptError, match=r"shard 1 of 3 .* is missing"):
+        built.retriever()
+
+
+def test_truncated_shard_is_named(built):
+    data = built.directory / "shard-002" / "postings.data.npy"
+    with open(data, "r+b") as f:
+        f.truncate(data.stat().st_size - 4)
+    with pytest.raises(IndexCorruptError, match=r"shard 2 of 3 .* is damaged: .*postings.data.npy"):
+        built.retriever()
+
+
+def test_shard_of_another_build_is_refused(built, tmp_path):
+    other = pse.ShardedIndex(tmp_path / "other", num_shards=3)
+    other.indexer(verbose=False).index(random_toks_corpus(np.random.default_rng(3), 200, 30))
+    shutil.rmtree(built.directory / "shard-000")
+    shutil.copytree(other.directory / "shard-000", built.directory / "shard-000")
+    with pytest.raises(
+        IndexCorruptError, match=r"shard 0 of 3 .* is not the shard this manifest was built with"
+    ):
+        built.retriever()
+
+
+def test_edited_manifest_is_refused(built):
+    path = built.directory / "pt_meta.json"
+    manifest = json.loads(path.read_text())
+    manifest["num_docs"] += 1
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(IndexCorruptError, match="does not match its checksum"):
+        _ = pse.ShardedIndex(built.path).meta
+
+
+def test_failed_builds_leave_nothing(tmp_path):
+    def docs():
+        yield from random_toks_corpus(np.random.default_rng(1), 50, 10)
+        raise RuntimeError("the corpus reader failed")
+
+    index = pse.ShardedIndex(tmp_path / "x", num_shards=2)
+    with pytest.raises(RuntimeError, match="corpus reader failed"):
+        index.indexer(verbose=False, batch_size=16).index(docs())
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(ValueError, match="3 documents cannot fill 4 shards"):
+        pse.ShardedIndex(tmp_path / "x", num_shards=4).indexer(verbose=False).index(
+            random_toks_corpus(np.random.default_rng(1), 3, 10)
+        )
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(ValueError, match="how many shards"):
+        pse.ShardedIndex(tmp_path / "x").indexer(verbose=False).index(
+            random_toks_corpus(np.random.default_rng(1), 3, 5)
+        )
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(ValueError, match="num_shards must be a positive integer"):
+        pse.ShardedIndex(tmp_path / "x", num_shards=0)
+
+
+def test_overwrite_replaces_and_ray_engine_says_so(built):
+    docs = random_toks_corpus(np.random.default_rng(9), 90, 20)
+    pse.ShardedIndex(built.path, num_shards=2).indexer(mode="overwrite", verbose=False).index(docs)
+    reopened = pse.ShardedIndex(built.path)
+    assert reopened.num_shards == 2 and reopened.num_docs == 90
+    assert _leftovers(built.directory.parent) == []
+    with pytest.raises(NotImplementedError, match='engine="local"'):
+        reopened.retriever(engine="ray")
+    with pytest.raises(ValueError, match="engine must be one of"):
+        reopened.retriever(engine="spark")
