@@ -66,11 +66,6 @@ def _manifest_checksum(manifest: dict[str, Any]) -> str:
 def _check_engine(engine: str) -> None:
     if engine not in _ENGINES:
         raise ValueError(f"engine must be one of {_ENGINES}, got {engine!r}.")
-    if engine == "ray":
-        raise NotImplementedError(
-            'engine="ray" is not available in this version; use engine="local" (the same shards, built and '
-            "searched in this process)."
-        )
 
 
 class ShardedIndex(pt.Artifact):
@@ -237,17 +232,24 @@ class ShardedIndex(pt.Artifact):
         return ShardedWriter(self, self.num_shards_, mode=mode, encoder=encoder)
 
     def indexer(
-        self, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True, engine: str = "local"
+        self, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True
     ) -> SparseIndexer:
         """An indexer for documents that already carry ``toks`` ({term: weight} dicts)."""
-        _check_engine(engine)
         return SparseIndexer(self, mode=mode, batch_size=batch_size, verbose=verbose)
 
-    def retriever(self, *, num_results: int = 1000, engine: str = "local", **kwargs: Any) -> ShardedRetriever:
+    def retriever(
+        self,
+        *,
+        num_results: int = 1000,
+        engine: str = "local",
+        ray_address: str | None = None,
+        **kwargs: Any,
+    ) -> ShardedRetriever:
         """A retriever over every shard whose merged run equals a single index's (see :class:`ShardedRetriever`);
         the other arguments are :class:`SparseRetriever`'s."""
-        _check_engine(engine)
-        return ShardedRetriever(self, num_results=num_results, **kwargs)
+        return ShardedRetriever(
+            self, num_results=num_results, engine=engine, ray_address=ray_address, **kwargs
+        )
 
 
 class ShardedWriter:
@@ -379,15 +381,51 @@ class ShardedRetriever(pt.Transformer):
     statistics, the merged run equals the run of a single index over the corpus: same documents, order, scores.
     """
 
-    def __init__(self, index: ShardedIndex, *, num_results: int = 1000, **kwargs: Any):
+    def __init__(
+        self,
+        index: ShardedIndex,
+        *,
+        num_results: int = 1000,
+        engine: str = "local",
+        ray_address: str | None = None,
+        **kwargs: Any,
+    ):
+        _check_engine(engine)
         self.index = index
         self.num_results = num_results
+        self.engine = engine
+        self.ray_address = ray_address
         self.kwargs = kwargs
+        # every shard checked now (present, complete, of this build); local retrievers analyse the queries
         self._parts = [SparseRetriever(s, num_results=num_results, **kwargs) for s in index.shards]
         self.ties = self._parts[0].ties
+        self._searchers: Any = None
+        if engine == "ray":
+            from ._ray import ShardSearchers
+
+            n = index.num_shards
+            shards = [
+                (str(s.directory), s.build_id, f"shard {i} of {n} ({s.directory})")
+                for i, s in enumerate(index.shards)
+            ]
+            self._searchers = ShardSearchers(shards, {"num_results": num_results, **kwargs}, ray_address)
 
     def __repr__(self) -> str:
-        return f"ShardedRetriever({self.index!r}, num_results={self.num_results}, shards={len(self._parts)})"
+        return (
+            f"ShardedRetriever({self.index!r}, num_results={self.num_results}, shards={len(self._parts)}, "
+            f"engine={self.engine!r})"
+        )
+
+    def _search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Each shard's top k for the queries: (query row, docno, float32 score) arrays."""
+        if self._searchers is not None:
+            return self._searchers.search(weights)  # type: ignore[no-any-return]
+        out = []
+        for part in self._parts:
+            part._check_build()
+            r, d, s, _ = part.search_matrix(part.query_matrix(weights))
+            out.append((r, part.index.docnos[d], s.astype(np.float32)))
+        return out
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         first = self._parts[0]
@@ -401,14 +439,11 @@ class ShardedRetriever(pt.Transformer):
         if first.lucene_ and not first.idf:
             first.transform(inp)  # raises its explanation
         weights = first._query_weights(inp)  # queries analysed once, for every shard
-        rows, docnos, scores = [], [], []
-        for part in self._parts:
-            part._check_build()
-            r, d, s, _ = part.search_matrix(part.query_matrix(weights))
-            rows.append(r)
-            docnos.append(part.index.docnos[d])
-            scores.append(s.astype(np.float32))
-        row, docno, score = (np.concatenate(x) for x in (rows, docnos, scores))
+        if self._searchers is not None:
+            for part in self._parts:
+                part._check_build()  # the driver's view: the shards the actors opened are of this build
+        parts = self._search(weights)
+        row, docno, score = (np.concatenate(x) for x in zip(*parts))
         if not len(row):
             return first._empty(inp[keep])
         merged = _merge(row, docno, score, int(self.num_results), self.ties)

@@ -1,0 +1,127 @@
+"""Searching the shards of a :class:`~pyterrier_sparse_eval.ShardedIndex` on a Ray cluster.
+
+One actor per shard holds the shard memory-mapped (opened and checked once, on the worker that hosts it) and
+answers batches of query weights with that shard's exact top k; the driver merges them (``_sharded._merge``).
+Actors are restarted by Ray when their process or node dies (``max_restarts``) and a search in flight is retried
+(``max_task_retries``): searching is a pure function of the shard, so a retried batch returns the same rows.
+Shard folders must be readable at the same path by every worker (a shared filesystem); a worker that cannot open
+its shard fails with an error naming the shard and the node.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+__all__ = ["connect", "ShardSearchers"]
+
+RESTARTS = 4
+
+
+def connect(address: str | None = None) -> Any:
+    """The ``ray`` module, connected: to ``address`` (or ``RAY_ADDRESS``) when given, else to a Ray instance
+    started on this machine. An explicit address that cannot be reached is an error, never a silent local start."""
+    try:
+        import ray
+    except ImportError:
+        raise ImportError(
+            'engine="ray" needs Ray: pip install "pyterrier-sparse-eval[ray]" (or use engine="local").'
+        ) from None
+    if ray.is_initialized():
+        return ray
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address and address != "auto":
+        _reachable(address)  # Ray itself retries an unreachable address for minutes
+    try:
+        ray.init(address=address, log_to_driver=False, include_dashboard=False)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        raise ConnectionError(
+            f"Cannot connect to the Ray cluster at {address!r}: {e}. Check the address (`ray status` on the head "
+            "node prints it) or leave ray_address and RAY_ADDRESS unset to start Ray on this machine."
+        ) from None
+    return ray
+
+
+def _reachable(address: str, timeout: float = 10.0) -> None:
+    """Raise ConnectionError unless a TCP connection to the ``host:port`` of a Ray address opens in time."""
+    import socket
+
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConnectionError(f"{address!r} is not a Ray address (host:port, or ray://host:port).")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise ConnectionError(
+            f"Cannot connect to the Ray cluster at {address!r}: {e}. Check the address (`ray status` on the head "
+            "node prints it) or leave ray_address and RAY_ADDRESS unset to start Ray on this machine."
+        ) from None
+
+
+class _Searcher:
+    """A shard, opened on a Ray worker, answering batches of query weights."""
+
+    def __init__(self, path: str, build_id: str, label: str, kwargs: dict[str, Any]):
+        import socket
+
+        from ._format import IndexCorruptError
+        from ._index import SparseIndex
+        from ._retriever import SparseRetriever
+
+        try:
+            index = SparseIndex(path)
+            found = index.build_id
+        except (OSError, ValueError) as e:
+            raise IndexCorruptError(
+                f"{label} cannot be opened on Ray node {socket.gethostname()}: {e}. Shard folders must be readable "
+                "at the same path by every worker (a shared filesystem)."
+            ) from None
+        if found != build_id:
+            raise IndexCorruptError(
+                f"{label} on node {socket.gethostname()} is build {found}, not {build_id}."
+            )
+        self.index = index
+        self.retriever = SparseRetriever(index, **kwargs)
+
+    def search(self, weights: list[dict[str, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        r = self.retriever
+        rows, docs, scores, _ = r.search_matrix(r.query_matrix(weights))
+        return rows, self.index.docnos[docs], scores.astype(np.float32)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def node(self) -> str:
+        import ray
+
+        return str(ray.get_runtime_context().get_node_id())
+
+
+class ShardSearchers:
+    """One restartable Ray actor per shard; :meth:`search` sends a batch to all and returns their answers."""
+
+    def __init__(
+        self, shards: list[tuple[str, str, str]], kwargs: dict[str, Any], address: str | None = None
+    ):
+        ray = connect(address)
+        self.ray = ray
+        remote = ray.remote(num_cpus=1, max_restarts=RESTARTS, max_task_retries=RESTARTS)(_Searcher)
+        self.labels = [label for _, _, label in shards]
+        self.actors = [remote.remote(path, build, label, kwargs) for path, build, label in shards]
+
+    def search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        ray = self.ray
+        ref = ray.put(weights)
+        try:
+            return list(ray.get([a.search.remote(ref) for a in self.actors]))
+        except ray.exceptions.RayActorError as e:
+            cause = getattr(e, "cause", None) or e
+            raise RuntimeError(f"A shard searcher failed on the Ray cluster: {cause}") from None
+
+    def close(self) -> None:
+        for a in self.actors:
+            self.ray.kill(a)
+        self.actors = []
