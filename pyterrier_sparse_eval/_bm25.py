@@ -140,7 +140,7 @@ class BM25:
         """Adds ``query_toks`` (term counts) to a query frame."""
         return TextEncoder(self.analyzer, "query", "query_toks")
 
-    def check_index(self, index: SparseIndex) -> None:
+    def check_index(self, index: SparseIndex | ShardedIndex) -> None:
         """Raise if ``index`` was built with other BM25 parameters, norms, scoring or analysis than this object."""
         built = _normalised(index.encoder)
         mine = _normalised(self.encoder_config())

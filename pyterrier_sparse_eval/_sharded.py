@@ -23,7 +23,6 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -263,7 +262,7 @@ class ShardedWriter:
         self.mode = mode
         self.encoder = encoder
         self.num_shards = num_shards
-        self.tmp = new_temp_dir(index.path)
+        self.tmp = new_temp_dir(index.directory)
         self.vocab: dict[str, int] = {}
         self.num_docs = 0
         self.doclens: list[np.ndarray] = []
@@ -368,7 +367,7 @@ class ShardedWriter:
             json.dump(manifest, f, indent=2, ensure_ascii=False)
         try:
             check_mode(self.index.path, self.mode)
-            replace_dir(self.tmp, Path(self.index.path), overwrite=self.mode == "overwrite")
+            replace_dir(self.tmp, self.index.directory, overwrite=self.mode == "overwrite")
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
@@ -419,7 +418,7 @@ class ShardedRetriever(pt.Transformer):
     def _search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Each shard's top k for the queries: (query row, docno, float32 score) arrays."""
         if self._searchers is not None:
-            return self._searchers.search(weights)  # type: ignore[no-any-return]
+            return self._searchers.search(weights)
         out = []
         for part in self._parts:
             part._check_build()
@@ -469,8 +468,3 @@ def _merge(row: np.ndarray, docno: np.ndarray, score: np.ndarray, k: int, ties: 
     starts = np.flatnonzero(head)
     pos = np.arange(len(order)) - np.repeat(starts, np.diff(np.append(starts, len(order))))
     return order[pos < k]
-
-
-def shard_paths(index: ShardedIndex) -> Sequence[Path]:
-    """The shard folders of a built sharded index."""
-    return [index.directory / r["path"] for r in index.meta["shards"]]
