@@ -7,12 +7,14 @@ import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyterrier as pt
 
-from . import datasets
+from . import datasets, files
+from .files import slug
 from .measures import crosscheck as _crosscheck
 from .measures import parse_measure, parse_measures
 from .systems import System
@@ -124,25 +126,40 @@ def run_experiment(
     topic_field: str | None = None,
     perquery: bool = False,
     verbose: bool = True,
+    shards: int | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    save_runs: str | os.PathLike[str] | None = None,
 ) -> ExperimentResult:
     """Index (or reuse the cached indexes of) each system on a dataset, retrieve, and evaluate.
 
     Topics without judgments are dropped (with a warning that counts them); each system's index is cached
     under ``index_dir/<dataset>/<system>``. ``perquery=True`` also returns the per-query values of every
-    measure (from the same runs).
+    measure (from the same runs). ``shards=N`` uses sharded indexes (searched with ``engine``, ``"local"`` or
+    ``"ray"`` at ``ray_address``); ``save_runs=DIR`` writes each system's run as a TREC run file ``DIR/<name>.run``
+    (written atomically) and evaluates those same runs.
     """
     ds = datasets.load_dataset(dataset)
     topics = datasets.get_topics(ds, topic_field, verbose=verbose)
     qrels = datasets.get_qrels(ds)
     topics = datasets.align_topics_qrels(topics, qrels)
-    retrievers = [
+    extra: dict[str, Any] = {} if shards is None else {"engine": engine, "ray_address": ray_address}
+    retrievers: list[Any] = [
         s.retriever(
-            s.index(index_dir, dataset, lambda: datasets.corpus_iter(ds), verbose=verbose),
+            s.index(index_dir, dataset, lambda: datasets.corpus_iter(ds), verbose=verbose, shards=shards),
             num_results=num_results,
             verbose=verbose,
+            **extra,
         )
         for s in systems
     ]
+    if save_runs is not None:
+        retrievers = [r.transform(topics) for r in retrievers]
+        for s, run in zip(systems, retrievers):
+            path = Path(save_runs) / f"{slug(s.name)}.run"
+            files.atomic_write_text(path, trec_run_text(run, s.name))
+            if verbose:
+                print(f"Wrote {path}")
     out = Experiment(
         retrievers,
         topics,
@@ -157,3 +174,15 @@ def run_experiment(
         table, per_query = out
         return ExperimentResult(table, per_query, len(topics))
     return ExperimentResult(out, None, len(topics))
+
+
+def trec_run_text(run: pd.DataFrame, tag: str) -> str:
+    """A run as a TREC run file: ``qid Q0 docno rank score tag`` (rank from 1), scores at full float64 precision."""
+    tag = "".join(c if not c.isspace() else "_" for c in tag) or "run"
+    lines = [
+        f"{q} Q0 {d} {r + 1} {s!r} {tag}\n"
+        for q, d, r, s in zip(
+            run["qid"], run["docno"], run["rank"].tolist(), run["score"].astype(float).tolist()
+        )
+    ]
+    return "".join(lines)

@@ -19,6 +19,7 @@ from ._build import SparseIndexer, warn_empty
 from ._format import file_crc32
 from ._index import SparseIndex
 from ._retriever import SparseRetriever
+from ._sharded import ShardedIndex
 from .datasets import FieldError, doc_texts, resolve_fields
 
 __all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max", "model_fingerprint", "looks_like_path"]
@@ -300,7 +301,7 @@ class Splade:
         return SpladeIndexer(self, index, mode=mode, batch_size=batch_size, verbose=verbose)
 
     def retriever(
-        self, index: SparseIndex, *, num_results: int = 1000, idf: bool = False, **kwargs: Any
+        self, index: SparseIndex | ShardedIndex, *, num_results: int = 1000, idf: bool = False, **kwargs: Any
     ) -> pt.Transformer:
         """Queries -> ``query_toks`` -> top ``num_results`` by sum_t q_t * d_t (times idf_t with ``idf=True``).
 
@@ -314,6 +315,8 @@ class Splade:
                 f"{index} was built with SPLADE model {built.get('model')!r}, not {self.model!r}; rebuild it with "
                 'splade.indexer(index, mode="overwrite") or load the same model.'
             )
+        if isinstance(index, ShardedIndex):
+            return self.query_encoder() >> index.retriever(num_results=num_results, idf=idf, **kwargs)
         return self.query_encoder() >> SparseRetriever(index, num_results=num_results, idf=idf, **kwargs)
 
 

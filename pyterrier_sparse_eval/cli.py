@@ -106,8 +106,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"--output must end in .json or .csv, got {args.output!r}.")
     if args.plots:
         _need_matplotlib()
-    if args.num_results < 1:
-        raise UsageError(f"--num-results must be a positive number of documents, got {args.num_results}.")
+    if args.num_results < 1 or (args.shards is not None and args.shards < 1):
+        raise UsageError("--num-results and --shards must be positive numbers.")
+    if args.engine == "ray" and args.shards is None:
+        raise UsageError("--engine ray searches shards: give --shards N too.")
     _check_index_dir(args.index_dir)
     verbose = not args.quiet
     datasets.load_dataset(args.dataset)  # an unknown id fails here, before any work; loading reads nothing
@@ -121,6 +123,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         topic_field=args.topic_field,
         perquery=bool(args.plots) and len(systems) > 1,
         verbose=verbose,
+        **{k: getattr(args, k) for k in ("shards", "engine", "ray_address", "save_runs")},
     )
     table = result.table
     measure_names = [str(m) for m in measures]
@@ -328,28 +331,18 @@ def _trec_file_parser(command: Any, name: str, help_text: str, example: str) -> 
     return p
 
 
-def read_trec_run(path: str) -> Any:
-    """Deprecated: use ``pse.datasets.read_run``; removed in the next release."""
-    warnings.warn(
-        "cli.read_trec_run is deprecated; use pse.datasets.read_run.", DeprecationWarning, stacklevel=2
-    )
-    return datasets.read_run(path)
+def _deprecated(name: str, replacement: str, fn: Any) -> Any:
+    def shim(*args: Any) -> Any:
+        warnings.warn(f"cli.{name} is deprecated; use {replacement}.", DeprecationWarning, stacklevel=2)
+        return fn(*args)
+
+    shim.__doc__ = f"Deprecated: use ``{replacement}``; removed in the next release."
+    return shim
 
 
-def read_trec_qrels(path: str) -> Any:
-    """Deprecated: use ``pse.datasets.read_qrels``; removed in the next release."""
-    warnings.warn(
-        "cli.read_trec_qrels is deprecated; use pse.datasets.read_qrels.", DeprecationWarning, stacklevel=2
-    )
-    return datasets.read_qrels(path)
-
-
-def write_sdm_plots(report: Any, folder: Path) -> list[Path]:
-    """Deprecated: use ``pse.plots.save_sdm_figures``; removed in the next release."""
-    warnings.warn(
-        "cli.write_sdm_plots is deprecated; use pse.plots.save_sdm_figures.", DeprecationWarning, stacklevel=2
-    )
-    return plots.save_sdm_figures(report, folder)
+read_trec_run = _deprecated("read_trec_run", "pse.datasets.read_run", lambda p: datasets.read_run(p))
+read_trec_qrels = _deprecated("read_trec_qrels", "pse.datasets.read_qrels", lambda p: datasets.read_qrels(p))
+write_sdm_plots = _deprecated("write_sdm_plots", "pse.plots.save_sdm_figures", plots.save_sdm_figures)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -417,6 +410,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", default=None, help="write results to a .json or .csv file")
     p.add_argument("--plots", default=None, metavar="DIR", help="write per-query comparison PNGs into DIR")
     p.add_argument("--quiet", action="store_true", help="print only the results table")
+    p.add_argument("--shards", type=int, default=None, help="use N-shard indexes (exactly the same results)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local", help="where shards are searched")
+    p.add_argument(
+        "--ray-address", default=None, help="Ray cluster to join (default RAY_ADDRESS, else local)"
+    )
+    p.add_argument("--save-runs", default=None, metavar="DIR", help="write each system's TREC run into DIR")
     p.set_defaults(func=cmd_experiment)
 
     p = _trec_file_parser(

@@ -27,6 +27,7 @@ import pyterrier as pt
 from ._bm25 import BM25
 from ._format import FORMAT_VERSION, IndexCorruptError
 from ._index import SparseIndex
+from ._sharded import ShardedIndex
 from ._splade import Splade
 from .files import slug
 
@@ -133,7 +134,7 @@ class System:
         digest = hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
         return f"{self.index_name}-{digest[:8]}"
 
-    def stale_reason(self, index: SparseIndex) -> str | None:
+    def stale_reason(self, index: SparseIndex | ShardedIndex) -> str | None:
         """Why a cached index does not serve this system (its recorded configuration differs), or None."""
         wanted = _identity(self.encoder.encoder_config())
         recorded = _identity(index.encoder)
@@ -154,11 +155,13 @@ class System:
         corpus: Callable[[], Iterable[dict[str, Any]]],
         *,
         verbose: bool = True,
-    ) -> SparseIndex:
+        shards: int | None = None,
+    ) -> SparseIndex | ShardedIndex:
         """This system's index of a dataset, cached under ``index_dir`` (see :meth:`cache_name`): built from
         ``corpus()`` on first use, reused after, rebuilt (saying why) when the cached one was built otherwise.
 
-        A lock per cache entry makes concurrent runs wait for one build instead of failing."""
+        A lock per cache entry makes concurrent runs wait for one build instead of failing. ``shards=N`` caches
+        a :class:`ShardedIndex` of N shards instead (its own entry)."""
         from filelock import FileLock, Timeout
 
         if isinstance(self.encoder, Splade) and self.encoder.fingerprint is None:
@@ -166,6 +169,8 @@ class System:
             # now and on every later run
             self.encoder.load()
         path = index_folder(index_dir, dataset_id) / self.cache_name(dataset_id)
+        if shards is not None:
+            path = path.with_name(f"{path.name}-x{shards}")
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(path.parent / f".{path.name}.lock"))
         try:
@@ -175,7 +180,9 @@ class System:
                 print(f"Waiting for another run that is building {path}")
             lock.acquire()
         try:
-            index = SparseIndex(path)
+            index: SparseIndex | ShardedIndex = (
+                SparseIndex(path) if shards is None else ShardedIndex(path, num_shards=shards)
+            )
             mode = "create"
             if index.built():
                 try:
@@ -196,11 +203,16 @@ class System:
         finally:
             lock.release()
 
-    def retriever(self, index: SparseIndex, *, num_results: int, verbose: bool = False) -> pt.Transformer:
-        """This system's retriever over ``index`` (a full index or a pooled subset of one)."""
+    def retriever(
+        self, index: SparseIndex | ShardedIndex, *, num_results: int, verbose: bool = False, **kwargs: Any
+    ) -> pt.Transformer:
+        """This system's retriever over ``index`` (a full index, a pooled subset of one, or a sharded index;
+        ``kwargs`` such as ``engine=`` go to the retriever)."""
         if isinstance(self.encoder, Splade):
-            return self.encoder.retriever(index, num_results=num_results, idf=self.idf, verbose=verbose)
-        return self.encoder.retriever(index, num_results=num_results, verbose=verbose)
+            return self.encoder.retriever(
+                index, num_results=num_results, idf=self.idf, verbose=verbose, **kwargs
+            )
+        return self.encoder.retriever(index, num_results=num_results, verbose=verbose, **kwargs)
 
 
 def _identity(config: dict[str, Any]) -> dict[str, Any]:

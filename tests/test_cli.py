@@ -90,3 +90,29 @@ def test_every_subcommand_help_has_a_worked_example(command):
     ).stdout
     assert "example:" in out and f"sparse-eval {command} " in out
     assert max(len(line) for line in out.splitlines()) <= 100  # fits a 100-column terminal
+
+
+@needs_data
+def test_experiment_on_shards_gives_the_same_table_and_saves_runs(tmp_path):
+    """--shards 3 (a sharded index, searched locally) gives the single index's table; --save-runs writes each
+    system's run, which evaluates to the same values read back from the file."""
+    from pyterrier_sparse_eval import datasets, evaluate
+
+    common = ["experiment", "--dataset", "irds:vaswani", "--metric", "AP", "--metric", "nDCG@10", "--quiet"]
+    common += ["--index-dir", str(tmp_path / "idx"), "--output"]
+    assert main([*common, str(tmp_path / "single.json")]) == 0
+    runs = tmp_path / "runs"
+    assert main([*common, str(tmp_path / "sharded.json"), "--shards", "3", "--save-runs", str(runs)]) == 0
+    single = json.loads((tmp_path / "single.json").read_text())["results"]
+    sharded = json.loads((tmp_path / "sharded.json").read_text())["results"]
+    assert sharded == single
+    assert sorted(p.name for p in (tmp_path / "idx" / "vaswani").iterdir() if not p.name.startswith("."))[
+        1
+    ].endswith("-x3")
+    (path,) = runs.iterdir()
+    run = datasets.read_run(path)
+    assert run.groupby("qid").size().max() == 1000
+    qrels = datasets.get_qrels(datasets.load_dataset("irds:vaswani"))
+    ap = evaluate(run, qrels, ["AP"]).aggregate["AP"]
+    assert ap == pytest.approx(single["BM25(k1=0.9,b=0.4)"]["AP"], abs=1e-12)
+    assert main([*common, str(tmp_path / "x.json"), "--engine", "ray"]) != 0  # ray needs --shards
