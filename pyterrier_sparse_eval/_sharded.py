@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import time
-import uuid
+from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -31,7 +29,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import IndexWriter, SparseIndexer, check_mode, corpus_stats
+from ._build import SparseIndexer, check_mode, index_meta, write_index_dir
 from ._format import (
     ARTIFACT_TYPE,
     FORMAT_VERSION,
@@ -44,22 +42,11 @@ from ._format import (
 )
 from ._index import SparseIndex
 from ._retriever import SparseRetriever, nudge_ties
-from .files import new_temp_dir, replace_dir
+from ._shard_writer import ShardedWriter, manifest_checksum
 
 __all__ = ["ShardedIndex", "ShardedRetriever"]
 
 _ENGINES = ("local", "ray")
-
-
-def _shard_dir(i: int) -> str:
-    return f"shard-{i:03d}"
-
-
-def _manifest_checksum(manifest: dict[str, Any]) -> str:
-    import hashlib
-
-    body = {k: v for k, v in manifest.items() if k != "checksum"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _check_engine(engine: str) -> None:
@@ -120,7 +107,7 @@ class ShardedIndex(pt.Artifact):
 
     def reload(self) -> None:
         """Forget everything read from disk; the next use reads (and checks) the index now at ``path``."""
-        for name in ("_opened", "shards"):
+        for name in ("_opened", "shards", "docnos"):
             self.__dict__.pop(name, None)
 
     # --- the manifest and its shards ------------------------------------------------------------------------
@@ -146,7 +133,7 @@ class ShardedIndex(pt.Artifact):
             raise ValueError(f"{path} is not a sharded index (its pt_meta.json says format {found!r});{hint}")
         if int(manifest.get("format_version", 0)) > FORMAT_VERSION:
             raise ValueError(f"{path} was written by a newer pyterrier-sparse-eval; upgrade it.")
-        if manifest.get("checksum") != _manifest_checksum(manifest):
+        if manifest.get("checksum") != manifest_checksum(manifest):
             raise IndexCorruptError(
                 f"{path / META}: the manifest does not match its checksum (it was edited or is from a partial "
                 'write); rebuild the index (mode="overwrite").'
@@ -221,6 +208,77 @@ class ShardedIndex(pt.Artifact):
         encoder: dict[str, Any] = self.meta.get("encoder", {"type": "toks"})
         return encoder
 
+    @cached_property
+    def docnos(self) -> np.ndarray:
+        """Every docno of the corpus, in corpus order (document i is in shard i mod N)."""
+        out = np.empty(self.num_docs, dtype=object)
+        for i, shard in enumerate(self.shards):
+            out[i :: self.num_shards] = shard.docnos
+        return out
+
+    def subset(
+        self,
+        docnos: Iterable[str],
+        path: str | os.PathLike[str],
+        *,
+        mode: str = "create",
+        extra_meta: dict[str, Any] | None = None,
+    ) -> SparseIndex:
+        """A single :class:`SparseIndex` of ``docnos`` keeping the corpus's statistics: the same index (arrays,
+        scores) as :meth:`SparseIndex.subset` cuts from a single index of the corpus (a pool for SDM)."""
+        import scipy.sparse as sp
+
+        from .datasets import FieldError
+
+        wanted = list(dict.fromkeys(str(d) for d in docnos))
+        position = {d: i for i, d in enumerate(self.docnos.tolist())}
+        unknown = [d for d in wanted if d not in position]
+        if unknown:
+            raise FieldError(f"{len(unknown)} docnos are not in {self!r}, e.g. {unknown[:5]}.")
+        if not wanted:
+            raise ValueError("A subset needs at least one document.")
+        cols = np.sort(np.fromiter((position[d] for d in wanted), dtype=np.int64, count=len(wanted)))
+        target = SparseIndex(path, mmap=self.mmap)
+        check_mode(target.path, mode)
+        n = self.num_shards
+        parts, lens, order = [], [], []
+        for i, shard in enumerate(self.shards):
+            mine = cols[cols % n == i]
+            parts.append(sp.csr_matrix(shard.postings[:, mine // n]))
+            lens.append(np.asarray(shard.doclen)[mine // n])
+            order.append(mine)
+        perm = np.argsort(np.concatenate(order), kind="stable")  # back to corpus order
+        sub = sp.csr_matrix(sp.hstack(parts, format="csr")[:, perm])
+        sub.sort_indices()
+        doclen = np.concatenate(lens)[perm]
+        sub_docnos = self.docnos[cols].tolist()
+        rank = np.argsort(np.array(sub_docnos), kind="stable")
+        docno_rank = np.empty(len(cols), dtype=np.int32)
+        docno_rank[rank] = np.arange(len(cols), dtype=np.int32)
+        stats = self.meta["collection"]
+        collection = {k: stats[k] for k in ("num_docs", "doc_count", "avgdl")} | {"parent": str(self.path)}
+        meta = index_meta(
+            num_docs=len(cols),
+            num_terms=self.shards[0].num_terms,
+            num_postings=int(sub.nnz),
+            avgdl=float(doclen.mean()),
+            encoder=self.encoder,
+            built={"subset_of": str(self.path)},
+            extra={"collection": collection, **(extra_meta or {})},
+        )
+        files = {
+            "postings.indptr.npy": sub.indptr.astype(np.int64),
+            "postings.indices.npy": sub.indices.astype(np.int32),
+            "postings.data.npy": sub.data.astype(np.float32),
+            "doclen.npy": doclen,
+            "docno_rank.npy": docno_rank,
+            "collection_df.npy": np.asarray(self.shards[0].collection_df, dtype=np.int64),
+        }
+        write_index_dir(
+            target, mode, files, {"vocab.json": self.shards[0].vocab, "docnos.json": sub_docnos}, meta
+        )
+        return target
+
     # --- factories -----------------------------------------------------------------------------------------
     def writer(self, *, mode: str, encoder: dict[str, Any]) -> ShardedWriter:
         """The writer an indexer fills (see :class:`ShardedWriter`)."""
@@ -249,129 +307,6 @@ class ShardedIndex(pt.Artifact):
         return ShardedRetriever(
             self, num_results=num_results, engine=engine, ray_address=ray_address, **kwargs
         )
-
-
-class ShardedWriter:
-    """Spills each batch's documents to their shards' writers (document i to shard i mod N) and finishes every
-    shard with the whole corpus's statistics. Quacks like an :class:`IndexWriter` for the indexers: one
-    vocabulary (term ids) is shared by all shards, grown exactly as a single writer's would be."""
-
-    def __init__(self, index: ShardedIndex, num_shards: int, *, mode: str, encoder: dict[str, Any]):
-        check_mode(index.path, mode)
-        self.index = index
-        self.mode = mode
-        self.encoder = encoder
-        self.num_shards = num_shards
-        self.tmp = new_temp_dir(index.directory)
-        self.vocab: dict[str, int] = {}
-        self.num_docs = 0
-        self.doclens: list[np.ndarray] = []
-        self._started = time.time()
-        try:
-            self.writers = [
-                IndexWriter(SparseIndex(self.tmp / _shard_dir(i)), mode="create", encoder=encoder)
-                for i in range(num_shards)
-            ]
-        except BaseException:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            raise
-        for w in self.writers:
-            w.vocab = self.vocab  # one term id space for the corpus
-
-    def __enter__(self) -> ShardedWriter:
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is not None:
-            self.abort()
-
-    def abort(self) -> None:
-        for w in self.writers:
-            w.abort()
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def term_ids(self, terms: list[Any]) -> np.ndarray:
-        return self.writers[0].term_ids(terms)
-
-    def add(
-        self,
-        docnos: list[str],
-        terms: np.ndarray,
-        values: np.ndarray,
-        offsets: np.ndarray,
-        doclen: np.ndarray,
-    ) -> None:
-        """Add a batch (as :meth:`IndexWriter.add`): document i of the corpus goes to shard i mod N."""
-        n = len(docnos)
-        offsets = np.asarray(offsets, dtype=np.int64)
-        terms, values = np.asarray(terms), np.asarray(values)
-        doclen = np.asarray(doclen, dtype=np.float32)
-        shard_of = (self.num_docs + np.arange(n)) % self.num_shards
-        owner = np.repeat(shard_of, np.diff(offsets))
-        for s, w in enumerate(self.writers):
-            docs = np.flatnonzero(shard_of == s)
-            if not len(docs):
-                continue
-            keep = owner == s
-            sub_offsets = np.zeros(len(docs) + 1, dtype=np.int64)
-            np.cumsum(offsets[docs + 1] - offsets[docs], out=sub_offsets[1:])
-            w.add([docnos[i] for i in docs], terms[keep], values[keep], sub_offsets, doclen[docs])
-        self.doclens.append(doclen)
-        self.num_docs += n
-
-    def finish(self, weight: Any = None, extra_meta: dict[str, Any] | None = None) -> None:
-        """Merge the statistics, finish every shard with them, write the manifest and move the index into place."""
-        if self.num_docs < self.num_shards:
-            raise ValueError(
-                f"{self.num_docs} documents cannot fill {self.num_shards} shards: use at most {self.num_docs}."
-            )
-        stats = corpus_stats(np.concatenate(self.doclens))  # in corpus order, as a single index computes them
-        num_terms = len(self.vocab)
-        df = np.zeros(num_terms, dtype=np.int64)
-        for w in self.writers:
-            df += w.df[:num_terms]
-        build_id = uuid.uuid4().hex
-        records = []
-        for i, w in enumerate(self.writers):
-            shard_meta = {
-                "shard": {"of": build_id, "index": i, "num_shards": self.num_shards},
-                **(extra_meta or {}),
-            }
-            w.finish(weight, extra_meta=shard_meta, collection=(stats, df))
-            meta = w.index.meta  # type: ignore[attr-defined]
-            records.append(
-                {"path": _shard_dir(i), "build_id": meta["build_id"], "num_docs": meta["num_docs"]}
-            )
-        manifest: dict[str, Any] = {
-            "type": ARTIFACT_TYPE,
-            "format": SHARDED_FORMAT,
-            "package_hint": PACKAGE_HINT,
-            "format_version": FORMAT_VERSION,
-            "num_shards": self.num_shards,
-            "num_docs": self.num_docs,
-            "num_terms": num_terms,
-            "assignment": "document i in shard i mod num_shards",
-            "collection": stats,
-            "encoder": self.encoder,
-            "shards": records,
-            "build_id": build_id,
-            "built": {
-                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "seconds": round(time.time() - self._started, 3),
-                "engine": "local",
-                "by": PACKAGE_HINT,
-            },
-        }
-        manifest["checksum"] = _manifest_checksum(manifest)
-        with open(self.tmp / META, "w", encoding="utf-8") as f:  # last: its presence marks a complete index
-            json.dump(manifest, f, indent=2, ensure_ascii=False)
-        try:
-            check_mode(self.index.path, self.mode)
-            replace_dir(self.tmp, self.index.directory, overwrite=self.mode == "overwrite")
-        except BaseException:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            raise
-        self.index.reload()
 
 
 class ShardedRetriever(pt.Transformer):

@@ -66,6 +66,7 @@ LAYERS = {
     "_build": 20,  # searching and writing an index
     "_index": 30,  # the artifact, factory of both
     "_ray": 32,  # shard searchers on a Ray cluster
+    "_shard_writer": 33,
     "_sharded": 35,  # shards of the artifact
     "_bm25": 40,
     "_splade": 40,  # encoders

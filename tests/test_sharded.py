@@ -166,13 +166,34 @@ def test_failed_builds_leave_nothing(tmp_path):
         pse.ShardedIndex(tmp_path / "x", num_shards=0)
 
 
-def test_overwrite_replaces_and_ray_engine_says_so(built):
+def test_overwrite_replaces_and_unknown_engine(built):
     docs = random_toks_corpus(np.random.default_rng(9), 90, 20)
     pse.ShardedIndex(built.path, num_shards=2).indexer(mode="overwrite", verbose=False).index(docs)
     reopened = pse.ShardedIndex(built.path)
     assert reopened.num_shards == 2 and reopened.num_docs == 90
     assert _leftovers(built.directory.parent) == []
-    with pytest.raises(NotImplementedError, match='engine="local"'):
-        reopened.retriever(engine="ray")
     with pytest.raises(ValueError, match="engine must be one of"):
         reopened.retriever(engine="spark")
+
+
+@needs_data
+def test_sdm_pool_cut_from_shards_equals_pool_cut_from_single_index(tmp_path, scifact, scifact_bm25_index):
+    from pyterrier_sparse_eval import sdm
+
+    sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=3)
+    pse.BM25().indexer(sharded, verbose=False).index(pse.datasets.corpus_iter(scifact))
+    assert sharded.docnos.tolist() == scifact_bm25_index.docnos.tolist()  # corpus order, across the shards
+    topics, qrels = scifact.get_topics(), scifact.get_qrels()
+    run = pse.BM25().retriever(sharded, num_results=20).transform(topics)
+    pool = sdm.build_pool(qrels, [run], all_docnos=sharded.docnos, depth=20, sample=500, seed=0)
+    from_shards = pool.index(sharded, tmp_path / "pool-shards")
+    from_single = pool.index(scifact_bm25_index, tmp_path / "pool-single")
+    for name in ("indptr", "indices", "data"):
+        np.testing.assert_array_equal(
+            getattr(from_shards.postings, name), getattr(from_single.postings, name)
+        )
+    np.testing.assert_array_equal(from_shards.doclen, from_single.doclen)
+    assert from_shards.docnos.tolist() == from_single.docnos.tolist()
+    assert from_shards.collection_num_docs == scifact_bm25_index.num_docs
+    a = pse.BM25().retriever(from_single, num_results=100).transform(topics)
+    _same_run(a, pse.BM25().retriever(from_shards, num_results=100).transform(topics))

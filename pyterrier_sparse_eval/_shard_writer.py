@@ -1,0 +1,150 @@
+"""Writing a :class:`~pyterrier_sparse_eval.ShardedIndex`: one writer per shard, one vocabulary, the corpus's
+statistics merged when the stream ends (layout and guarantees in ``_sharded``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+import uuid
+from typing import Any
+
+import numpy as np
+
+from ._build import IndexWriter, check_mode, corpus_stats
+from ._format import ARTIFACT_TYPE, FORMAT_VERSION, META, PACKAGE_HINT, SHARDED_FORMAT
+from ._index import SparseIndex
+from .files import new_temp_dir, replace_dir
+
+__all__ = ["ShardedWriter", "manifest_checksum", "shard_dir"]
+
+
+def shard_dir(i: int) -> str:
+    return f"shard-{i:03d}"
+
+
+def manifest_checksum(manifest: dict[str, Any]) -> str:
+    body = {k: v for k, v in manifest.items() if k != "checksum"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class ShardedWriter:
+    """Spills each batch's documents to their shards' writers (document i to shard i mod N) and finishes every
+    shard with the whole corpus's statistics. Quacks like an :class:`IndexWriter` for the indexers: one
+    vocabulary (term ids) is shared by all shards, grown exactly as a single writer's would be."""
+
+    def __init__(self, index: Any, num_shards: int, *, mode: str, encoder: dict[str, Any]):
+        check_mode(index.path, mode)
+        self.index = index
+        self.mode = mode
+        self.encoder = encoder
+        self.num_shards = num_shards
+        self.tmp = new_temp_dir(index.directory)
+        self.vocab: dict[str, int] = {}
+        self.num_docs = 0
+        self.doclens: list[np.ndarray] = []
+        self._started = time.time()
+        try:
+            self.writers = [
+                IndexWriter(SparseIndex(self.tmp / shard_dir(i)), mode="create", encoder=encoder)
+                for i in range(num_shards)
+            ]
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+        for w in self.writers:
+            w.vocab = self.vocab  # one term id space for the corpus
+
+    def __enter__(self) -> ShardedWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.abort()
+
+    def abort(self) -> None:
+        for w in self.writers:
+            w.abort()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def term_ids(self, terms: list[Any]) -> np.ndarray:
+        return self.writers[0].term_ids(terms)
+
+    def add(
+        self,
+        docnos: list[str],
+        terms: np.ndarray,
+        values: np.ndarray,
+        offsets: np.ndarray,
+        doclen: np.ndarray,
+    ) -> None:
+        """Add a batch (as :meth:`IndexWriter.add`): document i of the corpus goes to shard i mod N."""
+        n = len(docnos)
+        offsets = np.asarray(offsets, dtype=np.int64)
+        terms, values = np.asarray(terms), np.asarray(values)
+        doclen = np.asarray(doclen, dtype=np.float32)
+        shard_of = (self.num_docs + np.arange(n)) % self.num_shards
+        owner = np.repeat(shard_of, np.diff(offsets))
+        for s, w in enumerate(self.writers):
+            docs = np.flatnonzero(shard_of == s)
+            if not len(docs):
+                continue
+            keep = owner == s
+            sub_offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+            np.cumsum(offsets[docs + 1] - offsets[docs], out=sub_offsets[1:])
+            w.add([docnos[i] for i in docs], terms[keep], values[keep], sub_offsets, doclen[docs])
+        self.doclens.append(doclen)
+        self.num_docs += n
+
+    def finish(self, weight: Any = None, extra_meta: dict[str, Any] | None = None) -> None:
+        """Merge the statistics, finish every shard with them, write the manifest and move the index into place."""
+        if self.num_docs < self.num_shards:
+            raise ValueError(
+                f"{self.num_docs} documents cannot fill {self.num_shards} shards: use at most {self.num_docs}."
+            )
+        stats = corpus_stats(np.concatenate(self.doclens))  # in corpus order, as a single index computes them
+        num_terms = len(self.vocab)
+        df = np.zeros(num_terms, dtype=np.int64)
+        for w in self.writers:
+            df += w.df[:num_terms]
+        build_id = uuid.uuid4().hex
+        records = []
+        for i, w in enumerate(self.writers):
+            shard_meta = {
+                "shard": {"of": build_id, "index": i, "num_shards": self.num_shards},
+                **(extra_meta or {}),
+            }
+            w.finish(weight, extra_meta=shard_meta, collection=(stats, df))
+            meta = w.index.meta  # type: ignore[attr-defined]
+            records.append({"path": shard_dir(i), "build_id": meta["build_id"], "num_docs": meta["num_docs"]})
+        manifest: dict[str, Any] = {
+            "type": ARTIFACT_TYPE,
+            "format": SHARDED_FORMAT,
+            "package_hint": PACKAGE_HINT,
+            "format_version": FORMAT_VERSION,
+            "num_shards": self.num_shards,
+            "num_docs": self.num_docs,
+            "num_terms": num_terms,
+            "assignment": "document i in shard i mod num_shards",
+            "collection": stats,
+            "encoder": self.encoder,
+            "shards": records,
+            "build_id": build_id,
+            "built": {
+                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "seconds": round(time.time() - self._started, 3),
+                "engine": "local",
+                "by": PACKAGE_HINT,
+            },
+        }
+        manifest["checksum"] = manifest_checksum(manifest)
+        with open(self.tmp / META, "w", encoding="utf-8") as f:  # last: its presence marks a complete index
+            json.dump(manifest, f, indent=2, ensure_ascii=False)
+        try:
+            check_mode(self.index.path, self.mode)
+            replace_dir(self.tmp, self.index.directory, overwrite=self.mode == "overwrite")
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+        self.index.reload()
