@@ -108,9 +108,28 @@ class ShardSearchers:
     ):
         ray = connect(address)
         self.ray = ray
-        remote = ray.remote(num_cpus=1, max_restarts=RESTARTS, max_task_retries=RESTARTS)(_Searcher)
+        # no CPU reserved per actor (more shards than cores must not wait forever); spread over the nodes
+        remote = ray.remote(
+            num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS, scheduling_strategy="SPREAD"
+        )(_Searcher)
         self.labels = [label for _, _, label in shards]
         self.actors = [remote.remote(path, build, label, kwargs) for path, build, label in shards]
+        ready, pending = ray.wait(
+            [a.pid.remote() for a in self.actors], num_returns=len(self.actors), timeout=300
+        )
+        if pending:
+            self.close()
+            raise TimeoutError(
+                f"{len(pending)} of {len(shards)} shard searchers could not start on the Ray cluster within 300 s "
+                "(`ray status` shows its nodes and resources)."
+            )
+        try:
+            ray.get(ready)
+        except ray.exceptions.RayActorError as e:
+            self.close()
+            raise RuntimeError(
+                f"A shard searcher could not start: {getattr(e, 'cause', None) or e}"
+            ) from None
 
     def search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         ray = self.ray

@@ -84,3 +84,14 @@ def test_unreachable_address_is_a_clear_error():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     assert "ConnectionError: Cannot connect to the Ray cluster at '127.0.0.1:1'" in done.stderr
+
+
+def test_worker_that_cannot_open_its_shard_names_it(cluster, tmp_path):
+    from pyterrier_sparse_eval._ray import ShardSearchers
+
+    # a shard path the workers cannot read (on a real cluster: a folder outside the shared filesystem)
+    label = f"shard 1 of 2 ({tmp_path / 'missing'})"
+    with pytest.raises(
+        RuntimeError, match=r"shard 1 of 2 .* cannot be opened on Ray node .* shared filesystem"
+    ):
+        ShardSearchers([(str(tmp_path / "missing"), "0" * 32, label)], {"num_results": 10})

@@ -197,3 +197,17 @@ def test_sdm_pool_cut_from_shards_equals_pool_cut_from_single_index(tmp_path, sc
     assert from_shards.collection_num_docs == scifact_bm25_index.num_docs
     a = pse.BM25().retriever(from_single, num_results=100).transform(topics)
     _same_run(a, pse.BM25().retriever(from_shards, num_results=100).transform(topics))
+
+
+def test_ray_engine_without_ray_names_the_extra(built):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['ray'] = None\n"
+        "import pyterrier_sparse_eval as pse\n"
+        f"pse.ShardedIndex({str(built.path)!r}).retriever(engine='ray')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert 'ImportError: engine="ray" needs Ray: pip install "pyterrier-sparse-eval[ray]"' in done.stderr

@@ -1,0 +1,121 @@
+"""Sharded indexes on one machine: build and retrieval throughput for 1, 2 and 4 shards, local and on Ray.
+
+Corpus: bench_retrieval.py's synthetic Zipfian text corpus (vocabulary 150k, ~55 tokens per document). Queries:
+bench_workloads.py's ``frequent`` workload (3-7 terms drawn by corpus frequency, frequent terms included). Every
+system is exact and returns the same run (checked here against the single index: documents, order, scores).
+
+Measured, in one run: the build of a single index and of 2 and 4 shards (one process: one analysis pass, the
+shards spilled and finished one after the other); retrieval of the whole query set at k = 100 as a PyTerrier
+transformer with one thread per shard searcher, locally (shards searched one after the other in this process)
+and on a Ray instance started on this machine (one actor per shard, searched in parallel); and Ray's overhead
+per query batch (a batch of one query, Ray minus local). This machine has 2 cores: expect at most 2x from
+parallel shards.
+
+Writes the "shards" section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import command_line, machine_facts, today, write_section  # noqa: E402
+from bench_retrieval import K1, WORDS, B, iter_tsv, write_text_corpus  # noqa: E402
+from bench_workloads import frequency_queries  # noqa: E402
+
+
+def _median(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--shards", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--k", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--work", type=Path, default=None, help="folder for the corpus and indexes (kept)")
+    parser.add_argument("--no-ray", action="store_true", help="local shards only")
+    parser.add_argument("--no-write", action="store_true", help="print the report, leave BENCHMARKS.md")
+    args = parser.parse_args()
+
+    import pyterrier_sparse_eval as pse
+
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench-shards-"))
+    work.mkdir(parents=True, exist_ok=True)
+    corpus = write_text_corpus(args.docs, work / f"corpus-{args.docs}.tsv")
+    bm25 = pse.BM25(k1=K1, b=B, stemmer=None, stopwords=None)
+    qs = frequency_queries(args.queries, 3, 7, seed=11)
+    topics = pd.DataFrame({"qid": [str(i) for i in range(len(qs))], "query": [" ".join(WORDS[q]) for q in qs]})
+    one = topics.iloc[:1]
+
+    rows, builds = [], {}
+    path = work / f"single-{args.docs}"
+    shutil.rmtree(path, ignore_errors=True)
+    t = time.perf_counter()
+    single = pse.SparseIndex(path)
+    bm25.indexer(single, verbose=False).index(iter_tsv(corpus))
+    builds["single index"] = time.perf_counter() - t
+    reference = bm25.retriever(single, num_results=args.k).transform(topics)
+    retr = bm25.retriever(single, num_results=args.k)
+    s = _median(lambda: retr.transform(topics), args.runs)
+    rows.append(("single index", "local", len(topics) / s, _median(lambda: retr.transform(one), 20) * 1e3, True))
+    for n in args.shards:
+        path = work / f"shards{n}-{args.docs}"
+        shutil.rmtree(path, ignore_errors=True)
+        t = time.perf_counter()
+        sharded = pse.ShardedIndex(path, num_shards=n)
+        bm25.indexer(sharded, verbose=False).index(iter_tsv(corpus))
+        builds[f"{n} shards"] = time.perf_counter() - t
+        for engine in ("local",) if args.no_ray else ("local", "ray"):
+            r = bm25.retriever(sharded, num_results=args.k, engine=engine)
+            got = r.transform(topics)
+            same = (
+                got["docno"].tolist() == reference["docno"].tolist()
+                and (got["score"].to_numpy() == reference["score"].to_numpy()).all()
+            )
+            s = _median(lambda r=r: r.transform(topics), args.runs)
+            latency = _median(lambda r=r: r.transform(one), 20) * 1e3
+            rows.append((f"{n} shards", engine, len(topics) / s, latency, same))
+            print(f"{n} shards {engine}: {len(topics) / s:,.0f} q/s, one query {latency:.2f} ms, same run: {same}")
+            if engine == "ray":
+                r._searchers.close()
+
+    base_qps, base_lat = rows[0][2], rows[0][3]
+    lines = [
+        f"Measured {today()} on {machine_facts()}; command: `{command_line()}`. {args.docs:,} synthetic documents "
+        f"(bench_retrieval.py's corpus), {len(topics)} `frequent` queries (bench_workloads.py), k = {args.k}, BM25 as "
+        "a PyTerrier transformer, one thread per shard searcher. *same run*: documents, order and scores equal the "
+        "single index's. Ray: a local instance on this machine (one actor per shard); its overhead per batch is the "
+        "one-query latency minus the single index's.\n",
+        "| index | engine | q/s | vs single | one query (ms) | overhead per batch (ms) | same run |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, engine, qps, lat, same in rows:
+        lines.append(
+            f"| {name} | {engine} | {qps:,.0f} | {qps / base_qps:.2f} | {lat:.2f} | {lat - base_lat:+.2f} | "
+            f"{'yes' if same else 'NO'} |"
+        )
+    lines.append("\nBuild (one process), seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in builds.items()) + ".")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        write_section("shards", f"## Sharded indexes, local and on Ray ({today()})\n\n" + text)
+
+
+if __name__ == "__main__":
+    main()
