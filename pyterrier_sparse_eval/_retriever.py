@@ -371,12 +371,20 @@ class SparseRetriever(pt.Transformer):
         """(rank of each document among equal scores, document at each rank): the higher rank wins a tie.
 
         trec_eval's order puts the larger docno first; Lucene's (Anserini's) the smaller."""
-        tie_rank = np.asarray(self.index.docno_rank)
-        rank_to_doc = self.index.rank_to_doc
-        if self.ties == "lucene":
-            n = self.index.num_docs
-            return (n - 1 - tie_rank).astype(np.int32), np.ascontiguousarray(rank_to_doc[::-1])
-        return tie_rank, rank_to_doc
+        key = (self.index.build_id, self.ties)
+        if self._ties_cache is None or self._ties_cache[0] != key:  # O(N) each: made once per build
+            tie_rank = np.asarray(self.index.docno_rank)
+            rank_to_doc = self.index.rank_to_doc
+            if self.ties == "lucene":
+                n = self.index.num_docs
+                tie_rank, rank_to_doc = (
+                    (n - 1 - tie_rank).astype(np.int32),
+                    np.ascontiguousarray(rank_to_doc[::-1]),
+                )
+            self._ties_cache = (key, (tie_rank, rank_to_doc))
+        return self._ties_cache[1]
+
+    _ties_cache: tuple[tuple[str, str], tuple[np.ndarray, np.ndarray]] | None = None
 
     def _search_numba(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         from tqdm.auto import tqdm
