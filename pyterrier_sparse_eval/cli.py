@@ -106,8 +106,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"--output must end in .json or .csv, got {args.output!r}.")
     if args.plots:
         _need_matplotlib()
-    if args.num_results < 1 or (args.shards is not None and args.shards < 1):
-        raise UsageError("--num-results and --shards must be positive numbers.")
+    if args.num_results < 1:
+        raise UsageError(f"--num-results must be a positive number of documents, got {args.num_results}.")
+    if args.shards is not None and args.shards < 1:
+        raise UsageError(f"--shards must be a positive number of shards, got {args.shards}.")
     if args.engine == "ray" and args.shards is None:
         raise UsageError("--engine ray searches shards: give --shards N too.")
     _check_index_dir(args.index_dir)
