@@ -60,7 +60,9 @@ def main() -> None:
     corpus = write_text_corpus(args.docs, work / f"corpus-{args.docs}.tsv")
     bm25 = pse.BM25(k1=K1, b=B, stemmer=None, stopwords=None)
     qs = frequency_queries(args.queries, 3, 7, seed=11)
-    topics = pd.DataFrame({"qid": [str(i) for i in range(len(qs))], "query": [" ".join(WORDS[q]) for q in qs]})
+    topics = pd.DataFrame(
+        {"qid": [str(i) for i in range(len(qs))], "query": [" ".join(WORDS[q]) for q in qs]}
+    )
     one = topics.iloc[:1]
 
     rows, builds = [], {}
@@ -73,7 +75,9 @@ def main() -> None:
     reference = bm25.retriever(single, num_results=args.k).transform(topics)
     retr = bm25.retriever(single, num_results=args.k)
     s = _median(lambda: retr.transform(topics), args.runs)
-    rows.append(("single index", "local", len(topics) / s, _median(lambda: retr.transform(one), 20) * 1e3, True))
+    rows.append(
+        ("single index", "local", len(topics) / s, _median(lambda: retr.transform(one), 20) * 1e3, True)
+    )
     for n in args.shards:
         path = work / f"shards{n}-{args.docs}"
         shutil.rmtree(path, ignore_errors=True)
@@ -91,7 +95,9 @@ def main() -> None:
             s = _median(lambda r=r: r.transform(topics), args.runs)
             latency = _median(lambda r=r: r.transform(one), 20) * 1e3
             rows.append((f"{n} shards", engine, len(topics) / s, latency, same))
-            print(f"{n} shards {engine}: {len(topics) / s:,.0f} q/s, one query {latency:.2f} ms, same run: {same}")
+            print(
+                f"{n} shards {engine}: {len(topics) / s:,.0f} q/s, one query {latency:.2f} ms, same run: {same}"
+            )
             if engine == "ray":
                 r._searchers.close()
 
@@ -110,7 +116,9 @@ def main() -> None:
             f"| {name} | {engine} | {qps:,.0f} | {qps / base_qps:.2f} | {lat:.2f} | {lat - base_lat:+.2f} | "
             f"{'yes' if same else 'NO'} |"
         )
-    lines.append("\nBuild (one process), seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in builds.items()) + ".")
+    lines.append(
+        "\nBuild (one process), seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in builds.items()) + "."
+    )
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
