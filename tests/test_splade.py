@@ -300,3 +300,21 @@ def test_a_splade_build_shows_one_progress_bar_with_a_total(tmp_path, model_dir,
     quiet = pse.Splade(model_dir, batch_size=4, doc_max_length=32, verbose=False)
     quiet.indexer(pse.SparseIndex(tmp_path / "j"), batch_size=16).index(docs)
     assert bars and all(kw.get("disable") is True for kw in bars), bars
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_splade_on_shards_equals_single_index(model_dir, tmp_path, idf):
+    """SPLADE documents in 3 shards scored with the corpus's statistics: the run equals the single index's
+    (documents, order, float32 scores). On Ray the same shard retrievers run in actors (tests/test_ray.py)."""
+    splade = pse.Splade(model_dir, batch_size=8, query_max_length=12, doc_max_length=32, verbose=False)
+    docs = [{"docno": f"d{i}", "text": f"{TEXTS[i % len(TEXTS)]} number {i} of {i % 7}"} for i in range(60)]
+    single = pse.SparseIndex(tmp_path / "single")
+    splade.indexer(single, batch_size=16).index(docs)
+    sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=3)
+    splade.indexer(sharded, batch_size=16).index(docs)
+    topics = pd.DataFrame({"qid": ["a", "b", "c"], "query": ["number seven", TEXTS[0], "capitals 3.14"]})
+    a = splade.retriever(single, num_results=20, idf=idf).transform(topics)
+    b = splade.retriever(sharded, num_results=20, idf=idf).transform(topics)
+    assert len(a) == len(b) == 60
+    assert a["docno"].tolist() == b["docno"].tolist() and a["rank"].tolist() == b["rank"].tolist()
+    np.testing.assert_array_equal(a["score"].to_numpy(), b["score"].to_numpy())
