@@ -118,7 +118,12 @@ class BM25:
         return bm25_saturation(tf, lengths, stats["avgdl"], self.k1, self.b)
 
     def indexer(
-        self, index: SparseIndex, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True
+        self,
+        index: SparseIndex | ShardedIndex,
+        *,
+        mode: str = "create",
+        batch_size: int = 10_000,
+        verbose: bool = True,
     ) -> BM25Indexer:
         """An indexer that analyses raw documents (``docno`` + text fields) into BM25 weights."""
         return BM25Indexer(self, index, mode=mode, batch_size=batch_size, verbose=verbose)
@@ -215,7 +220,7 @@ class BM25Indexer(pt.Indexer):
     def __init__(
         self,
         bm25: BM25,
-        index: SparseIndex,
+        index: SparseIndex | ShardedIndex,
         *,
         mode: str = "create",
         batch_size: int = 10_000,
@@ -234,7 +239,7 @@ class BM25Indexer(pt.Indexer):
     def __repr__(self) -> str:
         return f"BM25Indexer({self.bm25!r}, {self.index_ref!r}, mode={self.mode!r})"
 
-    def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> SparseIndex:  # type: ignore[override]
+    def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> SparseIndex | ShardedIndex:  # type: ignore[override]
         """Analyse and index ``docs``; returns the (reloaded) index.
 
         The text fields are chosen from the first batch of documents (see :func:`pse.datasets.resolve_fields`);

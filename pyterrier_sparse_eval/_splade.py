@@ -290,7 +290,7 @@ class Splade:
 
     def indexer(
         self,
-        index: SparseIndex,
+        index: SparseIndex | ShardedIndex,
         *,
         mode: str = "create",
         batch_size: int = 10_000,
