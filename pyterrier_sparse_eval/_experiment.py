@@ -179,6 +179,10 @@ def run_experiment(
 def trec_run_text(run: pd.DataFrame, tag: str) -> str:
     """A run as a TREC run file: ``qid Q0 docno rank score tag`` (rank from 1), scores at full float64 precision."""
     tag = "".join(c if not c.isspace() else "_" for c in tag) or "run"
+    for column in ("qid", "docno"):
+        spaced = [v for v in run[column].astype(str).unique().tolist() if any(c.isspace() for c in v)]
+        if spaced:
+            raise ValueError(f"A TREC run file cannot hold a {column} with whitespace, e.g. {spaced[0]!r}.")
     lines = [
         f"{q} Q0 {d} {r + 1} {s!r} {tag}\n"
         for q, d, r, s in zip(

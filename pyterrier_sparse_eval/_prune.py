@@ -7,8 +7,8 @@ document's score is the same float32 sum in the same order. The exhaustive kerne
 (score bits and doc id) for every document it touched and partitions them all at the end; here the k-th best score
 seen so far (the threshold) is kept instead, and a document scoring below it is dropped before its key is built:
 only candidates are kept, re-partitioned when their buffer fills. On queries that touch many documents (frequent
-terms, long queries) that is most of the selection work saved; on short posting lists the bookkeeping costs more
-than it saves, so :func:`top_k_pruned` sends such queries to the exhaustive kernel.
+terms, long queries) that is most of the selection work saved; on short posting lists the bookkeeping can cost more
+than it saves (``top_k_pruned(light=...)`` sends such queries to the exhaustive kernel; the retriever does not).
 
 Block-max upper bounds (skipping blocks whose best possible score is below the threshold) were measured too and
 dropped: on BM25 queries with frequent terms and on SPLADE-like queries, 256-document blocks' bounds skipped under
@@ -170,7 +170,7 @@ if HAVE_NUMBA:
         acc = np.zeros(block, dtype=np.float32)
         acc64 = np.zeros(block if lucene else 1, dtype=np.float64)
         mark = np.zeros(block, dtype=np.uint8)
-        touched = np.empty(block, dtype=np.int32)
+        touched = np.empty(block + 1, dtype=np.int32)  # + 1: the branch-free marking writes one slot ahead
         keys = np.empty(num_docs, dtype=np.uint64)
         width = 1
         for q in range(lo, hi):

@@ -101,12 +101,15 @@ class ShardedWriter:
         """Merge the statistics, finish every shard with them, write the manifest and move the index into place."""
         if self.num_docs < self.num_shards:
             raise ValueError(
-                f"{self.num_docs} documents cannot fill {self.num_shards} shards: use at most {self.num_docs}."
+                f"{self.num_docs} documents cannot fill {self.num_shards} shards: give at least as many documents "
+                "as shards (or fewer shards)."
             )
         stats = corpus_stats(np.concatenate(self.doclens))  # in corpus order, as a single index computes them
         num_terms = len(self.vocab)
         df = np.zeros(num_terms, dtype=np.int64)
         for w in self.writers:
+            if len(w.df) < num_terms:  # a shard skipped by the batches that brought the last terms
+                w.df = np.concatenate([w.df, np.zeros(num_terms - len(w.df), dtype=np.int64)])
             df += w.df[:num_terms]
         build_id = uuid.uuid4().hex
         records = []
@@ -118,6 +121,7 @@ class ShardedWriter:
             w.finish(weight, extra_meta=shard_meta, collection=(stats, df))
             meta = w.index.meta  # type: ignore[attr-defined]
             records.append({"path": shard_dir(i), "build_id": meta["build_id"], "num_docs": meta["num_docs"]})
+        _check_unique([w.index.docnos for w in self.writers])  # type: ignore[attr-defined]
         manifest: dict[str, Any] = {
             "type": ARTIFACT_TYPE,
             "format": SHARDED_FORMAT,
@@ -148,3 +152,13 @@ class ShardedWriter:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
         self.index.reload()
+
+
+def _check_unique(parts: list[np.ndarray]) -> None:
+    """Refuse a docno found in two shards (each shard refused its own duplicates), as a single index refuses it."""
+    raw = np.array([d.encode() for part in parts for d in part.tolist()], dtype=bytes)
+    order = np.argsort(raw, kind="stable")
+    dup = raw[order[1:]] == raw[order[:-1]]
+    if dup.any():
+        examples = sorted({d.decode() for d in raw[order[1:]][dup][:5].tolist()})
+        raise ValueError(f"Duplicate docnos in the corpus, e.g. {examples}; docnos must be unique.")

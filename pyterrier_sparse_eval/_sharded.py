@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
@@ -334,6 +335,7 @@ class ShardedRetriever(pt.Transformer):
         self._parts = [SparseRetriever(s, num_results=num_results, **kwargs) for s in index.shards]
         self.ties = self._parts[0].ties
         self._searchers: Any = None
+        self._build_id = index.build_id
         if engine == "ray":
             from ._ray import ShardSearchers
 
@@ -370,12 +372,23 @@ class ShardedRetriever(pt.Transformer):
         if len(inp) == 0:
             return first._empty(inp[keep])
         self.index.check_current()
+        if self.index.build_id != self._build_id:
+            raise StaleIndexError(
+                f"The sharded index at {self.index.path} was rebuilt after this retriever was created; create a "
+                "new retriever from it (e.g. index.retriever(...))."
+            )
         if first.lucene_ and not first.idf:
             first.transform(inp)  # raises its explanation
         weights = first._query_weights(inp)  # queries analysed once, for every shard
         if self._searchers is not None:
             for part in self._parts:
                 part._check_build()  # the driver's view: the shards the actors opened are of this build
+        empty = sum(1 for w in weights if not any(t in first.index.term_ids for t in w))
+        if empty:  # the shards share one vocabulary: a query unknown to one is unknown to all
+            warnings.warn(
+                f"{empty} of {len(inp)} queries share no term with the index and returned no results.",
+                stacklevel=2,
+            )
         parts = self._search(weights)
         row, docno, score = (np.concatenate(x) for x in zip(*parts))
         if not len(row):

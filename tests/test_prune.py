@@ -171,3 +171,34 @@ def test_retriever_threshold_on_learned_weights(tmp_path):
     # through the retriever's own blocks of queries (a small memory budget: several kernel calls) and 2 threads
     a = index.retriever(num_results=10, memory_budget=2_000, threads=2).transform(topics)
     pd.testing.assert_frame_equal(a, index.retriever(num_results=10, prune=False).transform(topics))
+
+
+def test_no_write_out_of_bounds_when_a_block_is_fully_touched(tmp_path):
+    # every document of a block touched, then touched again: the branch-free first-touch marking must stay inside
+    # its buffer. Numba checks bounds only when asked: a fresh process with NUMBA_BOUNDSCHECK=1 and its own cache.
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np, scipy.sparse as sp
+from pyterrier_sparse_eval._prune import top_k_pruned
+from pyterrier_sparse_eval._topk import top_k_numba
+# the first block (4 documents) touched by all three terms; fewer postings than documents: branch-free marking
+dense = np.zeros((3, 64), dtype=np.float32)
+dense[:, :4] = 1.0
+dense[0, 40] = 1.0
+m = sp.csr_matrix(dense)
+q = sp.csr_matrix(np.array([[1.0, 2.0, 0.5]], dtype=np.float32))
+tie = np.arange(64, dtype=np.int32)
+for lucene in (False, True):
+    for block in (4, 5):
+        args = (q.indptr, q.indices, q.data, m.indptr, m.indices, m.data, tie, 10, 64)
+        got = top_k_pruned(*args, lucene=lucene, block=block)
+        ref = top_k_numba(*args, lucene=lucene)
+        assert all((a == b).all() for a, b in zip(got, ref))
+print("ok")
+"""
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -211,3 +211,41 @@ def test_ray_engine_without_ray_names_the_extra(built):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     assert 'ImportError: engine="ray" needs Ray: pip install "pyterrier-sparse-eval[ray]"' in done.stderr
+
+
+def test_last_batch_brings_terms_to_one_shard_only(tmp_path):
+    # batches of one document: the last one brings 3,000 new terms to shard 1 only; shard 0 must still know them
+    docs = [{"docno": f"d{i:02d}", "toks": {f"a{i % 5}": 1.0, f"b{i}": 2.0}} for i in range(11)]
+    docs.append({"docno": "d11", "toks": {f"new{j}": 1.0 + j % 3 for j in range(3000)} | {"a1": 1.0}})
+    single = pse.SparseIndex(tmp_path / "single")
+    single.indexer(verbose=False, batch_size=1).index(docs)
+    sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=2)
+    sharded.indexer(verbose=False, batch_size=1).index(docs)
+    assert [s.num_terms for s in sharded.shards] == [single.num_terms] * 2
+    queries = pd.DataFrame(
+        {"qid": ["q1", "q2"], "query_toks": [{"a1": 1.0, "new7": 2.0}, {"b3": 1.0, "a3": 0.5}]}
+    )
+    for idf in (True, False):
+        _same_run(single.retriever(idf=idf).transform(queries), sharded.retriever(idf=idf).transform(queries))
+
+
+def test_docno_in_two_shards_is_refused(tmp_path):
+    docs = random_toks_corpus(np.random.default_rng(4), 10, 8)
+    docs[5]["docno"] = docs[4]["docno"]  # shards 0 and 1
+    with pytest.raises(ValueError, match=r"Duplicate docnos in the corpus, e.g. \['d0004'\]"):
+        pse.ShardedIndex(tmp_path / "x", num_shards=2).indexer(verbose=False).index(docs)
+    assert os.listdir(tmp_path) == []
+
+
+def test_retriever_of_a_rebuilt_index_says_so(built):
+    retriever = built.retriever(num_results=5)
+    queries = pd.DataFrame({"qid": ["q"], "query_toks": [{"t1": 1.0}]})
+    assert len(retriever.transform(queries))
+    pse.ShardedIndex(built.path, num_shards=3).indexer(mode="overwrite", verbose=False).index(
+        random_toks_corpus(np.random.default_rng(8), 50, 30)
+    )
+    built.reload()
+    with pytest.raises(
+        pse.StaleIndexError, match="rebuilt after this retriever was created; create a new retriever"
+    ):
+        retriever.transform(queries)
