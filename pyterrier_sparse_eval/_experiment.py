@@ -139,6 +139,15 @@ def run_experiment(
     ``"ray"`` at ``ray_address``); ``save_runs=DIR`` writes each system's run as a TREC run file ``DIR/<name>.run``
     (written atomically) and evaluates those same runs.
     """
+    if engine != "local" and shards is None:
+        raise ValueError(f"engine={engine!r} searches shards: give shards=N too.")
+    run_files = [Path(save_runs) / f"{slug(s.name)}.run" for s in systems] if save_runs is not None else []
+    if len(set(run_files)) < len(run_files):
+        raise ValueError(
+            f"Two systems would write the same run file in {save_runs}: give them distinct names."
+        )
+    if save_runs is not None and Path(save_runs).exists() and not Path(save_runs).is_dir():
+        raise ValueError(f"save_runs={str(save_runs)!r} is a file; give a folder for the run files.")
     ds = datasets.load_dataset(dataset)
     topics = datasets.get_topics(ds, topic_field, verbose=verbose)
     qrels = datasets.get_qrels(ds)
@@ -155,8 +164,7 @@ def run_experiment(
     ]
     if save_runs is not None:
         retrievers = [r.transform(topics) for r in retrievers]
-        for s, run in zip(systems, retrievers):
-            path = Path(save_runs) / f"{slug(s.name)}.run"
+        for s, run, path in zip(systems, retrievers, run_files):
             files.atomic_write_text(path, trec_run_text(run, s.name))
             if verbose:
                 print(f"Wrote {path}")

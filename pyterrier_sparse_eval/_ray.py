@@ -30,9 +30,16 @@ def connect(address: str | None = None) -> Any:
             'engine="ray" needs Ray: pip install "pyterrier-sparse-eval[ray]" (or use engine="local").'
         ) from None
     if ray.is_initialized():
+        if address and address not in ("auto", "local"):
+            current = str(ray.get_runtime_context().gcs_address)
+            if address.split("://", 1)[-1] != current:
+                raise ConnectionError(
+                    f"This process is already connected to the Ray cluster at {current}, not {address!r}; call "
+                    "ray.shutdown() first to join another."
+                )
         return ray
     address = address or os.environ.get("RAY_ADDRESS") or None
-    if address and address != "auto":
+    if address and address not in ("auto", "local") and not address.startswith("ray://"):
         _reachable(address)  # Ray itself retries an unreachable address for minutes
     try:
         ray.init(address=address, log_to_driver=False, include_dashboard=False)
@@ -108,12 +115,19 @@ class ShardSearchers:
     ):
         ray = connect(address)
         self.ray = ray
-        # no CPU reserved per actor (more shards than cores must not wait forever); spread over the nodes
-        remote = ray.remote(
-            num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS, scheduling_strategy="SPREAD"
-        )(_Searcher)
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        # no CPU reserved per actor (more shards than cores must not wait forever); shard i on alive node i mod n
+        # (soft: a restarted actor whose node is gone goes elsewhere)
+        remote = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)(_Searcher)
+        nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive"))
         self.labels = [label for _, _, label in shards]
-        self.actors = [remote.remote(path, build, label, kwargs) for path, build, label in shards]
+        self.actors = [
+            remote.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=True)
+            ).remote(path, build, label, kwargs)
+            for i, (path, build, label) in enumerate(shards)
+        ]
         ready, pending = ray.wait(
             [a.pid.remote() for a in self.actors], num_returns=len(self.actors), timeout=300
         )

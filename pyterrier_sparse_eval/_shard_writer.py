@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ._build import IndexWriter, check_mode, corpus_stats
-from ._format import ARTIFACT_TYPE, FORMAT_VERSION, META, PACKAGE_HINT, SHARDED_FORMAT
+from ._format import ARTIFACT_TYPE, FORMAT_VERSION, META, PACKAGE_HINT, SHARDED_FORMAT, is_index_dir
 from ._index import SparseIndex
 from .files import new_temp_dir, replace_dir
 
@@ -99,6 +99,8 @@ class ShardedWriter:
 
     def finish(self, weight: Any = None, extra_meta: dict[str, Any] | None = None) -> None:
         """Merge the statistics, finish every shard with them, write the manifest and move the index into place."""
+        if self.num_docs == 0:
+            raise ValueError("No documents were indexed: the document iterator was empty.")
         if self.num_docs < self.num_shards:
             raise ValueError(
                 f"{self.num_docs} documents cannot fill {self.num_shards} shards: give at least as many documents "
@@ -147,7 +149,9 @@ class ShardedWriter:
             json.dump(manifest, f, indent=2, ensure_ascii=False)
         try:
             check_mode(self.index.path, self.mode)
-            replace_dir(self.tmp, self.index.directory, overwrite=self.mode == "overwrite")
+            replace_dir(
+                self.tmp, self.index.directory, overwrite=self.mode == "overwrite", replaceable=is_index_dir
+            )
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise

@@ -186,6 +186,8 @@ class System:
             mode = "create"
             if index.built():
                 try:
+                    if isinstance(index, ShardedIndex):
+                        _ = index.shards  # every shard checked: a damaged one makes the entry rebuilt
                     why = self.stale_reason(index)
                 except (
                     IndexCorruptError

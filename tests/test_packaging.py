@@ -58,7 +58,7 @@ LAYERS = {
     "hf": 1,  # Hugging Face hub collections
     "datasets": 2,  # leaves
     "_topk": 10,
-    "_prune": 12,  # block-max pruning over the kernel
+    "_prune": 12,  # the running-threshold kernel
     "_postings": 10,
     "_textscan": 10,  # compiled kernels and their numpy twins
     "_format": 15,  # the on-disk format and its checks
