@@ -6,7 +6,7 @@ system is exact and returns the same run (checked here against the single index:
 
 Measured, in one run: the build of a single index and of 2 and 4 shards (one process: one analysis pass, the
 shards spilled and finished one after the other); retrieval of the whole query set at k = 100 as a PyTerrier
-transformer with one thread per shard searcher, locally (shards searched one after the other in this process)
+transformer with one thread per shard searcher, locally (shards searched in parallel threads of this process)
 and on a Ray instance started on this machine (one actor per shard, searched in parallel); and Ray's overhead
 per query batch (a batch of one query, Ray minus local). This machine has 2 cores: expect at most 2x from
 parallel shards.

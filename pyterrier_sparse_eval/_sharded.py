@@ -22,6 +22,7 @@ import json
 import os
 import warnings
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -356,12 +357,18 @@ class ShardedRetriever(pt.Transformer):
         """Each shard's top k for the queries: (query row, docno, float32 score) arrays."""
         if self._searchers is not None:
             return self._searchers.search(weights)
-        out = []
-        for part in self._parts:
+
+        def one(part: SparseRetriever) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             part._check_build()
             r, d, s, _ = part.search_matrix(part.query_matrix(weights))
-            out.append((r, part.index.docnos[d], s.astype(np.float32)))
-        return out
+            return r, part.index.docnos[d], s.astype(np.float32)
+
+        workers = min(len(self._parts), os.cpu_count() or 1)
+        if workers == 1:
+            return [one(p) for p in self._parts]
+        # the kernels release the GIL: shards are searched in parallel threads (results in shard order)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(one, self._parts))
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         first = self._parts[0]
