@@ -10,8 +10,18 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import IndexWriter, batched, iter_docs, open_writer, progress, warn_empty
+from ._build import (
+    batched,
+    build_on_ray,
+    check_engine,
+    iter_docs,
+    open_writer,
+    progress,
+    term_ids,
+    warn_empty,
+)
 from ._index import SparseIndex
+from ._ray import Encoded
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex, ShardedRetriever
 from ._tokenize import ANALYZER_VERSION, Analyzer
@@ -25,7 +35,7 @@ from ._weights import (
 )
 from .datasets import FieldError, doc_texts, resolve_fields
 
-__all__ = ["BM25", "BM25Indexer", "TextEncoder"]
+__all__ = ["BM25", "BM25Batches", "BM25Indexer", "TermCounter", "TextEncoder"]
 
 
 class BM25:
@@ -124,9 +134,23 @@ class BM25:
         mode: str = "create",
         batch_size: int = 10_000,
         verbose: bool = True,
+        engine: str = "local",
+        ray_address: str | None = None,
+        num_workers: int | None = None,
     ) -> BM25Indexer:
-        """An indexer that analyses raw documents (``docno`` + text fields) into BM25 weights."""
-        return BM25Indexer(self, index, mode=mode, batch_size=batch_size, verbose=verbose)
+        """An indexer that analyses raw documents (``docno`` + text fields) into BM25 weights; with
+        ``engine="ray"`` on a pool of ``num_workers`` Ray actors (default: one per CPU of the cluster at
+        ``ray_address``, or ``RAY_ADDRESS``, or a local Ray), giving the same index as a local build."""
+        return BM25Indexer(
+            self,
+            index,
+            mode=mode,
+            batch_size=batch_size,
+            verbose=verbose,
+            engine=engine,
+            ray_address=ray_address,
+            num_workers=num_workers,
+        )
 
     def retriever(
         self, index: SparseIndex | ShardedIndex, *, num_results: int = 1000, **kwargs: Any
@@ -214,8 +238,107 @@ def _counts(terms: list[str]) -> dict[str, int]:
     return out
 
 
+class TermCounter:
+    """Raw texts -> (term id per posting, term frequency, offsets per document, document lengths), with term ids
+    from a vocabulary that grows as new terms appear (a writer's, or an encoding worker's own): each raw token is
+    analysed once and remembered. ``compiled``: numba's tokenizer (the same tokens as the analyzer's regex)."""
+
+    def __init__(self, analyzer: Analyzer, compiled: bool):
+        from ._textscan import TokenTable  # imports numba only when indexing
+
+        self.analyzer = analyzer
+        self.table = TokenTable() if compiled and analyzer.compiled_rule is not None else None
+        self.token_ids: dict[str, int] = {}  # the regex path's memo (raw token -> term id)
+        self.raw2term = np.zeros(0, dtype=np.int32)  # the compiled path's (raw token id -> term id)
+
+    def count(self, texts: list[str], vocab: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``vocab``: anything with ``vocab`` (term -> id) and ``term_ids(terms)`` (an :class:`IndexWriter`)."""
+        if self.table is not None:
+            return self._count_compiled(texts, vocab)
+        return self._count_python(texts, vocab)
+
+    def _new_term_ids(self, tokens: list[str], vocab: Any) -> np.ndarray:
+        """Term ids of raw tokens seen for the first time (-1 for tokens the analyzer drops)."""
+        analyzer = self.analyzer
+        analyzer.learn([tokens])
+        terms = [analyzer.term_of(t) for t in tokens]
+        known = [t for t in terms if t]
+        ids = np.full(len(tokens), -1, dtype=np.int32)
+        if known:
+            ids[[i for i, t in enumerate(terms) if t]] = vocab.term_ids(known)
+        return ids
+
+    def _count_compiled(
+        self, texts: list[str], vocab: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        from ._textscan import count_terms
+
+        analyzer, table = self.analyzer, self.table
+        assert table is not None
+        doc, tok, before = table.scan(
+            texts, analyzer.lowercases, analyzer.tokenize_batch, rule=analyzer.compiled_rule or 0
+        )
+        if len(table) > before:
+            new_ids = self._new_term_ids([table.token(i) for i in range(before, len(table))], vocab)
+            self.raw2term = np.concatenate([self.raw2term, new_ids])
+        return count_terms(doc, self.raw2term[tok], len(texts), len(vocab.vocab))
+
+    def _count_python(
+        self, texts: list[str], vocab: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        # raw token -> term id (-1 for stopwords), memoised across batches: one C-level pass per batch
+        token_ids = self.token_ids
+        raw = self.analyzer.tokenize_batch(texts)
+        new = set(itertools.chain.from_iterable(raw))
+        new.difference_update(token_ids)
+        if new:
+            if len(token_ids) + len(new) > 2_000_000:
+                token_ids.clear()
+                new = set(itertools.chain.from_iterable(raw))
+            tokens = sorted(new)
+            token_ids.update(zip(tokens, self._new_term_ids(tokens, vocab).tolist()))
+        raw_lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(texts))
+        flat = itertools.chain.from_iterable(raw)
+        ids = np.fromiter(map(token_ids.__getitem__, flat), dtype=np.int64, count=int(raw_lengths.sum()))
+        owner = np.repeat(np.arange(len(texts), dtype=np.int64), raw_lengths)
+        kept = ids >= 0
+        ids, owner = ids[kept], owner[kept]
+        lengths = np.bincount(owner, minlength=len(texts))
+        # term frequencies per (doc, term): unique over a combined key, sorted by doc then term
+        size = len(vocab.vocab) + 1
+        uniq, tf = np.unique(owner * size + ids, return_counts=True)
+        doc_of = uniq // size
+        terms = (uniq % size).astype(np.int32)
+        offsets = np.searchsorted(doc_of, np.arange(len(texts) + 1))
+        return terms, tf, offsets, lengths
+
+
+class BM25Batches:
+    """Analyses batches of documents where it runs (a Ray worker, for ``engine="ray"``) into :data:`Encoded`
+    batches: the same term frequencies and lengths as the local indexer, with the batch's terms as strings."""
+
+    def __init__(self, bm25: BM25, fields: tuple[str, ...], compiled: bool):
+        self.bm25, self.fields, self.compiled = bm25, fields, compiled
+        self.vocab: dict[str, int] = {}
+        self.names: list[str] = []
+        self.counter: TermCounter | None = None
+
+    def term_ids(self, terms: list[str]) -> np.ndarray:
+        return term_ids(self.vocab, terms, self.names)
+
+    def __call__(self, batch: list[dict[str, Any]]) -> Encoded:
+        if self.counter is None:
+            self.counter = TermCounter(self.bm25.analyzer, self.compiled)
+        texts, missing = doc_texts(batch, self.fields)
+        terms, tf, offsets, lengths = self.counter.count(texts, self)
+        uniq, idx = np.unique(terms, return_inverse=True)
+        names = [self.names[i] for i in uniq.tolist()]
+        return [str(d["docno"]) for d in batch], names, idx.astype(np.int32), tf, offsets, lengths, missing
+
+
 class BM25Indexer(pt.Indexer):
-    """Indexes raw documents with BM25 weights (see :class:`BM25`). Streams in batches."""
+    """Indexes raw documents with BM25 weights (see :class:`BM25`). Streams in batches; with ``engine="ray"`` the
+    documents are analysed by a pool of Ray workers (see :func:`pyterrier_sparse_eval._ray_build.build`)."""
 
     def __init__(
         self,
@@ -225,19 +348,35 @@ class BM25Indexer(pt.Indexer):
         mode: str = "create",
         batch_size: int = 10_000,
         verbose: bool = True,
+        engine: str = "local",
+        ray_address: str | None = None,
+        num_workers: int | None = None,
     ):
+        check_engine(engine)
         self.bm25 = bm25
         self.index_ref = index
         self.mode = mode
         self.batch_size = batch_size
         self.verbose = verbose
+        self.engine = engine
+        self.ray_address = ray_address
+        self.num_workers = num_workers
         self.fields_: tuple[str, ...] | None = None
         # the compiled tokenizer (numba) gives the same tokens as the analyzer's regex; None = when numba is
         # installed (tests force either path)
         self._compiled: bool | None = None
 
     def __repr__(self) -> str:
-        return f"BM25Indexer({self.bm25!r}, {self.index_ref!r}, mode={self.mode!r})"
+        return f"BM25Indexer({self.bm25!r}, {self.index_ref!r}, mode={self.mode!r}, engine={self.engine!r})"
+
+    def _fields(self, batch: list[dict[str, Any]]) -> tuple[str, ...]:
+        if self.fields_ is None:
+            if "docno" not in batch[0]:
+                raise FieldError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
+            self.fields_ = resolve_fields(batch, self.bm25.fields)
+            if self.verbose:
+                print(f"BM25 indexing fields: {' + '.join(self.fields_)}")
+        return self.fields_
 
     def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> SparseIndex | ShardedIndex:  # type: ignore[override]
         """Analyse and index ``docs``; returns the (reloaded) index.
@@ -245,87 +384,35 @@ class BM25Indexer(pt.Indexer):
         The text fields are chosen from the first batch of documents (see :func:`pse.datasets.resolve_fields`);
         documents without text in them are indexed empty, counted, and reported once at the end.
         """
-        from ._textscan import HAVE_NUMBA, TokenTable  # imports numba only when indexing
+        from ._textscan import HAVE_NUMBA  # imports numba only when indexing
 
         bm25 = self.bm25
         encoder = bm25.encoder_config()
         compiled = HAVE_NUMBA if self._compiled is None else self._compiled
-        table = TokenTable() if compiled and bm25.analyzer.compiled_rule is not None else None
-        token_ids: dict[str, int] = {}  # the regex path's memo (raw token -> term id)
-        self._raw2term = np.zeros(0, dtype=np.int32)
+        if self.engine == "ray":
+
+            def batches(first: list[dict[str, Any]]) -> BM25Batches:
+                encoder["fields"] = list(self._fields(first))
+                return BM25Batches(bm25, self.fields_ or (), compiled)
+
+            empty, total = build_on_ray(self, docs, encoder, batches, bm25.weights)
+        else:
+            empty, total = self._index_local(docs, encoder, compiled)
+        warn_empty(empty, total, self.fields_ or ())
+        return self.index_ref
+
+    def _index_local(self, docs: Any, encoder: dict[str, Any], compiled: bool) -> tuple[int, int]:
+        counter = TermCounter(self.bm25.analyzer, compiled)
         empty = total = 0
         with open_writer(self.index_ref, mode=self.mode, encoder=encoder) as writer:
             bar = progress(docs, self.verbose)
             for batch in batched(iter_docs(docs), self.batch_size):
-                if self.fields_ is None:
-                    if "docno" not in batch[0]:
-                        raise FieldError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
-                    self.fields_ = resolve_fields(batch, bm25.fields)
-                    encoder["fields"] = list(self.fields_)
-                    if self.verbose:
-                        print(f"BM25 indexing fields: {' + '.join(self.fields_)}")
-                texts, missing = doc_texts(batch, self.fields_)
+                encoder["fields"] = list(self._fields(batch))
+                texts, missing = doc_texts(batch, self.fields_ or ())
                 empty, total = empty + missing, total + len(batch)
-                if table is not None:
-                    terms, tf, offsets, lengths = self._count_compiled(table, texts, writer)
-                else:
-                    terms, tf, offsets, lengths = self._count_python(token_ids, texts, writer)
+                terms, tf, offsets, lengths = counter.count(texts, writer)
                 writer.add([str(d["docno"]) for d in batch], terms, tf, offsets, lengths)
                 bar.update(len(batch))
             bar.close()
-            writer.finish(bm25.weights)
-        warn_empty(empty, total, self.fields_ or ())
-        return self.index_ref
-
-    def _new_term_ids(self, tokens: list[str], writer: IndexWriter) -> np.ndarray:
-        """Term ids of raw tokens seen for the first time (-1 for tokens the analyzer drops)."""
-        analyzer = self.bm25.analyzer
-        analyzer.learn([tokens])
-        terms = [analyzer.term_of(t) for t in tokens]
-        known = [t for t in terms if t]
-        ids = np.full(len(tokens), -1, dtype=np.int32)
-        if known:
-            ids[[i for i, t in enumerate(terms) if t]] = writer.term_ids(known)
-        return ids
-
-    def _count_compiled(
-        self, table: Any, texts: list[str], writer: IndexWriter
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        from ._textscan import count_terms
-
-        analyzer = self.bm25.analyzer
-        doc, tok, before = table.scan(
-            texts, analyzer.lowercases, analyzer.tokenize_batch, rule=analyzer.compiled_rule or 0
-        )
-        if len(table) > before:
-            new_ids = self._new_term_ids([table.token(i) for i in range(before, len(table))], writer)
-            self._raw2term = np.concatenate([self._raw2term, new_ids])
-        return count_terms(doc, self._raw2term[tok], len(texts), len(writer.vocab))
-
-    def _count_python(
-        self, token_ids: dict[str, int], texts: list[str], writer: IndexWriter
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        # raw token -> term id (-1 for stopwords), memoised across batches: one C-level pass per batch
-        raw = self.bm25.analyzer.tokenize_batch(texts)
-        new = set(itertools.chain.from_iterable(raw))
-        new.difference_update(token_ids)
-        if new:
-            if len(token_ids) + len(new) > 2_000_000:
-                token_ids.clear()
-                new = set(itertools.chain.from_iterable(raw))
-            tokens = sorted(new)
-            token_ids.update(zip(tokens, self._new_term_ids(tokens, writer).tolist()))
-        raw_lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(texts))
-        flat = itertools.chain.from_iterable(raw)
-        ids = np.fromiter(map(token_ids.__getitem__, flat), dtype=np.int64, count=int(raw_lengths.sum()))
-        owner = np.repeat(np.arange(len(texts), dtype=np.int64), raw_lengths)
-        kept = ids >= 0
-        ids, owner = ids[kept], owner[kept]
-        lengths = np.bincount(owner, minlength=len(texts))
-        # term frequencies per (doc, term): unique over a combined key, sorted by doc then term
-        key = owner * (len(writer.vocab) + 1) + ids
-        uniq, tf = np.unique(key, return_counts=True)
-        doc_of = uniq // (len(writer.vocab) + 1)
-        terms = (uniq % (len(writer.vocab) + 1)).astype(np.int32)
-        offsets = np.searchsorted(doc_of, np.arange(len(texts) + 1))
-        return terms, tf, offsets, lengths
+            writer.finish(self.bm25.weights)
+        return empty, total

@@ -5,7 +5,7 @@ the very last step (``pt_meta.json``, with the seal of every file, is written la
 interrupted or failed build never leaves a directory that loads as an index, and an overwrite leaves the old
 or the new index at the path at every instant. Memory during a build is bounded by one batch plus one
 transposition pass: batches are spilled to disk as chunks (sorted by term), and at the end the term-major
-arrays are written sequentially, one term range of at most ``_PASS_POSTINGS`` postings at a time; the full
+arrays are written sequentially, one term range at a time (``_spill``); the full
 arrays are never held in memory.
 
 This module knows nothing of the :class:`~pyterrier_sparse_eval.SparseIndex` class: writers take the target
@@ -14,6 +14,7 @@ index (anything with ``path`` and ``reload()``), and the index's factories hand 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -28,15 +29,9 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._format import (
-    ARTIFACT_FORMAT,
-    ARTIFACT_TYPE,
-    FORMAT_VERSION,
-    PACKAGE_HINT,
-    describe_path,
-    is_index_dir,
-    seal,
-)
+from ._format import describe_path, is_index_dir, seal
+from ._ray import Encoded
+from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from .datasets import FieldError
 from .files import clean_leftovers, new_temp_dir, replace_dir
 
@@ -52,10 +47,6 @@ __all__ = [
 
 MODES = ("create", "overwrite")
 
-#: postings placed per pass when the spilled chunks are transposed (4 bytes doc id + 4 bytes weight each)
-_PASS_POSTINGS = 1 << 22
-_WEIGHT_BLOCK = 1 << 18
-
 
 class Target(Protocol):
     """What a writer needs of the index it writes: where it lives, and how to tell it to reopen."""
@@ -65,30 +56,23 @@ class Target(Protocol):
     def reload(self) -> None: ...
 
 
-def index_meta(
-    *,
-    num_docs: int,
-    num_terms: int,
-    num_postings: int,
-    avgdl: float,
-    encoder: dict[str, Any],
-    built: dict[str, Any],
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The content of ``pt_meta.json``: artifact type and format, statistics, and how the index was built."""
-    return {
-        "type": ARTIFACT_TYPE,
-        "format": ARTIFACT_FORMAT,
-        "package_hint": PACKAGE_HINT,
-        "format_version": FORMAT_VERSION,
-        "num_docs": int(num_docs),
-        "num_terms": int(num_terms),
-        "num_postings": int(num_postings),
-        "avgdl": float(avgdl),
-        "encoder": encoder,
-        "built": {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **built, "by": PACKAGE_HINT},
-        **(extra or {}),
-    }
+def term_ids(vocab: dict[str, int], terms: list[Any], names: list[str] | None = None) -> np.ndarray:
+    """Map term strings to ids, growing ``vocab`` by the new ones in sorted order (and ``names``, the terms by id,
+    when given)."""
+    new = set(terms).difference(vocab)
+    if new:
+        bad = [t for t in new if not isinstance(t, str)]
+        if bad:
+            raise TypeError(
+                f"Terms must be strings, got {type(bad[0]).__name__} {bad[0]!r}; convert token ids to "
+                "their vocabulary strings (e.g. tokenizer.convert_ids_to_tokens) before indexing."
+            )
+        ordered = sorted(new)
+        for t in ordered:
+            vocab[t] = len(vocab)
+        if names is not None:
+            names.extend(ordered)
+    return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
 
 
 def check_mode(path: Any, mode: str) -> None:
@@ -206,18 +190,7 @@ class IndexWriter:
 
     def term_ids(self, terms: list[Any]) -> np.ndarray:
         """Map term strings to ids, growing the vocabulary."""
-        vocab = self.vocab
-        new = set(terms).difference(vocab)
-        if new:
-            bad = [t for t in new if not isinstance(t, str)]
-            if bad:
-                raise TypeError(
-                    f"Terms must be strings, got {type(bad[0]).__name__} {bad[0]!r}; convert token ids to "
-                    "their vocabulary strings (e.g. tokenizer.convert_ids_to_tokens) before indexing."
-                )
-            for t in sorted(new):
-                vocab[t] = len(vocab)
-        return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
+        return term_ids(self.vocab, terms)
 
     def add(
         self,
@@ -258,55 +231,8 @@ class IndexWriter:
         self.num_docs += len(docnos)
         self.num_chunks += 1
 
-    def _write_docnos(self) -> np.ndarray:
-        """docnos.json from the spilled docnos (refusing duplicates); returns each document's docno rank."""
-        tmp = self.tmp
-        with open(tmp / "docnos.txt", "rb") as text:
-            raw = text.read()
-        # UTF-8 bytes sort in code point order (trec_eval's strcmp order) and take a quarter of the memory of
-        # numpy's fixed-width str; numpy's bytes drop trailing NULs, so a NUL would merge two docnos (refused)
-        docnos = raw.split(b"\n")[:-1]
-        del raw
-        docno_arr = np.array(docnos, dtype=bytes)
-        order = np.argsort(docno_arr, kind="stable")
-        dup = docno_arr[order[1:]] == docno_arr[order[:-1]]
-        if dup.any():
-            examples = sorted({d.decode() for d in docno_arr[order[1:]][dup][:5].tolist()})
-            raise ValueError(f"Duplicate docnos in the corpus, e.g. {examples}; docnos must be unique.")
-        del docno_arr
-        docno_rank = np.empty(len(docnos), dtype=np.int32)
-        docno_rank[order] = np.arange(len(docnos), dtype=np.int32)
-        del order
-        with open(tmp / "docnos.json", "w", encoding="utf-8", newline="\n") as out:
-            out.write("[")
-            for start in range(0, len(docnos), 1 << 16):  # a JSON list written in slices, never as one string
-                part = json.dumps([d.decode() for d in docnos[start : start + (1 << 16)]], ensure_ascii=False)
-                out.write(("," if start else "") + part[1:-1])
-            out.write("]")
-        (tmp / "docnos.txt").unlink()
-        return docno_rank
-
-    def finish(
-        self,
-        weight: Callable[[np.ndarray, np.ndarray, dict[str, Any]], np.ndarray] | None = None,
-        extra_meta: dict[str, Any] | None = None,
-        collection: tuple[dict[str, Any], np.ndarray] | None = None,
-    ) -> None:
-        """Transpose the chunks into term-major arrays, write metadata, and move the index into place.
-
-        ``weight(values, doclen_of_each_posting, stats)`` turns stored values into final weights once corpus
-        statistics (``stats["avgdl"]``, ``stats["num_docs"]``, and Lucene's ``stats["doc_count"]``,
-        ``stats["sum_ttf"]``) are known (BM25).
-
-        The postings are written in passes over term ranges of at most ``_PASS_POSTINGS`` postings each: a
-        pass reads its slice of every spilled chunk, places it, and appends it to the output files, so memory
-        stays bounded by one pass whatever the size of the index.
-
-        ``collection`` = (statistics, document frequencies per term id) of a larger corpus this index is part
-        of (a shard): the weights and the idf then come from them (``collection_df.npy``, as for a subset).
-        """
-        from ._postings import place_postings
-
+    def close(self) -> Spill:
+        """Close the spill files and describe them (the first phase's result); :meth:`finish` writes the index."""
         self._docnos.close()
         for spill in self._spill:
             spill.close()
@@ -314,86 +240,22 @@ class IndexWriter:
             raise ValueError("No documents were indexed: the document iterator was empty.")
         if self.num_docs >= 2**31 - 1:
             raise ValueError("More than 2^31 - 1 documents are not supported.")
-        tmp = self.tmp
-        docno_rank = self._write_docnos()
+        df = np.zeros(len(self.vocab), dtype=np.int64)  # a shard may not have seen the corpus's last terms
+        n = min(len(df), len(self.df))
+        df[:n] = self.df[:n]
         doclen = np.concatenate(self.doclens)
-        # avgdl: the mean over all documents; doc_count and sum_ttf as Lucene counts them (documents with at least
-        # one term, and their total length), for Lucene's BM25
-        stats = corpus_stats(doclen) if collection is None else collection[0]
-        num_terms = len(self.vocab)
-        indptr = np.zeros(num_terms + 1, dtype=np.int64)
-        np.cumsum(self.df[:num_terms], out=indptr[1:])
-        nnz = int(indptr[-1])
-        spill_names = [tmp / f"spill.{part}" for part in ("terms", "docs", "values")]
-        ends = self._chunk_ends
-        with (
-            open(tmp / "postings.indices.npy", "wb") as out_i,
-            open(tmp / "postings.data.npy", "wb") as out_d,
-        ):
-            for stream, dtype in ((out_i, np.int32), (out_d, np.float32)):
-                np.lib.format.write_array_header_1_0(
-                    stream, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (nnz,)}
-                )
-            t0 = 0
-            while nnz and t0 < num_terms:
-                t1 = int(np.searchsorted(indptr, indptr[t0] + _PASS_POSTINGS, side="right")) - 1
-                t1 = min(max(t1, t0 + 1), num_terms)
-                n = int(indptr[t1] - indptr[t0])
-                docs_out = np.empty(n, dtype=np.int32)
-                values_out = np.empty(n, dtype=np.float32)
-                cursor = indptr[t0:t1] - indptr[t0]
-                # term ranges are found by binary search in a read-only map of the spilled terms; the postings
-                # themselves are read into (and freed with) ordinary arrays, so a pass's reads leave memory with it
-                terms_mm = np.memmap(spill_names[0], dtype=np.int32, mode="r")
-                for c in range(self.num_chunks):
-                    a, b = ends[c], ends[c + 1]
-                    lo, hi = (int(x) for x in a + np.searchsorted(terms_mm[a:b], [t0, t1]))
-                    if hi > lo:
-                        p_terms, p_docs, p_values = (
-                            np.fromfile(name, dtype=dt, count=hi - lo, offset=lo * 4)
-                            for name, dt in zip(spill_names, (np.int32, np.int32, np.float32))
-                        )
-                        place_postings(p_terms, p_docs, p_values, t0, cursor, docs_out, values_out)
-                del terms_mm
-                if weight is not None:  # in blocks: the formula's float64 temporaries stay small
-                    for s in range(0, n, _WEIGHT_BLOCK):
-                        e = min(n, s + _WEIGHT_BLOCK)
-                        values_out[s:e] = weight(values_out[s:e], doclen[docs_out[s:e]], stats)
-                docs_out.tofile(out_i)
-                values_out.tofile(out_d)
-                t0 = t1
-        for name in spill_names:
-            name.unlink()
-        np.save(tmp / "postings.indptr.npy", indptr)
-        np.save(tmp / "doclen.npy", doclen)
-        np.save(tmp / "docno_rank.npy", docno_rank)
-        if collection is not None:
-            np.save(tmp / "collection_df.npy", np.asarray(collection[1][:num_terms], dtype=np.int64))
-            extra_meta = {"collection": {**collection[0], "parent": "shards"}, **(extra_meta or {})}
-        with open(tmp / "vocab.json", "w", encoding="utf-8") as vocab_file:
-            vocab_file.write(json.dumps(list(self.vocab), ensure_ascii=False))
-        meta = index_meta(
-            num_docs=self.num_docs,
-            num_terms=num_terms,
-            num_postings=nnz,
-            avgdl=float(doclen.mean()) if len(doclen) else 0.0,
-            encoder=self.encoder,
-            built={"seconds": round(time.time() - self._started, 3)},
-            extra={"doc_count": int(np.count_nonzero(doclen)), **(extra_meta or {})},
-        )
-        seal(tmp, meta)  # pt_meta.json last: its presence marks a complete index
-        _move_into_place(tmp, self.index, self.mode)
+        return Spill(self.tmp, df, list(self._chunk_ends), self.num_docs, doclen, self.encoder, self._started)
 
-
-def corpus_stats(doclen: np.ndarray) -> dict[str, Any]:
-    """What BM25 weights need of a corpus, from its document lengths in document order: N, the mean length,
-    and Lucene's docCount and sumTotalTermFreq (documents with at least one term, and their total length)."""
-    return {
-        "num_docs": len(doclen),
-        "avgdl": float(doclen.mean()) if len(doclen) else 0.0,
-        "doc_count": int(np.count_nonzero(doclen)),
-        "sum_ttf": float(doclen.sum()),
-    }
+    def finish(
+        self,
+        weight: Callable[[np.ndarray, np.ndarray, dict[str, Any]], np.ndarray] | None = None,
+        extra_meta: dict[str, Any] | None = None,
+        collection: tuple[dict[str, Any], np.ndarray] | None = None,
+    ) -> None:
+        """Transpose the chunks into term-major arrays, write metadata, and move the index into place (the
+        arguments are :func:`~pyterrier_sparse_eval._spill.write_from_spill`'s)."""
+        write_from_spill(self.close(), self.vocab, self.tmp, weight, extra_meta, collection)
+        _move_into_place(self.tmp, self.index, self.mode)
 
 
 def open_writer(index: Any, *, mode: str, encoder: dict[str, Any]) -> Any:
@@ -401,6 +263,14 @@ def open_writer(index: Any, *, mode: str, encoder: dict[str, Any]) -> Any:
     if hasattr(index, "writer"):
         return index.writer(mode=mode, encoder=encoder)
     return IndexWriter(index, mode=mode, encoder=encoder)
+
+
+ENGINES = ("local", "ray")
+
+
+def check_engine(engine: str) -> None:
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}.")
 
 
 def check_docs(docs: list[dict[str, Any]], fields: Iterable[str], hint: str) -> None:
@@ -423,7 +293,9 @@ class SparseIndexer(pt.Indexer):
     """Indexes documents that carry ``docno`` and ``toks`` (a {term: weight} dict), e.g. SPLADE output.
 
     Weights are stored as given; the retriever applies idf at query time when asked to. ``encoder`` is
-    recorded in the index metadata (how the weights were made; default ``{"type": "toks"}``).
+    recorded in the index metadata (how the weights were made; default ``{"type": "toks"}``). With
+    ``engine="ray"`` the batches are encoded by a pool of Ray workers (``num_workers``; default: one per CPU of
+    the cluster) and a sharded index's shards are finished on the cluster (see ``_ray_build``).
     """
 
     def __init__(
@@ -434,19 +306,30 @@ class SparseIndexer(pt.Indexer):
         batch_size: int = 10_000,
         verbose: bool = True,
         encoder: dict[str, Any] | None = None,
+        engine: str = "local",
+        ray_address: str | None = None,
+        num_workers: int | None = None,
     ):
+        check_engine(engine)
         self.index_ref = index
         self.mode = mode
         self.batch_size = batch_size
         self.verbose = verbose
         self.encoder = encoder
+        self.engine = engine
+        self.ray_address = ray_address
+        self.num_workers = num_workers
 
     def __repr__(self) -> str:
-        return f"SparseIndexer({self.index_ref!r}, mode={self.mode!r})"
+        return f"SparseIndexer({self.index_ref!r}, mode={self.mode!r}, engine={self.engine!r})"
 
     def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> Any:  # type: ignore[override]
         """Index ``docs`` and return the (reloaded) index."""
         encoder = self.encoder if self.encoder is not None else {"type": "toks"}
+        if self.engine == "ray":
+            self.empty_, self.total_ = build_on_ray(self, docs, encoder, self.batches, None)
+            self.finished()
+            return self.index_ref
         with open_writer(self.index_ref, mode=self.mode, encoder=encoder) as writer:
             bar = progress(docs, self.verbose)
             for batch in batched(iter_docs(docs), self.batch_size):
@@ -467,8 +350,74 @@ class SparseIndexer(pt.Indexer):
         check_docs(batch, ("docno", "toks"), _TOKS_HINT)
         return [str(d["docno"]) for d in batch], [d["toks"] for d in batch]
 
+    def batches(self, first: list[dict[str, Any]]) -> Callable[[list[dict[str, Any]]], Encoded]:
+        """What a Ray worker runs on each batch (``engine="ray"``), set up from the first batch."""
+        return ToksBatches()
+
     def finished(self) -> None:
         """Called after a successful build (subclasses report here)."""
+
+
+def flatten_toks(docnos: list[str], toks: list[dict[str, float]], missing: int = 0) -> Encoded:
+    """{term: weight} dicts as an :data:`Encoded` batch (the same values and lengths as :func:`add_toks`)."""
+    for t in toks:
+        if not isinstance(t, dict):
+            raise TypeError(f"`toks` must be a dict of term -> weight, got {type(t).__name__}.")
+    lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
+    offsets = np.zeros(len(toks) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    names: dict[str, int] = {}
+    idx = np.fromiter(
+        (names.setdefault(t, len(names)) for t in itertools.chain.from_iterable(toks)),
+        dtype=np.int32,
+        count=int(offsets[-1]),
+    )
+    values = np.fromiter(
+        itertools.chain.from_iterable(t.values() for t in toks), dtype=np.float64, count=int(offsets[-1])
+    )
+    owner = np.repeat(np.arange(len(toks)), lengths)
+    doclen = np.bincount(owner, weights=values, minlength=len(toks))
+    return docnos, list(names), idx, values, offsets, doclen, missing
+
+
+class ToksBatches:
+    """Documents that carry ``toks`` as :data:`Encoded` batches (run on a Ray worker for ``engine="ray"``)."""
+
+    def __call__(self, batch: list[dict[str, Any]]) -> Encoded:
+        check_docs(batch, ("docno", "toks"), _TOKS_HINT)
+        return flatten_toks([str(d["docno"]) for d in batch], [d["toks"] for d in batch])
+
+
+def build_on_ray(
+    indexer: Any,
+    docs: Any,
+    encoder: dict[str, Any],
+    make: Callable[[list[dict[str, Any]]], Callable[[list[dict[str, Any]]], Encoded]],
+    weight: Callable[..., Any] | None,
+) -> tuple[int, int]:
+    """Index ``docs`` into ``indexer.index_ref`` with batches encoded by Ray tasks running ``make(first_batch)``;
+    returns (documents without text, documents). ``weight`` finishes the stored values (BM25)."""
+    from ._ray import EncoderPool, connect
+
+    ray = connect(indexer.ray_address)
+    empty = total = 0
+    with open_writer(indexer.index_ref, mode=indexer.mode, encoder=encoder) as writer:
+        bar = progress(docs, indexer.verbose)
+        batches = batched(iter_docs(docs), indexer.batch_size)
+        first = next(batches, None)
+        if first is not None:
+            pool = EncoderPool(ray, make(first), indexer.num_workers, getattr(indexer, "num_gpus", 0) or 0)
+            with contextlib.closing(pool.map(itertools.chain([first], batches))) as results:
+                for n, (docnos, names, idx, values, offsets, doclen, missing) in results:
+                    writer.add(docnos, writer.term_ids(names)[idx], values, offsets, doclen)
+                    empty, total = empty + missing, total + n
+                    bar.update(n)
+        bar.close()
+        if hasattr(writer, "writers"):  # a sharded index: its shards are finished on the cluster
+            writer.finish(weight, ray=ray)
+        else:
+            writer.finish(weight)
+    return empty, total
 
 
 def add_toks(writer: IndexWriter, docnos: list[str], toks: list[dict[str, float]]) -> None:

@@ -366,10 +366,11 @@ class SparseIndex(pt.Artifact):
 
     # --- factories -----------------------------------------------------------------------------------------
     def indexer(
-        self, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True
+        self, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True, **kwargs: Any
     ) -> SparseIndexer:
-        """An indexer for documents that already carry ``toks`` ({term: weight} dicts)."""
-        return SparseIndexer(self, mode=mode, batch_size=batch_size, verbose=verbose)
+        """An indexer for documents that already carry ``toks`` ({term: weight} dicts); ``engine="ray"``,
+        ``ray_address`` and ``num_workers`` as for :class:`SparseIndexer`."""
+        return SparseIndexer(self, mode=mode, batch_size=batch_size, verbose=verbose, **kwargs)
 
     def retriever(
         self,

@@ -1,22 +1,46 @@
-"""Searching the shards of a :class:`~pyterrier_sparse_eval.ShardedIndex` on a Ray cluster.
+"""The package's use of Ray: connecting to a cluster, encoding document batches and finishing shards on it.
 
-One actor per shard holds the shard memory-mapped (opened and checked once, on the worker that hosts it) and
-answers batches of query weights with that shard's exact top k; the driver merges them (``_sharded._merge``).
-Actors are restarted by Ray when their process or node dies (``max_restarts``) and a search in flight is retried
-(``max_task_retries``): searching is a pure function of the shard, so a retried batch returns the same rows.
-Shard folders must be readable at the same path by every worker (a shared filesystem); a worker that cannot open
-its shard fails with an error naming the shard and the node.
+``engine="ray"`` on an indexer: the driver reads the documents and cuts them into batches, as a local build
+does. Each batch is encoded by a Ray task (one CPU, or a GPU share for SPLADE); the batch encoder (analyzer
+caches, the masked LM) is sent once and loaded once per worker process, which Ray reuses from batch to batch.
+A task returns its batch *encoded* (:data:`Encoded`): docnos, the batch's terms as strings, the postings as
+indices into them, weights and document lengths. The driver takes the results in batch order, gives new terms
+their corpus-wide ids (a batch's new terms in sorted order, as a local build does) and spills them to the
+writer. So the spilled chunks, and the finished index, are those of a local build, bit for bit, whichever worker
+encoded which batch and however often a batch was encoded again: a task whose worker process or node dies is
+run again by Ray (``max_retries``) wherever resources free up. Tasks rather than a pool of actors for that
+reason (a restarted actor waits for CPUs the surviving actors hold) and rather than Ray Data because the order
+of the batches decides the term ids: a single ordered stream with at most two batches per worker in flight is
+all the writer needs, and keeps memory bounded whatever the corpus size.
+
+Then a sharded index's shards are finished on the cluster, one task per shard: each reads its shard's spilled
+chunks and writes the shard's files into a fresh folder, which the driver renames into place once every shard
+is done (the whole index is then moved into place as a local build's is). A task never changes its input, so
+a task whose worker dies half-way is run again from the same spill and writes the same files.
+
+The index folder (and so the spill files) must be on a filesystem every worker reads and writes at the same
+path.
 """
 
 from __future__ import annotations
 
+import collections
 import os
+import shutil
+import uuid
+from collections.abc import Callable, Generator, Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["connect", "ShardSearchers"]
+from ._spill import Spill, write_from_spill
 
+__all__ = ["connect", "Encoded", "EncoderPool", "finish_shards", "RESTARTS"]
+
+#: a batch encoded where it ran: docnos, the batch's terms (as strings), each posting's index into them, weights,
+#: per-document offsets into the postings, document lengths, and the number of documents without text
+Encoded = tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]
 RESTARTS = 4
 
 
@@ -68,93 +92,136 @@ def _reachable(address: str, timeout: float = 10.0) -> None:
         ) from None
 
 
-class _Searcher:
-    """A shard, opened on a Ray worker, answering batches of query weights."""
-
-    def __init__(self, path: str, build_id: str, label: str, kwargs: dict[str, Any]):
-        import socket
-
-        from ._format import IndexCorruptError
-        from ._index import SparseIndex
-        from ._retriever import SparseRetriever
-
-        try:
-            index = SparseIndex(path)
-            found = index.build_id
-        except (OSError, ValueError) as e:
-            raise IndexCorruptError(
-                f"{label} cannot be opened on Ray node {socket.gethostname()}: {e}. Shard folders must be readable "
-                "at the same path by every worker (a shared filesystem)."
-            ) from None
-        if found != build_id:
-            raise IndexCorruptError(
-                f"{label} on node {socket.gethostname()} is build {found}, not {build_id}."
-            )
-        self.index = index
-        self.retriever = SparseRetriever(index, **kwargs)
-
-    def search(self, weights: list[dict[str, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        r = self.retriever
-        rows, docs, scores, _ = r.search_matrix(r.query_matrix(weights))
-        return rows, self.index.docnos[docs], scores.astype(np.float32)
-
-    def pid(self) -> int:
-        return os.getpid()
-
-    def node(self) -> str:
-        import ray
-
-        return str(ray.get_runtime_context().get_node_id())
+#: the batch encoder of the current build in this worker process, by build token: loaded (model, analyzer
+#: caches) once per process and reused by every batch the process encodes
+_ENCODERS: dict[str, Callable[[list[dict[str, Any]]], Encoded]] = {}
 
 
-class ShardSearchers:
-    """One restartable Ray actor per shard; :meth:`search` sends a batch to all and returns their answers."""
+def _encode(
+    token: str, encode: Callable[[list[dict[str, Any]]], Encoded], batch: list[dict[str, Any]]
+) -> Encoded:
+    """Encode one batch on a Ray worker, with the process's copy of the build's encoder."""
+    if token not in _ENCODERS:
+        _ENCODERS.clear()  # a finished build's encoder (and its model) is dropped
+        _ENCODERS[token] = encode
+    return _ENCODERS[token](batch)
 
-    def __init__(
-        self, shards: list[tuple[str, str, str]], kwargs: dict[str, Any], address: str | None = None
-    ):
-        ray = connect(address)
+
+class EncoderPool:
+    """Encodes batches as Ray tasks (one CPU each, or ``num_gpus`` GPU), keeping ``num_workers`` of them busy
+    (default: the cluster's CPUs, or GPUs / ``num_gpus``); :meth:`map` gives the results in the order of the
+    batches. Tasks, not actors: a task lost with its worker or node is run again wherever resources free up
+    (``max_retries``), where a restarted actor would wait for resources the surviving actors hold."""
+
+    def __init__(self, ray: Any, encode: Callable[..., Encoded], num_workers: int | None, num_gpus: float):
         self.ray = ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        # no CPU reserved per actor (more shards than cores must not wait forever); shard i on alive node i mod n
-        # (soft: a restarted actor whose node is gone goes elsewhere)
-        remote = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)(_Searcher)
-        nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive"))
-        self.labels = [label for _, _, label in shards]
-        self.actors = [
-            remote.options(
-                scheduling_strategy=NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=True)
-            ).remote(path, build, label, kwargs)
-            for i, (path, build, label) in enumerate(shards)
-        ]
-        ready, pending = ray.wait(
-            [a.pid.remote() for a in self.actors], num_returns=len(self.actors), timeout=300
-        )
-        if pending:
-            self.close()
-            raise TimeoutError(
-                f"{len(pending)} of {len(shards)} shard searchers could not start on the Ray cluster within 300 s "
-                "(`ray status` shows its nodes and resources)."
+        resources = ray.cluster_resources()
+        if num_gpus and resources.get("GPU", 0) < num_gpus:
+            raise ValueError(
+                f"num_gpus={num_gpus} per worker, but the Ray cluster has {resources.get('GPU', 0):g} GPUs; give "
+                "num_gpus=0 to encode on CPUs."
             )
+        if num_workers is None:
+            num_workers = (
+                int(resources.get("GPU", 0) / num_gpus) if num_gpus else int(resources.get("CPU", 1))
+            )
+            num_workers = max(1, num_workers)
+        if num_workers < 1:
+            raise ValueError(f"num_workers must be at least 1, got {num_workers}.")
+        self.num_workers = num_workers
+        # GPU tasks would otherwise get a fresh worker process (and load the model again) for every batch
+        self.task = ray.remote(
+            num_cpus=0 if num_gpus else 1, num_gpus=num_gpus, max_retries=RESTARTS, max_calls=0
+        )(_encode)
+        self.token = uuid.uuid4().hex
+        self.encode_ref = ray.put(encode)
+
+    def _get(self, ref: Any) -> Any:
+        ray = self.ray
         try:
-            ray.get(ready)
-        except ray.exceptions.RayActorError as e:
-            self.close()
+            return ray.get(ref)
+        except ray.exceptions.RayTaskError as e:  # the encoder's own error (bad input): raised as itself
+            raise (e.cause if isinstance(e.cause, BaseException) else e) from None
+        except ray.exceptions.RayError as e:  # workers or nodes lost more often than Ray retries
             raise RuntimeError(
-                f"A shard searcher could not start: {getattr(e, 'cause', None) or e}"
+                f"A batch of documents could not be encoded on the Ray cluster ({RESTARTS} retries): {e}"
             ) from None
 
-    def search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        ray = self.ray
-        ref = ray.put(weights)
+    def map(self, batches: Iterable[list[dict[str, Any]]]) -> Generator[tuple[int, Encoded], None, None]:
+        """(number of documents, encoded batch) for each batch, in order; at most ``2 * num_workers`` batches
+        are in flight, so memory stays bounded whatever the number of documents."""
+        pending: collections.deque[tuple[int, Any]] = collections.deque()
+        window = 2 * self.num_workers
         try:
-            return list(ray.get([a.search.remote(ref) for a in self.actors]))
-        except ray.exceptions.RayActorError as e:
-            cause = getattr(e, "cause", None) or e
-            raise RuntimeError(f"A shard searcher failed on the Ray cluster: {cause}") from None
+            for batch in batches:
+                pending.append((len(batch), self.task.remote(self.token, self.encode_ref, batch)))
+                if len(pending) >= window:
+                    n, ref = pending.popleft()
+                    yield n, self._get(ref)
+            while pending:
+                n, ref = pending.popleft()
+                yield n, self._get(ref)
+        finally:  # a failed or abandoned build leaves no work behind on the cluster
+            for _, ref in pending:
+                self.ray.cancel(ref, force=True)
 
-    def close(self) -> None:
-        for a in self.actors:
-            self.ray.kill(a)
-        self.actors = []
+
+def _finish_shard(
+    spill: Spill,
+    vocab: list[str],
+    parent: str,
+    name: str,
+    weight: Callable[..., Any] | None,
+    extra_meta: dict[str, Any],
+    collection: tuple[dict[str, Any], Any],
+) -> tuple[str, dict[str, Any]]:
+    """Write shard ``name`` from its spill into a fresh folder under ``parent`` (on a Ray worker)."""
+    import socket
+
+    if not (Path(spill.folder) / "docnos.txt").is_file():
+        raise FileNotFoundError(
+            f"{name}: its spilled documents {spill.folder} cannot be read on Ray node {socket.gethostname()}. The "
+            "index folder must be on a filesystem every worker reads and writes at the same path."
+        )
+    out = Path(parent) / f".{name}.part-{uuid.uuid4().hex[:12]}"
+    out.mkdir()
+    try:
+        meta = write_from_spill(spill, vocab, out, weight, extra_meta, collection)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    return str(out), meta
+
+
+def finish_shards(
+    ray: Any,
+    spills: list[Spill],
+    vocab: list[str],
+    parent: Path,
+    names: list[str],
+    weight: Callable[..., Any] | None,
+    metas: list[dict[str, Any]],
+    collection: tuple[dict[str, Any], Any],
+) -> None:
+    """Finish every shard on the cluster (one retried task each) and rename the results to ``parent / name``;
+    the spills are removed once every shard is in place, with any folder a failed attempt left."""
+    task = ray.remote(num_cpus=1, max_retries=RESTARTS)(_finish_shard)
+    vocab_ref, collection_ref = ray.put(vocab), ray.put(collection)
+    refs = [
+        task.remote(spill, vocab_ref, str(parent), name, weight, meta, collection_ref)
+        for spill, name, meta in zip(spills, names, metas)
+    ]
+    try:
+        done = ray.get(refs)
+    except ray.exceptions.RayTaskError as e:
+        raise (e.cause if isinstance(e.cause, BaseException) else e) from None
+    except ray.exceptions.RayError as e:
+        raise RuntimeError(
+            f"A shard could not be finished on the Ray cluster ({RESTARTS} retries): {e}"
+        ) from None
+    for (folder, _), name in zip(done, names):
+        os.replace(folder, parent / name)
+    for spill in spills:
+        shutil.rmtree(spill.folder, ignore_errors=True)
+    for stale in parent.glob(".*.part-*"):  # written by an attempt whose worker died
+        shutil.rmtree(stale, ignore_errors=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import time
 import uuid
@@ -15,6 +16,7 @@ import numpy as np
 from ._build import IndexWriter, check_mode, corpus_stats
 from ._format import ARTIFACT_TYPE, FORMAT_VERSION, META, PACKAGE_HINT, SHARDED_FORMAT, is_index_dir
 from ._index import SparseIndex
+from ._spill import write_from_spill
 from .files import new_temp_dir, replace_dir
 
 __all__ = ["ShardedWriter", "manifest_checksum", "shard_dir"]
@@ -97,8 +99,9 @@ class ShardedWriter:
         self.doclens.append(doclen)
         self.num_docs += n
 
-    def finish(self, weight: Any = None, extra_meta: dict[str, Any] | None = None) -> None:
-        """Merge the statistics, finish every shard with them, write the manifest and move the index into place."""
+    def finish(self, weight: Any = None, extra_meta: dict[str, Any] | None = None, ray: Any = None) -> None:
+        """Merge the statistics, finish every shard with them (here, or as tasks on the Ray cluster ``ray``),
+        write the manifest and move the index into place."""
         if self.num_docs == 0:
             raise ValueError("No documents were indexed: the document iterator was empty.")
         if self.num_docs < self.num_shards:
@@ -107,22 +110,31 @@ class ShardedWriter:
                 "as shards (or fewer shards)."
             )
         stats = corpus_stats(np.concatenate(self.doclens))  # in corpus order, as a single index computes them
+        spills = [w.close() for w in self.writers]  # each shard's df spans the corpus's terms
         num_terms = len(self.vocab)
         df = np.zeros(num_terms, dtype=np.int64)
-        for w in self.writers:
-            if len(w.df) < num_terms:  # a shard skipped by the batches that brought the last terms
-                w.df = np.concatenate([w.df, np.zeros(num_terms - len(w.df), dtype=np.int64)])
-            df += w.df[:num_terms]
+        for spill in spills:
+            df += spill.df
         build_id = uuid.uuid4().hex
-        records = []
-        for i, w in enumerate(self.writers):
-            shard_meta = {
-                "shard": {"of": build_id, "index": i, "num_shards": self.num_shards},
-                **(extra_meta or {}),
-            }
-            w.finish(weight, extra_meta=shard_meta, collection=(stats, df))
-            meta = w.index.meta  # type: ignore[attr-defined]
-            records.append({"path": shard_dir(i), "build_id": meta["build_id"], "num_docs": meta["num_docs"]})
+        metas = [
+            {"shard": {"of": build_id, "index": i, "num_shards": self.num_shards}, **(extra_meta or {})}
+            for i in range(self.num_shards)
+        ]
+        names = [shard_dir(i) for i in range(self.num_shards)]
+        if ray is None:
+            for spill, name, meta in zip(spills, names, metas):
+                write_from_spill(spill, self.vocab, spill.folder, weight, meta, (stats, df))
+                os.replace(spill.folder, self.tmp / name)
+        else:
+            from ._ray import finish_shards
+
+            finish_shards(ray, spills, list(self.vocab), self.tmp, names, weight, metas, (stats, df))
+        for w in self.writers:
+            w.index.reload()
+        records = [
+            {"path": name, "build_id": w.index.meta["build_id"], "num_docs": w.index.meta["num_docs"]}  # type: ignore[attr-defined]
+            for name, w in zip(names, self.writers)
+        ]
         _check_unique([w.index.docnos for w in self.writers])  # type: ignore[attr-defined]
         manifest: dict[str, Any] = {
             "type": ARTIFACT_TYPE,
@@ -140,7 +152,7 @@ class ShardedWriter:
             "built": {
                 "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "seconds": round(time.time() - self._started, 3),
-                "engine": "local",
+                "engine": "local" if ray is None else "ray",
                 "by": PACKAGE_HINT,
             },
         }

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import SparseIndexer, check_mode, index_meta, write_index_dir
+from ._build import SparseIndexer, check_engine, check_mode, index_meta, write_index_dir
 from ._format import (
     ARTIFACT_TYPE,
     FORMAT_VERSION,
@@ -47,13 +47,6 @@ from ._retriever import SparseRetriever, nudge_ties
 from ._shard_writer import ShardedWriter, manifest_checksum
 
 __all__ = ["ShardedIndex", "ShardedRetriever"]
-
-_ENGINES = ("local", "ray")
-
-
-def _check_engine(engine: str) -> None:
-    if engine not in _ENGINES:
-        raise ValueError(f"engine must be one of {_ENGINES}, got {engine!r}.")
 
 
 class ShardedIndex(pt.Artifact):
@@ -291,10 +284,11 @@ class ShardedIndex(pt.Artifact):
         return ShardedWriter(self, self.num_shards_, mode=mode, encoder=encoder)
 
     def indexer(
-        self, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True
+        self, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True, **kwargs: Any
     ) -> SparseIndexer:
-        """An indexer for documents that already carry ``toks`` ({term: weight} dicts)."""
-        return SparseIndexer(self, mode=mode, batch_size=batch_size, verbose=verbose)
+        """An indexer for documents that already carry ``toks`` ({term: weight} dicts); ``engine="ray"``,
+        ``ray_address`` and ``num_workers`` as for :class:`SparseIndexer`."""
+        return SparseIndexer(self, mode=mode, batch_size=batch_size, verbose=verbose, **kwargs)
 
     def retriever(
         self,
@@ -326,7 +320,7 @@ class ShardedRetriever(pt.Transformer):
         ray_address: str | None = None,
         **kwargs: Any,
     ):
-        _check_engine(engine)
+        check_engine(engine)
         self.index = index
         self.num_results = num_results
         self.engine = engine
@@ -338,7 +332,7 @@ class ShardedRetriever(pt.Transformer):
         self._searchers: Any = None
         self._build_id = index.build_id
         if engine == "ray":
-            from ._ray import ShardSearchers
+            from ._ray_search import ShardSearchers
 
             n = index.num_shards
             shards = [

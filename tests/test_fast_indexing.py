@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pyterrier_sparse_eval as pse
-from pyterrier_sparse_eval import _build, _postings
+from pyterrier_sparse_eval import _postings, _spill
 from pyterrier_sparse_eval._textscan import HAVE_NUMBA, TokenTable
 from pyterrier_sparse_eval.analysis._standard import simple_classes
 
@@ -121,10 +121,10 @@ def test_scifact_index_is_byte_identical_on_both_paths(tmp_path, monkeypatch, sc
     several transposition passes equals the reference path (regex tokenizer, numpy sorts, one pass)."""
     docs = list(pse.datasets.corpus_iter(scifact))
     assert sum(not (d["title"] + d["text"]).isascii() for d in docs) > 500
-    monkeypatch.setattr(_build, "_PASS_POSTINGS", 50_000)
+    monkeypatch.setattr(_spill, "_PASS_POSTINGS", 50_000)
     fast = build(tmp_path / "fast", docs, compiled=True, analyzer_kwargs=analyzer_kwargs, batch_size=700)
     assert fast.num_postings > 10 * 50_000  # really several passes
-    monkeypatch.setattr(_build, "_PASS_POSTINGS", 1 << 40)
+    monkeypatch.setattr(_spill, "_PASS_POSTINGS", 1 << 40)
     monkeypatch.setattr(_postings, "HAVE_NUMBA", False)
     ref = build(tmp_path / "ref", docs, compiled=False, analyzer_kwargs=analyzer_kwargs, batch_size=700)
     same_files(tmp_path / "fast", tmp_path / "ref")
@@ -137,7 +137,7 @@ def test_transposition_passes_do_not_change_the_index(tmp_path, monkeypatch, pas
     words = [f"w{i}" for i in range(40)] + ["É", "ça", "don't"]
     docs = [{"docno": f"d{i}", "text": " ".join(rng.choice(words, rng.integers(0, 12)))} for i in range(300)]
     build(tmp_path / "one", docs, compiled=True, batch_size=37)
-    monkeypatch.setattr(_build, "_PASS_POSTINGS", pass_postings)
+    monkeypatch.setattr(_spill, "_PASS_POSTINGS", pass_postings)
     build(tmp_path / "many", docs, compiled=True, batch_size=37)
     same_files(tmp_path / "one", tmp_path / "many")
     # and against Lucene's BM25 worked from plain term counts: x = tf / (k1 (1 - b + b dl / avgdl)), avgdl over the

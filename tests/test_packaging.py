@@ -63,9 +63,11 @@ LAYERS = {
     "_textscan": 10,  # compiled kernels and their numpy twins
     "_format": 15,  # the on-disk format and its checks
     "_retriever": 20,
+    "_spill": 17,  # spilled chunks to index files
     "_build": 20,  # searching and writing an index
     "_index": 30,  # the artifact, factory of both
-    "_ray": 32,  # shard searchers on a Ray cluster
+    "_ray": 18,  # connecting to Ray; encoding actors and shard-finishing tasks
+    "_ray_search": 32,  # shard searchers on a Ray cluster
     "_shard_writer": 33,
     "_sharded": 35,  # shards of the artifact
     "_bm25": 40,

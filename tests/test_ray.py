@@ -1,18 +1,30 @@
-"""Shards searched on a real multi-node Ray cluster (a head and a second node on this machine): the merged run
-equals the single index's run exactly, survives a killed shard actor, and bad addresses fail clearly."""
+"""Indexes built and shards searched on a real multi-node Ray cluster (a head and a second node on this machine):
+the index equals a local build's file for file, the merged run equals the single index's run exactly, both
+survive killed workers, a removed node and a killed shard actor, and bad input and addresses fail clearly."""
 
 from __future__ import annotations
 
+import filecmp
+import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
+import psutil
+import pyterrier as pt
 import pytest
 from conftest import needs_data
-from helpers import random_toks_corpus
+from helpers import random_queries, random_toks_corpus
+from ir_measures import AP, R, nDCG
 
 import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval.datasets import FieldError
 
 ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
@@ -37,48 +49,172 @@ def _same_run(a: pd.DataFrame, b: pd.DataFrame) -> None:
     np.testing.assert_array_equal(a["score"].to_numpy().view(np.int64), b["score"].to_numpy().view(np.int64))
 
 
+def _same_index(a: Path, b: Path) -> None:
+    """Two builds wrote the same index: every file byte for byte, but the metadata (build ids and times)."""
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    differ = [f for f in files if not filecmp.cmp(a / f, b / f, shallow=False)]
+    assert differ and all(f.name == "pt_meta.json" for f in differ), differ  # build ids always differ
+
+
 @needs_data
-def test_bm25_on_ray_equals_single_index(cluster, tmp_path, scifact, scifact_bm25_index):
+def test_bm25_built_and_searched_on_ray_equals_single_index(cluster, tmp_path, scifact, scifact_bm25_index):
     sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=3)
-    pse.BM25().indexer(sharded, verbose=False).index(pse.datasets.corpus_iter(scifact))
+    pse.BM25().indexer(sharded, verbose=False, engine="ray", batch_size=1000).index(
+        pse.datasets.corpus_iter(scifact)
+    )
+    assert sharded.meta["built"]["engine"] == "ray"
+    local = pse.ShardedIndex(tmp_path / "local", num_shards=3)
+    pse.BM25().indexer(local, verbose=False, batch_size=1000).index(pse.datasets.corpus_iter(scifact))
+    _same_index(local.path, sharded.path)
     topics = scifact.get_topics()
-    single = pse.BM25().retriever(scifact_bm25_index, num_results=1000).transform(topics)
+    single = pse.BM25().retriever(scifact_bm25_index, num_results=1000)
     on_ray = pse.BM25().retriever(sharded, num_results=1000, engine="ray")
-    # the actors live on both nodes of the cluster
     # shard i is asked for on alive node i mod 2 (soft affinity: Ray may still place it elsewhere, as it did under
     # load in CI), so the actors live on the cluster's nodes
     alive = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
     assert {ray.get(a.node.remote()) for a in on_ray._searchers.actors} <= alive
-    _same_run(single, on_ray.transform(topics))
+    expected = single.transform(topics)
+    _same_run(expected, on_ray.transform(topics))
+    qrels = scifact.get_qrels()
+    measures = [nDCG @ 10, R @ 100, AP]
+    table = pt.Experiment([single, on_ray], topics, qrels, measures, names=["single", "ray"])
+    assert table.iloc[0, 1:].tolist() == table.iloc[1, 1:].tolist()
     # a shard actor killed between batches is restarted by Ray, and the run is the same
     victim = on_ray._searchers.actors[1]
     before = ray.get(victim.pid.remote())
     ray.kill(victim, no_restart=False)
-    _same_run(single, on_ray.transform(topics))
+    _same_run(expected, on_ray.transform(topics))
     assert ray.get(victim.pid.remote()) != before
     on_ray._searchers.close()
 
 
 @pytest.mark.parametrize("idf", [True, False])
-def test_learned_weights_on_ray_equal_single_index(cluster, tmp_path, idf):
+def test_learned_weights_built_and_searched_on_ray_equal_single_index(cluster, tmp_path, idf):
     rng = np.random.default_rng(5)
     docs = random_toks_corpus(rng, 500, 50, dups=40, integer=True)
     single = pse.SparseIndex(tmp_path / "single")
     single.indexer(verbose=False, batch_size=100).index(docs)
+    single_on_ray = pse.SparseIndex(tmp_path / "single-ray")  # encoded on Ray, one index
+    single_on_ray.indexer(verbose=False, batch_size=100, engine="ray").index(docs)
+    _same_index(single.path, single_on_ray.path)
     sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=2)
-    sharded.indexer(verbose=False, batch_size=100).index(docs)
-    queries = pd.DataFrame(
-        {
-            "qid": [f"q{i}" for i in range(30)],
-            "query_toks": [
-                {f"t{t}": float(w) for t, w in zip(rng.choice(50, 3, replace=False), rng.random(3) + 0.1)}
-                for _ in range(30)
-            ],
-        }
-    )
+    sharded.indexer(verbose=False, batch_size=100, engine="ray", num_workers=2).index(docs)
+    queries = random_queries(rng, 30, 50)
     retriever = sharded.retriever(num_results=50, idf=idf, engine="ray")
     _same_run(single.retriever(num_results=50, idf=idf).transform(queries), retriever.transform(queries))
     retriever._searchers.close()
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_splade_built_and_searched_on_ray_equals_single_index(cluster, model_dir, tmp_path, idf):
+    splade = pse.Splade(model_dir, batch_size=8, query_max_length=12, doc_max_length=32, verbose=False)
+    docs = [
+        {"docno": f"d{i}", "text": f"text {i} about {i % 7} and {i % 13} things " * (1 + i % 3)}
+        for i in range(90)
+    ]
+    single = pse.SparseIndex(tmp_path / "single")
+    splade.indexer(single, batch_size=16).index(docs)
+    sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=3)
+    splade.indexer(sharded, batch_size=16, engine="ray").index(docs)
+    local = pse.ShardedIndex(tmp_path / "local", num_shards=3)
+    splade.indexer(local, batch_size=16).index(docs)
+    _same_index(local.path, sharded.path)  # the workers' vectors are the driver's
+    topics = pd.DataFrame({"qid": ["a", "b", "c"], "query": ["text seven", "about 3 things", "and 12"]})
+    retriever = splade.retriever(sharded, num_results=50, idf=idf, engine="ray")
+    _same_run(
+        splade.retriever(single, num_results=50, idf=idf).transform(topics), retriever.transform(topics)
+    )
+
+
+def _corpus(n: int) -> list[dict[str, str]]:
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(3000)]
+    return [{"docno": f"doc-{i}", "text": " ".join(rng.choice(words, 60 + i % 40, p=ZIPF))} for i in range(n)]
+
+
+ZIPF = 1 / np.arange(1, 3001) / (1 / np.arange(1, 3001)).sum()
+
+
+def _killing(docs: list[dict[str, str]], at: int, kill: Any) -> Iterator[dict[str, str]]:
+    """The documents, calling ``kill()`` once the first ``at`` have been handed out (batches are in flight)."""
+    for i, doc in enumerate(docs):
+        if i == at:
+            kill()
+        yield doc
+
+
+def _kill_an_encoding_worker() -> int:
+    """SIGKILL a Ray worker process while it encodes a batch (its title is ray::_encode); its pid."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        for p in psutil.process_iter(["pid", "cmdline"]):
+            if any("ray::_encode" in part for part in (p.info["cmdline"] or [])):
+                p.send_signal(signal.SIGKILL)
+                return int(p.info["pid"])
+        time.sleep(0.005)
+    raise AssertionError("no encoding worker was found busy")
+
+
+def test_a_worker_killed_or_a_node_removed_during_the_build_changes_nothing(cluster, tmp_path):
+    docs = _corpus(6000)
+    reference = pse.ShardedIndex(tmp_path / "reference", num_shards=2)
+    pse.BM25().indexer(reference, verbose=False, batch_size=500).index(docs)
+    # a worker process killed while it encodes a batch: Ray runs the task again
+    killed: list[int] = []
+    after_kill = pse.ShardedIndex(tmp_path / "killed", num_shards=2)
+    pse.BM25().indexer(after_kill, verbose=False, batch_size=500, engine="ray").index(
+        _killing(docs, 2000, lambda: killed.append(_kill_an_encoding_worker()))
+    )
+    assert killed and not psutil.pid_exists(killed[0])
+    _same_index(reference.path, after_kill.path)
+    # a node removed from the cluster while batches are in flight: its tasks run again on the other nodes
+    extra = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    nodes_before = len([n for n in ray.nodes() if n["Alive"]])
+    after_removal = pse.ShardedIndex(tmp_path / "removed", num_shards=2)
+    pse.BM25().indexer(after_removal, verbose=False, batch_size=500, engine="ray").index(
+        _killing(docs, 2000, lambda: cluster.remove_node(extra))
+    )
+    assert len([n for n in ray.nodes() if n["Alive"]]) == nodes_before - 1
+    _same_index(reference.path, after_removal.path)
+
+
+def test_a_shard_finisher_that_dies_is_run_again_and_leaves_nothing_behind(cluster, tmp_path):
+    marker = tmp_path / "died-once"
+
+    class DiesOnce(pse.BM25):  # a local class: sent to the workers by value
+        def weights(self, tf, dl, stats):
+            if (
+                not marker.exists()
+            ):  # the first shard finisher to weigh postings dies, as a killed process does
+                marker.touch()
+                os._exit(1)
+            return super().weights(tf, dl, stats)
+
+    docs = _corpus(1500)
+    reference = pse.ShardedIndex(tmp_path / "reference", num_shards=3)
+    pse.BM25().indexer(reference, verbose=False, batch_size=500).index(docs)
+    index = pse.ShardedIndex(tmp_path / "index", num_shards=3)
+    DiesOnce().indexer(index, verbose=False, batch_size=500, engine="ray").index(docs)
+    assert marker.exists()
+    _same_index(reference.path, index.path)  # no folder of the dead attempt either
+    assert sorted(os.listdir(tmp_path)) == ["died-once", "index", "reference"]
+
+
+def test_bad_documents_on_ray_are_the_local_error_and_leave_nothing(cluster, tmp_path):
+    docs = [{"docno": f"d{i}", "toks": {"a": 1.0}} for i in range(250)] + [
+        {"docno": "bad", "text": "no toks"}
+    ]
+    index = pse.ShardedIndex(tmp_path / "index", num_shards=2)
+    with pytest.raises(FieldError, match=r"Document 'bad' is missing \['toks'\]"):
+        index.indexer(verbose=False, batch_size=100, engine="ray").index(docs)
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(ValueError, match="num_gpus=1 per worker, but the Ray cluster has 0 GPUs"):
+        pse.Splade("unused").indexer(index, engine="ray", num_gpus=1).index(docs)
+    with pytest.raises(ValueError, match="engine must be one of"):
+        pse.BM25().indexer(index, engine="spark")
+    assert os.listdir(tmp_path) == []
 
 
 def test_unreachable_address_is_a_clear_error():
@@ -90,7 +226,7 @@ def test_unreachable_address_is_a_clear_error():
 
 
 def test_worker_that_cannot_open_its_shard_names_it(cluster, tmp_path):
-    from pyterrier_sparse_eval._ray import ShardSearchers
+    from pyterrier_sparse_eval._ray_search import ShardSearchers
 
     # a shard path the workers cannot read (on a real cluster: a folder outside the shared filesystem)
     label = f"shard 1 of 2 ({tmp_path / 'missing'})"

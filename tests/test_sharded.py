@@ -13,7 +13,7 @@ import pandas as pd
 import pyterrier as pt
 import pytest
 from conftest import needs_data
-from helpers import random_toks_corpus
+from helpers import random_queries, random_toks_corpus
 
 import pyterrier_sparse_eval as pse
 from pyterrier_sparse_eval import IndexCorruptError
@@ -64,15 +64,7 @@ def test_learned_weights_shards_equal_single_index(tmp_path, idf, integer):
     single.indexer(verbose=False, batch_size=128).index(docs)
     sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=3)
     sharded.indexer(verbose=False, batch_size=128).index(docs)
-    queries = pd.DataFrame(
-        {
-            "qid": [f"q{i}" for i in range(40)],
-            "query_toks": [
-                {f"t{t}": float(w) for t, w in zip(rng.choice(60, 4, replace=False), rng.random(4) + 0.1)}
-                for _ in range(40)
-            ],
-        }
-    )
+    queries = random_queries(rng, 40, 60, terms=4)
     for k in (1, 10, 1000):
         a = single.retriever(num_results=k, idf=idf).transform(queries)
         b = sharded.retriever(num_results=k, idf=idf).transform(queries)

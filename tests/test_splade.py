@@ -27,28 +27,6 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def model_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("tiny-splade")
-    tok = transformers.AutoTokenizer.from_pretrained(gt.get_model_path())
-    cfg = transformers.BertConfig(
-        vocab_size=tok.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=512,
-        initializer_range=0.2,
-    )
-    torch.manual_seed(0)
-    model = transformers.BertForMaskedLM(cfg)
-    with torch.no_grad():  # a negative output bias makes the random model sparse (~100-250 terms per text)
-        model.cls.predictions.bias.fill_(-3.4)
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    return path
-
-
 def reference(model_dir, text, max_length):
     """The SPLADE-max formula computed independently: one text at a time (no padding), plain loops."""
     tok = transformers.AutoTokenizer.from_pretrained(model_dir)
