@@ -135,12 +135,12 @@ def run_experiment(
 
     Topics without judgments are dropped (with a warning that counts them); each system's index is cached
     under ``index_dir/<dataset>/<system>``. ``perquery=True`` also returns the per-query values of every
-    measure (from the same runs). ``shards=N`` uses sharded indexes (searched with ``engine``, ``"local"`` or
-    ``"ray"`` at ``ray_address``); ``save_runs=DIR`` writes each system's run as a TREC run file ``DIR/<name>.run``
+    measure (from the same runs). ``shards=N`` uses sharded indexes (built and searched with ``engine``,
+    ``"local"`` or ``"ray"`` at ``ray_address``); ``save_runs=DIR`` writes each system's run as a TREC run file ``DIR/<name>.run``
     (written atomically) and evaluates those same runs.
     """
     if engine != "local" and shards is None:
-        raise ValueError(f"engine={engine!r} searches shards: give shards=N too.")
+        raise ValueError(f"engine={engine!r} builds and searches shards: give shards=N too.")
     run_files = [Path(save_runs) / f"{slug(s.name)}.run" for s in systems] if save_runs is not None else []
     if len(set(run_files)) < len(run_files):
         raise ValueError(
@@ -155,7 +155,9 @@ def run_experiment(
     extra: dict[str, Any] = {} if shards is None else {"engine": engine, "ray_address": ray_address}
     retrievers: list[Any] = [
         s.retriever(
-            s.index(index_dir, dataset, lambda: datasets.corpus_iter(ds), verbose=verbose, shards=shards),
+            s.index(
+                index_dir, dataset, lambda: datasets.corpus_iter(ds), verbose=verbose, shards=shards, **extra
+            ),
             num_results=num_results,
             verbose=verbose,
             **extra,

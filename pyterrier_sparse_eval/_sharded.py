@@ -339,7 +339,9 @@ class ShardedRetriever(pt.Transformer):
                 (str(s.directory), s.build_id, f"shard {i} of {n} ({s.directory})")
                 for i, s in enumerate(index.shards)
             ]
-            self._searchers = ShardSearchers(shards, {"num_results": num_results, **kwargs}, ray_address)
+            # the actors get query weights: the analyzer (and its memo) stays here
+            remote = {k: v for k, v in kwargs.items() if k != "analyzer"}
+            self._searchers = ShardSearchers(shards, {"num_results": num_results, **remote}, ray_address)
 
     def __repr__(self) -> str:
         return (

@@ -102,6 +102,17 @@ class Analyzer:
         # raw token -> final term ("" for a dropped token); bounded so that huge vocabularies cannot grow it forever
         self._cache: dict[str, str] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        # sent to other processes (Ray workers) without the memo, and without the language chain and the Snowball
+        # stemmer (closures and a C object that cannot be pickled), which are found again from their names
+        return {**self.__dict__, "_cache": {}, "_stemmer": None, "_lang": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lang = LANGUAGES[self.language]
+        if isinstance(self.stemmer, str) and self.stemmer not in ("none", "porter"):
+            self._stemmer = Stemmer.Stemmer(self.stemmer.removeprefix("snowball:"))
+
     @property
     def compiled_rule(self) -> int | None:
         """The compiled ASCII scanner's rule for this analyzer (1: UAX #29, 0: the "word" rule), or None when

@@ -111,7 +111,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if args.shards is not None and args.shards < 1:
         raise UsageError(f"--shards must be a positive number of shards, got {args.shards}.")
     if args.engine == "ray" and args.shards is None:
-        raise UsageError("--engine ray searches shards: give --shards N too.")
+        raise UsageError("--engine ray builds and searches shards: give --shards N too.")
     _check_index_dir(args.index_dir)
     verbose = not args.quiet
     datasets.load_dataset(args.dataset)  # an unknown id fails here, before any work; loading reads nothing
@@ -413,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plots", default=None, metavar="DIR", help="write per-query comparison PNGs into DIR")
     p.add_argument("--quiet", action="store_true", help="print only the results table")
     p.add_argument("--shards", type=int, default=None, help="use N-shard indexes (exactly the same results)")
-    p.add_argument("--engine", choices=("local", "ray"), default="local", help="where shards are searched")
+    p.add_argument("--engine", choices=("local", "ray"), default="local", help="where to index and search")
     p.add_argument(
         "--ray-address", default=None, help="Ray cluster to join (default RAY_ADDRESS, else local)"
     )

@@ -156,12 +156,15 @@ class System:
         *,
         verbose: bool = True,
         shards: int | None = None,
+        engine: str = "local",
+        ray_address: str | None = None,
     ) -> SparseIndex | ShardedIndex:
         """This system's index of a dataset, cached under ``index_dir`` (see :meth:`cache_name`): built from
         ``corpus()`` on first use, reused after, rebuilt (saying why) when the cached one was built otherwise.
 
         A lock per cache entry makes concurrent runs wait for one build instead of failing. ``shards=N`` caches
-        a :class:`ShardedIndex` of N shards instead (its own entry)."""
+        a :class:`ShardedIndex` of N shards instead (its own entry); ``engine="ray"`` builds it on the Ray cluster at
+        ``ray_address`` (the same index as a local build)."""
         from filelock import FileLock, Timeout
 
         if isinstance(self.encoder, Splade) and self.encoder.fingerprint is None:
@@ -200,7 +203,9 @@ class System:
                 if verbose:
                     print(f"Rebuilding {path}: {why}")
                 mode = "overwrite"
-            self.encoder.indexer(index, mode=mode, verbose=verbose).index(corpus())
+            self.encoder.indexer(
+                index, mode=mode, verbose=verbose, engine=engine, ray_address=ray_address
+            ).index(corpus())
             return index
         finally:
             lock.release()

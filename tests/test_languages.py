@@ -56,3 +56,20 @@ def test_the_dataset_declares_the_language(vaswani, capsys):
     assert pse.datasets.dataset_language(vaswani) == "en"  # ir_datasets' docs_lang() of Vaswani
     assert specs_with_language(["bm25", "splade:model"], vaswani) == ["bm25:language=en", "splade:model"]
     assert "BM25 analyzer: language en (from the dataset)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"language": code} for code in sorted(pse.analysis.LANGUAGES)]
+    + [{"stemmer": "snowball:english"}, {"stopwords": None, "stemmer": None}],
+    ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()),
+)
+def test_every_analyzer_is_sent_to_another_process_and_analyses_the_same(kwargs):
+    """Ray workers get the BM25 by pickle (standard pickle, stricter than Ray's): same terms there, memo left."""
+    import pickle
+
+    text = "Running runners ran quickly: 東京 données, l'école, Straßen 2024 qu'il ما هو"
+    bm25 = pse.BM25(**kwargs)
+    expected = bm25.analyzer(text)
+    copy = pickle.loads(pickle.dumps(bm25))
+    assert copy.analyzer._cache == {} and copy.analyzer(text) == expected
