@@ -410,12 +410,22 @@ class ShardedRetriever(pt.Transformer):
 
 def _merge(row: np.ndarray, docno: np.ndarray, score: np.ndarray, k: int, ties: str) -> np.ndarray:
     """Positions of each query's best ``k`` of the shards' results: score descending, then the smaller docno
-    (``ties="lucene"``) or the larger (trec_eval's order) first; docnos compare by code point, as each shard's."""
-    _, code = np.unique(docno.astype(str), return_inverse=True)
-    tie = code if ties == "lucene" else -code
-    order = np.lexsort((tie, -score.astype(np.float64), row))
-    row_sorted = row[order]
-    head = np.concatenate([[True], row_sorted[1:] != row_sorted[:-1]])
+    (``ties="lucene"``) or the larger (trec_eval's order) first; docnos compare by code point, as each shard's.
+    Docnos are compared only among rows of a query with equal scores (sorting strings is the costly part)."""
+    neg = -score.astype(np.float64)
+    order = np.lexsort((neg, row))
+    r, s = row[order], neg[order]
+    same = (r[1:] == r[:-1]) & (s[1:] == s[:-1])
+    if same.any():
+        tied = np.zeros(len(order), dtype=bool)
+        tied[1:] |= same
+        tied[:-1] |= same
+        _, code = np.unique(docno[order[tied]].astype(str), return_inverse=True)
+        key = np.zeros(len(order), dtype=np.int64)
+        key[tied] = code if ties == "lucene" else -code
+        order = order[np.lexsort((key, s, r))]
+        r = row[order]
+    head = np.concatenate([[True], r[1:] != r[:-1]])
     starts = np.flatnonzero(head)
     pos = np.arange(len(order)) - np.repeat(starts, np.diff(np.append(starts, len(order))))
     return order[pos < k]

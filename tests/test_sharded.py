@@ -241,3 +241,30 @@ def test_retriever_of_a_rebuilt_index_says_so(built):
         pse.StaleIndexError, match="rebuilt after this retriever was created; create a new retriever"
     ):
         retriever.transform(queries)
+
+
+@pytest.mark.parametrize("ties", ["lucene", "trec_eval"])
+def test_merge_orders_as_a_plain_sort(ties):
+    """The merge (docnos compared only among equal scores) against Python's sort of every row by query, score
+    descending, then docno (code point order; ascending for Lucene, descending for trec_eval)."""
+    from pyterrier_sparse_eval._sharded import _merge
+
+    rng = np.random.default_rng(11)
+    n = 3000
+    row = rng.integers(0, 20, n)
+    score = (rng.integers(0, 40, n) / 3).astype(np.float32)  # many ties, within and across queries
+    docno = np.array([f"d{x}" + "é" * int(x % 3) for x in rng.permutation(10 * n)[:n]], dtype=object)
+    for k in (1, 7, 1000):
+        got = _merge(row, docno, score, k, ties)
+        sign = 1 if ties == "lucene" else -1
+        keyed = sorted(
+            range(n),
+            key=lambda i: (row[i], -float(score[i]), [sign * ord(c) for c in docno[i]] + [sign * -1]),
+        )
+        taken: dict[int, int] = {}
+        expected = []
+        for i in keyed:  # each query's first k
+            if taken.get(row[i], 0) < k:
+                expected.append(i)
+                taken[row[i]] = taken.get(row[i], 0) + 1
+        assert got.tolist() == expected
