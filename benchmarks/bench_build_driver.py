@@ -1,0 +1,117 @@
+"""Where a build on Ray spends the driver's time: the driver's own CPU seconds per million documents.
+
+On Ray the documents are analysed (BM25) or flattened/encoded (``toks``, SPLADE) by Ray tasks, but one driver
+process still reads them, ships the batches, gives new terms their ids and spills the postings; then each shard
+is finished by a Ray task. The driver's CPU time bounds the build's pace however many workers the cluster has:
+documents / driver CPU-seconds is the most a build can reach. Measured here for two corpora, each built as
+2 shards locally and on a local Ray instance (started before the clock), with the driver's CPU time
+(``time.process_time``, Ray's in-process threads included) split into the encoding phase and the shard
+finishing:
+
+- BM25 over bench_retrieval.py's synthetic text corpus (``--docs`` documents);
+- SPLADE-like ``toks`` documents (``--toks-docs``; 120 terms each from a 30,522-term vocabulary, Zipfian).
+
+Writes the "build-driver" section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import command_line, machine_facts, today, write_section  # noqa: E402
+from bench_retrieval import K1, B, iter_tsv, write_text_corpus  # noqa: E402
+
+
+def toks_corpus(n: int, seed: int = 0) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    vocab = 30_522
+    probs = 1 / np.arange(1, vocab + 1) ** 0.8
+    probs /= probs.sum()
+    names = [f"tok{i}" for i in range(vocab)]
+    docs = []
+    for i in range(n):
+        terms = np.unique(rng.choice(vocab, 130, p=probs))[:120]
+        weights = rng.gamma(1.0, 0.5, len(terms)) + 0.01
+        docs.append({"docno": f"d{i}", "toks": dict(zip([names[t] for t in terms], weights.tolist()))})
+    return docs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=1_000_000)
+    parser.add_argument("--toks-docs", type=int, default=200_000)
+    parser.add_argument("--work", type=Path, default=None, help="folder for the corpus and indexes")
+    parser.add_argument("--no-write", action="store_true", help="print the report, leave BENCHMARKS.md")
+    args = parser.parse_args()
+
+    import ray
+
+    import pyterrier_sparse_eval as pse
+    from pyterrier_sparse_eval import _shard_writer
+
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench-driver-"))
+    work.mkdir(parents=True, exist_ok=True)
+    corpus = write_text_corpus(args.docs, work / f"corpus-{args.docs}.tsv")
+    toks = toks_corpus(args.toks_docs)
+    ray.init(log_to_driver=False, include_dashboard=False)
+
+    finish = {}
+    original = _shard_writer.ShardedWriter.finish
+
+    def timed_finish(self, *a, **kw):
+        wall, cpu = time.perf_counter(), time.process_time()
+        original(self, *a, **kw)
+        finish["wall"], finish["cpu"] = time.perf_counter() - wall, time.process_time() - cpu
+
+    _shard_writer.ShardedWriter.finish = timed_finish
+    bm25 = pse.BM25(k1=K1, b=B, stemmer=None, stopwords=None)
+    builds = {
+        f"BM25, {args.docs:,} text documents": (
+            args.docs,
+            lambda index, engine: bm25.indexer(index, verbose=False, engine=engine).index(iter_tsv(corpus)),
+        ),
+        f"toks, {args.toks_docs:,} documents x 120 terms": (
+            args.toks_docs,
+            lambda index, engine: index.indexer(verbose=False, engine=engine).index(toks),
+        ),
+    }
+    rows = []
+    for name, (n, build) in builds.items():
+        for engine in ("local", "ray"):
+            path = work / "index"
+            shutil.rmtree(path, ignore_errors=True)
+            wall, cpu = time.perf_counter(), time.process_time()
+            build(pse.ShardedIndex(path, num_shards=2), engine)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            encode_cpu = cpu - finish["cpu"]
+            rows.append((name, engine, wall, cpu, encode_cpu, finish["wall"], finish["cpu"], n / encode_cpu))
+            print(rows[-1])
+            shutil.rmtree(path)
+    lines = [
+        f"Measured {today()} on {machine_facts()}; command: `{command_line()}`. 2 shards; Ray: a local instance "
+        "(2 CPUs: the analysis tasks and the driver share the two cores). *driver-bound*: documents per second "
+        "of the driver's CPU time in the encoding phase, the most any number of workers can give.\n",
+        "| corpus | engine | wall (s) | driver CPU (s) | of which encoding phase | finishing wall (s) | finishing "
+        "driver CPU (s) | driver-bound docs/s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, engine, wall, cpu, enc, fwall, fcpu, bound in rows:
+        lines.append(
+            f"| {name} | {engine} | {wall:.1f} | {cpu:.1f} | {enc:.1f} | {fwall:.1f} | {fcpu:.1f} | {bound:,.0f} |"
+        )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        write_section("build-driver", f"## A build's driver on Ray ({today()})\n\n" + text)
+
+
+if __name__ == "__main__":
+    main()
