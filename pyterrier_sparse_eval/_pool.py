@@ -1,10 +1,18 @@
 """Pooled corpora for SDM: which documents a pool holds, and what a run shows of its background sample.
 
 A pooled corpus holds every document judged relevant, the top-``depth`` non-relevant documents of each query
-in the pooling runs ("distractors", merged across runs by best rank in trec_eval's order) and a seeded uniform
-random sample of ``sample`` other documents: the background sample. The full corpus has N documents; the
-N - |pool| unseen ones are modelled per query and per system by the scores the system gives the background
-sample (:mod:`pyterrier_sparse_eval.sdm`).
+in the pooling runs ("distractors", merged across runs by best rank in trec_eval's order) and a seeded random
+sample of the other documents: the background sample. The full corpus has N documents; the N - |pool| unseen
+ones are modelled per query and per system by the scores the system gives the background sample
+(:mod:`pyterrier_sparse_eval.sdm`).
+
+The sample is uniform (``sample`` documents), or stratified: ``tail_sample`` documents drawn from the *tail
+stratum*, the documents some pooling run ranks within ``tail_depth`` for some query (below the distractors), and
+``sample`` from the rest. The tail stratum holds the documents that score high for some query, the few that
+would displace a system's top results and that a uniform sample of 1 in 1000 rarely holds. Every sampled
+document of stratum h stands for (N_h - n_h) / n_h unseen documents of its stratum (its Horvitz-Thompson weight;
+N_h documents in the stratum, n_h sampled), so the weighted share of sampled documents scoring >= s is an
+unbiased estimate of the share of unseen documents scoring >= s, for every system, query and s.
 """
 
 from __future__ import annotations
@@ -53,20 +61,45 @@ class Pool:
     dataset: str = ""
     pool_runs: tuple[str, ...] = ()
     rel: int = 1
+    #: a stratified sample's tail stratum: the sampled documents, the stratum's size and the rank that bounds it
+    tail: tuple[str, ...] = ()
+    tail_size: int = 0
+    tail_depth: int = 0
     _sample_set: frozenset[str] = field(default=frozenset(), compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_sample_set", frozenset(self.sample))
+        object.__setattr__(self, "_sample_set", frozenset(self.sample) | frozenset(self.tail))
         if self.size > self.num_docs:
             raise ValueError(f"The pool holds {self.size} documents but the corpus only {self.num_docs}.")
+        if len(self.tail) > self.tail_size:
+            raise ValueError(f"A tail sample of {len(self.tail)} from a tail stratum of {self.tail_size}.")
 
     @property
     def docnos(self) -> list[str]:
-        return [*self.relevant, *self.distractors, *self.sample]
+        return [*self.relevant, *self.distractors, *self.sample, *self.tail]
 
     @property
     def size(self) -> int:
-        return len(self.relevant) + len(self.distractors) + len(self.sample)
+        return len(self.relevant) + len(self.distractors) + len(self.sample) + len(self.tail)
+
+    @property
+    def stratified(self) -> bool:
+        return self.tail_size > 0
+
+    @property
+    def fraction(self) -> float:
+        """The share of the corpus the pool holds."""
+        return self.size / self.num_docs if self.num_docs else 0.0
+
+    def weights(self) -> dict[str, float]:
+        """A stratified pool's Horvitz-Thompson weight of each sampled document: the unseen documents of its
+        stratum it stands for, (N_h - n_h) / n_h (see the module docstring)."""
+        rest = self.num_docs - len(self.relevant) - len(self.distractors) - self.tail_size
+        out = {}
+        for docs, size in ((self.sample, rest), (self.tail, self.tail_size)):
+            for d in docs:
+                out[d] = (size - len(docs)) / len(docs)
+        return out
 
     @property
     def n_unseen(self) -> int:
@@ -80,15 +113,18 @@ class Pool:
     @property
     def fingerprint(self) -> str:
         h = hashlib.sha1(str(self.num_docs).encode())
-        for part in (self.relevant, self.distractors, self.sample):
+        for part in (self.relevant, self.distractors, self.sample) + (
+            (self.tail,) if self.stratified else ()
+        ):
             h.update("\n".join(sorted(part)).encode())
             h.update(b"\0")
         return h.hexdigest()[:8]
 
     def __repr__(self) -> str:
         name = self.dataset.replace("irds:", "") or "corpus"
+        tail = f",tail={len(self.tail)}/{self.tail_size}@{self.tail_depth}" if self.stratified else ""
         return (
-            f"Pool({name}:{self.size}/{self.num_docs},depth={self.depth},sample={len(self.sample)},"
+            f"Pool({name}:{self.size}/{self.num_docs},depth={self.depth},sample={len(self.sample)}{tail},"
             f"seed={self.seed},#{self.fingerprint})"
         )
 
@@ -152,6 +188,8 @@ def build_pool(
     seed: int = 0,
     rel: int = 1,
     dataset: str = "",
+    tail_sample: int = 0,
+    tail_depth: int = 100,
 ) -> Pool:
     """Pool a corpus: judged-relevant documents + top-``depth`` distractors per query + a random sample.
 
@@ -163,9 +201,16 @@ def build_pool(
         depth: distractors per query (non-relevant documents ranked highest by the runs).
         sample: size of the uniform random background sample from the remaining documents.
         seed: seed of the sample (numpy's default_rng over the sorted remaining docnos).
+        tail_sample: documents sampled from the tail stratum (see the module docstring): those a pooling run
+            ranks within ``tail_depth`` for some query, outside the pool; ``sample`` is then drawn from the
+            rest. 0: a uniform sample.
     """
-    if depth < 0 or sample < 0:
-        raise ValueError("depth and sample must be >= 0.")
+    if depth < 0 or sample < 0 or tail_sample < 0:
+        raise ValueError("depth, sample and tail_sample must be >= 0.")
+    if tail_sample and tail_depth <= depth:
+        raise ValueError(f"tail_depth ({tail_depth}) must be deeper than the pool depth ({depth}).")
+    if tail_sample and not runs:
+        raise ValueError("A tail sample needs pooling runs: the tail stratum is what they rank high.")
     names = list(runs) if isinstance(runs, dict) else [f"run{i}" for i in range(len(runs))]
     run_list = list(runs.values()) if isinstance(runs, dict) else list(runs)
     corpus = np.array(sorted(set(str(d) for d in all_docnos)), dtype=object)
@@ -181,8 +226,8 @@ def build_pool(
         )
     relevant_set = set(relevant)
     distractors: list[str] = []
-    if depth and run_list:
-        ranked = _best_ranks(run_list)
+    ranked = _best_ranks(run_list) if (depth or tail_sample) and run_list else None
+    if depth and ranked is not None:
         judged_rel = set(zip(relevant_rows["qid"].tolist(), relevant_rows["docno"].tolist()))
         keep = [(qq, d) not in judged_rel for qq, d in zip(ranked["qid"].tolist(), ranked["docno"].tolist())]
         ranked = ranked[np.array(keep, dtype=bool)]
@@ -190,14 +235,30 @@ def build_pool(
         top = ranked.groupby("qid", sort=False).head(depth)
         distractors = [d for d in dict.fromkeys(top["docno"].tolist()) if d not in relevant_set]
     taken = relevant_set | set(distractors)
-    candidates = np.array([d for d in corpus.tolist() if d not in taken], dtype=object)
+    stratum: set[str] = set()
+    if tail_sample:
+        assert ranked is not None
+        high = ranked.loc[ranked["rank"] < tail_depth, "docno"]
+        stratum = {d for d in high.tolist() if d not in taken and d in in_corpus}
+        if tail_sample > len(stratum):
+            raise ValueError(
+                f"A tail sample of {tail_sample} is larger than the tail stratum ({len(stratum)} documents ranked "
+                f"within {tail_depth} outside the pool); lower --tail-sample or raise --tail-depth."
+            )
+    candidates = np.array([d for d in corpus.tolist() if d not in taken and d not in stratum], dtype=object)
     if sample > len(candidates):
         raise ValueError(
             f"A sample of {sample} is larger than the {len(candidates)} documents outside the pool; "
             "lower --sample or --pool-depth."
         )
+    if tail_sample and sample < 2 and len(candidates) > sample:
+        raise ValueError("A stratified pool needs a sample of at least 2 from the rest of the corpus too.")
     rng = np.random.default_rng(seed)
     chosen = candidates[np.sort(rng.choice(len(candidates), size=sample, replace=False))].tolist()
+    tail: list[str] = []
+    if tail_sample:
+        ordered = np.array(sorted(stratum), dtype=object)
+        tail = ordered[np.sort(rng.choice(len(ordered), size=tail_sample, replace=False))].tolist()
     return Pool(
         num_docs=len(corpus),
         relevant=tuple(relevant),
@@ -208,32 +269,69 @@ def build_pool(
         dataset=dataset,
         pool_runs=tuple(names),
         rel=rel,
+        tail=tuple(tail),
+        tail_size=len(stratum),
+        tail_depth=tail_depth if tail_sample else 0,
     )
 
 
 @dataclass
 class BackgroundSample:
-    """What a run shows of one query's background sample: observed scores, and how many fell below ``below``."""
+    """What a run shows of one query's background sample: observed scores, and how many fell below ``below``.
+
+    A stratified sample also carries each observed score's stratum (``stratum``), the censored documents per
+    stratum (``below_by``) and each stratum's Horvitz-Thompson weight (``weight_by``)."""
 
     observed: np.ndarray
     n_below: int
     below: float
+    stratum: np.ndarray | None = None
+    below_by: np.ndarray | None = None
+    weight_by: np.ndarray | None = None
 
     def fit(self, family: str = "auto") -> BackgroundModel:
-        return fit_background(self.observed, family, n_below=self.n_below, below=self.below)
+        if self.stratum is None:
+            return fit_background(self.observed, family, n_below=self.n_below, below=self.below)
+        assert self.weight_by is not None and self.below_by is not None
+        return fit_background(
+            self.observed,
+            family,
+            n_below=self.n_below,
+            below=self.below,
+            weights=self.weight_by[self.stratum],
+            weight_below=float(self.below_by @ self.weight_by),
+        )
 
     def resample(self, rng: np.random.Generator) -> BackgroundSample:
-        """A bootstrap resample of the whole sample (censored members included)."""
-        n = len(self.observed) + self.n_below
-        picks = rng.integers(0, n, size=n)
-        observed = self.observed[picks[picks < len(self.observed)]]
-        return BackgroundSample(observed, int(np.sum(picks >= len(self.observed))), self.below)
+        """A bootstrap resample of the whole sample (censored members included), within each stratum."""
+        if self.stratum is None:
+            n = len(self.observed) + self.n_below
+            picks = rng.integers(0, n, size=n)
+            observed = self.observed[picks[picks < len(self.observed)]]
+            return BackgroundSample(observed, int(np.sum(picks >= len(self.observed))), self.below)
+        assert self.below_by is not None
+        parts, strata, below_by = [], [], np.zeros_like(self.below_by)
+        for h in range(len(self.below_by)):
+            mine = self.observed[self.stratum == h]
+            n = len(mine) + int(self.below_by[h])
+            picks = rng.integers(0, n, size=n) if n else np.zeros(0, dtype=np.int64)
+            parts.append(mine[picks[picks < len(mine)]])
+            strata.append(np.full(len(parts[-1]), h))
+            below_by[h] = int(np.sum(picks >= len(mine)))
+        return BackgroundSample(
+            np.concatenate(parts),
+            int(below_by.sum()),
+            self.below,
+            np.concatenate(strata).astype(np.int64),
+            below_by,
+            self.weight_by,
+        )
 
 
 def background_from_run(run: Any, pool: Pool) -> dict[str, BackgroundSample]:
     """Per query of the run, the scores of the pool's sampled documents it retrieved, the rest censored."""
     frame = to_run_frame(run).reset_index(drop=True)
-    m = len(pool.sample)
+    m = len(pool.sample) + len(pool.tail)
     if m < 2:
         raise ValueError(
             f"{pool!r} has a background sample of {m}; SDM needs at least 2 (use a larger sample)."
@@ -241,9 +339,24 @@ def background_from_run(run: Any, pool: Pool) -> dict[str, BackgroundSample]:
     is_sample = frame["docno"].isin(pool.sample_set).to_numpy()
     scores = frame["score"].to_numpy(dtype=np.float64)
     out: dict[str, BackgroundSample] = {}
+    if pool.stratified:
+        tail = frozenset(pool.tail)
+        weights = pool.weights()
+        weight_by = np.array(
+            [weights[pool.sample[0]] if pool.sample else 0.0, weights[pool.tail[0]] if pool.tail else 0.0]
+        )
+        in_tail = frame["docno"].isin(tail).to_numpy()
+        sizes = np.array([len(pool.sample), len(pool.tail)])
     for qid, rows in frame.groupby("qid", sort=False).indices.items():
-        observed = scores[rows[is_sample[rows]]]
-        out[str(qid)] = BackgroundSample(observed, m - len(observed), float(scores[rows].min()))
+        mine = rows[is_sample[rows]]
+        observed = scores[mine]
+        lowest = float(scores[rows].min())
+        if not pool.stratified:
+            out[str(qid)] = BackgroundSample(observed, m - len(observed), lowest)
+            continue
+        stratum = in_tail[mine].astype(np.int64)
+        below_by = sizes - np.bincount(stratum, minlength=2)
+        out[str(qid)] = BackgroundSample(observed, int(below_by.sum()), lowest, stratum, below_by, weight_by)
     return out
 
 
@@ -252,7 +365,8 @@ def fit_run_backgrounds(run: Any, pool: Pool, family: str = "auto") -> dict[str,
     return {q: s.fit(family) for q, s in background_from_run(run, pool).items()}
 
 
-#: the background of a query the run returned nothing for: every sampled document censored
+#: the background of a query the run returned nothing for: every sampled document censored (p(s) = 1 below
+#: infinity, whatever the strata)
 _UNRETRIEVED = BackgroundSample(np.zeros(0), 2, np.inf)
 
 

@@ -50,9 +50,10 @@ class ThreeWay:
         return out
 
     def table(self) -> str:
-        """A text table (fits 100 columns): one row per system and measure."""
+        """A text table (fits 100 columns): the pool's size, then one row per system and measure."""
         rows = [
-            f"{'system':<28} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}  SDM 95% CI"
+            _describe(self.pool),
+            f"{'system':<28} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}  SDM 95% CI",
         ]
         for system, measures in self.results.items():
             for name, v in measures.items():
@@ -65,6 +66,15 @@ class ThreeWay:
                     f"{closed:>10}  {ci}"
                 )
         return "\n".join(rows)
+
+
+def _describe(pool: Pool) -> str:
+    tail = f" + {len(pool.tail)} of the {pool.tail_size} in the tail stratum" if pool.stratified else ""
+    return (
+        f"Pool: {pool.size} of {pool.num_docs} documents ({pool.fraction:.2%} of the corpus): "
+        f"{len(pool.relevant)} relevant, {len(pool.distractors)} distractors, {len(pool.sample)} sampled{tail}; "
+        f"{pool.n_unseen} unseen"
+    )
 
 
 def _curve_ks(k_values: Sequence[int]) -> list[int]:
@@ -83,6 +93,8 @@ def three_way(
     seed: int = 0,
     family: str = "auto",
     k_values: Sequence[int] = (10, 100, 1000),
+    tail_sample: int = 0,
+    tail_depth: int = 100,
     index_dir: str | Path = "indexes",
     num_results: int | None = None,
     bootstrap: int = 0,
@@ -107,11 +119,12 @@ def three_way(
         raise ValueError(f"The same system is given twice: {names}.")
     if not k_values or min(k_values) < 1:
         raise ValueError("k values must be >= 1.")
-    full_depth = max(max(k_values), depth, 1000) if num_results is None else int(num_results)
-    if full_depth < max(max(k_values), depth):
+    tail = tail_depth if tail_sample else 0
+    full_depth = max(max(k_values), depth, tail, 1000) if num_results is None else int(num_results)
+    if full_depth < max(max(k_values), depth, tail):
         raise ValueError(
-            f"num_results={full_depth} is below the largest k ({max(k_values)}) or the pool depth "
-            f"({depth}): the full-corpus runs could not give the exact values; raise it."
+            f"num_results={full_depth} is below the largest k ({max(k_values)}), the pool depth ({depth}) or "
+            f"the tail depth ({tail}): the full-corpus runs could not give the exact values; raise it."
         )
     ds = datasets.load_dataset(dataset)
     topics = datasets.get_topics(ds, verbose=verbose)
@@ -146,12 +159,11 @@ def three_way(
         sample=sample,
         seed=seed,
         dataset=dataset,
+        tail_sample=tail_sample,
+        tail_depth=tail_depth,
     )
     if verbose:
-        print(
-            f"{pool!r}: {len(pool.relevant)} relevant, {len(pool.distractors)} distractors, {len(pool.sample)} "
-            f"sampled; {pool.n_unseen} unseen documents ({pool.size / pool.num_docs:.1%} of the corpus pooled)"
-        )
+        print(_describe(pool))
 
     results: dict[str, dict[str, dict[str, Any]]] = {}
     per_query: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
@@ -210,6 +222,10 @@ def three_way(
         "pool_runs": [s.name for s in pool_specs],
         "pool_depth": depth,
         "sample": sample,
+        "tail_sample": tail_sample,
+        "tail_depth": tail if tail_sample else None,
+        "tail_size": pool.tail_size,
+        "pool_fraction": pool.fraction,
         "seed": seed,
         "family": family,
         "k": list(k_values),

@@ -266,6 +266,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     for option, value in (
         ("--pool-depth", args.pool_depth),
         ("--sample", args.sample),
+        ("--tail-sample", args.tail_sample),
         ("--bootstrap", args.bootstrap),
     ):
         if value < 0:
@@ -277,6 +278,8 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         pool_runs=_with_language(args, args.pool_run) if args.pool_run else None,
         depth=args.pool_depth,
         sample=args.sample,
+        tail_sample=args.tail_sample,
+        tail_depth=args.tail_depth,
         seed=args.seed,
         family=args.family,
         k_values=ks,
@@ -461,19 +464,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pool-depth", type=int, default=20, help="distractors per query (default 20)")
     p.add_argument("--sample", type=int, default=1000, help="random background documents (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the background sample (default 0)")
-    p.add_argument(
-        "--family",
-        default="auto",
-        help="background score family: auto (default), empirical, kde, "
-        "empirical-gpd, normal, skewnorm, lognormal, zero-inflated",
-    )
+    p.add_argument("--family", default="auto", help="background score family: " + ", ".join(sdm.FAMILIES))
     p.add_argument("--k", type=int, action="append", help="cut-off (repeatable; default 10 100 1000)")
     p.add_argument(
-        "--num-results",
-        type=int,
-        default=None,
-        help="documents retrieved per query over the full "
-        "corpus (default: the largest --k or --pool-depth, at least 1000)",
+        "--num-results", type=int, default=None, help="full-run depth (default: max k, depth, 1000)"
+    )
+    p.add_argument("--tail-sample", type=int, default=0, help="documents sampled from the tail (default 0)")
+    p.add_argument(
+        "--tail-depth", type=int, default=100, help="pool-run rank bounding the tail (default 100)"
     )
     p.add_argument("--bootstrap", type=int, default=0, help="bootstrap rounds for SDM confidence intervals")
     p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")

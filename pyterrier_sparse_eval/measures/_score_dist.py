@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-__all__ = ["BackgroundModel", "fit_background", "FAMILIES"]
+__all__ = ["BackgroundModel", "fit_background", "FAMILIES", "WEIGHTED_FAMILIES"]
 
 FAMILIES = ("auto", "empirical", "kde", "empirical-gpd", "normal", "skewnorm", "lognormal", "zero-inflated")
 _ZERO_SHARE_FOR_AUTO = 0.01
@@ -62,6 +62,8 @@ class BackgroundModel:
     params: dict[str, Any]
     diagnostics: dict[str, float] = field(default_factory=dict)
     _sample: np.ndarray | None = field(default=None, repr=False)
+    #: weights of the sorted ``_sample`` (a stratified sample; None: every score weighs the same)
+    _weights: np.ndarray | None = field(default=None, repr=False)
 
     def sf(self, s: Any) -> np.ndarray:
         """P(S >= s), vectorised (exact only for s >= ``params['below']`` when part of the sample is censored)."""
@@ -80,19 +82,23 @@ class BackgroundModel:
         if fam in ("lognormal", "zero-inflated"):
             return stats.lognorm.sf(s, p["sigma"], 0, np.exp(p["mu"]))
         if fam in ("empirical", "empirical-gpd", "kde"):
-            sample = self._sample
+            sample, weights = self._sample, self._weights
             assert sample is not None
-            body = 1.0 - np.searchsorted(sample, s, side="left") / len(sample)
+            if weights is None:
+                body = 1.0 - np.searchsorted(sample, s, side="left") / len(sample)
+            else:  # the weight of the sampled scores >= s
+                above = np.append(np.cumsum(weights[::-1])[::-1], 0.0) / weights.sum()
+                body = above[np.searchsorted(sample, s, side="left")]
             if fam == "empirical":
                 return body
             if fam == "kde":
                 h = p["bandwidth"]
                 flat = s.ravel()
                 out = np.empty(len(flat))
+                share = None if weights is None else weights / weights.sum()
                 for i in range(0, len(flat), 256):
-                    out[i : i + 256] = stats.norm.sf((flat[i : i + 256, None] - sample[None, :]) / h).mean(
-                        axis=1
-                    )
+                    kernels = stats.norm.sf((flat[i : i + 256, None] - sample[None, :]) / h)
+                    out[i : i + 256] = kernels.mean(axis=1) if share is None else kernels @ share
                 return out.reshape(s.shape)
             top, tail_p = p["max"], p["tail_share"]
             tail = tail_p * stats.genpareto.sf(s - top, p["shape"], 0, p["scale"])
@@ -201,7 +207,13 @@ def _fit_parametric(x: np.ndarray) -> BackgroundModel:
 
 
 def fit_background(
-    sample: Any, family: str = "auto", *, n_below: int = 0, below: float | None = None
+    sample: Any,
+    family: str = "auto",
+    *,
+    n_below: int = 0,
+    below: float | None = None,
+    weights: Any = None,
+    weight_below: float | None = None,
 ) -> BackgroundModel:
     """Fit a background score model to one query's sample of background document scores.
 
@@ -211,11 +223,19 @@ def fit_background(
         n_below: sampled documents whose score was not observed and is known to be below ``below`` (e.g.
             sampled documents a run did not retrieve).
         below: the censoring point c (default: the lowest observed score).
+        weights, weight_below: for a stratified sample, each observed score's weight (the unseen documents
+            it stands for: (N_h - n_h) / n_h in its stratum h) and the censored documents' total weight. The
+            model is then the Horvitz-Thompson estimate: p(s) = (weight of sampled scores >= s) / (total
+            weight), unbiased for the share of unseen documents scoring >= s with ``empirical``; ``kde``,
+            ``normal``, ``skewnorm`` and ``auto`` fit the weighted sample (weighted kernels, weighted maximum
+            likelihood).
     """
     if family not in FAMILIES:
         raise ValueError(f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}.")
     if n_below < 0:
         raise ValueError("n_below must be >= 0.")
+    if weights is not None:
+        return _fit_weighted(sample, weights, family, n_below, below, weight_below or 0.0)
     x = np.asarray(sample, dtype=np.float64).ravel()
     x = x[np.isfinite(x)]
     n_total = len(x) + int(n_below)
@@ -268,3 +288,108 @@ def fit_background(
         }
     )
     return model
+
+
+WEIGHTED_FAMILIES = ("auto", "empirical", "kde", "normal", "skewnorm")
+
+
+def _weighted_quantiles(x: np.ndarray, w: np.ndarray, q: Any) -> np.ndarray:
+    """Quantiles of sorted ``x`` with weights ``w`` (midpoint rule)."""
+    cum = (np.cumsum(w) - 0.5 * w) / w.sum()
+    return np.interp(q, cum, x)
+
+
+def _fit_weighted(
+    sample: Any, weights: Any, family: str, n_below: int, below: float | None, weight_below: float
+) -> BackgroundModel:
+    """:func:`fit_background` for a stratified sample: weighted fits (see there)."""
+    if family not in WEIGHTED_FAMILIES:
+        raise ValueError(
+            f"A stratified background sample is fitted with {', '.join(WEIGHTED_FAMILIES)}, not {family!r}."
+        )
+    x = np.asarray(sample, dtype=np.float64).ravel()
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    if len(w) != len(x):
+        raise ValueError(f"{len(w)} weights for {len(x)} sampled scores.")
+    if (w < 0).any() or weight_below < 0:
+        raise ValueError("Sample weights must be >= 0.")
+    finite = np.isfinite(x)
+    if n_below + int(finite.sum()) < 2:
+        raise ValueError(
+            f"A background model needs at least 2 sampled documents, got {n_below + int(finite.sum())}."
+        )
+    keep = finite & (w > 0)  # a weight of 0 stands for no unseen document (its stratum was sampled whole)
+    x, w = x[keep], w[keep]
+    order = np.argsort(x, kind="stable")
+    x, w = x[order], w[order]
+    total = float(w.sum()) + float(weight_below)
+    if below is None:
+        below = float(x[0]) if len(x) else 0.0
+    n_eff = float(w.sum() ** 2 / (w**2).sum()) if len(x) else 0.0
+    if family == "auto":
+        family = "kde" if len(x) >= _KDE_FOR_AUTO else "parametric"
+    if len(x) == 0 or total == 0:
+        model = BackgroundModel("point-mass", {"value": -np.inf})
+    elif np.all(x == x[0]):
+        model = BackgroundModel("point-mass", {"value": float(x[0])})
+    elif len(x) < _MIN_OBSERVED or family == "empirical":
+        model = BackgroundModel("empirical", {"max": float(x[-1])}, {"ks": 0.0, "loglik": float("nan")}, x, w)
+    elif family == "kde":
+        mean = float(np.average(x, weights=w))
+        sd = float(np.sqrt(np.average((x - mean) ** 2, weights=w) * n_eff / max(n_eff - 1, 1e-12)))
+        q75, q25 = _weighted_quantiles(x, w, [0.75, 0.25])
+        iqr = float(q75 - q25)
+        h = 0.9 * min(sd, iqr / 1.34 if iqr > 0 else sd) * n_eff**-0.2
+        model = BackgroundModel(
+            "kde", {"bandwidth": max(h, 1e-12)}, {"ks": float("nan"), "loglik": float("nan")}, x, w
+        )
+    else:
+        fits = []
+        if family in ("parametric", "normal"):
+            mean = float(np.average(x, weights=w))
+            sd = float(np.sqrt(np.average((x - mean) ** 2, weights=w) * n_eff / max(n_eff - 1, 1e-12)))
+            fits.append((2, BackgroundModel("normal", {"loc": mean, "scale": max(sd, 1e-12)})))
+        if family in ("parametric", "skewnorm"):
+            fits.append((3, _fit_weighted_skewnorm(x, w)))
+        share = w / w.sum()
+        for _, m in fits:
+            m.diagnostics["loglik"] = float(n_eff * np.sum(share * np.log(np.maximum(_pdf(m, x), 1e-300))))
+        aic = [2 * k - 2 * m.diagnostics["loglik"] for k, m in fits]
+        model = fits[int(np.argmin(aic))][1]
+    below_share = float(weight_below) / total if total > 0 else 0.0  # total 0: nothing unseen, p = 0
+    model.params["below_share"] = below_share
+    model.params["below"] = float(below) if weight_below > 0 else -np.inf
+    model.diagnostics.update(
+        {
+            "below_share": below_share,
+            "zero_share": float(np.sum(w[x == 0])) / total if total > 0 else 0.0,
+            "n": float(n_below + len(x)),
+            "observed": float(len(x)),
+            "n_eff": n_eff,
+            "weighted": 1.0,
+        }
+    )
+    return model
+
+
+def _pdf(model: BackgroundModel, x: np.ndarray) -> np.ndarray:
+    p = model.params
+    if model.family == "normal":
+        return stats.norm.pdf(x, p["loc"], p["scale"])
+    return stats.skewnorm.pdf(x, p["a"], p["loc"], p["scale"])
+
+
+def _fit_weighted_skewnorm(x: np.ndarray, w: np.ndarray) -> BackgroundModel:
+    """Weighted maximum likelihood of a skew-normal (Nelder-Mead from the unweighted fit)."""
+    from scipy import optimize
+
+    share = w / w.sum()
+    a0, loc0, scale0 = stats.skewnorm.fit(x)
+
+    def nll(theta: np.ndarray) -> float:
+        a, loc, log_scale = theta
+        return -float(np.sum(share * stats.skewnorm.logpdf(x, a, loc, np.exp(log_scale))))
+
+    best = optimize.minimize(nll, [a0, loc0, np.log(max(scale0, 1e-12))], method="Nelder-Mead")
+    a, loc, log_scale = best.x
+    return BackgroundModel("skewnorm", {"a": float(a), "loc": float(loc), "scale": float(np.exp(log_scale))})
