@@ -9,7 +9,9 @@ ones are modelled per query and per system by the scores the system gives the ba
 The sample is uniform (``sample`` documents), or stratified: ``tail_sample`` documents drawn from the *tail
 stratum*, the documents some pooling run ranks within ``tail_depth`` for some query (below the distractors), and
 ``sample`` from the rest. The tail stratum holds the documents that score high for some query, the few that
-would displace a system's top results and that a uniform sample of 1 in 1000 rarely holds. Every sampled
+would displace a system's top results and that a uniform sample of 1 in 1000 rarely holds. Several bands
+(``tail_depth=[30, 300]``, ``tail_sample=[2000, 3000]``: best rank in [depth, 30), then [30, 300)) sample the
+highest ranks more densely still. Every sampled
 document of stratum h stands for (N_h - n_h) / n_h unseen documents of its stratum (its Horvitz-Thompson weight;
 N_h documents in the stratum, n_h sampled), so the weighted share of sampled documents scoring >= s is an
 unbiased estimate of the share of unseen documents scoring >= s, for every system, query and s.
@@ -35,6 +37,7 @@ from .measures._sdm import sdm_report
 __all__ = [
     "Pool",
     "build_pool",
+    "tail_band_sizes",
     "BackgroundSample",
     "background_from_run",
     "fit_run_backgrounds",
@@ -61,18 +64,18 @@ class Pool:
     dataset: str = ""
     pool_runs: tuple[str, ...] = ()
     rel: int = 1
-    #: a stratified sample's tail stratum: the sampled documents, the stratum's size and the rank that bounds it
+    #: a stratified sample's tail strata: the sampled documents, band after band, and per band (the rank that
+    #: bounds it, its size, the documents sampled from it)
     tail: tuple[str, ...] = ()
-    tail_size: int = 0
-    tail_depth: int = 0
+    bands: tuple[tuple[int, int, int], ...] = ()
     _sample_set: frozenset[str] = field(default=frozenset(), compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_sample_set", frozenset(self.sample) | frozenset(self.tail))
         if self.size > self.num_docs:
             raise ValueError(f"The pool holds {self.size} documents but the corpus only {self.num_docs}.")
-        if len(self.tail) > self.tail_size:
-            raise ValueError(f"A tail sample of {len(self.tail)} from a tail stratum of {self.tail_size}.")
+        if sum(n for _, _, n in self.bands) != len(self.tail) or any(n > size for _, size, n in self.bands):
+            raise ValueError(f"The tail bands {self.bands} do not hold the {len(self.tail)} tail documents.")
 
     @property
     def docnos(self) -> list[str]:
@@ -84,7 +87,25 @@ class Pool:
 
     @property
     def stratified(self) -> bool:
-        return self.tail_size > 0
+        return bool(self.bands)
+
+    @property
+    def tail_size(self) -> int:
+        """Documents in the tail strata (sampled or not)."""
+        return sum(size for _, size, _ in self.bands)
+
+    @property
+    def tail_depth(self) -> int:
+        return max((bound for bound, _, _ in self.bands), default=0)
+
+    def strata(self) -> list[tuple[tuple[str, ...], int]]:
+        """(sampled documents, stratum size) of the rest of the corpus, then of each tail band."""
+        rest = self.num_docs - len(self.relevant) - len(self.distractors) - self.tail_size
+        out, start = [(self.sample, rest)], 0
+        for _, size, n in self.bands:
+            out.append((self.tail[start : start + n], size))
+            start += n
+        return out
 
     @property
     def fraction(self) -> float:
@@ -94,9 +115,8 @@ class Pool:
     def weights(self) -> dict[str, float]:
         """A stratified pool's Horvitz-Thompson weight of each sampled document: the unseen documents of its
         stratum it stands for, (N_h - n_h) / n_h (see the module docstring)."""
-        rest = self.num_docs - len(self.relevant) - len(self.distractors) - self.tail_size
         out = {}
-        for docs, size in ((self.sample, rest), (self.tail, self.tail_size)):
+        for docs, size in self.strata():
             for d in docs:
                 out[d] = (size - len(docs)) / len(docs)
         return out
@@ -122,7 +142,7 @@ class Pool:
 
     def __repr__(self) -> str:
         name = self.dataset.replace("irds:", "") or "corpus"
-        tail = f",tail={len(self.tail)}/{self.tail_size}@{self.tail_depth}" if self.stratified else ""
+        tail = "".join(f",tail={n}/{size}@{bound}" for bound, size, n in self.bands)
         return (
             f"Pool({name}:{self.size}/{self.num_docs},depth={self.depth},sample={len(self.sample)}{tail},"
             f"seed={self.seed},#{self.fingerprint})"
@@ -146,6 +166,7 @@ class Pool:
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> Pool:
         fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()}
+        fields["bands"] = tuple(tuple(int(x) for x in b) for b in fields.get("bands", ()))
         return cls(**fields)
 
     def index(self, full_index: Any, path: str | os.PathLike[str], *, mode: str = "create") -> Any:
@@ -188,8 +209,8 @@ def build_pool(
     seed: int = 0,
     rel: int = 1,
     dataset: str = "",
-    tail_sample: int = 0,
-    tail_depth: int = 100,
+    tail_sample: int | Sequence[int] = 0,
+    tail_depth: int | Sequence[int] = 100,
 ) -> Pool:
     """Pool a corpus: judged-relevant documents + top-``depth`` distractors per query + a random sample.
 
@@ -203,13 +224,20 @@ def build_pool(
         seed: seed of the sample (numpy's default_rng over the sorted remaining docnos).
         tail_sample: documents sampled from the tail stratum (see the module docstring): those a pooling run
             ranks within ``tail_depth`` for some query, outside the pool; ``sample`` is then drawn from the
-            rest. 0: a uniform sample.
+            rest. 0: a uniform sample. Lists: one band per entry (``tail_depth`` increasing).
     """
-    if depth < 0 or sample < 0 or tail_sample < 0:
+    tail_samples = [int(tail_sample)] if isinstance(tail_sample, int) else [int(t) for t in tail_sample]
+    bounds = [int(tail_depth)] if isinstance(tail_depth, int) else [int(t) for t in tail_depth]
+    if len(bounds) != len(tail_samples):
+        raise ValueError(
+            f"{len(tail_samples)} tail samples for {len(bounds)} tail depths: give one per band."
+        )
+    if depth < 0 or sample < 0 or min(tail_samples) < 0:
         raise ValueError("depth, sample and tail_sample must be >= 0.")
-    if tail_sample and tail_depth <= depth:
-        raise ValueError(f"tail_depth ({tail_depth}) must be deeper than the pool depth ({depth}).")
-    if tail_sample and not runs:
+    stratified = sum(tail_samples) > 0
+    if stratified and (bounds[0] <= depth or any(b <= a for a, b in zip(bounds, bounds[1:]))):
+        raise ValueError(f"tail_depth {bounds} must be deeper than the pool depth ({depth}) and increasing.")
+    if stratified and not runs:
         raise ValueError("A tail sample needs pooling runs: the tail stratum is what they rank high.")
     names = list(runs) if isinstance(runs, dict) else [f"run{i}" for i in range(len(runs))]
     run_list = list(runs.values()) if isinstance(runs, dict) else list(runs)
@@ -226,7 +254,7 @@ def build_pool(
         )
     relevant_set = set(relevant)
     distractors: list[str] = []
-    ranked = _best_ranks(run_list) if (depth or tail_sample) and run_list else None
+    ranked = _best_ranks(run_list) if (depth or stratified) and run_list else None
     if depth and ranked is not None:
         judged_rel = set(zip(relevant_rows["qid"].tolist(), relevant_rows["docno"].tolist()))
         keep = [(qq, d) not in judged_rel for qq, d in zip(ranked["qid"].tolist(), ranked["docno"].tolist())]
@@ -235,30 +263,38 @@ def build_pool(
         top = ranked.groupby("qid", sort=False).head(depth)
         distractors = [d for d in dict.fromkeys(top["docno"].tolist()) if d not in relevant_set]
     taken = relevant_set | set(distractors)
-    stratum: set[str] = set()
-    if tail_sample:
+    band_docs: list[list[str]] = []
+    if stratified:
         assert ranked is not None
-        high = ranked.loc[ranked["rank"] < tail_depth, "docno"]
-        stratum = {d for d in high.tolist() if d not in taken and d in in_corpus}
-        if tail_sample > len(stratum):
-            raise ValueError(
-                f"A tail sample of {tail_sample} is larger than the tail stratum ({len(stratum)} documents ranked "
-                f"within {tail_depth} outside the pool); lower --tail-sample or raise --tail-depth."
-            )
-    candidates = np.array([d for d in corpus.tolist() if d not in taken and d not in stratum], dtype=object)
+        band_docs = _tail_bands(ranked, taken, in_corpus, depth, bounds)
+        lower = depth
+        for band, bound, n in zip(band_docs, bounds, tail_samples):
+            if n == 0 and band:
+                raise ValueError(
+                    f"The tail band [{lower}, {bound}) holds {len(band)} documents but gets no sample: its unseen "
+                    "documents would be represented by none; give it a tail sample or leave the band out."
+                )
+            if n > len(band):
+                raise ValueError(
+                    f"A tail sample of {n} is larger than the tail stratum ({len(band)} documents ranked within "
+                    f"[{lower}, {bound}) outside the pool); lower --tail-sample or raise --tail-depth."
+                )
+            lower = bound
+    in_bands = {d for band in band_docs for d in band}
+    candidates = np.array([d for d in corpus.tolist() if d not in taken and d not in in_bands], dtype=object)
     if sample > len(candidates):
         raise ValueError(
             f"A sample of {sample} is larger than the {len(candidates)} documents outside the pool; "
             "lower --sample or --pool-depth."
         )
-    if tail_sample and sample < 2 and len(candidates) > sample:
+    if stratified and sample < 2 and len(candidates) > sample:
         raise ValueError("A stratified pool needs a sample of at least 2 from the rest of the corpus too.")
     rng = np.random.default_rng(seed)
     chosen = candidates[np.sort(rng.choice(len(candidates), size=sample, replace=False))].tolist()
     tail: list[str] = []
-    if tail_sample:
-        ordered = np.array(sorted(stratum), dtype=object)
-        tail = ordered[np.sort(rng.choice(len(ordered), size=tail_sample, replace=False))].tolist()
+    for band, n in zip(band_docs, tail_samples):
+        ordered = np.array(band, dtype=object)
+        tail += ordered[np.sort(rng.choice(len(ordered), size=n, replace=False))].tolist()
     return Pool(
         num_docs=len(corpus),
         relevant=tuple(relevant),
@@ -270,9 +306,41 @@ def build_pool(
         pool_runs=tuple(names),
         rel=rel,
         tail=tuple(tail),
-        tail_size=len(stratum),
-        tail_depth=tail_depth if tail_sample else 0,
+        bands=tuple((b, len(band), n) for b, band, n in zip(bounds, band_docs, tail_samples))
+        if stratified
+        else (),
     )
+
+
+def _tail_bands(
+    ranked: pd.DataFrame, taken: set[str], in_corpus: set[str], depth: int, bounds: Sequence[int]
+) -> list[list[str]]:
+    """Each tail band's documents (sorted): best pooling rank in [previous bound, bound), outside the pool."""
+    best = ranked.groupby("docno", sort=False)["rank"].min()
+    best = best[[d not in taken and d in in_corpus for d in best.index.tolist()]]
+    out, lower = [], depth
+    for bound in bounds:
+        out.append(sorted(best.index[(best >= lower) & (best < bound)].tolist()))
+        lower = bound
+    return out
+
+
+def tail_band_sizes(
+    qrels: Any,
+    runs: Sequence[Any] | dict[str, Any],
+    *,
+    all_docnos: Iterable[str],
+    depth: int,
+    tail_depth: Sequence[int],
+    rel: int = 1,
+) -> list[int]:
+    """How many documents each tail band of :func:`build_pool` would hold (to plan ``tail_sample``)."""
+    base = build_pool(qrels, runs, all_docnos=all_docnos, depth=depth, sample=0, rel=rel)
+    run_list = list(runs.values()) if isinstance(runs, dict) else list(runs)
+    taken = set(base.relevant) | set(base.distractors)
+    ranked = _best_ranks(run_list)
+    in_corpus = set(str(d) for d in all_docnos)
+    return [len(b) for b in _tail_bands(ranked, taken, in_corpus, depth, tail_depth)]
 
 
 @dataclass
@@ -340,13 +408,11 @@ def background_from_run(run: Any, pool: Pool) -> dict[str, BackgroundSample]:
     scores = frame["score"].to_numpy(dtype=np.float64)
     out: dict[str, BackgroundSample] = {}
     if pool.stratified:
-        tail = frozenset(pool.tail)
-        weights = pool.weights()
-        weight_by = np.array(
-            [weights[pool.sample[0]] if pool.sample else 0.0, weights[pool.tail[0]] if pool.tail else 0.0]
-        )
-        in_tail = frame["docno"].isin(tail).to_numpy()
-        sizes = np.array([len(pool.sample), len(pool.tail)])
+        strata = pool.strata()
+        stratum_of = {d: h for h, (docs, _) in enumerate(strata) for d in docs}
+        weight_by = np.array([(size - len(docs)) / len(docs) if docs else 0.0 for docs, size in strata])
+        sizes = np.array([len(docs) for docs, _ in strata])
+        doc_stratum = frame["docno"].map(stratum_of).fillna(0).to_numpy(dtype=np.int64)
     for qid, rows in frame.groupby("qid", sort=False).indices.items():
         mine = rows[is_sample[rows]]
         observed = scores[mine]
@@ -354,8 +420,8 @@ def background_from_run(run: Any, pool: Pool) -> dict[str, BackgroundSample]:
         if not pool.stratified:
             out[str(qid)] = BackgroundSample(observed, m - len(observed), lowest)
             continue
-        stratum = in_tail[mine].astype(np.int64)
-        below_by = sizes - np.bincount(stratum, minlength=2)
+        stratum = doc_stratum[mine]
+        below_by = sizes - np.bincount(stratum, minlength=len(sizes))
         out[str(qid)] = BackgroundSample(observed, int(below_by.sum()), lowest, stratum, below_by, weight_by)
     return out
 

@@ -70,6 +70,8 @@ class ThreeWay:
 
 def _describe(pool: Pool) -> str:
     tail = f" + {len(pool.tail)} of the {pool.tail_size} in the tail stratum" if pool.stratified else ""
+    if len(pool.bands) > 1:
+        tail += " (" + ", ".join(f"{n} of {size} ranked < {bound}" for bound, size, n in pool.bands) + ")"
     return (
         f"Pool: {pool.size} of {pool.num_docs} documents ({pool.fraction:.2%} of the corpus): "
         f"{len(pool.relevant)} relevant, {len(pool.distractors)} distractors, {len(pool.sample)} sampled{tail}; "
@@ -93,8 +95,8 @@ def three_way(
     seed: int = 0,
     family: str = "auto",
     k_values: Sequence[int] = (10, 100, 1000),
-    tail_sample: int = 0,
-    tail_depth: int = 100,
+    tail_sample: int | Sequence[int] = 0,
+    tail_depth: int | Sequence[int] = 100,
     index_dir: str | Path = "indexes",
     num_results: int | None = None,
     bootstrap: int = 0,
@@ -119,7 +121,9 @@ def three_way(
         raise ValueError(f"The same system is given twice: {names}.")
     if not k_values or min(k_values) < 1:
         raise ValueError("k values must be >= 1.")
-    tail = tail_depth if tail_sample else 0
+    tail_samples = [tail_sample] if isinstance(tail_sample, int) else list(tail_sample)
+    depths = [tail_depth] if isinstance(tail_depth, int) else list(tail_depth)
+    tail = max(depths) if sum(tail_samples) else 0
     full_depth = max(max(k_values), depth, tail, 1000) if num_results is None else int(num_results)
     if full_depth < max(max(k_values), depth, tail):
         raise ValueError(
@@ -222,8 +226,8 @@ def three_way(
         "pool_runs": [s.name for s in pool_specs],
         "pool_depth": depth,
         "sample": sample,
-        "tail_sample": tail_sample,
-        "tail_depth": tail if tail_sample else None,
+        "tail_sample": tail_samples,
+        "tail_depth": depths if tail else None,
         "tail_size": pool.tail_size,
         "pool_fraction": pool.fraction,
         "seed": seed,

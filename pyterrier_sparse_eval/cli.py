@@ -266,7 +266,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     for option, value in (
         ("--pool-depth", args.pool_depth),
         ("--sample", args.sample),
-        ("--tail-sample", args.tail_sample),
+        ("--tail-sample", min(args.tail_sample or [0])),
         ("--bootstrap", args.bootstrap),
     ):
         if value < 0:
@@ -278,8 +278,8 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         pool_runs=_with_language(args, args.pool_run) if args.pool_run else None,
         depth=args.pool_depth,
         sample=args.sample,
-        tail_sample=args.tail_sample,
-        tail_depth=args.tail_depth,
+        tail_sample=args.tail_sample or 0,
+        tail_depth=args.tail_depth or 100,
         seed=args.seed,
         family=args.family,
         k_values=ks,
@@ -469,10 +469,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--num-results", type=int, default=None, help="full-run depth (default: max k, depth, 1000)"
     )
-    p.add_argument("--tail-sample", type=int, default=0, help="documents sampled from the tail (default 0)")
-    p.add_argument(
-        "--tail-depth", type=int, default=100, help="pool-run rank bounding the tail (default 100)"
-    )
+    p.add_argument("--tail-sample", type=int, action="append", help="sampled from a tail band (repeatable)")
+    p.add_argument("--tail-depth", type=int, action="append", help="rank bounding a tail band (default 100)")
     p.add_argument("--bootstrap", type=int, default=0, help="bootstrap rounds for SDM confidence intervals")
     p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
     p.add_argument("--output", default=None, help="write the report as JSON here")

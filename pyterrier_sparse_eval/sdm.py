@@ -35,6 +35,7 @@ from ._pool import (
     fit_run_backgrounds,
     judged_with_backgrounds,
     models_for,
+    tail_band_sizes,
 )
 from ._sdm_report import ThreeWay, three_way
 from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background
@@ -56,6 +57,7 @@ __all__ = [
     "fit_background",
     "fit_run_backgrounds",
     "three_way",
+    "tail_band_sizes",
     "threshold_recall",
 ]
 

