@@ -213,7 +213,7 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--coverage-seeds", type=int, default=10, help="pools (seeds) for the interval coverage"
+        "--coverage-seeds", type=int, default=5, help="pools (seeds) for the interval coverage"
     )
     parser.add_argument(
         "--coverage-size", type=int, default=100_000, help="distractors of the coverage corpus"
