@@ -3,9 +3,10 @@
 The corpus: a real collection (its documents, queries and qrels; default BEIR SciFact) plus N synthetic
 distractors written from its own text (``semisynthetic.py``). For each corpus size, each pool budget (a share of
 the corpus: relevant documents + top-``depth`` distractors per query from the pooling run + a background sample)
-and each sampling design (uniform; stratified: part of the sample drawn from the documents the pooling run ranks
-within ``--tail-depth``, Horvitz-Thompson weights), every system is run over the pooled corpus (its pooled index
-is cut from its full index, so every score is the full corpus's) and evaluated pooled, SDM-corrected
+and each sampling design (uniform; stratified: part of the sample drawn from two tail bands of the documents
+the pooling run ranks high, Horvitz-Thompson weights; ``stratified_design``), every system is run over the
+pooled corpus (its pooled index is cut from its full index, so every score is the full corpus's) and evaluated
+pooled, SDM-corrected
 (``pse.sdm.evaluate``, family ``auto``) and, for R@k on uniform pools, with the SDM paper's reference estimator
 (skew-normal fit and bisection, ``pse.sdm.threshold_recall``); the exact value comes from the system's run over
 the full corpus. *gap closed* = 1 - |SDM - full| / |pooled - full| (shown when the gap is at least 0.01).
@@ -202,15 +203,6 @@ def main() -> None:
         default=10_000,
         help="include the dense system on corpora up to this size",
     )
-    parser.add_argument(
-        "--tail-share", type=float, default=0.4, help="stratified: share of the sample in the tail"
-    )
-    parser.add_argument(
-        "--tail-depth",
-        type=int,
-        default=None,
-        help="default: the stratum holds ~6%% of the corpus (at least 2 x depth)",
-    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--coverage-seeds", type=int, default=5, help="pools (seeds) for the interval coverage"
@@ -348,8 +340,9 @@ def main() -> None:
         f"Measured {today()} on {machine_facts()}; command: `{command_line()}`. {args.dataset} "
         f"({len(docs)} documents, {len(topics)} queries) plus synthetic distractors; pooling run: BM25 "
         f"(k1=0.9, b=0.4) over the full corpus; pool = relevant + top-depth distractors per query + sample; "
-        f"stratified: {args.tail_share:.0%} of the sample from the documents the pooling run ranks within the tail "
-        "depth (a stratum of ~6% of the corpus). *closed*: share of the pooled-to-full gap closed (gaps under 0.01 not counted); "
+        "stratified: two tail bands, the documents whose best pooling rank is in [depth, b1) (45% of the sample) and "
+        "[b1, b2) (20%), b2 making the tail ~6% of the corpus and b1 ~ b2 / 3.3, and the rest (35%); see "
+        "`stratified_design`. *closed*: share of the pooled-to-full gap closed (gaps under 0.01 not counted); "
         "*ref*: the SDM paper's estimator (skew-normal, bisection), R@k on uniform pools.\n",
         "Distractors' realism (pooling BM25): share of the top 1000 / share of the corpus, median KS "
         "(distractors vs real non-relevant scores within the top 1000): "
