@@ -422,15 +422,5 @@ def build_on_ray(
 
 def add_toks(writer: IndexWriter, docnos: list[str], toks: list[dict[str, float]]) -> None:
     """Add documents given as {term: weight} dicts to a writer (document length = sum of weights)."""
-    for t in toks:
-        if not isinstance(t, dict):
-            raise TypeError(f"`toks` must be a dict of term -> weight, got {type(t).__name__}.")
-    lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
-    offsets = np.zeros(len(toks) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    terms = writer.term_ids(list(itertools.chain.from_iterable(toks)))
-    values = np.fromiter(
-        itertools.chain.from_iterable(t.values() for t in toks), dtype=np.float64, count=int(offsets[-1])
-    )
-    owner = np.repeat(np.arange(len(toks)), lengths)
-    writer.add(docnos, terms, values, offsets, np.bincount(owner, weights=values, minlength=len(toks)))
+    _, names, idx, values, offsets, doclen, _ = flatten_toks(docnos, toks)
+    writer.add(docnos, writer.term_ids(names)[idx], values, offsets, doclen)

@@ -335,8 +335,7 @@ def _fit_weighted(
     elif len(x) < _MIN_OBSERVED or family == "empirical":
         model = BackgroundModel("empirical", {"max": float(x[-1])}, {"ks": 0.0, "loglik": float("nan")}, x, w)
     elif family == "kde":
-        mean = float(np.average(x, weights=w))
-        sd = float(np.sqrt(np.average((x - mean) ** 2, weights=w) * n_eff / max(n_eff - 1, 1e-12)))
+        mean, sd = _weighted_moments(x, w, n_eff)
         q75, q25 = _weighted_quantiles(x, w, [0.75, 0.25])
         iqr = float(q75 - q25)
         h = 0.9 * min(sd, iqr / 1.34 if iqr > 0 else sd) * n_eff**-0.2
@@ -346,8 +345,7 @@ def _fit_weighted(
     else:
         fits = []
         if family in ("parametric", "normal"):
-            mean = float(np.average(x, weights=w))
-            sd = float(np.sqrt(np.average((x - mean) ** 2, weights=w) * n_eff / max(n_eff - 1, 1e-12)))
+            mean, sd = _weighted_moments(x, w, n_eff)
             fits.append((2, BackgroundModel("normal", {"loc": mean, "scale": max(sd, 1e-12)})))
         if family in ("parametric", "skewnorm"):
             fits.append((3, _fit_weighted_skewnorm(x, w)))
@@ -370,6 +368,12 @@ def _fit_weighted(
         }
     )
     return model
+
+
+def _weighted_moments(x: np.ndarray, w: np.ndarray, n_eff: float) -> tuple[float, float]:
+    """Weighted mean and standard deviation (with the effective sample size's Bessel correction)."""
+    mean = float(np.average(x, weights=w))
+    return mean, float(np.sqrt(np.average((x - mean) ** 2, weights=w) * n_eff / max(n_eff - 1, 1e-12)))
 
 
 def _pdf(model: BackgroundModel, x: np.ndarray) -> np.ndarray:
