@@ -115,11 +115,11 @@ class Pool:
     def weights(self) -> dict[str, float]:
         """A stratified pool's Horvitz-Thompson weight of each sampled document: the unseen documents of its
         stratum it stands for, (N_h - n_h) / n_h (see the module docstring)."""
-        out = {}
-        for docs, size in self.strata():
-            for d in docs:
-                out[d] = (size - len(docs)) / len(docs)
-        return out
+        return {d: w for (docs, _), w in zip(self.strata(), self.stratum_weights()) for d in docs}
+
+    def stratum_weights(self) -> list[float]:
+        """Each stratum's Horvitz-Thompson weight, (N_h - n_h) / n_h (0 for a stratum with nothing sampled)."""
+        return [(size - len(docs)) / len(docs) if docs else 0.0 for docs, size in self.strata()]
 
     @property
     def n_unseen(self) -> int:
@@ -410,7 +410,7 @@ def background_from_run(run: Any, pool: Pool) -> dict[str, BackgroundSample]:
     if pool.stratified:
         strata = pool.strata()
         stratum_of = {d: h for h, (docs, _) in enumerate(strata) for d in docs}
-        weight_by = np.array([(size - len(docs)) / len(docs) if docs else 0.0 for docs, size in strata])
+        weight_by = np.array(pool.stratum_weights())
         sizes = np.array([len(docs) for docs, _ in strata])
         doc_stratum = frame["docno"].map(stratum_of).fillna(0).to_numpy(dtype=np.int64)
     for qid, rows in frame.groupby("qid", sort=False).indices.items():
