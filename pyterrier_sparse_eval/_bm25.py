@@ -139,7 +139,7 @@ class BM25:
         num_workers: int | None = None,
     ) -> BM25Indexer:
         """An indexer that analyses raw documents (``docno`` + text fields) into BM25 weights; with
-        ``engine="ray"`` on a pool of ``num_workers`` Ray actors (default: one per CPU of the cluster at
+        ``engine="ray"`` as Ray tasks, ``num_workers`` kept busy (default: the CPUs of the cluster at
         ``ray_address``, or ``RAY_ADDRESS``, or a local Ray), giving the same index as a local build."""
         return BM25Indexer(
             self,
@@ -338,7 +338,7 @@ class BM25Batches:
 
 class BM25Indexer(pt.Indexer):
     """Indexes raw documents with BM25 weights (see :class:`BM25`). Streams in batches; with ``engine="ray"`` the
-    documents are analysed by a pool of Ray workers (see :func:`pyterrier_sparse_eval._ray_build.build`)."""
+    documents are analysed by Ray tasks (see :mod:`pyterrier_sparse_eval._ray`)."""
 
     def __init__(
         self,

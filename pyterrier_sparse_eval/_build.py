@@ -294,8 +294,8 @@ class SparseIndexer(pt.Indexer):
 
     Weights are stored as given; the retriever applies idf at query time when asked to. ``encoder`` is
     recorded in the index metadata (how the weights were made; default ``{"type": "toks"}``). With
-    ``engine="ray"`` the batches are encoded by a pool of Ray workers (``num_workers``; default: one per CPU of
-    the cluster) and a sharded index's shards are finished on the cluster (see ``_ray_build``).
+    ``engine="ray"`` the batches are encoded by Ray tasks (``num_workers`` kept busy; default: the cluster's
+    CPUs) and a sharded index's shards are finished on the cluster (see ``_ray``).
     """
 
     def __init__(

@@ -308,9 +308,9 @@ class Splade:
         """Encode documents and index them, batch by batch (the corpus's vectors are never all in memory),
         with one progress bar for the whole build (a total when the documents know their number).
 
-        ``engine="ray"``: the documents are encoded by a pool of Ray actors, ``num_workers`` of them (default:
-        one per CPU, or per ``num_gpus`` share of the cluster's GPUs), each loading the model once (on its GPU
-        when given ``num_gpus``); the index equals the local build's."""
+        ``engine="ray"``: the documents are encoded by Ray tasks, ``num_workers`` kept busy (default: the
+        cluster's CPUs, or its GPUs / ``num_gpus``), the model loaded once per worker process (on its GPU when
+        given ``num_gpus``); the index equals the local build's."""
         return SpladeIndexer(
             self,
             index,
