@@ -6,13 +6,23 @@ Documents are scored block by block, term at a time inside a block, as the exhau
 document's score is the same float32 sum in the same order. The exhaustive kernel then builds a selection key
 (score bits and doc id) for every document it touched and partitions them all at the end; here the k-th best score
 seen so far (the threshold) is kept instead, and a document scoring below it is dropped before its key is built:
-only candidates are kept, re-partitioned when their buffer fills. On queries that touch many documents (frequent
-terms, long queries) that is most of the selection work saved; on short posting lists the bookkeeping can cost more
-than it saves (``top_k_pruned(light=...)`` sends such queries to the exhaustive kernel; the retriever does not).
+only candidates are kept, re-partitioned when their buffer fills. Three ways to score a block, chosen per query by
+how many postings its terms have (measured on bench_workloads.py's workloads and the real topics):
 
-Block-max upper bounds (skipping blocks whose best possible score is below the threshold) were measured too and
-dropped: on BM25 queries with frequent terms and on SPLADE-like queries, 256-document blocks' bounds skipped under
-10% of the postings and cost more than they saved (BENCHMARKS.md, "workloads").
+- **touched list** (light and frequent-term queries): each first touch of a document is recorded, and only those
+  documents are read back;
+- **scan** (queries with at least ``SCAN`` postings per document: long BM25 queries, learned-sparse queries): no
+  bookkeeping per posting; the whole block is read back in 64-document chunks, a vectorised pass first asking
+  whether any document of the chunk reaches the threshold (once it is set, mostly none does). On Lucene-scored
+  indexes a query term used once adds the posting's precomputed contribution (``SparseIndex.lucene_impacts``,
+  the same float32 bits as the formula) instead of evaluating ``w - w / (1 + x)``: 1.3-2.3x on long queries;
+- **exhaustive** (queries with fewer than ``LIGHT`` x k postings, ``light=``): a threshold set this late saves
+  less than it costs; :func:`~pyterrier_sparse_eval._topk.top_k_numba` scores them.
+
+Blocks hold 16,384 documents (accumulators in L2), fewer on small collections (:func:`default_block`) so that the
+threshold set by the first blocks prunes the next. Block-max upper bounds (skipping blocks whose best possible score
+is below the threshold) were measured too and dropped: on BM25 queries with frequent terms and on SPLADE-like
+queries, 256-document blocks' bounds skipped under 10% of the postings and cost more than they saved.
 """
 
 from __future__ import annotations
@@ -21,18 +31,116 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._numba import numba_threads
-from ._topk import HAVE_NUMBA, top_k_numba
+from ._topk import HAVE_NUMBA, postings_per_row, top_k_numba
 
-__all__ = ["top_k_pruned"]
+__all__ = ["LIGHT", "SCAN", "default_block", "lucene_impacts", "top_k_pruned"]
 
 _BLOCK = (
     1 << 14
-)  # documents scored together: their accumulators stay in L2 (16k measured best, BENCHMARKS.md)
+)  # documents scored together: their accumulators stay in L2 (16k measured best at 1M documents)
+#: queries with fewer postings than this many times k go to the exhaustive kernel (a threshold set late saves little)
+LIGHT = 16.0
+#: queries with at least this many postings per document read back whole blocks (measured: bench_workloads.py)
+SCAN = 0.12
+_CHUNK = 64  # documents read back together in a scanned block
+_NO_IMPACTS = np.zeros(0, dtype=np.float32)  # no weight per term: the formula is used
 
 if HAVE_NUMBA:
     from numba import njit, prange
 
     from ._topk import _ordered, _select, _unordered
+
+    @njit(nogil=True, cache=True)
+    def _cut(keys, n, k, fbuf, ubuf):
+        """Keep the candidates scoring at least the k-th best of the ``n`` keys (ties with it included): the new
+        count, the buffer size at which to cut again, the threshold score and (float64) the float32 below it."""
+        cut = np.partition(keys[:n], n - k)[n - k] >> np.uint64(32)
+        m = 0
+        for i in range(n):
+            if (keys[i] >> np.uint64(32)) >= cut:
+                keys[m] = keys[i]
+                m += 1
+        ubuf[0] = np.uint32(_unordered(cut - np.uint64(1)))
+        below = np.float64(
+            fbuf[0]
+        )  # the float32 just below the threshold: a float64 sum above it may round to it
+        ubuf[0] = np.uint32(_unordered(cut))
+        return m, m + max(2 * k, 4096), fbuf[0], below
+
+    @njit(nogil=True, cache=True)
+    def _scan_block(
+        q_terms, q_weights, indptr, indices, data, imp, imp_w, lucene, acc, acc64, cursor, b0, width, theta,
+        below, keys, n, fbuf, ubuf,
+    ):  # fmt: skip
+        """Score one block without tracking which documents were touched, then read back all ``width``
+        accumulators: for queries that touch a large share of the block, cheaper than a touched list. A Lucene
+        term whose query weight is the one ``imp`` was computed with adds the precomputed ``w - w / (1 + x)``."""
+        one = np.float32(1.0)
+        b1 = b0 + width
+        for j in range(len(q_terms)):
+            t = q_terms[j]
+            w = q_weights[j]
+            p = cursor[j]
+            end = indptr[t + 1]
+            if lucene and len(imp_w) == len(indptr) - 1 and w == imp_w[t]:
+                while p < end and indices[p] < b1:
+                    acc64[indices[p] - b0] += np.float64(imp[p])
+                    p += 1
+            elif lucene:
+                while p < end and indices[p] < b1:
+                    acc64[indices[p] - b0] += np.float64(w - w / (one + data[p]))
+                    p += 1
+            else:
+                while p < end and indices[p] < b1:
+                    acc[indices[p] - b0] += w * data[p]
+                    p += 1
+            cursor[j] = p
+        # read back in chunks: a vectorised pass asks whether any document of the chunk reaches the threshold
+        # (once it is set, mostly none does); only then are the chunk's documents keyed: branch-free (a key
+        # written for every document, kept when it qualifies) when most qualify, else with a branch. Loops run
+        # over a view of the chunk: indexing the block at c0 + i keeps LLVM from vectorising them.
+        for c0 in range(0, width, _CHUNK):
+            c1 = min(c0 + _CHUNK, width)
+            reach = 0
+            if lucene:
+                view64 = acc64[c0:c1]
+                for i in range(len(view64)):
+                    reach += (view64[i] > below) & (view64[i] != 0.0)
+                if reach == len(view64) or (reach and theta == -np.inf):  # most qualify
+                    for i in range(len(view64)):
+                        s = np.float32(view64[i])
+                        fbuf[0] = s
+                        keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(c0 + i + b0)
+                        n += (s >= theta) & (s != 0.0)  # zero sums (and untouched documents) are dropped
+                elif reach:  # a few qualify
+                    for i in range(len(view64)):
+                        s = np.float32(view64[i])
+                        if s >= theta and s != 0.0:
+                            fbuf[0] = s
+                            keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(c0 + i + b0)
+                            n += 1
+                for i in range(len(view64)):
+                    view64[i] = 0.0
+            else:
+                view = acc[c0:c1]
+                for i in range(len(view)):
+                    reach += (view[i] >= theta) & (view[i] != 0.0)
+                if reach == len(view) or (reach and theta == -np.inf):
+                    for i in range(len(view)):
+                        s = view[i]
+                        fbuf[0] = s
+                        keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(c0 + i + b0)
+                        n += (s >= theta) & (s != 0.0)
+                elif reach:
+                    for i in range(len(view)):
+                        s = view[i]
+                        if s >= theta and s != 0.0:
+                            fbuf[0] = s
+                            keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(c0 + i + b0)
+                            n += 1
+                for i in range(len(view)):
+                    view[i] = 0.0
+        return n
 
     @njit(nogil=True, cache=True)
     def _query_threshold(
@@ -56,6 +164,9 @@ if HAVE_NUMBA:
         out_docs,
         out_scores,
         cursor,
+        imp,
+        imp_w,
+        scan_min,
     ):
         nt = len(q_terms)
         one = np.float32(1.0)
@@ -70,12 +181,23 @@ if HAVE_NUMBA:
                 lo_doc = min(lo_doc, np.int64(indices[indptr[t]]))
                 hi_doc = max(hi_doc, np.int64(indices[indptr[t + 1] - 1]))
         dense = postings > num_docs  # more postings than documents: most touches are repeats
+        scan = postings >= scan_min  # heavy query: no touched list, the whole block is read back
         theta = np.float32(-np.inf)
+        below = -np.inf
         n = 0
         cap = k + max(2 * k, 4096)
         b0 = (lo_doc // bsize) * bsize
         while b0 <= hi_doc:
             b1 = b0 + bsize
+            if scan:
+                n = _scan_block(
+                    q_terms, q_weights, indptr, indices, data, imp, imp_w, lucene, acc, acc64, cursor, b0,
+                    min(bsize, num_docs - b0), theta, below, keys, n, fbuf, ubuf,
+                )  # fmt: skip
+                if n > k and (n >= cap or theta == -np.inf):
+                    n, cap, theta, below = _cut(keys, n, k, fbuf, ubuf)
+                b0 = b1
+                continue
             n_touched = 0
             for j in range(nt):
                 t = q_terms[j]
@@ -133,17 +255,7 @@ if HAVE_NUMBA:
                     keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(d + b0)
                     n += 1
             if n > k and (n >= cap or theta == -np.inf):
-                # the threshold: the k-th best score so far; documents tied with it stay candidates
-                cut = np.partition(keys[:n], n - k)[n - k] >> np.uint64(32)
-                m = 0
-                for i in range(n):
-                    if (keys[i] >> np.uint64(32)) >= cut:
-                        keys[m] = keys[i]
-                        m += 1
-                n = m
-                cap = n + max(2 * k, 4096)
-                ubuf[0] = np.uint32(_unordered(cut))
-                theta = fbuf[0]
+                n, cap, theta, below = _cut(keys, n, k, fbuf, ubuf)
             b0 = b1
         return _select(keys, n, k, tie_rank, rank_to_doc, fbuf, ubuf, out_docs, out_scores)
 
@@ -166,6 +278,9 @@ if HAVE_NUMBA:
         out_scores,
         out_n,
         block,
+        imp,
+        imp_w,
+        scan_min,
     ):
         acc = np.zeros(block, dtype=np.float32)
         acc64 = np.zeros(block if lucene else 1, dtype=np.float64)
@@ -201,12 +316,22 @@ if HAVE_NUMBA:
                 out_docs[q],
                 out_scores[q],
                 cursor,
+                imp,
+                imp_w,
+                scan_min,
             )
 
     @njit(parallel=True, nogil=True, cache=True)
     def _parallel_threshold(bounds, *args):
         for c in prange(len(bounds) - 1):
             _chunk_threshold(bounds[c], bounds[c + 1], *args)
+
+
+def default_block(num_docs: int) -> int:
+    """Documents scored together: 16,384 (accumulators in L2), smaller on small collections so that a query spans
+    several blocks and the threshold set by the first ones prunes the others (a quarter of the collection, at
+    least 1,024; measured on SciFact and Vaswani: 1.4-1.7x at k = 10 over one block)."""
+    return int(min(_BLOCK, max(1024, 1 << max(0, (int(num_docs) // 4).bit_length() - 1))))
 
 
 def top_k_pruned(
@@ -224,11 +349,17 @@ def top_k_pruned(
     lucene: bool = False,
     block: int | None = None,
     light: float = 0.0,
+    scan: float = SCAN,
+    impacts: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`~pyterrier_sparse_eval._topk.top_k_numba`'s result, dropping documents below a running threshold.
 
-    ``block`` is the number of documents scored together (16,384 by default). Queries whose terms' postings number
-    less than ``light`` times the documents go to the exhaustive kernel (same result, less bookkeeping).
+    ``block`` is the number of documents scored together (:func:`default_block`). Queries whose terms' postings
+    number less than ``light`` times ``num_results`` go to the exhaustive kernel (same result, less bookkeeping); those with
+    at least ``scan`` times the documents read back every accumulator of a block instead of a list of the documents
+    they touched. ``impacts`` = ``(values, weights)`` (Lucene scoring; see :func:`lucene_impacts`): a query term
+    whose weight is ``weights[t]`` adds ``values[p]``, the precomputed ``w - w / (1 + x)`` of posting p, in those
+    scanned blocks.
     """
     if not HAVE_NUMBA:
         raise ImportError("the threshold kernel needs numba: pip install numba")
@@ -241,10 +372,12 @@ def top_k_pruned(
     if rank_to_doc is None:
         rank_to_doc = np.empty(len(tie_rank), dtype=np.int32)
         rank_to_doc[tie_rank] = np.arange(len(tie_rank), dtype=np.int32)
+    if impacts is not None and (len(impacts[0]) != len(data) or len(impacts[1]) != len(indptr) - 1):
+        raise ValueError(
+            "impacts must hold one value per posting and one weight per term (see lucene_impacts)."
+        )
     if light > 0:
-        df = np.diff(indptr)[q_indices]
-        postings = np.add.reduceat(df, q_indptr[:-1]) if len(df) else np.zeros(nq, dtype=np.int64)
-        short = np.where(np.diff(q_indptr) > 0, postings, 0) < light * num_docs
+        short = postings_per_row(np.diff(indptr), q_indptr, q_indices) < light * num_results
         if short.any():
             q = sp.csr_matrix((q_data, q_indices, q_indptr), shape=(nq, len(indptr) - 1))
             for rows, threshold in ((np.flatnonzero(short), False), (np.flatnonzero(~short), True)):
@@ -252,9 +385,11 @@ def top_k_pruned(
                     sub = q[rows]
                     common = (sub.indptr, sub.indices, sub.data, indptr, indices, data, tie_rank, num_results)
                     if threshold:
-                        got = top_k_pruned(*common, num_docs, threads, rank_to_doc, lucene, block)
+                        got = top_k_pruned(
+                            *common, num_docs, threads, rank_to_doc, lucene, block, scan=scan, impacts=impacts
+                        )
                     else:
-                        got = top_k_numba(*common, num_docs, threads, rank_to_doc, lucene=lucene)
+                        got = top_k_numba(*common, num_docs, threads, rank_to_doc, block=block, lucene=lucene)
                     out_docs[rows], out_scores[rows], out_n[rows] = got
             return out_docs, out_scores, out_n
     args = (
@@ -272,7 +407,9 @@ def top_k_pruned(
         out_docs,
         out_scores,
         out_n,
-        np.int64(max(1, min(num_docs, block or _BLOCK))),
+        np.int64(max(1, min(num_docs, block or default_block(num_docs)))),
+        *(impacts if lucene and impacts is not None else (_NO_IMPACTS, _NO_IMPACTS)),
+        np.int64(min(np.ceil(scan * num_docs), 1 << 62)),
     )
     threads = max(1, min(int(threads), nq))
     if threads == 1:
@@ -282,3 +419,15 @@ def top_k_pruned(
         with numba_threads(threads):
             _parallel_threshold(bounds, *args)
     return out_docs, out_scores, out_n
+
+
+def lucene_impacts(postings: sp.csr_matrix, weights: np.ndarray) -> np.ndarray:
+    """Each posting's Lucene BM25 contribution for a query term of weight ``weights[t]`` (its idf: the term once in
+    the query): ``w - w / (1 + x)`` in float32, the same operations as the kernels, so the same bits."""
+    one = np.float32(1.0)
+    w = np.repeat(np.asarray(weights, dtype=np.float32), np.diff(postings.indptr))
+    x = np.asarray(postings.data, dtype=np.float32)
+    out = one + x
+    np.divide(w, out, out=out)
+    np.subtract(w, out, out=out)
+    return out

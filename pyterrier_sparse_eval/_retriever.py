@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from ._format import StaleIndexError
 from ._numba import available_backends
 from ._tokenize import Analyzer
+from ._topk import postings_per_row
 from ._weights import lucene_idf
 
 __all__ = ["SparseRetriever"]
@@ -103,6 +104,8 @@ class SearchableIndex(Protocol):
     def collection_doc_count(self) -> int: ...
     @property
     def idf(self) -> np.ndarray: ...
+    @property
+    def lucene_impacts(self) -> tuple[np.ndarray, np.ndarray]: ...
     @property
     def term_ids(self) -> dict[str, int]: ...
     @property
@@ -314,8 +317,7 @@ class SparseRetriever(pt.Transformer):
 
     def _batches(self, q: sp.csr_matrix) -> list[tuple[int, int]]:
         # upper bound on a query's accumulator entries: the postings its terms touch (8 bytes each: id + score)
-        touched = np.add.reduceat(self.index.df[q.indices], q.indptr[:-1]) if q.nnz else np.zeros(q.shape[0])
-        touched = np.where(np.diff(q.indptr) > 0, touched, 0)
+        touched = postings_per_row(self.index.df, q.indptr, q.indices)
         cost = np.minimum(touched, self.index.num_docs) * 16
         bounds, start, acc = [], 0, 0
         for i, c in enumerate(cost.tolist()):
@@ -389,7 +391,7 @@ class SparseRetriever(pt.Transformer):
     def _search_numba(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         from tqdm.auto import tqdm
 
-        from ._prune import top_k_pruned
+        from ._prune import LIGHT, SCAN, top_k_pruned
         from ._topk import compact, top_k_numba
 
         postings = self.index.postings
@@ -406,8 +408,9 @@ class SparseRetriever(pt.Transformer):
             args = (block.indptr, block.indices, block.data, postings.indptr, postings.indices, postings.data)
             if self.prune:
                 docs, scores, counts = top_k_pruned(
-                    *args, tie_rank, depth, self.index.num_docs, threads, rank_to_doc, lucene=self.lucene_
-                )
+                    *args, tie_rank, depth, self.index.num_docs, threads, rank_to_doc, lucene=self.lucene_,
+                    light=LIGHT, impacts=self._impacts(block, SCAN),
+                )  # fmt: skip
             else:
                 docs, scores, counts = top_k_numba(
                     *args, tie_rank, depth, self.index.num_docs, threads, rank_to_doc, lucene=self.lucene_
@@ -423,6 +426,15 @@ class SparseRetriever(pt.Transformer):
         if len(parts) == 1:
             return parts[0]
         return tuple(np.concatenate(x) for x in zip(*parts))  # type: ignore[return-value]
+
+    def _impacts(self, q: sp.csr_matrix, scan: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """The index's precomputed Lucene contributions, when some query of ``q`` is heavy enough to use them
+        (computed once per index handle, on the first such query)."""
+        if not self.lucene_ or not q.nnz:
+            return None
+        if postings_per_row(self.index.df, q.indptr, q.indices).max(initial=0) < scan * self.index.num_docs:
+            return None
+        return self.index.lucene_impacts
 
     def _search_scipy(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         from tqdm.auto import tqdm

@@ -22,7 +22,14 @@ from .measures._order import ordered_bits, score_keys, unordered_bits
 
 HAVE_NUMBA = have_numba()
 
-__all__ = ["HAVE_NUMBA", "available_backends", "top_k_numba", "top_k_trec_order", "compact"]
+__all__ = [
+    "HAVE_NUMBA",
+    "available_backends",
+    "compact",
+    "postings_per_row",
+    "top_k_numba",
+    "top_k_trec_order",
+]
 
 
 def top_k_trec_order(
@@ -41,6 +48,13 @@ def top_k_trec_order(
         cand = np.arange(n)
     keys = (score_keys(scores[cand]) << np.uint64(32)) | tie_rank[docs[cand]].astype(np.uint64)
     return cand[np.argsort(keys)[::-1][:num_results]]
+
+
+def postings_per_row(df: np.ndarray, q_indptr: np.ndarray, q_indices: np.ndarray) -> np.ndarray:
+    """The postings each query row's terms touch: the sum of their document frequencies (0 for empty rows)."""
+    c = np.zeros(len(q_indices) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(df)[q_indices], out=c[1:])
+    return c[q_indptr[1:]] - c[q_indptr[:-1]]
 
 
 _BLOCK = 1 << 16  # documents per accumulator block: 256 KB of float32 scores, resident in L2

@@ -47,7 +47,7 @@ def _queries(rng, num_terms, nq, lo, hi, ties):
     )
 
 
-def _both(q, m, k, tie_rank, lucene=False, threads=1, block=1024, light=0.0):
+def _both(q, m, k, tie_rank, lucene=False, threads=1, block=1024, **kw):
     from pyterrier_sparse_eval._prune import top_k_pruned
     from pyterrier_sparse_eval._topk import top_k_numba
 
@@ -55,9 +55,26 @@ def _both(q, m, k, tie_rank, lucene=False, threads=1, block=1024, light=0.0):
     ref = top_k_numba(q.indptr, q.indices, q.data, m.indptr, m.indices, m.data, tie_rank, k, n, lucene=lucene)
     got = top_k_pruned(
         q.indptr, q.indices, q.data, m.indptr, m.indices, m.data, tie_rank, k, n,
-        threads=threads, lucene=lucene, block=block, light=light,
+        threads=threads, lucene=lucene, block=block, **kw,
     )  # fmt: skip
     return ref, got
+
+
+def _impacts(q, m):
+    """Precomputed Lucene contributions for weights that some query rows use and others do not: each term's
+    weight is its first occurrence's, so later rows using it with another weight take the formula."""
+    from pyterrier_sparse_eval._prune import lucene_impacts
+
+    weights = np.ones(m.shape[0], dtype=np.float32)
+    first = {}
+    for t, w in zip(q.indices.tolist(), q.data.tolist()):
+        first.setdefault(t, w)
+    weights[list(first)] = list(first.values())
+    used = weights[q.indices] == q.data
+    assert used.any() and (~used).any() or np.unique(q.data).size == 1, (
+        "one path of the impacts is not exercised"
+    )
+    return lucene_impacts(m, weights), weights
 
 
 def _assert_same(ref, got):
@@ -86,9 +103,15 @@ def test_threshold_kernel_equals_exhaustive(k, ties, lucene, threads):
     _assert_same(ref, _both(q, m, k, tie_rank, lucene=lucene, threads=threads, block=None)[1])
     # short queries to the exhaustive kernel, long ones to the threshold kernel, in one call: rows stay in place
     postings = np.add.reduceat(np.diff(m.indptr)[q.indices], q.indptr[:-1])
-    light = float(np.median(postings)) / m.shape[1]
-    assert 0 < (postings < light * m.shape[1]).sum() < q.shape[0], "the split is not exercised"
+    light = float(np.median(postings)) / k
+    assert 0 < (postings < light * k).sum() < q.shape[0], "the split is not exercised"
     _assert_same(ref, _both(q, m, k, tie_rank, lucene=lucene, threads=threads, light=light)[1])
+    # every query scanned (whole blocks read back), then the heavy half only
+    for scan in (0.0, float(np.median(postings)) / m.shape[1]):
+        _assert_same(ref, _both(q, m, k, tie_rank, lucene=lucene, threads=threads, scan=scan)[1])
+        if lucene:  # with precomputed contributions for the query terms whose weight they were computed with
+            got = _both(q, m, k, tie_rank, lucene=True, threads=threads, scan=scan, impacts=_impacts(q, m))[1]
+            _assert_same(ref, got)
 
 
 @pytest.mark.parametrize("block", [1, 7, 4096, None])
@@ -105,8 +128,14 @@ def test_block_sizes_and_negative_weights(block):
     assert 0 < (postings > m.shape[1]).sum() < q.shape[0], "one first-touch variant is not exercised"
     for k in (1, 10, 5_000):
         for lucene in (False, True):
-            ref, got = _both(q, m, k, tie_rank, lucene=lucene, block=block)
-            _assert_same(ref, got)
+            for scan in (0.0, np.inf):
+                ref, got = _both(q, m, k, tie_rank, lucene=lucene, block=block, scan=scan)
+                _assert_same(ref, got)
+            if lucene:
+                _assert_same(
+                    ref,
+                    _both(q, m, k, tie_rank, lucene=True, block=block, scan=0.0, impacts=_impacts(q, m))[1],
+                )
 
 
 def test_all_documents_tie():
@@ -116,8 +145,9 @@ def test_all_documents_tie():
     tie_rank = np.random.default_rng(0).permutation(n).astype(np.int32)
     q = sp.csr_matrix(np.ones((1, 1), dtype=np.float32))
     for k in (1, 10, 1000, 6000):
-        ref, got = _both(q, m, k, tie_rank, block=64)
-        _assert_same(ref, got)
+        for scan in (0.0, np.inf):
+            ref, got = _both(q, m, k, tie_rank, block=64, scan=scan)
+            _assert_same(ref, got)
         np.testing.assert_array_equal(got[0][0, :k], np.argsort(-tie_rank)[:k])
 
 
@@ -134,8 +164,44 @@ def test_scores_one_ulp_apart_across_blocks():
     q = sp.csr_matrix(rng.uniform(0.3, 3.0, size=(5, terms)).astype(np.float32))
     for k in (1, 10, 100, 5000):
         for lucene in (False, True):
-            ref, got = _both(q, m, k, tie_rank, lucene=lucene, block=16)
-            _assert_same(ref, got)
+            for scan in (0.0, np.inf):
+                ref, got = _both(q, m, k, tie_rank, lucene=lucene, block=16, scan=scan)
+                _assert_same(ref, got)
+
+
+def test_scan_keeps_float64_sums_that_round_up_to_the_threshold():
+    # Lucene sums contributions in float64 and rounds the sum to float32: a document whose float64 sum is just
+    # below the threshold's float32 value can round up to it and tie. The scanned blocks' first pass compares the
+    # float64 sums, so it must not drop such a document (it compares with the float32 just below the threshold).
+    from pyterrier_sparse_eval._prune import lucene_impacts
+
+    one = np.float32(1.0)
+    w = np.float32(2.0)
+    x = np.random.default_rng(0).uniform(0.05, 5.0, 400_000).astype(np.float32)
+    c = (w - w / (one + x)).astype(np.float64)  # the contributions Lucene adds (float32 values)
+    sums = c[:200_000] + c[200_000:]  # two terms' contributions, summed in float64
+    rounded = sums.astype(np.float32)
+    # two documents whose float64 sums round to the same float32, one of them below that value
+    order = np.argsort(rounded, kind="stable")
+    same = np.flatnonzero(rounded[order][1:] == rounded[order][:-1])
+    lo_hi = [(order[i], order[i + 1]) for i in same]
+    i, j = next((a, b) for a, b in lo_hi if min(sums[a], sums[b]) < float(rounded[a]) and sums[a] != sums[b])
+    top, low = (i, j) if sums[i] > sums[j] else (j, i)
+    assert sums[low] < float(rounded[low]) == float(rounded[top])
+    xa, xa2 = x[top], x[200_000 + top]
+    x2, x3 = x[low], x[200_000 + low]
+    # doc 0 (block 0) scores the threshold value; doc 1 (block 0) less, so the threshold is set after block 0;
+    # doc 9 (block 2): a float64 sum below the threshold that rounds up to it; it wins the tie (tie rank)
+    n = 12
+    dense = np.zeros((2, n), dtype=np.float32)
+    dense[0, 0], dense[1, 0], dense[0, 1], dense[0, 9], dense[1, 9] = xa, xa2, np.float32(0.01), x2, x3
+    m = sp.csr_matrix(dense)
+    tie_rank = np.arange(n, dtype=np.int32)  # a larger id wins a tie
+    q = sp.csr_matrix(np.array([[w, w]], dtype=np.float32))
+    for impacts in (None, (lucene_impacts(m, np.array([w, w])), np.array([w, w], dtype=np.float32))):
+        ref, got = _both(q, m, 1, tie_rank, lucene=True, block=4, scan=0.0, impacts=impacts)
+        assert ref[0][0, 0] == 9  # the tie exists and doc 9 wins it
+        _assert_same(ref, got)
 
 
 @needs_data
@@ -143,9 +209,15 @@ def test_scores_one_ulp_apart_across_blocks():
 def test_retriever_pruned_equals_exhaustive_on_scifact(scifact_bm25_index, scifact, k):
     # real queries (frequent terms included) on a real Lucene-BM25 index, through the PyTerrier transformer
     topics = scifact.get_topics()
+    # terms repeated in a query: their weight is not the one the precomputed contributions hold (the formula runs)
+    head = topics.head(20)
+    twice = head.assign(qid=head["qid"] + "-twice", query=head["query"] + " " + head["query"])
+    topics = pd.concat([topics, twice], ignore_index=True)
     pruned = scifact_bm25_index.retriever(num_results=k).transform(topics)
     exhaustive = scifact_bm25_index.retriever(num_results=k, prune=False).transform(topics)
     pd.testing.assert_frame_equal(pruned, exhaustive)
+    if k == 10:  # the real queries are heavy (more postings than 12% of the documents): scanned, with impacts
+        assert "lucene_impacts" in vars(scifact_bm25_index)
 
 
 def test_retriever_threshold_on_learned_weights(tmp_path):
@@ -194,9 +266,10 @@ tie = np.arange(64, dtype=np.int32)
 for lucene in (False, True):
     for block in (4, 5):
         args = (q.indptr, q.indices, q.data, m.indptr, m.indices, m.data, tie, 10, 64)
-        got = top_k_pruned(*args, lucene=lucene, block=block)
         ref = top_k_numba(*args, lucene=lucene)
-        assert all((a == b).all() for a, b in zip(got, ref))
+        for scan in (0.0, np.inf):
+            got = top_k_pruned(*args, lucene=lucene, block=block, scan=scan)
+            assert all((a == b).all() for a, b in zip(got, ref))
 print("ok")
 """
     env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path)}
