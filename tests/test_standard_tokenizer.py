@@ -34,6 +34,25 @@ def test_tokens_and_types_equal_lucenes():
     assert all(standard_words(r["text"]) == [t for t, _ in r["tokens"]] for r in rows)
 
 
+def test_ascii_path_equals_the_full_grammar():
+    # ASCII texts take a shorter expression (standard_words' fast path); it must find exactly the full grammar's
+    # tokens: random strings over the characters with a word-break class of their own and other punctuation
+    import random
+
+    from pyterrier_sparse_eval.analysis._standard import _ASCII_WORD, _TOKEN
+
+    rng = random.Random(0)
+    alphabet = "aZ09_:.',;\" -#*!?()/\t\n@&%+=<>|~"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24))) for _ in range(50_000)]
+    full = [["".join(g) for g in _TOKEN.findall(t)] for t in texts]
+    assert [_ASCII_WORD.findall(t) for t in texts] == full
+    assert sum(map(len, full)) > 50_000  # tokens were found, joiners between letters and digits among them
+    assert any(len(w) > 2 and any(c in w for c in ":.',;_") for ws in full for w in ws)
+    # the fast path is taken for ASCII text, and the long-token rule still applies to it
+    assert standard_words("a" * 300 + " b") == [t.text for t in standard_tokens("a" * 300 + " b")]
+    assert standard_words("a" * 300 + " b")[0] == "a" * 255
+
+
 def test_edge_cases_worked_by_hand():
     # UAX #29 as Lucene applies it (each also in the golden file, checked against Lucene above)
     assert standard_words("1,000,000 3.14 U.S.A. e.g. a:b a::b don't x_y ___") == [

@@ -91,11 +91,21 @@ _KATAKANA_ONLY = regex.compile(f"(?:{_KATAKANA})+", regex.V1)
 _TYPES = {"e": "<EMOJI>", "s": "<SOUTHEAST_ASIAN>", "h": "<IDEOGRAPHIC>", "k": "<HIRAGANA>"}
 
 
+# The word rule above restricted to ASCII, where only letters, digits, "_" (ExtendNumLet), ":" (MidLetter), "."
+# (MidNumLet), "'" (Single_Quote), "," and ";" (MidNum) have a word-break class of their own (no Hebrew letters,
+# katakana, combining marks, emoji or South-East-Asian letters): the same expression, written with stdlib ``re``
+# classes, about 3x faster (tests/test_standard_tokenizer.py checks it against the full one and Lucene).
+_ASCII_CORE = r"(?:[0-9](?:(?:_*|[,;.'])[0-9])*|[A-Za-z](?:(?:_*|[:.'])[A-Za-z])*)+"
+_ASCII_WORD = re.compile(rf"_*{_ASCII_CORE}(?:_+{_ASCII_CORE})*_*")
+
+
 def standard_words(text: str) -> list[str]:
     """The token texts of ``text`` (see :func:`standard_tokens`), without types and offsets."""
-    words = _TOKEN.findall(text)
-    # findall returns group tuples for a pattern with groups: the matched alternative is the non-empty one
-    out = ["".join(g) for g in words]
+    if text.isascii():
+        out = _ASCII_WORD.findall(text)
+    else:
+        # findall returns group tuples for a pattern with groups: the matched alternative is the non-empty one
+        out = ["".join(g) for g in _TOKEN.findall(text)]
     if any(len(w) > MAX_TOKEN_LENGTH for w in out):
         return [t.text for t in standard_tokens(text)]
     return out
