@@ -139,8 +139,10 @@ class SparseRetriever(pt.Transformer):
       accumulator block, then a linear-time selection of the best ``num_results`` by unique 64-bit
       (score, docno) keys and a radix sort of the winners, compiled; ``threads`` > 1 scores chunks of
       queries in parallel; with ``prune=True`` (the default) a running threshold (the k-th best score so far)
-      drops every document below it before its selection key is built (exact: the same result, 1.3-3x faster
-      on queries that touch many documents);
+      drops every document below it before its selection key is built, and queries with many postings score
+      whole blocks without per-document bookkeeping, adding each posting's precomputed Lucene contribution
+      (``index.lucene_impacts``: computed on the first such query, 4 bytes per posting kept in memory); exact:
+      the same result as ``prune=False`` (see ``_prune``);
     - ``scipy``: queries scored in batches with a sparse-times-sparse product; a batch holds as many queries
       as fit in ``memory_budget`` bytes of score accumulators (bounded by the postings the batch touches).
 
