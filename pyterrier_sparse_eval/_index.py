@@ -393,6 +393,7 @@ class SparseIndex(pt.Artifact):
         threads: int = 1,
         verbose: bool = False,
         prune: bool = True,
+        impacts: bool = True,
     ) -> SparseRetriever:
         """A retriever for queries with ``query_toks`` (or ``query`` text, when the index knows its analyzer).
 
@@ -409,4 +410,5 @@ class SparseIndex(pt.Artifact):
             threads=threads,
             verbose=verbose,
             prune=prune,
+            impacts=impacts,
         )

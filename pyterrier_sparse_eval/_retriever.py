@@ -157,6 +157,9 @@ class SparseRetriever(pt.Transformer):
         backend: ``"auto"`` (numba if installed, else scipy), ``"numba"`` or ``"scipy"``.
         threads: threads for the numba backend (default 1).
         prune: drop documents below the running k-th best score as they are scored (numba backend; exact).
+        impacts: on an index of Lucene BM25 postings, precompute each posting's contribution on the first heavy
+            query (``index.lucene_impacts``: 4 bytes per posting, kept in memory with the index handle) and add
+            it instead of evaluating the formula (numba backend, ``prune=True``; the same scores either way).
         verbose: show a progress bar over query batches.
         ties: the order of documents with equal scores: ``"trec_eval"`` (larger docno first, the order every
             evaluator applies to a run) or ``"lucene"`` (smaller docno first, as Lucene's and Anserini's runs; tied
@@ -176,6 +179,7 @@ class SparseRetriever(pt.Transformer):
         verbose: bool = False,
         ties: str = "trec_eval",
         prune: bool = True,
+        impacts: bool = True,
     ):
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be 'auto', 'numba' or 'scipy', got {backend!r}.")
@@ -187,8 +191,9 @@ class SparseRetriever(pt.Transformer):
             raise ValueError(f"num_results must be a positive integer, got {num_results!r}.")
         if memory_budget < 1:
             raise ValueError("memory_budget must be a positive number of bytes.")
-        if not isinstance(prune, (bool, np.bool_)):
-            raise ValueError(f"prune must be True or False, got {prune!r}.")
+        for name, flag in (("prune", prune), ("impacts", impacts)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {flag!r}.")
         if ties not in _TIES:
             raise ValueError(f"ties must be one of {_TIES}, got {ties!r}.")
         # stored verbatim (PyTerrier's parameter tools read them back); resolved where used
@@ -202,6 +207,7 @@ class SparseRetriever(pt.Transformer):
         self.verbose = verbose
         self.ties = ties
         self.prune = prune
+        self.impacts = impacts
         # the build this retriever serves: pinned now if the index exists, else at first use
         self._build_id: str | None = index.build_id if index.built() else None
 
@@ -231,6 +237,7 @@ class SparseRetriever(pt.Transformer):
             verbose=self.verbose,
             ties=self.ties,
             prune=self.prune,
+            impacts=self.impacts,
         )
         cut._build_id = self._build_id
         return cut
@@ -432,7 +439,7 @@ class SparseRetriever(pt.Transformer):
     def _impacts(self, q: sp.csr_matrix, scan: float) -> tuple[np.ndarray, np.ndarray] | None:
         """The index's precomputed Lucene contributions, when some query of ``q`` is heavy enough to use them
         (computed once per index handle, on the first such query)."""
-        if not self.lucene_ or not q.nnz:
+        if not self.impacts or not self.lucene_ or not q.nnz:
             return None
         if postings_per_row(self.index.df, q.indptr, q.indices).max(initial=0) < scan * self.index.num_docs:
             return None

@@ -218,6 +218,15 @@ def test_retriever_pruned_equals_exhaustive_on_scifact(scifact_bm25_index, scifa
     pd.testing.assert_frame_equal(pruned, exhaustive)
     if k == 10:  # the real queries are heavy (more postings than 12% of the documents): scanned, with impacts
         assert "lucene_impacts" in vars(scifact_bm25_index)
+        # impacts=False: the formula everywhere, nothing precomputed, the same run
+        import pyterrier_sparse_eval as pse
+
+        fresh = pse.SparseIndex(scifact_bm25_index.path)
+        formula = fresh.retriever(num_results=k, impacts=False).transform(topics)
+        assert "lucene_impacts" not in vars(fresh)
+        pd.testing.assert_frame_equal(formula, pruned)
+        with pytest.raises(ValueError, match="impacts must be True or False"):
+            fresh.retriever(impacts="yes")
 
 
 def test_retriever_threshold_on_learned_weights(tmp_path):
