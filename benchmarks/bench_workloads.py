@@ -3,6 +3,7 @@
     python benchmarks/bench_workloads.py                       # 1M and 3M documents (about 1.5 hours here)
     python benchmarks/bench_workloads.py --docs 1000000        # one size
     python benchmarks/bench_workloads.py --quick                # 100k documents, few queries (minutes)
+    python benchmarks/bench_workloads.py --docs 3000000 --no-real --no-learned --no-write   # BM25 workloads only
 
 Corpora are bench_retrieval.py's (seeded Zipfian text, vocabulary 200k, Poisson(60) tokens per document;
 SPLADE-like vectors, ~120 non-zeros per document over 30,522 terms). Workloads:
@@ -380,6 +381,11 @@ def main() -> None:
     parser.add_argument("--ks", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--quick", action="store_true", help="100k documents, 100 queries, 1 pass")
     parser.add_argument("--no-real", action="store_true", help="skip the SciFact and Vaswani topics")
+    parser.add_argument(
+        "--no-learned",
+        action="store_true",
+        help="skip the learned-sparse workload (its indexing is the longest)",
+    )
     parser.add_argument("--work", type=Path, default=None, help="folder for corpora and indexes (kept)")
     parser.add_argument("--no-write", action="store_true", help="print the report, leave BENCHMARKS.md")
     args = parser.parse_args()
@@ -399,7 +405,8 @@ def main() -> None:
         bench_real(args.runs, work, args.ks, rows, info)
     for n in args.docs:
         bench_text(n, args.queries, args.runs, work, args.ks, rows, info)
-        bench_learned(n, min(args.queries, args.learned_queries), args.runs, work, args.ks, rows, info)
+        if not args.no_learned:
+            bench_learned(n, min(args.queries, args.learned_queries), args.runs, work, args.ks, rows, info)
     text = report(rows, info, bandwidth, args)
     print(text)
     if not args.no_write:
