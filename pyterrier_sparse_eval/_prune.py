@@ -22,7 +22,9 @@ how many postings its terms have (measured on bench_workloads.py's workloads and
 Blocks hold 16,384 documents (accumulators in L2), fewer on small collections (:func:`default_block`) so that the
 threshold set by the first blocks prunes the next. Block-max upper bounds (skipping blocks whose best possible score
 is below the threshold) were measured too and dropped: on BM25 queries with frequent terms and on SPLADE-like
-queries, 256-document blocks' bounds skipped under 10% of the postings and cost more than they saved.
+queries, 256-document blocks' bounds skipped under 10% of the postings and cost more than they saved. So was
+MaxScore (per-term bounds; the essential terms' documents scored document at a time in query-term order, galloping
+in the other lists): 0.4-0.7x on light and frequent-term queries, 1.0x on long ones.
 """
 
 from __future__ import annotations
