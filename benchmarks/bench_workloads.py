@@ -94,7 +94,7 @@ def _row(rows, **row):
     print(f"  {name:<60} {row['qps']:9.0f} q/s{extra}", flush=True)
 
 
-def _ours(rows, retr_factory, topics, qmat, workload, docs, k, runs, reference, exhaustive=True):
+def _ours(rows, retr_factory, topics, qmat, workload, docs, k, runs, reference, exhaustive=True, lucene=True):
     """This project's systems on one workload and k; returns the docno lists of the exact run."""
     base = retr_factory(k, 1, True)
     run = base.transform(topics)
@@ -110,6 +110,8 @@ def _ours(rows, retr_factory, topics, qmat, workload, docs, k, runs, reference, 
         "ours (arrays)": (base.search_matrix, qmat, 1),
         "ours 2 threads (arrays)": (retr_factory(k, 2, True).search_matrix, qmat, 2),
     }
+    if lucene:  # the per-term bounds (Lucene scoring only): the same kernel without them, side by side
+        systems["ours bounds=False (arrays)"] = (retr_factory(k, 1, True, bounds=False).search_matrix, qmat, 1)
     if exhaustive:
         systems["ours prune=False (transformer)"] = (retr_factory(k, 1, False).transform, topics, 1)
         systems["ours prune=False (arrays)"] = (retr_factory(k, 1, False).search_matrix, qmat, 1)
@@ -184,8 +186,10 @@ def bench_text(n_docs, n_queries, runs, work, ks, rows, info):
         q_tok = bm25s.tokenization.Tokenized(ids=q_ids, vocab=vocab)
         t_queries = [tindex.parse_query(" ".join(WORDS[q]), ["text"]) for q in q_ids]
 
-        def factory(k, threads, prune):
-            return bm25.retriever(index, num_results=k, backend="numba", threads=threads, prune=prune)
+        def factory(k, threads, prune, bounds=True):
+            return bm25.retriever(
+                index, num_results=k, backend="numba", threads=threads, prune=prune, bounds=bounds
+            )
 
         for k in ks:
             qmat = factory(k, 1, True).query_matrix(factory(k, 1, True)._query_weights(topics))
@@ -252,7 +256,7 @@ def bench_learned(n_docs, n_queries, runs, work, ks, rows, info):
 
     for k in ks:
         qmat = factory(k, 1, True).query_matrix(topics["query_toks"].tolist())
-        ref = _ours(rows, factory, topics, qmat, "learned", n_docs, k, runs, {})
+        ref = _ours(rows, factory, topics, qmat, "learned", n_docs, k, runs, {}, lucene=False)
         for name, retr in (
             (
                 "PISA MaxScore (quantized)",
@@ -290,8 +294,10 @@ def bench_real(runs, work, ks, rows, info):
             np.add.reduceat(df[qm.indices], qm.indptr[:-1])[np.diff(qm.indptr) > 0].mean()
         )
 
-        def factory(k, threads, prune, index=index, bm25=bm25):
-            return bm25.retriever(index, num_results=k, backend="numba", threads=threads, prune=prune)
+        def factory(k, threads, prune, bounds=True, index=index, bm25=bm25):
+            return bm25.retriever(
+                index, num_results=k, backend="numba", threads=threads, prune=prune, bounds=bounds
+            )
 
         for k in ks:
             qmat = factory(k, 1, True).query_matrix(factory(k, 1, True)._query_weights(topics))
@@ -319,9 +325,10 @@ def report(rows, info, bandwidth, args) -> str:
     keys = sorted({(r["docs"], r["workload"], r["k"]) for r in rows}, key=lambda x: (x[1], x[0], x[2]))
     out.append(
         "| workload | docs | k | postings/query | ours q/s | 2 threads | 2t/1t | arrays q/s | "
-        "prune=False q/s | ns/posting (prune=False arrays) | fastest peer | peer q/s | ours/peer | arrays/peer |"
+        "prune=False q/s | bounds on/off (arrays) | ns/posting (prune=False arrays) | fastest peer | peer q/s | "
+        "ours/peer | arrays/peer |"
     )
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for docs, workload, k in keys:
         here = {r["system"]: r for r in rows if (r["docs"], r["workload"], r["k"]) == (docs, workload, k)}
 
@@ -336,7 +343,8 @@ def report(rows, info, bandwidth, args) -> str:
             f"| {workload} | {docs:,} | {k} | {posting:,.0f}"
             + f" | {q('ours (transformer)'):,.0f} | {q('ours 2 threads (transformer)'):,.0f} | "
             f"{q('ours 2 threads (transformer)') / q('ours (transformer)'):.2f} | {q('ours (arrays)'):,.0f} | "
-            f"{q('ours prune=False (transformer)'):,.0f} | {ns:.2f} | "
+            f"{q('ours prune=False (transformer)'):,.0f} | "
+            f"{q('ours (arrays)') / q('ours bounds=False (arrays)'):.2f} | {ns:.2f} | "
             + (
                 f"{best['system']} | {best['qps']:,.0f} | {q('ours (transformer)') / best['qps']:.2f} | "
                 f"{q('ours (arrays)') / best['qps']:.2f} |"

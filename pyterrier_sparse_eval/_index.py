@@ -292,6 +292,15 @@ class SparseIndex(pt.Artifact):
         idf = lucene_idf(self.collection_df, self.collection_doc_count)
         return lucene_impacts(self.postings, idf), idf
 
+    @cached_property
+    def term_bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Each term's largest and smallest positive posting value (float32), computed on first use and kept in
+        memory (8 bytes per term); None if some posting is negative. The retriever's threshold kernel bounds each
+        query term's contribution with them (MaxScore's non-essential terms, on Lucene-scored indexes)."""
+        from ._prune import term_bounds
+
+        return term_bounds(self.postings)
+
     @property
     def collection_num_docs(self) -> int:
         """N of the corpus the statistics come from (the parent corpus for a subset, else ``num_docs``)."""
@@ -394,6 +403,7 @@ class SparseIndex(pt.Artifact):
         verbose: bool = False,
         prune: bool = True,
         impacts: bool = True,
+        bounds: bool = True,
     ) -> SparseRetriever:
         """A retriever for queries with ``query_toks`` (or ``query`` text, when the index knows its analyzer).
 
@@ -411,4 +421,5 @@ class SparseIndex(pt.Artifact):
             verbose=verbose,
             prune=prune,
             impacts=impacts,
+            bounds=bounds,
         )

@@ -107,6 +107,8 @@ class SearchableIndex(Protocol):
     @property
     def lucene_impacts(self) -> tuple[np.ndarray, np.ndarray]: ...
     @property
+    def term_bounds(self) -> tuple[np.ndarray, np.ndarray] | None: ...
+    @property
     def term_ids(self) -> dict[str, int]: ...
     @property
     def num_docs(self) -> int: ...
@@ -141,8 +143,10 @@ class SparseRetriever(pt.Transformer):
       queries in parallel; with ``prune=True`` (the default) a running threshold (the k-th best score so far)
       drops every document below it before its selection key is built, and queries with many postings score
       whole blocks without per-document bookkeeping, adding each posting's precomputed Lucene contribution
-      (``index.lucene_impacts``: computed on the first such query, 4 bytes per posting kept in memory); exact:
-      the same result as ``prune=False`` (see ``_prune``);
+      (``index.lucene_impacts``: computed on the first such query, 4 bytes per posting kept in memory); on Lucene
+      indexes the terms whose largest contributions together cannot reach the threshold only add to documents
+      the other terms made candidates (MaxScore's bound); exact: the same result as ``prune=False`` (see
+      ``_prune``);
     - ``scipy``: queries scored in batches with a sparse-times-sparse product; a batch holds as many queries
       as fit in ``memory_budget`` bytes of score accumulators (bounded by the postings the batch touches).
 
@@ -160,6 +164,10 @@ class SparseRetriever(pt.Transformer):
         impacts: on an index of Lucene BM25 postings, precompute each posting's contribution on the first heavy
             query (``index.lucene_impacts``: 4 bytes per posting, kept in memory with the index handle) and add
             it instead of evaluating the formula (numba backend, ``prune=True``; the same scores either way).
+        bounds: on an index of Lucene BM25 postings, bound each query term's contribution by its largest posting
+            (``index.term_bounds``: 8 bytes per term, computed on first use) and, once the threshold exceeds the
+            bounds of a query's lowest-bound terms, add those terms' postings only to documents that can still reach
+            it (numba backend, ``prune=True``, queries scored with a touched list; the same scores either way).
         verbose: show a progress bar over query batches.
         ties: the order of documents with equal scores: ``"trec_eval"`` (larger docno first, the order every
             evaluator applies to a run) or ``"lucene"`` (smaller docno first, as Lucene's and Anserini's runs; tied
@@ -180,6 +188,7 @@ class SparseRetriever(pt.Transformer):
         ties: str = "trec_eval",
         prune: bool = True,
         impacts: bool = True,
+        bounds: bool = True,
     ):
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be 'auto', 'numba' or 'scipy', got {backend!r}.")
@@ -191,7 +200,7 @@ class SparseRetriever(pt.Transformer):
             raise ValueError(f"num_results must be a positive integer, got {num_results!r}.")
         if memory_budget < 1:
             raise ValueError("memory_budget must be a positive number of bytes.")
-        for name, flag in (("prune", prune), ("impacts", impacts)):
+        for name, flag in (("prune", prune), ("impacts", impacts), ("bounds", bounds)):
             if not isinstance(flag, (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {flag!r}.")
         if ties not in _TIES:
@@ -208,6 +217,7 @@ class SparseRetriever(pt.Transformer):
         self.ties = ties
         self.prune = prune
         self.impacts = impacts
+        self.bounds = bounds
         # the build this retriever serves: pinned now if the index exists, else at first use
         self._build_id: str | None = index.build_id if index.built() else None
 
@@ -238,6 +248,7 @@ class SparseRetriever(pt.Transformer):
             ties=self.ties,
             prune=self.prune,
             impacts=self.impacts,
+            bounds=self.bounds,
         )
         cut._build_id = self._build_id
         return cut
@@ -418,7 +429,7 @@ class SparseRetriever(pt.Transformer):
             if self.prune:
                 docs, scores, counts = top_k_pruned(
                     *args, tie_rank, depth, self.index.num_docs, threads, rank_to_doc, lucene=self.lucene_,
-                    light=LIGHT, impacts=self._impacts(block, SCAN),
+                    light=LIGHT, impacts=self._impacts(block, SCAN), bounds=self._bounds(block, LIGHT * depth),
                 )  # fmt: skip
             else:
                 docs, scores, counts = top_k_numba(
@@ -444,6 +455,15 @@ class SparseRetriever(pt.Transformer):
         if postings_per_row(self.index.df, q.indptr, q.indices).max(initial=0) < scan * self.index.num_docs:
             return None
         return self.index.lucene_impacts
+
+    def _bounds(self, q: sp.csr_matrix, light: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """The index's per-term bounds, when the threshold kernel can use them: Lucene scoring, and some query of
+        ``q`` heavy enough not to go to the exhaustive kernel (computed once per index handle)."""
+        if not self.bounds or not self.lucene_ or not q.nnz:
+            return None
+        if postings_per_row(self.index.df, q.indptr, q.indices).max(initial=0) < light:
+            return None
+        return self.index.term_bounds
 
     def _search_scipy(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         from tqdm.auto import tqdm

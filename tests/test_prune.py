@@ -77,6 +77,19 @@ def _impacts(q, m):
     return lucene_impacts(m, weights), weights
 
 
+def _bounds(m):
+    from pyterrier_sparse_eval._prune import term_bounds
+
+    return term_bounds(m)
+
+
+def _differs(ref, got):
+    return any(
+        ref[2][i] != got[2][i] or not np.array_equal(ref[0][i, : ref[2][i]], got[0][i, : got[2][i]])
+        for i in range(len(ref[2]))
+    )
+
+
 def _assert_same(ref, got):
     docs_r, scores_r, n_r = ref
     docs_g, scores_g, n_g = got
@@ -112,6 +125,14 @@ def test_threshold_kernel_equals_exhaustive(k, ties, lucene, threads):
         if lucene:  # with precomputed contributions for the query terms whose weight they were computed with
             got = _both(q, m, k, tie_rank, lucene=True, threads=threads, scan=scan, impacts=_impacts(q, m))[1]
             _assert_same(ref, got)
+    if lucene:  # per-term bounds (MaxScore's non-essential terms) in the touched-list blocks, with and without impacts
+        for impacts in (None, _impacts(q, m)):
+            for budget in (0.0, 0.3):
+                got = _both(
+                    q, m, k, tie_rank, lucene=True, threads=threads, scan=np.inf, impacts=impacts,
+                    bounds=_bounds(m), budget=budget,
+                )[1]  # fmt: skip
+                _assert_same(ref, got)
 
 
 @pytest.mark.parametrize("block", [1, 7, 4096, None])
@@ -136,6 +157,53 @@ def test_block_sizes_and_negative_weights(block):
                     ref,
                     _both(q, m, k, tie_rank, lucene=True, block=block, scan=0.0, impacts=_impacts(q, m))[1],
                 )
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_term_bounds_are_used_and_exact(ties):
+    # short Lucene queries (touched-list blocks) where the frequent terms' bounds fall below the threshold
+    rng = np.random.default_rng(21 + ties)
+    m = _index(rng, 40_000, 2_000, 0.3, ties)
+    tie_rank = rng.permutation(m.shape[1]).astype(np.int32)
+    q = _queries(rng, 2_000, 60, 2, 8, ties)
+    bounds = _bounds(m)
+    assert bounds is not None
+    for k in (1, 10, 100, 1000):
+        ref = _both(q, m, k, tie_rank, lucene=True)[0]
+        for impacts in (None, _impacts(q, m)):
+            got = _both(q, m, k, tie_rank, lucene=True, scan=np.inf, impacts=impacts, bounds=bounds)[1]
+            _assert_same(ref, got)
+        # the bounds are used: bounds that do not bound (every term said to add nothing) change the result
+        wrong = (np.zeros_like(bounds[0]), bounds[1])
+        assert _differs(ref, _both(q, m, k, tie_rank, lucene=True, scan=np.inf, bounds=wrong, budget=0.0)[1])
+
+
+def test_term_bounds_unused_when_float64_sums_could_round():
+    # the bounded blocks add the non-essential terms after the others, so they rely on float64 sums being exact in
+    # any order; contributions 2^40 apart break that, and the bounds must then be left unused
+    from pyterrier_sparse_eval._prune import term_bounds
+
+    rng = np.random.default_rng(5)
+    n = 20_000
+    rows = np.concatenate([np.zeros(300, int), np.ones(12_000, int)])
+    cols = np.concatenate([rng.choice(n, 300, replace=False), rng.choice(n, 12_000, replace=False)])
+    vals = np.concatenate([rng.uniform(1, 5, 300), rng.uniform(1e-6, 1e-5, 12_000)]).astype(np.float32)
+    m = sp.csr_matrix((vals, (rows, cols)), shape=(2, n), dtype=np.float32)
+    m.sort_indices()
+    tie_rank = rng.permutation(n).astype(np.int32)
+    hi, lo = term_bounds(m)
+    # the frequent term said to add nothing: a wrong bound, which loses the documents that only it scores (at
+    # k = 1000 the top k needs them) wherever the bounds are used
+    wrong = (np.array([hi[0], 0.0], dtype=np.float32), lo)
+    for weights, used in (([1.0, 1.0], True), ([1e3, 1e-3], False)):
+        q = sp.csr_matrix(np.array([weights], dtype=np.float32))
+        for k in (10, 1000):
+            ref, got = _both(q, m, k, tie_rank, lucene=True, scan=np.inf, bounds=wrong, budget=0.0)
+            if k == 1000:
+                assert _differs(ref, got) == used
+            if not used:
+                _assert_same(ref, got)
+            _assert_same(ref, _both(q, m, k, tie_rank, lucene=True, scan=np.inf, bounds=(hi, lo))[1])
 
 
 def test_all_documents_tie():
@@ -167,6 +235,11 @@ def test_scores_one_ulp_apart_across_blocks():
             for scan in (0.0, np.inf):
                 ref, got = _both(q, m, k, tie_rank, lucene=lucene, block=16, scan=scan)
                 _assert_same(ref, got)
+                if lucene:
+                    got = _both(
+                        q, m, k, tie_rank, lucene=True, block=16, scan=scan, bounds=_bounds(m), budget=0.0
+                    )
+                    _assert_same(ref, got[1])
 
 
 def test_scan_keeps_float64_sums_that_round_up_to_the_threshold():
@@ -202,6 +275,11 @@ def test_scan_keeps_float64_sums_that_round_up_to_the_threshold():
         ref, got = _both(q, m, 1, tie_rank, lucene=True, block=4, scan=0.0, impacts=impacts)
         assert ref[0][0, 0] == 9  # the tie exists and doc 9 wins it
         _assert_same(ref, got)
+        # the bounded blocks' candidates: a partial sum plus bounds below the float32 threshold may still tie
+        got = _both(
+            q, m, 1, tie_rank, lucene=True, block=4, scan=np.inf, impacts=impacts, bounds=_bounds(m), budget=0
+        )
+        _assert_same(ref, got[1])
 
 
 @needs_data
