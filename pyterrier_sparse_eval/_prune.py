@@ -604,7 +604,7 @@ def top_k_pruned(
         out_n,
         np.int64(max(1, min(num_docs, block or default_block(num_docs)))),
         *(impacts if lucene and impacts is not None else (_NO_IMPACTS, _NO_IMPACTS)),
-        np.int64(min(np.ceil(scan * num_docs), 1 << 62)),
+        np.int64(min(np.ceil(scan * num_docs), 1 << 62) if num_docs else 1 << 62),  # inf x 0 is NaN
         *((_NO_IMPACTS, _NO_IMPACTS) if bounds is None or not lucene else bounds),
         float(budget),
     )
