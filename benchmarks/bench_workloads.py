@@ -111,7 +111,11 @@ def _ours(rows, retr_factory, topics, qmat, workload, docs, k, runs, reference, 
         "ours 2 threads (arrays)": (retr_factory(k, 2, True).search_matrix, qmat, 2),
     }
     if lucene:  # the per-term bounds (Lucene scoring only): the same kernel without them, side by side
-        systems["ours bounds=False (arrays)"] = (retr_factory(k, 1, True, bounds=False).search_matrix, qmat, 1)
+        systems["ours bounds=False (arrays)"] = (
+            retr_factory(k, 1, True, bounds=False).search_matrix,
+            qmat,
+            1,
+        )
     if exhaustive:
         systems["ours prune=False (transformer)"] = (retr_factory(k, 1, False).transform, topics, 1)
         systems["ours prune=False (arrays)"] = (retr_factory(k, 1, False).search_matrix, qmat, 1)
