@@ -13,6 +13,7 @@ import pyterrier as pt
 import scipy.sparse as sp
 
 from ._format import StaleIndexError
+from ._lucene import lucene_product, nudge_ties
 from ._numba import available_backends
 from ._tokenize import Analyzer
 from ._topk import postings_per_row
@@ -22,65 +23,6 @@ __all__ = ["SparseRetriever"]
 
 _BACKENDS = ("auto", "numba", "scipy")
 _TIES = ("trec_eval", "lucene")
-
-
-def nudge_ties(rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Scores in which documents that tie on a query's float32 score keep their rank order for any evaluator.
-
-    trec_eval reads scores as float32 and orders ties by docno descending, so a run in another tie order must
-    not contain ties: each score becomes the largest float32 strictly below the previous one of its query when
-    it is not already (the i-th document of a tie goes i float32 steps down; a document just below a tie follows
-    if the nudged tie reaches it). Anserini's ScoreTiesAdjusterReranker does the same in steps of 1e-6 after
-    rounding to 1e-4. Rows must be grouped by query, each query best first; float64 out, float32 values.
-    """
-    from .measures._order import score_keys, unordered_bits
-
-    scores32 = np.asarray(scores, dtype=np.float32)
-    if len(scores32) < 2:
-        return scores32.astype(np.float64)
-    keys = score_keys(scores32).astype(np.int64)
-    pos = np.arange(len(keys), dtype=np.int64)
-    head = np.concatenate([[True], rows[1:] != rows[:-1]])
-    segment = np.cumsum(head) - 1
-    # t_i = min(key_i, t_(i-1) - 1) within a query: a running minimum of key + position, restarted per query
-    big = np.int64(1) << 40
-    t = np.minimum.accumulate(keys + pos - segment * big) + segment * big - pos
-    if (t == keys).all():
-        return scores32.astype(np.float64)
-    bits = unordered_bits(t.astype(np.uint64)).astype(np.uint32)
-    return bits.view(np.float32).astype(np.float64)
-
-
-def lucene_product(q: sp.csr_matrix, postings: sp.csr_matrix) -> sp.csr_matrix:
-    """Lucene BM25 scores of each query row: sum over its terms of w - w / (1 + x) over each term's postings x,
-    each contribution in float32, summed in float64, the sum rounded to float32 (as the numba kernel)."""
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    vals: list[np.ndarray] = []
-    one = np.float32(1.0)
-    for r in range(q.shape[0]):
-        a, b = q.indptr[r], q.indptr[r + 1]
-        if a == b:
-            continue
-        docs, contrib = [], []
-        for t, w in zip(q.indices[a:b].tolist(), q.data[a:b]):
-            p0, p1 = postings.indptr[t], postings.indptr[t + 1]
-            x = postings.data[p0:p1]
-            docs.append(postings.indices[p0:p1])
-            contrib.append((w - w / (one + x)).astype(np.float64))
-        d = np.concatenate(docs)
-        uniq, inv = np.unique(d, return_inverse=True)
-        total = np.bincount(inv, weights=np.concatenate(contrib), minlength=len(uniq)).astype(np.float32)
-        keep = total != 0
-        rows.append(np.full(int(keep.sum()), r, dtype=np.int64))
-        cols.append(uniq[keep])
-        vals.append(total[keep])
-    if not rows:
-        return sp.csr_matrix(q.shape[:1] + postings.shape[1:], dtype=np.float32)
-    return sp.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-        shape=(q.shape[0], postings.shape[1]),
-    )
 
 
 class SearchableIndex(Protocol):

@@ -4,7 +4,7 @@ Scoring is term-at-a-time: for each query term t (in the query's column order) a
 ``acc[d] += q_t * w`` in float32, the same operations in the same order as scipy's sparse product, so every
 backend produces bit-identical scores. For Lucene BM25 postings (``lucene=True``) a posting x of a term of weight w
 adds ``w - w / (1 + x)`` in float32 to a float64 accumulator instead, as Lucene's BM25Scorer and disjunction sum do
-(``_retriever.lucene_product`` is the scipy twin). Selection keeps the ``num_results`` best documents in trec_eval's
+(``_lucene.lucene_product`` is the scipy twin). Selection keeps the ``num_results`` best documents in trec_eval's
 order (score descending, then docno descending): each scored document gets one unique 64-bit key (the
 order-preserving bits of its float32 score, :func:`~pyterrier_sparse_eval.measures._order.ordered_bits`, above
 its docno rank), a linear-time partition finds the cut-off key and only the winners are sorted.

@@ -1,0 +1,234 @@
+"""Block scorers of the threshold kernel (:mod:`~pyterrier_sparse_eval._prune`): a scanned block (no touched list,
+read back in chunks) and a bounded block (MaxScore's non-essential terms add to candidates only), with the per-term
+bounds and the precomputed Lucene contributions they use."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._topk import HAVE_NUMBA
+
+__all__ = ["lucene_impacts", "term_bounds"]
+
+_CHUNK = 64  # documents read back together in a scanned block
+
+if HAVE_NUMBA:
+    from numba import njit
+
+    from ._topk import _ordered
+
+    @njit(nogil=True, cache=True)
+    def _term_bounds(indptr, data):
+        """Each term's largest and smallest positive posting value (0 and inf for a term without any) and whether
+        any value is negative."""
+        nt = len(indptr) - 1
+        hi = np.zeros(nt, dtype=np.float32)
+        lo = np.full(nt, np.inf, dtype=np.float32)
+        negative = False
+        for t in range(nt):
+            a = np.float32(0.0)
+            b = np.float32(np.inf)
+            for p in range(indptr[t], indptr[t + 1]):
+                x = data[p]
+                a = max(a, x)
+                if x > 0:
+                    b = min(b, x)
+                negative |= x < 0
+            hi[t] = a
+            lo[t] = b
+        return hi, lo, negative
+
+    @njit(nogil=True, cache=True)
+    def _seek(indices, p, end, d):
+        """The first position from ``p`` (up to ``end``) whose document is at least ``d``: galloping, then binary
+        search."""
+        step = 1
+        bound = p
+        while bound < end and indices[bound] < d:
+            p = bound + 1
+            bound += step
+            step *= 2
+        hi = min(bound, end)
+        while p < hi:
+            mid = (p + hi) >> 1
+            if indices[mid] < d:
+                p = mid + 1
+            else:
+                hi = mid
+        return p
+
+    @njit(nogil=True, cache=True)
+    def _bounded_block(
+        q_terms, q_weights, indptr, indices, data, imp, imp_w, order, e, first, cursor, part, mark, touched, cand,
+        b0, b1, theta, keys, n, fbuf, ubuf,
+    ):  # fmt: skip
+        """Score one block of a Lucene-scored query whose lowest-bound terms (``order[e:]``, MaxScore's
+        non-essential terms) cannot bring a document to the threshold on their own: the other terms' postings are
+        added as usual; the documents whose partial sum reaches ``first`` (the threshold less the non-essential
+        terms' bounds and a margin for rounding) are the only candidates, and the non-essential terms' postings
+        only add to those (no touched list, no key for the others). The caller checked that the query's float64
+        sums are exact in any order of addition, so the scores are the same float32 bits as the other kernels'."""
+        one = np.float32(1.0)
+        nt = len(q_terms)
+        use_imp = len(imp_w) == len(indptr) - 1
+        nb = 0
+        for i in range(e):
+            j = order[i]
+            t = q_terms[j]
+            w = q_weights[j]
+            p = cursor[j]
+            end = indptr[t + 1]
+            if use_imp and w == imp_w[t]:
+                while p < end and indices[p] < b1:
+                    d = indices[p] - b0
+                    touched[nb] = d
+                    nb += 1 - mark[d]
+                    mark[d] = 1
+                    part[d] += np.float64(imp[p])
+                    p += 1
+            else:
+                while p < end and indices[p] < b1:
+                    d = indices[p] - b0
+                    touched[nb] = d
+                    nb += 1 - mark[d]
+                    mark[d] = 1
+                    part[d] += np.float64(w - w / (one + data[p]))
+                    p += 1
+            cursor[j] = p
+        c = 0
+        for m in range(nb):
+            d = touched[m]
+            if part[d] >= first:
+                cand[c] = d
+                c += 1
+            else:
+                part[d] = 0.0
+                mark[d] = 0
+        for i in range(e, nt):
+            j = order[i]
+            t = q_terms[j]
+            w = q_weights[j]
+            p = cursor[j]
+            end = indptr[t + 1]
+            if c == 0:  # nothing to add to: the cursor moves past the block
+                p = _seek(indices, p, end, b1)
+            elif use_imp and w == imp_w[t]:
+                while p < end and indices[p] < b1:
+                    d = indices[p] - b0
+                    if mark[d]:
+                        part[d] += np.float64(imp[p])
+                    p += 1
+            else:
+                while p < end and indices[p] < b1:
+                    d = indices[p] - b0
+                    if mark[d]:
+                        part[d] += np.float64(w - w / (one + data[p]))
+                    p += 1
+            cursor[j] = p
+        for m in range(c):
+            d = cand[m]
+            s = np.float32(part[d])
+            part[d] = 0.0
+            mark[d] = 0
+            if s >= theta and s != 0.0:
+                fbuf[0] = s
+                keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(d + b0)
+                n += 1
+        return n
+
+    @njit(nogil=True, cache=True)
+    def _scan_block(
+        q_terms, q_weights, indptr, indices, data, imp, imp_w, lucene, acc, acc64, cursor, b0, width, theta,
+        below, keys, n, fbuf, ubuf,
+    ):  # fmt: skip
+        """Score one block without tracking which documents were touched, then read back all ``width``
+        accumulators: for queries that touch a large share of the block, cheaper than a touched list. A Lucene
+        term whose query weight is the one ``imp`` was computed with adds the precomputed ``w - w / (1 + x)``."""
+        one = np.float32(1.0)
+        b1 = b0 + width
+        for j in range(len(q_terms)):
+            t = q_terms[j]
+            w = q_weights[j]
+            p = cursor[j]
+            end = indptr[t + 1]
+            if lucene and len(imp_w) == len(indptr) - 1 and w == imp_w[t]:
+                while p < end and indices[p] < b1:
+                    acc64[indices[p] - b0] += np.float64(imp[p])
+                    p += 1
+            elif lucene:
+                while p < end and indices[p] < b1:
+                    acc64[indices[p] - b0] += np.float64(w - w / (one + data[p]))
+                    p += 1
+            else:
+                while p < end and indices[p] < b1:
+                    acc[indices[p] - b0] += w * data[p]
+                    p += 1
+            cursor[j] = p
+        # read back in chunks: a vectorised pass asks whether any document of the chunk reaches the threshold
+        # (once it is set, mostly none does); only then are the chunk's documents keyed: branch-free (a key
+        # written for every document, kept when it qualifies) when most qualify, else with a branch. Loops run
+        # over a view of the chunk: indexing the block at c0 + i keeps LLVM from vectorising them.
+        for c0 in range(0, width, _CHUNK):
+            c1 = min(c0 + _CHUNK, width)
+            reach = 0
+            if lucene:
+                view64 = acc64[c0:c1]
+                for i in range(len(view64)):
+                    reach += (view64[i] > below) & (view64[i] != 0.0)
+                if reach == len(view64) or (reach and theta == -np.inf):  # most qualify
+                    for i in range(len(view64)):
+                        s = np.float32(view64[i])
+                        fbuf[0] = s
+                        keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(c0 + i + b0)
+                        n += (s >= theta) & (s != 0.0)  # zero sums (and untouched documents) are dropped
+                elif reach:  # a few qualify
+                    for i in range(len(view64)):
+                        s = np.float32(view64[i])
+                        if s >= theta and s != 0.0:
+                            fbuf[0] = s
+                            keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(c0 + i + b0)
+                            n += 1
+                for i in range(len(view64)):
+                    view64[i] = 0.0
+            else:
+                view = acc[c0:c1]
+                for i in range(len(view)):
+                    reach += (view[i] >= theta) & (view[i] != 0.0)
+                if reach == len(view) or (reach and theta == -np.inf):
+                    for i in range(len(view)):
+                        s = view[i]
+                        fbuf[0] = s
+                        keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(c0 + i + b0)
+                        n += (s >= theta) & (s != 0.0)
+                elif reach:
+                    for i in range(len(view)):
+                        s = view[i]
+                        if s >= theta and s != 0.0:
+                            fbuf[0] = s
+                            keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(c0 + i + b0)
+                            n += 1
+                for i in range(len(view)):
+                    view[i] = 0.0
+        return n
+
+
+def term_bounds(postings: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each term's largest and smallest positive posting value (float32), the ``bounds=`` of :func:`top_k_pruned`;
+    None when some value is negative (the bounds would not hold)."""
+    if not HAVE_NUMBA:
+        raise ImportError("the threshold kernel needs numba: pip install numba")
+    hi, lo, negative = _term_bounds(postings.indptr, np.asarray(postings.data, dtype=np.float32))
+    return None if negative else (hi, lo)
+
+
+def lucene_impacts(postings: sp.csr_matrix, weights: np.ndarray) -> np.ndarray:
+    """Each posting's Lucene BM25 contribution for a query term of weight ``weights[t]`` (its idf: the term once in
+    the query): ``w - w / (1 + x)`` in float32, the same operations as the kernels, so the same bits."""
+    one = np.float32(1.0)
+    w = np.repeat(np.asarray(weights, dtype=np.float32), np.diff(postings.indptr))
+    x = np.asarray(postings.data, dtype=np.float32)
+    out = one + x
+    np.divide(w, out, out=out)
+    np.subtract(w, out, out=out)
+    return out
