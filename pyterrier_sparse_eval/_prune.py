@@ -115,33 +115,6 @@ if HAVE_NUMBA:
         budget,
     ):
         nt = len(q_terms)
-        # per-term bounds (the largest contribution of each term), in decreasing order, and their suffix sums; on
-        # Lucene-scored indexes only, and when the query's float64 sums are exact (then any order of addition gives
-        # the bits of the other kernels' query-term order): every contribution is a float32 of at least
-        # ``low``, so a multiple of 2^(exponent(low) - 23), and every sum below 2^(exponent(low) + 30) is exact
-        bounded = lucene and len(tmax) > 0
-        ub = np.zeros(nt, dtype=np.float64)
-        low = np.inf
-        for j in range(nt):
-            w = q_weights[j]
-            t = q_terms[j]
-            if not w > 0:  # a negative, zero or NaN weight: the bounds do not hold
-                bounded = False
-            elif bounded and indptr[t + 1] > indptr[t]:
-                x = tmax[t]
-                ub[j] = np.float64(w - w / (np.float32(1.0) + x))
-                x = tmin[t]
-                low = min(low, np.float64(w - w / (np.float32(1.0) + x)))
-        if bounded and not (0 < low < np.inf and ub.sum() < math.ldexp(1.0, math.frexp(low)[1] - 1 + 30)):
-            bounded = False
-        order = np.argsort(-ub)
-        rest = np.zeros(nt + 1, dtype=np.float64)  # rest[i]: the bounds of order[i:] summed
-        rest_postings = np.zeros(nt + 1, dtype=np.int64)
-        for i in range(nt - 1, -1, -1):
-            t = q_terms[order[i]]
-            rest[i] = rest[i + 1] + ub[order[i]]
-            rest_postings[i] = rest_postings[i + 1] + indptr[t + 1] - indptr[t]
-        e = nt
         one = np.float32(1.0)
         bsize = np.int64(len(acc))
         lo_doc, hi_doc = np.int64(1) << 62, np.int64(-1)
@@ -153,8 +126,35 @@ if HAVE_NUMBA:
             if indptr[t + 1] > indptr[t]:
                 lo_doc = min(lo_doc, np.int64(indices[indptr[t]]))
                 hi_doc = max(hi_doc, np.int64(indices[indptr[t + 1] - 1]))
-        dense = postings > num_docs  # more postings than documents: most touches are repeats
         scan = postings >= scan_min  # heavy query: no touched list, the whole block is read back
+        # per-term bounds (the largest contribution of each term), in decreasing order, and their suffix sums; on
+        # Lucene-scored indexes only, for queries scored with a touched list, and when the query's float64 sums are
+        # exact (then any order of addition gives the bits of the other kernels' query-term order): every
+        # contribution is a float32 of at least ``low``, so a multiple of 2^(exponent(low) - 23), and every sum
+        # below 2^(exponent(low) + 30) is exact
+        bounded = lucene and len(tmax) > 0 and not scan
+        ub = np.zeros(nt, dtype=np.float64)
+        low = np.inf
+        for j in range(nt if bounded else 0):
+            w = q_weights[j]
+            t = q_terms[j]
+            if not w > 0:  # a negative, zero or NaN weight: the bounds do not hold
+                bounded = False
+                break
+            if indptr[t + 1] > indptr[t]:
+                ub[j] = np.float64(w - w / (one + tmax[t]))
+                low = min(low, np.float64(w - w / (one + tmin[t])))
+        if bounded and not (0 < low < np.inf and ub.sum() < math.ldexp(1.0, math.frexp(low)[1] - 1 + 30)):
+            bounded = False
+        order = np.argsort(-ub) if bounded else np.arange(0)
+        rest = np.zeros(len(order) + 1, dtype=np.float64)  # rest[i]: the bounds of order[i:] summed
+        rest_postings = np.zeros(len(order) + 1, dtype=np.int64)  # and their postings
+        for i in range(len(order) - 1, -1, -1):
+            t = q_terms[order[i]]
+            rest[i] = rest[i + 1] + ub[order[i]]
+            rest_postings[i] = rest_postings[i + 1] + indptr[t + 1] - indptr[t]
+        e = nt
+        dense = postings > num_docs  # more postings than documents: most touches are repeats
         theta = np.float32(-np.inf)
         below = -np.inf
         n = 0
@@ -165,7 +165,7 @@ if HAVE_NUMBA:
         margin = 1.0 - 1e-6  # 16x the relative error of rounding to float32 (the float64 sums are exact)
         while b0 <= hi_doc:
             b1 = b0 + bsize
-            if bounded and theta > 0 and not scan:
+            if bounded and theta > 0:
                 while e > 0 and rest[e - 1] < theta * margin:
                     e -= 1
                 if e == 0:  # no document left can reach the threshold

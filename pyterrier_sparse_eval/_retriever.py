@@ -369,9 +369,11 @@ class SparseRetriever(pt.Transformer):
             block = q[start : start + step]
             args = (block.indptr, block.indices, block.data, postings.indptr, postings.indices, postings.data)
             if self.prune:
+                # the most postings any query of the block has: whether the index's impacts and bounds are needed
+                heaviest = postings_per_row(self.index.df, block.indptr, block.indices).max(initial=0)
                 docs, scores, counts = top_k_pruned(
                     *args, tie_rank, depth, self.index.num_docs, threads, rank_to_doc, lucene=self.lucene_,
-                    light=LIGHT, impacts=self._impacts(block, SCAN), bounds=self._bounds(block, LIGHT * depth),
+                    light=LIGHT, impacts=self._impacts(heaviest, SCAN), bounds=self._bounds(heaviest, LIGHT * depth),
                 )  # fmt: skip
             else:
                 docs, scores, counts = top_k_numba(
@@ -389,21 +391,17 @@ class SparseRetriever(pt.Transformer):
             return parts[0]
         return tuple(np.concatenate(x) for x in zip(*parts))  # type: ignore[return-value]
 
-    def _impacts(self, q: sp.csr_matrix, scan: float) -> tuple[np.ndarray, np.ndarray] | None:
-        """The index's precomputed Lucene contributions, when some query of ``q`` is heavy enough to use them
-        (computed once per index handle, on the first such query)."""
-        if not self.impacts or not self.lucene_ or not q.nnz:
-            return None
-        if postings_per_row(self.index.df, q.indptr, q.indices).max(initial=0) < scan * self.index.num_docs:
+    def _impacts(self, heaviest: int, scan: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """The index's precomputed Lucene contributions, when a query with ``heaviest`` postings is heavy enough to
+        use them (computed once per index handle, on the first such query)."""
+        if not self.impacts or not self.lucene_ or heaviest < max(1.0, scan * self.index.num_docs):
             return None
         return self.index.lucene_impacts
 
-    def _bounds(self, q: sp.csr_matrix, light: float) -> tuple[np.ndarray, np.ndarray] | None:
-        """The index's per-term bounds, when the threshold kernel can use them: Lucene scoring, and some query of
-        ``q`` heavy enough not to go to the exhaustive kernel (computed once per index handle)."""
-        if not self.bounds or not self.lucene_ or not q.nnz:
-            return None
-        if postings_per_row(self.index.df, q.indptr, q.indices).max(initial=0) < light:
+    def _bounds(self, heaviest: int, light: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """The index's per-term bounds, when the threshold kernel can use them: Lucene scoring, and a query with
+        ``heaviest`` postings does not go to the exhaustive kernel (computed once per index handle)."""
+        if not self.bounds or not self.lucene_ or heaviest < max(1.0, light):
             return None
         return self.index.term_bounds
 
