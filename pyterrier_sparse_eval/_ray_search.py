@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ._docnos import take_docnos
 from ._ray import RESTARTS, connect
 
 __all__ = ["ShardSearchers"]
@@ -45,10 +46,10 @@ class _Searcher:
         self.index = index
         self.retriever = SparseRetriever(index, **kwargs)
 
-    def search(self, weights: list[dict[str, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def search(self, weights: list[dict[str, float]]) -> tuple[np.ndarray, Any, np.ndarray]:
         r = self.retriever
         rows, docs, scores, _ = r.search_matrix(r.query_matrix(weights))
-        return rows, self.index.docnos[docs], scores.astype(np.float32)
+        return rows, take_docnos(self.index, docs), scores.astype(np.float32)
 
     def pid(self) -> int:
         return os.getpid()
@@ -97,7 +98,7 @@ class ShardSearchers:
                 f"A shard searcher could not start: {getattr(e, 'cause', None) or e}"
             ) from None
 
-    def search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, Any, np.ndarray]]:
         ray = self.ray
         ref = ray.put(weights)
         try:

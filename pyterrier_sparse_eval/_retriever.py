@@ -12,6 +12,7 @@ import pandas as pd
 import pyterrier as pt
 import scipy.sparse as sp
 
+from ._docnos import DocnoTable, docno_column, empty_docno_column
 from ._format import StaleIndexError
 from ._lucene import lucene_product, nudge_ties
 from ._numba import available_backends
@@ -34,6 +35,8 @@ class SearchableIndex(Protocol):
     def postings(self) -> sp.csr_matrix: ...
     @property
     def docnos(self) -> np.ndarray: ...
+    @property
+    def docno_table(self) -> DocnoTable: ...
     @property
     def docno_rank(self) -> np.ndarray: ...
     @property
@@ -315,9 +318,9 @@ class SparseRetriever(pt.Transformer):
         if not len(rows):
             return self._empty(inp[keep])
         columns = {c: inp[c].array.take(rows) for c in keep}
-        # docnos stay an object column of str: converting 10^6 of them to pandas' str dtype costs more than
-        # the retrieval itself
-        columns["docno"] = pd.Series(self.index.docnos[docs], dtype=object, copy=False)
+        columns["docno"] = docno_column(
+            self.index, docs
+        )  # gathered as bytes where pandas' strings are Arrow's
         columns["score"] = scores.astype(np.float64, copy=False)
         if self.ties == "lucene":
             columns["score"] = nudge_ties(rows, scores)
@@ -447,7 +450,7 @@ class SparseRetriever(pt.Transformer):
     @staticmethod
     def _empty(inp: pd.DataFrame) -> pd.DataFrame:
         out = inp.iloc[:0].copy()
-        out["docno"] = pd.Series([], dtype=object)
+        out["docno"] = empty_docno_column()
         out["score"] = pd.Series([], dtype=np.float64)
         out["rank"] = pd.Series([], dtype=np.int64)
         return out

@@ -32,6 +32,7 @@ import pandas as pd
 import pyterrier as pt
 
 from ._build import SparseIndexer, check_engine, check_mode, index_meta, write_index_dir
+from ._docnos import concat_docnos, docnos_to_column, pick_docnos, take_docnos
 from ._format import (
     ARTIFACT_TYPE,
     FORMAT_VERSION,
@@ -349,15 +350,15 @@ class ShardedRetriever(pt.Transformer):
             f"engine={self.engine!r})"
         )
 
-    def _search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Each shard's top k for the queries: (query row, docno, float32 score) arrays."""
+    def _search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, Any, np.ndarray]]:
+        """Each shard's top k for the queries: (query row, docnos (see take_docnos), float32 score)."""
         if self._searchers is not None:
             return self._searchers.search(weights)
 
-        def one(part: SparseRetriever) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        def one(part: SparseRetriever) -> tuple[np.ndarray, Any, np.ndarray]:
             part._check_build()
             r, d, s, _ = part.search_matrix(part.query_matrix(weights))
-            return r, part.index.docnos[d], s.astype(np.float32)
+            return r, take_docnos(part.index, d), s.astype(np.float32)
 
         workers = min(len(self._parts), os.cpu_count() or 1)
         if workers == 1:
@@ -393,22 +394,23 @@ class ShardedRetriever(pt.Transformer):
                 stacklevel=2,
             )
         parts = self._search(weights)
-        row, docno, score = (np.concatenate(x) for x in zip(*parts))
+        row, score = np.concatenate([p[0] for p in parts]), np.concatenate([p[2] for p in parts])
         if not len(row):
             return first._empty(inp[keep])
+        docno = concat_docnos([p[1] for p in parts])
         merged = _merge(row, docno, score, int(self.num_results), self.ties)
-        row, docno, score = row[merged], docno[merged], score[merged]
+        row, docno, score = row[merged], pick_docnos(docno, merged), score[merged]
         head = np.concatenate([[True], row[1:] != row[:-1]])
         starts = np.flatnonzero(head)
         rank = np.arange(len(row)) - np.repeat(starts, np.diff(np.append(starts, len(row))))
         columns = {c: inp[c].array.take(row) for c in keep}
-        columns["docno"] = pd.Series(docno, dtype=object, copy=False)
+        columns["docno"] = docnos_to_column(docno)
         columns["score"] = nudge_ties(row, score) if self.ties == "lucene" else score.astype(np.float64)
         columns["rank"] = rank
         return pd.DataFrame(columns)
 
 
-def _merge(row: np.ndarray, docno: np.ndarray, score: np.ndarray, k: int, ties: str) -> np.ndarray:
+def _merge(row: np.ndarray, docno: Any, score: np.ndarray, k: int, ties: str) -> np.ndarray:
     """Positions of each query's best ``k`` of the shards' results: score descending, then the smaller docno
     (``ties="lucene"``) or the larger (trec_eval's order) first; docnos compare by code point, as each shard's.
     Docnos are compared only among rows of a query with equal scores (sorting strings is the costly part)."""
@@ -420,7 +422,10 @@ def _merge(row: np.ndarray, docno: np.ndarray, score: np.ndarray, k: int, ties: 
         tied = np.zeros(len(order), dtype=bool)
         tied[1:] |= same
         tied[:-1] |= same
-        _, code = np.unique(docno[order[tied]].astype(str), return_inverse=True)
+        tied_docnos = pick_docnos(docno, order[tied])
+        if not isinstance(tied_docnos, np.ndarray):
+            tied_docnos = tied_docnos.to_numpy(zero_copy_only=False)
+        _, code = np.unique(tied_docnos.astype(str), return_inverse=True)
         key = np.zeros(len(order), dtype=np.int64)
         key[tied] = code if ties == "lucene" else -code
         order = order[np.lexsort((key, s, r))]

@@ -58,6 +58,7 @@ LAYERS = {
     "hf": 1,  # Hugging Face hub collections
     "datasets": 2,  # leaves
     "_topk": 10,
+    "_docnos": 10,  # result columns of docnos, gathered as bytes
     "_blocks": 11,  # the threshold kernel's block scorers
     "_lucene": 11,  # Lucene's BM25 sum (scipy) and tie order
     "_prune": 12,  # the running-threshold kernel

@@ -1,0 +1,94 @@
+"""Docno columns gathered as bytes (pyterrier_sparse_eval._docnos) against the plain object take."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval import _docnos
+from pyterrier_sparse_eval._docnos import DocnoTable, concat_docnos, docnos_to_column, pick_docnos
+
+pa = pytest.importorskip("pyarrow")  # a test dependency (pyproject's `test` extra): never skipped in CI
+
+CASES = {
+    # lengths 2-5: the padded matrix, trimmed again
+    "varied": [f"d{i}" for i in range(1200)],
+    # one length: offsets without trimming
+    "uniform": [f"doc{i:05d}" for i in range(1200)],
+    # multi-byte UTF-8 (lengths in bytes differ from lengths in characters), an empty docno, inner NUL and spaces
+    "unicode": ["é", "日本語", "🙂x", "", "a\x00b", " pad ", "ascii"] * 50 + [f"ü{i}" for i in range(300)],
+    # docnos ending in NUL: the padding is cut by length, not by value
+    "trailing NUL": ["a\x00", "b", "cc\x00\x00"] * 100,
+    # one very long docno would make the matrix mostly padding: Arrow's own take
+    "one long": ["x" * 5000] + [f"d{i}" for i in range(2000)],
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_table_take_equals_object_take(name):
+    docnos = np.array(CASES[name], dtype=object)
+    table = DocnoTable(docnos)
+    assert (table._fixed is None and table._uniform is None) == (name == "one long")
+    assert (table._uniform is not None) == (name == "uniform")
+    rng = np.random.default_rng(3)
+    for docs in (
+        rng.integers(0, len(docnos), 5000),
+        np.arange(len(docnos))[::-1],
+        np.array([], dtype=np.int64),
+    ):
+        got = table.take(docs)
+        assert isinstance(got, pa.LargeStringArray) and len(got) == len(docs)
+        assert got.to_pylist() == docnos[docs].tolist()
+
+
+def test_column_dtype_follows_pandas_default(monkeypatch):
+    docnos = np.array(CASES["unicode"], dtype=object)
+
+    class Index:
+        pass
+
+    index = Index()
+    index.docnos = docnos
+    index.docno_table = DocnoTable(docnos)
+    docs = np.array([4, 0, 1, 2, 3, 2])
+    col = _docnos.docno_column(index, docs)
+    assert col.dtype == pd.Series(["x"]).dtype  # pandas >= 3 with pyarrow: Arrow-backed str
+    assert col.tolist() == docnos[docs].tolist()
+    assert _docnos.empty_docno_column().dtype == col.dtype
+    monkeypatch.setattr(_docnos, "arrow_strings", lambda: False)
+    col = _docnos.docno_column(index, docs)
+    assert col.dtype == object and col.tolist() == docnos[docs].tolist()
+    assert _docnos.empty_docno_column().dtype == object
+
+
+def test_shard_parts_of_either_kind_merge_into_one_column(monkeypatch):
+    """A Ray worker returns the docnos of its own process's kind; the driver's kind makes the column."""
+    table = DocnoTable(np.array(["a", "bb", "ccc"], dtype=object))
+    parts = [table.take(np.array([2, 0])), np.array(["zz", "é"], dtype=object)]
+    for arrow in (True, False):
+        monkeypatch.setattr(_docnos, "arrow_strings", lambda arrow=arrow: arrow)
+        merged = concat_docnos(parts)
+        picked = pick_docnos(merged, np.array([3, 0, 1]))
+        col = docnos_to_column(picked)
+        assert col.tolist() == ["é", "ccc", "a"]
+        assert (col.dtype == object) == (not arrow)
+
+
+def test_retriever_and_sharded_frames_carry_the_default_string_dtype(tmp_path):
+    docs = [{"docno": f"d{i}" + "é" * (i % 3), "text": f"alpha beta w{i % 7} w{i % 11}"} for i in range(300)]
+    index = pse.SparseIndex(tmp_path / "single")
+    pse.BM25(stemmer=None, stopwords=None).indexer(index, verbose=False).index(docs)
+    sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=3)
+    pse.BM25(stemmer=None, stopwords=None).indexer(sharded, verbose=False).index(docs)
+    topics = pd.DataFrame({"qid": ["1", "2"], "query": ["alpha w3", "w5 w10 beta"]})
+    single = index.retriever(num_results=50).transform(topics)
+    split = sharded.retriever(num_results=50).transform(topics)
+    default = pd.Series(["x"]).dtype
+    assert single["docno"].dtype == default and split["docno"].dtype == default
+    assert single["docno"].tolist() == split["docno"].tolist()
+    by_object = index.docnos[[int(d[1:].rstrip("é")) for d in single["docno"]]].tolist()
+    assert single["docno"].tolist() == by_object
+    empty = index.retriever().transform(pd.DataFrame({"qid": ["1"], "query": ["unknownterm"]}).iloc[:0])
+    assert empty["docno"].dtype == default
