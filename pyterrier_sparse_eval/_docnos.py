@@ -5,7 +5,7 @@ A run at k = 1000 holds a docno per row: taking them from an object array of Pyt
 query. When pandas' default string dtype is Arrow-backed (pandas >= 3 with pyarrow installed, the dtype
 ``pd.Series(["x"])`` has), the column is instead gathered from the docnos' UTF-8 bytes, laid out as a fixed-width
 matrix (one row per document, ``width`` bytes, and each docno's length), and handed to pandas as an Arrow string
-array without creating a Python object per row: 5-6x faster at 300k rows. Without an Arrow-backed default the column
+array without creating a Python object per row: about 3x faster at 300k rows. Without an Arrow-backed default the column
 stays an object array of ``str``, as before.
 """
 

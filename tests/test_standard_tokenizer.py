@@ -48,6 +48,15 @@ def test_ascii_path_equals_the_full_grammar():
     assert [_ASCII_WORD.findall(t) for t in texts] == full
     assert sum(map(len, full)) > 50_000  # tokens were found, joiners between letters and digits among them
     assert any(len(w) > 2 and any(c in w for c in ":.',;_") for ws in full for w in ws)
+    # standard_words takes the plain letter-and-digit runs when no joiner can apply: both branches, same tokens
+    from pyterrier_sparse_eval.analysis._standard import _ASCII_JOINER
+
+    sparse = "aZ09 .,'-:;\t"  # joiners, but rarely between two letters or digits
+    texts += ["".join(rng.choice(sparse) for _ in range(rng.randint(0, 24))) for _ in range(50_000)]
+    full += [["".join(g) for g in _TOKEN.findall(t)] for t in texts[50_000:]]
+    assert [standard_words(t) for t in texts] == full
+    runs = sum(1 for t in texts if t.strip() and not _ASCII_JOINER.search(t))
+    assert 10_000 < runs < len(texts) - 10_000
     # the fast path is taken for ASCII text, and the long-token rule still applies to it
     assert standard_words("a" * 300 + " b") == [t.text for t in standard_tokens("a" * 300 + " b")]
     assert standard_words("a" * 300 + " b")[0] == "a" * 255

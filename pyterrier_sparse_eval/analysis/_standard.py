@@ -99,14 +99,22 @@ _ASCII_CORE = r"(?:[0-9](?:(?:_*|[,;.'])[0-9])*|[A-Za-z](?:(?:_*|[:.'])[A-Za-z])
 _ASCII_WORD = re.compile(rf"_*{_ASCII_CORE}(?:_+{_ASCII_CORE})*_*")
 
 
+# Where no "_" occurs and no ":", ".", "'", "," or ";" stands between two letters or digits, the ASCII rule's words
+# are the maximal runs of letters and digits (letters and digits join; nothing else does): a simpler expression,
+# about 2x faster again, for most queries and documents.
+_ASCII_JOINER = re.compile(r"_|[A-Za-z0-9][:.',;][A-Za-z0-9]")
+_ASCII_RUN = re.compile(r"[A-Za-z0-9]+")
+
+
 def standard_words(text: str) -> list[str]:
     """The token texts of ``text`` (see :func:`standard_tokens`), without types and offsets."""
     if text.isascii():
-        out = _ASCII_WORD.findall(text)
+        out = (_ASCII_WORD if _ASCII_JOINER.search(text) else _ASCII_RUN).findall(text)
     else:
         # findall returns group tuples for a pattern with groups: the matched alternative is the non-empty one
         out = ["".join(g) for g in _TOKEN.findall(text)]
-    if any(len(w) > MAX_TOKEN_LENGTH for w in out):
+    # a token longer than Lucene's limit is cut and scanned again; none can be in a text no longer than it
+    if len(text) > MAX_TOKEN_LENGTH and max(map(len, out), default=0) > MAX_TOKEN_LENGTH:
         return [t.text for t in standard_tokens(text)]
     return out
 
