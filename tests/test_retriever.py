@@ -207,3 +207,35 @@ def test_blocked_kernel_equals_the_scipy_path(tmp_path, block):
     got_scores = np.concatenate([scores_k[i, :c] for i, c in enumerate(counts)])
     assert np.array_equal(got_docs, ref_docs) and np.array_equal(got_scores, ref_scores.astype(np.float32))
     assert np.array_equal(np.repeat(np.arange(len(counts)), counts), rows)
+
+
+def test_nudged_ties_compiled_equal_numpy_twin(monkeypatch):
+    """nudge_ties (Lucene's tie order made visible to evaluators): the compiled pass against the numpy twin, on
+    runs full of ties (-0.0 among them), and the properties both must have."""
+    from pyterrier_sparse_eval import _lucene
+    from pyterrier_sparse_eval._topk import HAVE_NUMBA
+
+    if not HAVE_NUMBA:
+        pytest.skip("numba not installed: only the numpy twin exists")
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        n = int(rng.integers(2, 400))
+        rows = np.sort(rng.integers(0, 6, n))
+        # few distinct values: long ties; descending within each query as the retriever returns them
+        values = rng.choice(np.array([3.5, 2.0, 2.0 + 2.0**-22, 0.0, -0.0, -1.25], dtype=np.float32), n)
+        order = np.lexsort((-values.astype(np.float64), rows))
+        rows, values = rows[order], values[order]
+        compiled = _lucene.nudge_ties(rows, values)
+        monkeypatch.setattr(_lucene, "HAVE_NUMBA", False)
+        twin = _lucene.nudge_ties(rows, values)
+        monkeypatch.setattr(_lucene, "HAVE_NUMBA", True)
+        np.testing.assert_array_equal(compiled.view(np.int64), twin.view(np.int64))
+        assert compiled.dtype == np.float64 and (compiled == compiled.astype(np.float32)).all()
+        same = rows[1:] == rows[:-1]
+        assert (np.diff(compiled)[same] < 0).all()  # strictly decreasing within a query: no ties left
+        assert (compiled <= values).all()
+        untied = np.concatenate([[True], ~same | (values[1:] < values[:-1])])
+        assert (
+            compiled[untied & np.concatenate([[True], ~same])]
+            == values[untied & np.concatenate([[True], ~same])]
+        ).all()
