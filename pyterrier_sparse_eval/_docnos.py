@@ -76,21 +76,22 @@ class DocnoTable:
 
         docnos = np.asarray(docnos, dtype=object)
         self.num_docs = n = len(docnos)
-        self._strings = pa.array(docnos, type=pa.large_string())
+        self._strings: Any = None  # the variable-length Arrow array, only where no fixed-width table is kept
         self._fixed: np.ndarray | None = None
         self._uniform: np.ndarray | None = None
         encoded = [d.encode("utf-8") for d in docnos.tolist()]
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n)
         width = int(lengths.max(initial=0))
-        if not width or n * width > FIXED_WIDTH_OVERHEAD * (int(lengths.sum()) + 8 * n):
-            return
-        padded = np.array(encoded, dtype=f"S{width}")  # padded with NUL bytes; the lengths cut them off
-        if (lengths == width).all():
-            self._uniform = padded  # every docno has the width: no lengths, no cutting
-        elif width < 256:
-            self._fixed = np.empty((n, width + 1), dtype=np.uint8)
-            self._fixed[:, :width] = padded.view(np.uint8).reshape(n, width)
-            self._fixed[:, width] = lengths
+        if width and n * width <= FIXED_WIDTH_OVERHEAD * (int(lengths.sum()) + 8 * n):
+            padded = np.array(encoded, dtype=f"S{width}")  # padded with NUL bytes; the lengths cut them off
+            if (lengths == width).all():
+                self._uniform = padded  # every docno has the width: no lengths, no cutting
+            elif width < 256:
+                self._fixed = np.empty((n, width + 1), dtype=np.uint8)
+                self._fixed[:, :width] = padded.view(np.uint8).reshape(n, width)
+                self._fixed[:, width] = lengths
+        if self._fixed is None and self._uniform is None:
+            self._strings = pa.array(docnos, type=pa.large_string())
 
     def take(self, docs: np.ndarray) -> Any:
         """The docnos of internal ids ``docs`` as a ``pyarrow.LargeStringArray``."""

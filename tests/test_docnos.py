@@ -32,6 +32,7 @@ def test_table_take_equals_object_take(name):
     table = DocnoTable(docnos)
     assert (table._fixed is None and table._uniform is None) == (name == "one long")
     assert (table._uniform is not None) == (name == "uniform")
+    assert (table._strings is not None) == (name == "one long")  # one representation kept, not two
     rng = np.random.default_rng(3)
     for docs in (
         rng.integers(0, len(docnos), 5000),
