@@ -15,6 +15,8 @@ pa = pytest.importorskip("pyarrow")  # a test dependency (pyproject's `test` ext
 CASES = {
     # lengths 2-5: the padded matrix, trimmed again
     "varied": [f"d{i}" for i in range(1200)],
+    # two lengths, one byte apart (not uniform: every docno is cut at its own length)
+    "two lengths": [f"d{i}" for i in range(100, 1100)],
     # one length: offsets without trimming
     "uniform": [f"doc{i:05d}" for i in range(1200)],
     # multi-byte UTF-8 (lengths in bytes differ from lengths in characters), an empty docno, inner NUL and spaces
