@@ -140,8 +140,9 @@ def main() -> None:
     # where those unseen documents are: the share the pooling run itself ranks within its top D for the query
     # (what an estimator using the pooling run's full-corpus ranking could account for document by document)
     top = {q: g.sort_values("score", ascending=False)["docno"].tolist() for q, g in pool_run.groupby("qid")}
+    unseen_docnos = {q: g["docno"].to_numpy() for q, g in full.groupby("qid")}  # by_query's rows, same order
     above = {
-        (q, s): set(full.loc[(full["qid"] == q) & (full["score"] >= s) & full["unseen"], "docno"])
+        (q, s): set(unseen_docnos[q][(by_query[q][0] >= s) & by_query[q][1]])
         for q, s in zip(rel["qid"], rel["score"])
     }
     for d in CAPTURE_DEPTHS:

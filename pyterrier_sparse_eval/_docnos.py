@@ -75,7 +75,7 @@ class DocnoTable:
         import pyarrow as pa
 
         docnos = np.asarray(docnos, dtype=object)
-        self.num_docs = n = len(docnos)
+        n = len(docnos)
         self._strings: Any = None  # the variable-length Arrow array, only where no fixed-width table is kept
         self._fixed: np.ndarray | None = None
         self._uniform: np.ndarray | None = None
@@ -114,9 +114,7 @@ class DocnoTable:
 def docno_column(index: Any, docs: np.ndarray) -> pd.Series:
     """The docnos of internal ids ``docs`` of ``index`` as a result column: pandas' default string dtype when it is
     Arrow-backed (gathered from the index's ``docno_table``), else an object column of ``str``."""
-    if arrow_strings():
-        return pd.Series(pd.array(index.docno_table.take(docs), dtype=string_dtype()), copy=False)
-    return pd.Series(index.docnos[docs], dtype=object, copy=False)
+    return docnos_to_column(take_docnos(index, docs))
 
 
 def empty_docno_column() -> pd.Series:

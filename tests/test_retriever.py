@@ -213,7 +213,6 @@ def test_nudged_ties_compiled_equal_numpy_twin(monkeypatch):
     """nudge_ties (Lucene's tie order made visible to evaluators): the compiled pass against the numpy twin, on
     runs full of ties (-0.0 among them), and the properties both must have."""
     from pyterrier_sparse_eval import _lucene
-    from pyterrier_sparse_eval._topk import HAVE_NUMBA
 
     if not HAVE_NUMBA:
         pytest.skip("numba not installed: only the numpy twin exists")
