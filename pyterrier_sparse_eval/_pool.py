@@ -396,8 +396,13 @@ class BackgroundSample:
         )
 
 
-def background_from_run(run: Any, pool: Pool) -> dict[str, BackgroundSample]:
-    """Per query of the run, the scores of the pool's sampled documents it retrieved, the rest censored."""
+def background_from_run(
+    run: Any, pool: Pool, exclude: dict[str, set[str]] | None = None
+) -> dict[str, BackgroundSample]:
+    """Per query of the run, the scores of the pool's sampled documents it retrieved, the rest censored.
+
+    ``exclude[qid]``: sampled documents left out of that query's sample (they stand for unseen documents
+    modelled otherwise, see :mod:`pyterrier_sparse_eval._covariate`)."""
     frame = to_run_frame(run).reset_index(drop=True)
     m = len(pool.sample) + len(pool.tail)
     if m < 2:
@@ -413,15 +418,21 @@ def background_from_run(run: Any, pool: Pool) -> dict[str, BackgroundSample]:
         weight_by = np.array(pool.stratum_weights())
         sizes = np.array([len(docs) for docs, _ in strata])
         doc_stratum = frame["docno"].map(stratum_of).fillna(0).to_numpy(dtype=np.int64)
+    docnos = frame["docno"].to_numpy()
     for qid, rows in frame.groupby("qid", sort=False).indices.items():
+        left_out = exclude.get(str(qid), set()) if exclude else set()
         mine = rows[is_sample[rows]]
+        if left_out:
+            mine = mine[np.array([d not in left_out for d in docnos[mine]], dtype=bool)]
         observed = scores[mine]
         lowest = float(scores[rows].min())
         if not pool.stratified:
-            out[str(qid)] = BackgroundSample(observed, m - len(observed), lowest)
+            out[str(qid)] = BackgroundSample(observed, m - len(left_out) - len(observed), lowest)
             continue
         stratum = doc_stratum[mine]
-        below_by = sizes - np.bincount(stratum, minlength=len(sizes))
+        out_of = np.array([stratum_of[d] for d in left_out], dtype=np.int64)
+        kept = sizes - np.bincount(out_of, minlength=len(sizes))
+        below_by = kept - np.bincount(stratum, minlength=len(sizes))
         out[str(qid)] = BackgroundSample(observed, int(below_by.sum()), lowest, stratum, below_by, weight_by)
     return out
 

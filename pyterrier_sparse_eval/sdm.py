@@ -26,6 +26,7 @@ import numpy as np
 from ir_measures import Metric
 from ir_measures.measures import Measure, ParamInfo
 
+from ._covariate import Covariate, covariate_above, evaluate_with_covariate
 from ._pool import (
     BackgroundSample,
     Pool,
@@ -47,6 +48,7 @@ __all__ = [
     "FAMILIES",
     "BackgroundModel",
     "BackgroundSample",
+    "Covariate",
     "Pool",
     "SDM_R",
     "SDM_nDCG",
@@ -70,6 +72,7 @@ def evaluate(
     *,
     background: dict[str, Any] | None = None,
     n_unseen: int | dict[str, int] | None = None,
+    covariate: Any = None,
     family: str = "auto",
     gain: str = "linear",
     bootstrap: int = 0,
@@ -87,6 +90,10 @@ def evaluate(
         background, n_unseen: instead of ``pool``, per query id the scores the system gives a random sample of
             non-relevant background documents (an array) or a fitted :class:`BackgroundModel`, and the number
             of documents of the full corpus outside the pooled corpus (one number or per query).
+        covariate: the full-corpus pooling run (or a :class:`Covariate` built from it with the pool), deep
+            (1000 per query): the unseen documents it ranks in each query's top are then modelled one by one from
+            their pooling scores (regression calibrated on the sample, GREG), which corrects nDCG@k and small k
+            far better; the rest of the corpus keeps the fitted background (see ``_covariate``'s docstring).
         family: background score family (see :data:`FAMILIES`).
         gain: nDCG gain, ``linear`` (trec_eval) or ``exp``.
         bootstrap: resamples of each query's background sample (refitted each time) for percentile
@@ -96,7 +103,8 @@ def evaluate(
         seed: seed of the bootstrap.
 
     Returns ``{"aggregate": {measure: {"pooled": x, "sdm": y[, "sdm_ci": [lo, hi]]}}, "per_query": {measure:
-    {qid: {...}}}, "models": {qid: BackgroundModel}}`` with measures named ``R@k`` and ``nDCG@k``.
+    {qid: {...}}}, "models": {qid: BackgroundModel}}`` with measures named ``R@k`` and ``nDCG@k`` (with a
+    covariate, ``"covariate"`` in place of ``"models"``).
     """
     options: dict[str, Any] = {
         "family": family,
@@ -111,6 +119,8 @@ def evaluate(
         return evaluate_backgrounds(run, qrels, background, n_unseen, k_values, **options)
     if background is not None or n_unseen is not None:
         raise ValueError("Pass either a pool or background= and n_unseen=, not both.")
+    if covariate is not None:
+        return evaluate_with_covariate(run, qrels, pool, covariate, k_values, **options)
     return evaluate_on_pool(run, qrels, pool, k_values, **options)
 
 
@@ -184,12 +194,17 @@ class _SDMMeasure(Measure):
         pool: Pool = self.params["pool"]
         family = self.params.get("family") or "auto"
         pooled = REGISTRY[self.POOLED](
-            **{k: v for k, v in self.params.items() if k not in ("pool", "family")}
+            **{k: v for k, v in self.params.items() if k not in ("pool", "family", "covariate")}
         )
-        j, samples = judged_with_backgrounds(run, qrels, pool)
-        values = corrected(
-            pooled.check(), j, survival_of_rows(j, models_for(j, samples, family)), pool.n_unseen
-        )
+        covariate = self.params.get("covariate")
+        if covariate is not None:
+            j, above, _ = covariate_above(run, qrels, pool, covariate, self.params["cutoff"], family)
+            values = corrected(pooled.check(), j, above, pool.n_unseen)
+        else:
+            j, samples = judged_with_backgrounds(run, qrels, pool)
+            values = corrected(
+                pooled.check(), j, survival_of_rows(j, models_for(j, samples, family)), pool.n_unseen
+            )
         for qid, value in zip(j.qids.tolist(), values.tolist()):
             yield Metric(qid, self, value)
 
@@ -198,6 +213,9 @@ _SDM_PARAMS = {
     "cutoff": ParamInfo(dtype=int, required=True, desc="ranking cut-off in the full corpus"),
     "pool": ParamInfo(dtype=Pool, required=True, desc="the pooled corpus the run was retrieved from"),
     "family": ParamInfo(dtype=str, choices=FAMILIES, default="auto", desc="background score family"),
+    "covariate": ParamInfo(
+        dtype=Covariate, desc="the pooling run's view of the pool (Covariate.from_run), see sdm.evaluate"
+    ),
 }
 
 

@@ -77,6 +77,7 @@ LAYERS = {
     "_splade": 40,  # encoders
     "systems": 50,
     "_pool": 50,
+    "_covariate": 55,  # the pooling run as SDM's covariate
     "plots": 50,
     "_sdm_report": 60,
     "_experiment": 60,  # pipelines on a dataset

@@ -18,6 +18,7 @@ from scipy's incomplete-beta machinery (log-space, no underflow for N up to 10^9
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,7 @@ __all__ = [
     "sdm_table",
     "add_bootstrap",
     "evaluate_backgrounds",
+    "UnseenAbove",
 ]
 
 _P_FLOOR = 1e-280
@@ -95,10 +97,48 @@ def sdm_ndcg(j: JudgedRun, k: int, p: np.ndarray, n_unseen: Any, *, gain: str = 
     return np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
 
 
+@dataclass(frozen=True)
+class UnseenAbove:
+    """The distribution of the number X of unseen documents above each relevant row, given directly (for a
+    background that is not one binomial, e.g. :mod:`pyterrier_sparse_eval.sdm`'s covariate): ``pmf[i, m]`` =
+    P(X = m) for row ``rows[i]``, m < ``pmf.shape[1]`` (enough for the largest cut-off: m <= k - 1 - rank)."""
+
+    rows: np.ndarray
+    pmf: np.ndarray
+
+    def kept(self, j: JudgedRun, k: int, weights: np.ndarray) -> np.ndarray:
+        """Per row of ``j``: sum over m <= k - 1 - rank of P(X = m) * weights[rank + m] (0 outside ``rows``)."""
+        out = np.zeros(len(j.rank))
+        a = j.rank[self.rows]
+        m = np.arange(self.pmf.shape[1])[None, :]
+        pos = a[:, None] + m
+        if len(self.rows) and self.pmf.shape[1] < k - a.min():
+            raise ValueError(f"The unseen-count distribution stops at {self.pmf.shape[1]} terms; k={k} needs more.")
+        w = np.where(pos < k, weights[np.minimum(pos, k - 1)], 0.0)
+        out[self.rows] = (self.pmf * w).sum(axis=1)
+        return out
+
+
+def _recall_given(j: JudgedRun, k: int, above: UnseenAbove) -> np.ndarray:
+    hits = j.total(np.where(j.is_rel, above.kept(j, k, np.ones(k)), 0.0))
+    return np.divide(hits, j.num_rel, out=np.zeros(j.num_queries), where=j.num_rel > 0)
+
+
+def _ndcg_given(j: JudgedRun, k: int, above: UnseenAbove, gain: str) -> np.ndarray:
+    gains = gain_values(j.label, gain)
+    dcg = j.total(gains * above.kept(j, k, 1.0 / np.log2(np.arange(k) + 2.0)))
+    ideal = ideal_dcg(j, k, gain)
+    return np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
+
+
 #: the in-house measures SDM corrects (by ``BASE``), each with its expectation; report order
-CORRECTIONS: dict[str, Callable[[InHouseMeasure, JudgedRun, np.ndarray, Any], np.ndarray]] = {
-    "R": lambda m, j, p, n: sdm_recall(j, _cutoff(m), p, n),
-    "nDCG": lambda m, j, p, n: sdm_ndcg(j, _cutoff(m), p, n, gain=m.gain),
+CORRECTIONS: dict[str, Callable[[InHouseMeasure, JudgedRun, Any, Any], np.ndarray]] = {
+    "R": lambda m, j, p, n: _recall_given(j, _cutoff(m), p)
+    if isinstance(p, UnseenAbove)
+    else sdm_recall(j, _cutoff(m), p, n),
+    "nDCG": lambda m, j, p, n: _ndcg_given(j, _cutoff(m), p, m.gain)
+    if isinstance(p, UnseenAbove)
+    else sdm_ndcg(j, _cutoff(m), p, n, gain=m.gain),
 }
 
 
@@ -108,8 +148,10 @@ def _cutoff(measure: InHouseMeasure) -> int:
     return measure.cutoff
 
 
-def corrected(measure: InHouseMeasure, j: JudgedRun, p: np.ndarray, n_unseen: Any) -> np.ndarray:
-    """SDM-corrected per-query values of an in-house measure (one of :data:`CORRECTIONS`, at a cut-off)."""
+def corrected(measure: InHouseMeasure, j: JudgedRun, p: Any, n_unseen: Any) -> np.ndarray:
+    """SDM-corrected per-query values of an in-house measure (one of :data:`CORRECTIONS`, at a cut-off):
+    ``p`` is each row's survival (:func:`survival_of_rows`, X binomial with ``n_unseen``) or an
+    :class:`UnseenAbove`."""
     correct = CORRECTIONS.get(measure.BASE)
     if correct is None:
         raise ValueError(f"SDM corrects {', '.join(f'{b}@k' for b in CORRECTIONS)} only, not {measure}.")
@@ -126,8 +168,13 @@ def correctable(k_values: Sequence[int], gain: str = "linear") -> list[InHouseMe
     return [m.check() for m in out]
 
 
+def _rows_view(j: JudgedRun, fitted: Any) -> Any:
+    """What :func:`corrected` takes from one round's fits: per-query models, or an :class:`UnseenAbove`."""
+    return fitted if isinstance(fitted, UnseenAbove) else survival_of_rows(j, fitted)
+
+
 def sdm_table(
-    j: JudgedRun, p: np.ndarray, unseen: Any, measures: Sequence[InHouseMeasure]
+    j: JudgedRun, p: Any, unseen: Any, measures: Sequence[InHouseMeasure]
 ) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
     """Pooled and SDM-corrected values of ``measures`` (see :func:`correctable`), per query and as means:
     ``(per_query, aggregate)``, keyed by the standard measure names (``R@100``, ``nDCG@10``)."""
@@ -157,11 +204,11 @@ def add_bootstrap(
     aggregate: dict,
 ) -> None:
     """Add ``sdm_ci`` percentile intervals to a :func:`sdm_table`: ``refit(rng)`` returns one round's models
-    (per query, in order or by qid), fitted on resampled background samples."""
+    (per query, in order or by qid) or an :class:`UnseenAbove`, fitted on resampled background samples."""
     rng = np.random.default_rng(seed)
     draws: dict[str, list[np.ndarray]] = {str(m.standard()): [] for m in measures}
     for _ in range(rounds):
-        p = survival_of_rows(j, refit(rng))
+        p = _rows_view(j, refit(rng))
         for measure in measures:
             draws[str(measure.standard())].append(corrected(measure, j, p, unseen))
     lo, hi = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
@@ -187,9 +234,10 @@ def sdm_report(
     seed: int = 0,
 ) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
     """:func:`sdm_table` of every correctable measure at ``k_values``, with :func:`add_bootstrap` intervals
-    when ``bootstrap`` rounds are asked for (``refit(rng)`` gives one round's models)."""
+    when ``bootstrap`` rounds are asked for (``refit(rng)`` gives one round's models). ``models`` may also be
+    an :class:`UnseenAbove` (and so may each round's)."""
     measures = correctable(k_values, gain)
-    per_query, aggregate = sdm_table(j, survival_of_rows(j, models), unseen, measures)
+    per_query, aggregate = sdm_table(j, _rows_view(j, models), unseen, measures)
     if bootstrap:
         if refit is None:
             raise ValueError("bootstrap needs a way to refit the background models.")

@@ -1,0 +1,300 @@
+"""The pooling run as a covariate of the unseen documents it ranks high: SDM's tail at small k.
+
+The unseen documents that displace a system's top results are the few that score high for the query, rarer than
+1 in the background sample's size; but a full-corpus pooling run (the one the pool's distractors came from) ranks
+nearly all of them within its top 1000 for that query (``benchmarks/sdm_tail_diagnostic.py``: 92-100% on SciFact,
+a dense system included). Those unseen documents are known one by one, each with the pooling run's score x_i, and
+so are the pool's sampled documents in the same top D, with x_j and the system's score y_j. Per query:
+
+1. *Top part*, the U_T unseen documents in the pooling run's top D: a weighted least-squares line y = a + b x over
+   the sampled top-D documents the system retrieved, and the weighted distribution of its residuals e (the
+   smearing estimate): the model's p_i(s) = P(a + b x_i + e >= s).
+2. *Calibration* (the generalised regression estimator, GREG): the unseen top documents scoring >= s number
+   C(s) = sum_i p_i(s) + sum_j w_j (1[y_j >= s] - p_j(s)): the model's count plus the Horvitz-Thompson estimate of
+   its error on the sample (w_j: the unseen top documents each sampled one stands for, summing to U_T; a sampled
+   document the system did not retrieve has y_j = -inf). A uniform or stratified sample's top-D documents are a
+   random subsample of the query's top-D candidates, so C(s) is design-consistent whatever the line: a poor fit
+   costs variance, not bias (exactly unbiased for a line fixed in advance, approximately for a fitted one). The
+   p_i are scaled to sum to C(s).
+3. *The rest*, U_R = N_unseen - U_T documents: SDM's fitted background (``family``) over the sampled documents
+   outside the top D, as without a covariate.
+
+The number X of unseen documents above a relevant document with score s is then the sum of independent
+Bernoulli(p_i) (Poisson-binomial) and Binomial(U_R, p_R(s)); R@k and nDCG@k take its first k terms exactly
+(:class:`~pyterrier_sparse_eval.measures._sdm.UnseenAbove`). With nothing unseen X = 0: trec_eval's values. A
+query the pooling run did not rank, or whose top D holds fewer than ``MIN_FIT`` sampled documents the system
+retrieved, keeps SDM's background over its whole sample.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import signal, stats
+
+from ._pool import _UNRETRIEVED, BackgroundSample, Pool, background_from_run
+from .measures import BackgroundModel, JudgedRun, prepare
+from .measures._prepare import to_run_frame
+from .measures._sdm import _P_FLOOR, UnseenAbove, sdm_report
+
+__all__ = ["Covariate", "MIN_FIT", "covariate_above", "evaluate_with_covariate"]
+
+#: sampled top-D documents a query needs (retrieved by the system) to fit its line
+MIN_FIT = 3
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Covariate:
+    """A full-corpus run's view of a pool, per query: the scores of the unseen documents in its top D, and of the
+    pool's sampled documents there. Build it with :meth:`from_run` from the pooling run (the deeper the better:
+    1000 holds nearly every unseen document that matters at k <= 100)."""
+
+    pool: str  #: the pool's fingerprint
+    depth: int  #: the run's deepest query
+    unseen: dict[str, np.ndarray]
+    sampled: dict[str, dict[str, float]]
+
+    @classmethod
+    def from_run(cls, run: Any, pool: Pool) -> Covariate:
+        frame = to_run_frame(run).reset_index(drop=True)
+        if frame.duplicated(["qid", "docno"]).any():
+            raise ValueError("The covariate run lists a document twice for a query; pass one ranking per query.")
+        in_pool = frame["docno"].isin(frozenset(pool.docnos)).to_numpy()
+        is_sampled = frame["docno"].isin(pool.sample_set).to_numpy()
+        x = frame["score"].to_numpy(dtype=np.float64)
+        docnos = frame["docno"].to_numpy(dtype=object)
+        unseen: dict[str, np.ndarray] = {}
+        sampled: dict[str, dict[str, float]] = {}
+        depth = 0
+        for qid, rows in frame.groupby("qid", sort=False).indices.items():
+            depth = max(depth, len(rows))
+            outside = rows[~in_pool[rows]]
+            if len(outside) > pool.n_unseen:
+                raise ValueError(
+                    f"The covariate run ranks {len(outside)} documents outside the pool for query {qid}, but the "
+                    f"corpus has only {pool.n_unseen} unseen ones: pass the full-corpus run the pool was built from."
+                )
+            unseen[str(qid)] = x[outside]
+            mine = rows[is_sampled[rows]]
+            sampled[str(qid)] = dict(zip(docnos[mine].tolist(), x[mine].tolist()))
+        return cls(pool.fingerprint, depth, unseen, sampled)
+
+    def check(self, pool: Pool) -> Covariate:
+        if pool.fingerprint != self.pool:
+            raise ValueError(
+                f"This covariate was built for pool #{self.pool}, not {pool!r}: build it with "
+                "Covariate.from_run(pooling_run, pool) for the pool the run was retrieved from."
+            )
+        return self
+
+    def __repr__(self) -> str:
+        return f"Covariate(pool #{self.pool}, {len(self.unseen)} queries, depth {self.depth})"
+
+
+@dataclass(frozen=True)
+class _TopFit:
+    """One query's top part (see the module docstring): the line's predictions for the unseen top documents and
+    for the sampled ones, the sampled documents' scores and calibration weights, the weighted residuals."""
+
+    x_unseen: np.ndarray  # the pooling run's scores of the unseen top documents
+    x: np.ndarray  # and of the sampled ones
+    pred_unseen: np.ndarray
+    pred_sampled: np.ndarray
+    y: np.ndarray  # the system's scores of the sampled top documents (-inf: not retrieved)
+    weight: np.ndarray  # the unseen top documents each stands for (sums to len(pred_unseen))
+    resid: np.ndarray  # sorted
+    resid_tail: np.ndarray  # weighted share of resid[i:], one more entry (0) at the end
+
+    @classmethod
+    def fit(cls, x_unseen: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> _TopFit | None:
+        ok = np.isfinite(y)
+        if ok.sum() < MIN_FIT or not len(x_unseen):
+            return None
+        design = np.column_stack([np.ones(int(ok.sum())), x[ok]])
+        root = np.sqrt(w[ok])
+        coef = np.linalg.lstsq(design * root[:, None], y[ok] * root, rcond=None)[0]
+        resid = y[ok] - design @ coef
+        order = np.argsort(resid, kind="stable")
+        tail = np.append(np.cumsum(w[ok][order][::-1])[::-1], 0.0)
+        return cls(
+            x_unseen,
+            x,
+            coef[0] + coef[1] * x_unseen,
+            coef[0] + coef[1] * x,
+            y,
+            w * len(x_unseen) / w.sum(),
+            resid[order],
+            tail / tail[0],
+        )
+
+    def _share_at_least(self, t: np.ndarray) -> np.ndarray:
+        return self.resid_tail[np.searchsorted(self.resid, t, side="left")]
+
+    def probs(self, s: np.ndarray) -> np.ndarray:
+        """rows x unseen top documents: each one's calibrated probability of scoring >= s[row]."""
+        s = s[:, None]
+        p = self._share_at_least(s - self.pred_unseen[None, :])
+        error = ((self.y[None, :] >= s) - self._share_at_least(s - self.pred_sampled[None, :])) @ self.weight
+        count = np.clip(p.sum(axis=1) + error, 0.0, p.shape[1])
+        for _ in range(4):  # scale the probabilities below 1 to the calibrated count (those at 1 stay there)
+            full = p >= 1.0
+            free = np.where(full, 0.0, p).sum(axis=1)
+            want = count - full.sum(axis=1)
+            scale = np.divide(want, free, out=np.ones_like(want), where=free > 0)
+            p = np.where(full, 1.0, np.minimum(p * scale[:, None], 1.0))
+            # no probability to scale: the count is spread evenly over the documents not yet at 1
+            stuck = (free <= 0) & (want > 0)
+            if stuck.any():
+                room = np.maximum((~full).sum(axis=1), 1)
+                p[stuck] = np.where(full[stuck], 1.0, np.minimum(want[stuck] / room[stuck], 1.0)[:, None])
+        return p
+
+    def resampled(self, rng: np.random.Generator) -> _TopFit | None:
+        """The fit on a bootstrap resample of the sampled top documents (the unseen ones are fixed)."""
+        n = len(self.y)
+        picks = rng.integers(0, n, size=n)
+        return _TopFit.fit(self.x_unseen, self.x[picks], self.y[picks], self.weight[picks])
+
+
+def _poisson_binomial(p: np.ndarray, width: int) -> np.ndarray:
+    """rows x width: P(sum over i of independent Bernoulli(p[row, i]) = m), m < width."""
+    certain = (p >= 1.0).sum(axis=1)
+    live = np.where((p > 0.0) & (p < 1.0), p, 0.0)
+    out = np.zeros((p.shape[0], width))
+    out[:, 0] = 1.0
+    for i in np.flatnonzero(live.any(axis=0)):
+        q = live[:, i : i + 1]
+        out[:, 1:] = out[:, 1:] * (1.0 - q) + out[:, :-1] * q
+        out[:, :1] *= 1.0 - q
+    shifted = np.zeros_like(out)
+    for r, c in enumerate(certain.tolist()):
+        if c < width:
+            shifted[r, c:] = out[r, : width - c]
+    return shifted
+
+
+@dataclass
+class _QueryParts:
+    top: _TopFit | None
+    rest: BackgroundSample
+    n_rest: int
+
+
+def _parts(
+    frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate
+) -> dict[str, _QueryParts]:
+    """Each evaluated query's top fit and rest sample (see the module docstring)."""
+    weight_of = pool.weights() if pool.stratified else {}
+    score_of: dict[str, dict[str, float]] = {}
+    scores = frame["score"].to_numpy(dtype=np.float64).astype(np.float32).astype(np.float64)
+    docnos = frame["docno"].to_numpy(dtype=object)
+    is_sampled = frame["docno"].isin(pool.sample_set).to_numpy()
+    for qid, rows in frame.groupby("qid", sort=False).indices.items():
+        mine = rows[is_sampled[rows]]
+        score_of[str(qid)] = dict(zip(docnos[mine].tolist(), scores[mine].tolist()))
+    tops: dict[str, _TopFit | None] = {}
+    for q in j.qids.tolist():
+        top_sampled = covariate.sampled.get(q, {})
+        names = list(top_sampled)
+        x = np.array([top_sampled[d] for d in names], dtype=np.float64)
+        seen = score_of.get(q, {})
+        y = np.array([seen.get(d, -np.inf) for d in names], dtype=np.float64)
+        w = np.array([weight_of.get(d, 1.0) for d in names], dtype=np.float64)
+        x_unseen = covariate.unseen.get(q, np.zeros(0))
+        tops[q] = _TopFit.fit(x_unseen, x, y, w)
+    exclude = {q: set(covariate.sampled.get(q, {})) for q, fit in tops.items() if fit is not None}
+    rest = background_from_run(frame, pool, exclude)
+    out = {}
+    for q, fit in tops.items():
+        n_rest = pool.n_unseen - (len(fit.pred_unseen) if fit is not None else 0)
+        sample = rest.get(q, _UNRETRIEVED)
+        if fit is not None and len(sample.observed) + sample.n_below < 2:
+            fit, n_rest, sample = None, pool.n_unseen, background_from_run(frame, pool).get(q, _UNRETRIEVED)
+        out[q] = _QueryParts(fit, sample, n_rest)
+    return out
+
+
+def _above(
+    j: JudgedRun, parts: dict[str, _QueryParts], models: dict[str, BackgroundModel], width: int
+) -> UnseenAbove:
+    rows_all = np.flatnonzero((j.label > 0) & (j.rank < width))
+    pmf = np.zeros((len(rows_all), width))
+    m = np.arange(width)
+    qids = j.qids.tolist()
+    groups = j.group[rows_all]
+    for g in np.unique(groups):
+        at = np.flatnonzero(groups == g)
+        s = j.score[rows_all[at]].astype(np.float64)
+        part = parts[qids[g]]
+        p_rest = np.clip(models[qids[g]].sf(s), 0.0, 1.0)
+        p_rest[p_rest < _P_FLOOR] = 0.0
+        rest = stats.binom.pmf(m[None, :], part.n_rest, p_rest[:, None])
+        if part.top is None:
+            pmf[at] = rest
+            continue
+        top = _poisson_binomial(part.top.probs(s), width)
+        pmf[at] = np.clip(signal.fftconvolve(top, rest, axes=1)[:, :width], 0.0, 1.0)
+    return UnseenAbove(rows_all, pmf)
+
+
+def covariate_above(
+    run: Any,
+    qrels: Any,
+    pool: Pool,
+    covariate: Covariate,
+    width: int,
+    family: str = "auto",
+) -> tuple[JudgedRun, UnseenAbove, Any]:
+    """A run over the pool prepared for evaluation, the distribution of the unseen documents above each of its
+    relevant rows (``width`` terms: the largest cut-off), and ``refit(rng)`` giving one bootstrap round's."""
+    covariate.check(pool)
+    frame = to_run_frame(run).reset_index(drop=True)
+    j = prepare(frame, qrels, rel=pool.rel)
+    parts = _parts(frame, j, pool, covariate)
+    models = {q: p.rest.fit(family) for q, p in parts.items()}
+
+    def refit(rng: np.random.Generator) -> UnseenAbove:
+        again = {
+            q: _QueryParts(p.top.resampled(rng) if p.top is not None else None, p.rest.resample(rng), p.n_rest)
+            for q, p in parts.items()
+        }
+        for q, p in again.items():
+            if p.top is None and parts[q].top is not None:  # the resample could not fit: its line is kept
+                again[q] = _QueryParts(parts[q].top, p.rest, p.n_rest)
+        return _above(j, again, {q: p.rest.fit(family) for q, p in again.items()}, width)
+
+    return j, _above(j, parts, models, width), refit
+
+
+def evaluate_with_covariate(
+    run: Any,
+    qrels: Any,
+    pool: Pool,
+    covariate: Covariate | Any,
+    k_values: Any,
+    *,
+    family: str = "auto",
+    gain: str = "linear",
+    bootstrap: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """``pse.sdm.evaluate(run, qrels, pool, covariate=pooling_run)`` (see there and the module docstring)."""
+    cov = covariate if isinstance(covariate, Covariate) else Covariate.from_run(covariate, pool)
+    if not k_values or min(k_values) < 1:
+        raise ValueError("k values must be >= 1.")
+    j, above, refit = covariate_above(run, qrels, pool, cov, max(int(k) for k in k_values), family)
+    per_query, aggregate = sdm_report(
+        j,
+        above,
+        pool.n_unseen,
+        k_values,
+        gain=gain,
+        refit=refit,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
+    )
+    return {"aggregate": aggregate, "per_query": per_query, "covariate": cov}
