@@ -106,6 +106,8 @@ class _TopFit:
     weight: np.ndarray  # the unseen top documents each stands for (sums to len(pred_unseen))
     resid: np.ndarray  # sorted
     resid_tail: np.ndarray  # weighted share of resid[i:], one more entry (0) at the end
+    resid_weight: float  # the residuals' total weight (in ``weight``'s units)
+    resid_own: np.ndarray  # each sampled document's own residual (-inf: not retrieved, not among them)
 
     @classmethod
     def fit(cls, x_unseen: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> _TopFit | None:
@@ -116,17 +118,26 @@ class _TopFit:
         root = np.sqrt(w[ok])
         coef = np.linalg.lstsq(design * root[:, None], y[ok] * root, rcond=None)[0]
         resid = y[ok] - design @ coef
+        # the sampled documents' predictions without themselves (leave-one-out, through their leverage): in
+        # the calibration a fitted line would otherwise pass closer to them than to the unseen documents
+        gram = np.linalg.pinv((design * w[ok][:, None]).T @ design)
+        leverage = np.clip(w[ok] * np.einsum("ij,jk,ik->i", design, gram, design), 0.0, 0.99)
+        pred = coef[0] + coef[1] * x
+        pred[ok] = y[ok] - resid / (1.0 - leverage)
         order = np.argsort(resid, kind="stable")
         tail = np.append(np.cumsum(w[ok][order][::-1])[::-1], 0.0)
+        scale = len(x_unseen) / w.sum()
         return cls(
             x_unseen,
             x,
             coef[0] + coef[1] * x_unseen,
-            coef[0] + coef[1] * x,
+            pred,
             y,
-            w * len(x_unseen) / w.sum(),
+            w * scale,
             resid[order],
             tail / tail[0],
+            float(tail[0]) * scale,
+            np.where(ok, y - (coef[0] + coef[1] * x), -np.inf),
         )
 
     def _share_at_least(self, t: np.ndarray) -> np.ndarray:
@@ -136,7 +147,13 @@ class _TopFit:
         """rows x unseen top documents: each one's calibrated probability of scoring >= s[row]."""
         s = s[:, None]
         p = self._share_at_least(s - self.pred_unseen[None, :])
-        error = ((self.y[None, :] >= s) - self._share_at_least(s - self.pred_sampled[None, :])) @ self.weight
+        above = self.y[None, :] >= s
+        # each sampled document's probability without its own residual among the smeared ones (with its
+        # leave-one-out prediction, see ``fit``): in-sample, both would pull the correction towards 0
+        t = s - self.pred_sampled[None, :]
+        own = (self.weight / self.resid_weight)[None, :]
+        p_sampled = (self._share_at_least(t) - own * (self.resid_own[None, :] >= t)) / (1.0 - own)
+        error = (above - p_sampled) @ self.weight
         count = np.clip(p.sum(axis=1) + error, 0.0, p.shape[1])
         for _ in range(4):  # scale the probabilities below 1 to the calibrated count (those at 1 stay there)
             full = p >= 1.0

@@ -99,3 +99,34 @@ def brute_force_run(docs, queries, *, idf: bool, k: int):
         touched.sort(key=lambda x: (-x[0], tuple(-ord(c) for c in x[1])))
         out[qid] = touched[:k]
     return out
+
+
+# SDM: a simulated corpus whose every score is known
+
+
+def simulated_pool_corpus(n: int, queries: int, seed: int = 0):
+    """Every document's true score per query (what a system gives it), a noisy first-stage run over the whole
+    corpus (what the pool is mined from), and qrels with 5 relevant documents per query among the top 50."""
+    rng = np.random.default_rng(seed)
+    docnos = np.array([f"d{i:06d}" for i in range(n)])
+    truth, first, qrels = {}, [], []
+    for q in range(queries):
+        qid = f"q{q}"
+        score = rng.lognormal(0.0, 0.6, n)
+        truth[qid] = score
+        noisy = score * rng.lognormal(0.0, 0.25, n)  # a cheaper model: correlated, not equal
+        first.append(pd.DataFrame({"qid": qid, "docno": docnos, "score": noisy}))
+        top = np.argsort(-score)[:50]
+        qrels += [{"qid": qid, "docno": docnos[i], "label": 1} for i in rng.choice(top, 5, replace=False)]
+    return docnos, truth, pd.concat(first, ignore_index=True), pd.DataFrame(qrels)
+
+
+def system_run_over_pool(pool, docnos, truth, depth=None):
+    """The system's run over the pooled corpus: each pool document with its true score (top ``depth``)."""
+    position = {d: i for i, d in enumerate(docnos.tolist())}
+    idx = np.array([position[d] for d in pool.docnos])
+    frames = []
+    for qid, score in truth.items():
+        frame = pd.DataFrame({"qid": qid, "docno": docnos[idx], "score": score[idx]})
+        frames.append(frame.sort_values("score", ascending=False).head(depth or len(frame)))
+    return pd.concat(frames, ignore_index=True)

@@ -11,38 +11,12 @@ import pandas as pd
 import pytest
 import pytrec_eval
 from conftest import needs_data
+from helpers import simulated_pool_corpus as _corpus
+from helpers import system_run_over_pool as _system_run
 
 from pyterrier_sparse_eval import sdm
 from pyterrier_sparse_eval.cli import main
 from pyterrier_sparse_eval.measures import fit_background
-
-
-def _corpus(n: int, queries: int, seed: int = 0):
-    """Every document's true score per query (what a system gives it), a noisy first-stage run over the whole
-    corpus (what the pool is mined from), and qrels with 5 relevant documents per query among the top 50."""
-    rng = np.random.default_rng(seed)
-    docnos = np.array([f"d{i:06d}" for i in range(n)])
-    truth, first, qrels = {}, [], []
-    for q in range(queries):
-        qid = f"q{q}"
-        score = rng.lognormal(0.0, 0.6, n)
-        truth[qid] = score
-        noisy = score * rng.lognormal(0.0, 0.25, n)  # a cheaper model: correlated, not equal
-        first.append(pd.DataFrame({"qid": qid, "docno": docnos, "score": noisy}))
-        top = np.argsort(-score)[:50]
-        qrels += [{"qid": qid, "docno": docnos[i], "label": 1} for i in rng.choice(top, 5, replace=False)]
-    return docnos, truth, pd.concat(first, ignore_index=True), pd.DataFrame(qrels)
-
-
-def _system_run(pool, docnos, truth, depth=None):
-    """The system's run over the pooled corpus: each pool document with its true score (top ``depth``)."""
-    position = {d: i for i, d in enumerate(docnos.tolist())}
-    idx = np.array([position[d] for d in pool.docnos])
-    frames = []
-    for qid, score in truth.items():
-        frame = pd.DataFrame({"qid": qid, "docno": docnos[idx], "score": score[idx]})
-        frames.append(frame.sort_values("score", ascending=False).head(depth or len(frame)))
-    return pd.concat(frames, ignore_index=True)
 
 
 def _errors(docnos, truth, first, qrels, thresholds, *, seeds, run_depth=None, **pool_args):
