@@ -60,7 +60,9 @@ class Covariate:
     def from_run(cls, run: Any, pool: Pool) -> Covariate:
         frame = to_run_frame(run).reset_index(drop=True)
         if frame.duplicated(["qid", "docno"]).any():
-            raise ValueError("The covariate run lists a document twice for a query; pass one ranking per query.")
+            raise ValueError(
+                "The covariate run lists a document twice for a query; pass one ranking per query."
+            )
         in_pool = frame["docno"].isin(frozenset(pool.docnos)).to_numpy()
         is_sampled = frame["docno"].isin(pool.sample_set).to_numpy()
         x = frame["score"].to_numpy(dtype=np.float64)
@@ -195,13 +197,14 @@ def _poisson_binomial(p: np.ndarray, width: int) -> np.ndarray:
 @dataclass
 class _QueryParts:
     top: _TopFit | None
-    rest: BackgroundSample
+    rest: BackgroundSample | None  # None: nothing unseen outside the top D
     n_rest: int
 
+    def fit_rest(self, family: str) -> BackgroundModel | None:
+        return self.rest.fit(family) if self.rest is not None else None
 
-def _parts(
-    frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate
-) -> dict[str, _QueryParts]:
+
+def _parts(frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate) -> dict[str, _QueryParts]:
     """Each evaluated query's top fit and rest sample (see the module docstring)."""
     weight_of = pool.weights() if pool.stratified else {}
     score_of: dict[str, dict[str, float]] = {}
@@ -226,15 +229,18 @@ def _parts(
     out = {}
     for q, fit in tops.items():
         n_rest = pool.n_unseen - (len(fit.pred_unseen) if fit is not None else 0)
-        sample = rest.get(q, _UNRETRIEVED)
-        if fit is not None and len(sample.observed) + sample.n_below < 2:
+        sample: BackgroundSample | None = rest.get(q, _UNRETRIEVED)
+        if fit is not None and n_rest == 0:
+            sample = None
+        elif fit is not None and sample is not None and len(sample.observed) + sample.n_below < 2:
+            # too few sampled documents left for the rest of the corpus: the query keeps SDM's background
             fit, n_rest, sample = None, pool.n_unseen, background_from_run(frame, pool).get(q, _UNRETRIEVED)
         out[q] = _QueryParts(fit, sample, n_rest)
     return out
 
 
 def _above(
-    j: JudgedRun, parts: dict[str, _QueryParts], models: dict[str, BackgroundModel], width: int
+    j: JudgedRun, parts: dict[str, _QueryParts], models: dict[str, BackgroundModel | None], width: int
 ) -> UnseenAbove:
     rows_all = np.flatnonzero((j.label > 0) & (j.rank < width))
     pmf = np.zeros((len(rows_all), width))
@@ -245,7 +251,8 @@ def _above(
         at = np.flatnonzero(groups == g)
         s = j.score[rows_all[at]].astype(np.float64)
         part = parts[qids[g]]
-        p_rest = np.clip(models[qids[g]].sf(s), 0.0, 1.0)
+        model = models[qids[g]]
+        p_rest = np.clip(model.sf(s), 0.0, 1.0) if model is not None else np.zeros(len(s))
         p_rest[p_rest < _P_FLOOR] = 0.0
         rest = stats.binom.pmf(m[None, :], part.n_rest, p_rest[:, None])
         if part.top is None:
@@ -270,17 +277,16 @@ def covariate_above(
     frame = to_run_frame(run).reset_index(drop=True)
     j = prepare(frame, qrels, rel=pool.rel)
     parts = _parts(frame, j, pool, covariate)
-    models = {q: p.rest.fit(family) for q, p in parts.items()}
+    models = {q: p.fit_rest(family) for q, p in parts.items()}
 
     def refit(rng: np.random.Generator) -> UnseenAbove:
-        again = {
-            q: _QueryParts(p.top.resampled(rng) if p.top is not None else None, p.rest.resample(rng), p.n_rest)
-            for q, p in parts.items()
-        }
-        for q, p in again.items():
-            if p.top is None and parts[q].top is not None:  # the resample could not fit: its line is kept
-                again[q] = _QueryParts(parts[q].top, p.rest, p.n_rest)
-        return _above(j, again, {q: p.rest.fit(family) for q, p in again.items()}, width)
+        again = {}
+        for q, p in parts.items():
+            top = p.top.resampled(rng) if p.top is not None else None
+            rest = p.rest.resample(rng) if p.rest is not None else None
+            # a resample whose line cannot be fitted (too few retrieved) keeps the query's own line
+            again[q] = _QueryParts(top if top is not None else p.top, rest, p.n_rest)
+        return _above(j, again, {q: p.fit_rest(family) for q, p in again.items()}, width)
 
     return j, _above(j, parts, models, width), refit
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 import pytrec_eval
 from conftest import needs_data

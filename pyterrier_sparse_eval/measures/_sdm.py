@@ -113,7 +113,9 @@ class UnseenAbove:
         m = np.arange(self.pmf.shape[1])[None, :]
         pos = a[:, None] + m
         if len(self.rows) and self.pmf.shape[1] < k - a.min():
-            raise ValueError(f"The unseen-count distribution stops at {self.pmf.shape[1]} terms; k={k} needs more.")
+            raise ValueError(
+                f"The unseen-count distribution stops at {self.pmf.shape[1]} terms; k={k} needs more."
+            )
         w = np.where(pos < k, weights[np.minimum(pos, k - 1)], 0.0)
         out[self.rows] = (self.pmf * w).sum(axis=1)
         return out
@@ -133,12 +135,14 @@ def _ndcg_given(j: JudgedRun, k: int, above: UnseenAbove, gain: str) -> np.ndarr
 
 #: the in-house measures SDM corrects (by ``BASE``), each with its expectation; report order
 CORRECTIONS: dict[str, Callable[[InHouseMeasure, JudgedRun, Any, Any], np.ndarray]] = {
-    "R": lambda m, j, p, n: _recall_given(j, _cutoff(m), p)
-    if isinstance(p, UnseenAbove)
-    else sdm_recall(j, _cutoff(m), p, n),
-    "nDCG": lambda m, j, p, n: _ndcg_given(j, _cutoff(m), p, m.gain)
-    if isinstance(p, UnseenAbove)
-    else sdm_ndcg(j, _cutoff(m), p, n, gain=m.gain),
+    "R": lambda m, j, p, n: (
+        _recall_given(j, _cutoff(m), p) if isinstance(p, UnseenAbove) else sdm_recall(j, _cutoff(m), p, n)
+    ),
+    "nDCG": lambda m, j, p, n: (
+        _ndcg_given(j, _cutoff(m), p, m.gain)
+        if isinstance(p, UnseenAbove)
+        else sdm_ndcg(j, _cutoff(m), p, n, gain=m.gain)
+    ),
 }
 
 

@@ -1,0 +1,218 @@
+"""SDM with the pooling run as a covariate (``_covariate``): the calibrated count of unseen top documents is
+unbiased where the regression line is wrong, the pooling system itself is corrected exactly, nothing unseen gives
+trec_eval, the Poisson-binomial is exact, and the measures inside pt.Experiment equal ``sdm.evaluate``."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+import pytrec_eval
+from conftest import needs_data
+from helpers import simulated_pool_corpus, system_run_over_pool
+from scipy import stats
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval import sdm
+from pyterrier_sparse_eval._covariate import _poisson_binomial, _TopFit
+from pyterrier_sparse_eval.measures._prepare import prepare
+from pyterrier_sparse_eval.measures._sdm import UnseenAbove, correctable, corrected, survival_of_rows
+
+
+def _pytrec(run, qrels, ks):
+    names = {f"{m}_{k}" for k in ks for m in ("recall", "ndcg_cut")}
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        {q: dict(zip(g.docno, g.label)) for q, g in qrels.groupby("qid")}, names
+    )
+    return evaluator.evaluate({q: dict(zip(g.docno, g.score.astype(float))) for q, g in run.groupby("qid")})
+
+
+@pytest.mark.parametrize("stratified", [False, True])
+def test_calibrated_count_is_unbiased_where_the_line_is_wrong(stratified):
+    """A query's 1000 top documents: the system's score is quadratic in the pooling score, with noise growing
+    with it, so the fitted line is wrong. Over 2000 samples of 80 (uniform, or 40 from the 200 highest pooling
+    scores and 40 from the rest, with their weights), the calibrated count of unseen documents scoring >= t is
+    on target, the line's own count far off."""
+    rng = np.random.default_rng(0)
+    x = rng.lognormal(0.0, 0.5, 1000)
+    y = 2 * x**2 + rng.normal(0.0, 0.3, 1000) * x
+    thresholds = np.quantile(y, [0.99, 0.95, 0.8])
+    order = np.argsort(-x)
+    calibrated, line_only, truth = [], [], []
+    for _ in range(2000):
+        if stratified:
+            picks = np.r_[
+                rng.choice(order[:200], 40, replace=False), rng.choice(order[200:], 40, replace=False)
+            ]
+            w = np.r_[np.full(40, 160 / 40), np.full(40, 760 / 40)]
+        else:
+            picks, w = rng.choice(1000, 80, replace=False), np.ones(80)
+        unseen = np.setdiff1d(np.arange(1000), picks)
+        fit = _TopFit.fit(x[unseen], x[picks], y[picks], w)
+        assert fit is not None
+        true = np.array([np.sum(y[unseen] >= t) for t in thresholds])
+        truth.append(true)
+        calibrated.append(fit.probs(thresholds).sum(axis=1) - true)
+        line_only.append(
+            fit._share_at_least(thresholds[:, None] - fit.pred_unseen[None, :]).sum(axis=1) - true
+        )
+    calibrated, line_only = np.array(calibrated), np.array(line_only)
+    se = calibrated.std(axis=0, ddof=1) / np.sqrt(len(calibrated))
+    bias, line_bias = np.abs(calibrated.mean(axis=0)), np.abs(line_only.mean(axis=0))
+    # on target: within 4 standard errors, or 1.5% of the count (the fitted line's O(1/n) bias in the
+    # stratified case, where the weights are unequal)
+    assert (bias < np.maximum(4 * se, 0.015 * np.mean(truth, axis=0))).all(), (bias, se)
+    assert (line_bias > 10 * bias).all() and (line_bias > 5).all(), line_bias  # what calibration is for
+
+
+def test_poisson_binomial_equals_enumeration():
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0, 1, (4, 9))
+    p[0, :3] = [0.0, 1.0, 1.0]
+    p[1, :2] = 1.0
+    p[2] = 0.0
+    got = _poisson_binomial(p, 7)
+    for r in range(p.shape[0]):
+        expected = np.zeros(10)
+        for bits in itertools.product([0, 1], repeat=9):
+            b = np.array(bits)
+            expected[b.sum()] += np.prod(np.where(b == 1, p[r], 1 - p[r]))
+        np.testing.assert_allclose(got[r], expected[:7], atol=1e-15)
+
+
+def test_binomial_distributions_reproduce_sdm():
+    """The distribution path (UnseenAbove) with each row's binomial pmf gives SDM's closed forms exactly."""
+    docnos, truth, first, qrels = simulated_pool_corpus(3000, 3, seed=2)
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=300)
+    run = system_run_over_pool(pool, docnos, truth)
+    j = prepare(run, qrels)
+    p = survival_of_rows(j, sdm.fit_run_backgrounds(run, pool))
+    rows = np.flatnonzero((j.label > 0) & (j.rank < 100))
+    pmf = stats.binom.pmf(np.arange(100)[None, :], pool.n_unseen, p[rows][:, None])
+    above = UnseenAbove(rows, pmf)
+    for measure in correctable([1, 10, 100]):
+        np.testing.assert_allclose(
+            corrected(measure, j, above, pool.n_unseen), corrected(measure, j, p, pool.n_unseen), atol=1e-12
+        )
+    with pytest.raises(ValueError, match="stops at 100 terms"):
+        corrected(correctable([200])[0], j, above, pool.n_unseen)
+
+
+def _distinct_float32(first):
+    scores = first.score.to_numpy().astype(np.float32)
+    return all(len(np.unique(scores[g])) == len(g) for g in first.groupby("qid").indices.values())
+
+
+@pytest.mark.parametrize("tail", [False, True])
+def test_pooling_system_itself_is_corrected_exactly(tail):
+    """The system is the pooling run: its line is exact, so every unseen document in its top 1000 is counted
+    where it belongs, and with the empirical rest (all below the 1000th score) SDM gives the full-corpus values
+    per query at k <= 100 (pytrec_eval on the full run)."""
+    docnos, _, first, qrels = simulated_pool_corpus(8000, 3, seed=11)
+    # the same order with scores 1/8000 apart: no ties in single precision, so the order is the scores' alone
+    first["score"] = first.groupby("qid")["score"].rank(method="first") / 8000
+    assert _distinct_float32(first)
+    extra = {"tail_sample": 150, "tail_depth": 400} if tail else {}
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=200, seed=1, **extra)
+    assert pool.stratified == tail
+    scores = dict(zip(zip(first.qid, first.docno), first.score))
+    pooled = pd.DataFrame(
+        [(q, d, scores[(q, d)]) for q in first.qid.unique() for d in pool.docnos],
+        columns=["qid", "docno", "score"],
+    )
+    covariate = first.sort_values(["qid", "score"], ascending=[True, False]).groupby("qid").head(1000)
+    got = sdm.evaluate(pooled, qrels, pool, [10, 100], covariate=covariate, family="empirical")["per_query"]
+    plain = sdm.evaluate(pooled, qrels, pool, [10, 100], family="empirical")["aggregate"]
+    ref = _pytrec(covariate, qrels, [10, 100])
+    for k in (10, 100):
+        for ours, theirs in ((f"R@{k}", f"recall_{k}"), (f"nDCG@{k}", f"ndcg_cut_{k}")):
+            for qid, v in got[ours].items():
+                assert v["sdm"] == pytest.approx(ref[qid][theirs], abs=1e-9), (ours, qid)
+    full = np.mean([ref[q]["ndcg_cut_10"] for q in ref])
+    assert abs(plain["nDCG@10"]["sdm"] - full) > 1e-3  # without the covariate it is only an estimate
+
+
+def test_nothing_unseen_gives_trec_eval():
+    docnos, truth, first, qrels = simulated_pool_corpus(400, 2, seed=5)
+    probe = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=0)
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=probe.n_unseen)
+    assert pool.n_unseen == 0
+    run = system_run_over_pool(pool, docnos, truth)
+    got = sdm.evaluate(run, qrels, pool, [5, 20, 100], covariate=first)["per_query"]
+    ref = _pytrec(run, qrels, [5, 20, 100])
+    for k in (5, 20, 100):
+        for ours, theirs in ((f"R@{k}", f"recall_{k}"), (f"nDCG@{k}", f"ndcg_cut_{k}")):
+            for qid, v in got[ours].items():
+                assert v["sdm"] == pytest.approx(ref[qid][theirs], abs=1e-12)
+                assert v["pooled"] == pytest.approx(ref[qid][theirs], abs=1e-12)
+
+
+def test_measures_in_pt_experiment_equal_evaluate_and_bootstrap():
+    docnos, truth, first, qrels = simulated_pool_corpus(4000, 4, seed=8)
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=300, seed=2)
+    covariate = sdm.Covariate.from_run(first, pool)
+    assert "depth 4000" in repr(covariate) and pool.fingerprint in repr(covariate)
+    run = system_run_over_pool(pool, docnos, truth)
+    topics = pd.DataFrame({"qid": sorted(truth), "query": "unused"})
+    measures = [
+        sdm.SDM_R(pool=pool, covariate=covariate) @ 10,
+        sdm.SDM_nDCG(pool=pool, covariate=covariate) @ 10,
+    ]
+    table = pt.Experiment([run], topics, qrels, measures, names=["truth"])
+    direct = sdm.evaluate(run, qrels, pool, [10], covariate=covariate, bootstrap=30)["aggregate"]
+    assert table.loc[0, str(measures[0])] == pytest.approx(direct["R@10"]["sdm"], abs=1e-12)
+    assert table.loc[0, str(measures[1])] == pytest.approx(direct["nDCG@10"]["sdm"], abs=1e-12)
+    plain = sdm.evaluate(run, qrels, pool, [10])["aggregate"]
+    assert direct["nDCG@10"]["sdm"] != pytest.approx(plain["nDCG@10"]["sdm"], abs=1e-6)
+    lo, hi = direct["nDCG@10"]["sdm_ci"]
+    assert lo <= hi and lo - 0.05 <= direct["nDCG@10"]["sdm"] <= hi + 0.05
+
+
+def test_bad_covariates_are_refused():
+    docnos, truth, first, qrels = simulated_pool_corpus(1000, 2, seed=4)
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=100, seed=0)
+    other = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=100, seed=1)
+    run = system_run_over_pool(pool, docnos, truth)
+    with pytest.raises(ValueError, match="built for pool #.* Covariate.from_run"):
+        sdm.evaluate(run, qrels, pool, [10], covariate=sdm.Covariate.from_run(first, other))
+    with pytest.raises(ValueError, match="twice"):
+        sdm.Covariate.from_run(pd.concat([first, first.head(3)]), pool)
+    corpus = sorted(set(docnos[:500]) | set(qrels.docno))  # a smaller corpus than the run's
+    small = sdm.build_pool(qrels, [first], all_docnos=corpus, depth=5, sample=10)
+    with pytest.raises(ValueError, match="pass the full-corpus run the pool was built from"):
+        sdm.Covariate.from_run(first, small)
+
+
+@needs_data
+def test_covariate_closes_more_of_the_gap_on_scifact(scifact, scifact_bm25_index, tmp_path):
+    """A real collection: a 15% pool of SciFact mined by BM25; the system evaluated is BM25 without idf. With the pooling run as covariate SDM closes most of the gap at nDCG@10 and @100,
+    and more of it than without."""
+    topics = pse.datasets.get_topics(scifact, verbose=False)
+    qrels = pse.datasets.get_qrels(scifact)
+    topics = pse.datasets.align_topics_qrels(topics, qrels)
+    first = pse.BM25().retriever(scifact_bm25_index, num_results=1000).transform(topics)
+    probe = sdm.build_pool(qrels, [first], all_docnos=scifact_bm25_index.docnos, depth=1, sample=0)
+    pool = sdm.build_pool(
+        qrels, [first], all_docnos=scifact_bm25_index.docnos, depth=1, sample=777 - probe.size, seed=0
+    )
+    enc = pse.BM25(lucene_scores=False)  # BM25 weights summed without idf: the classic formula's tf part
+    full_index = pse.SparseIndex(tmp_path / "no-idf")
+    enc.indexer(full_index, verbose=False).index(pse.datasets.corpus_iter(scifact))
+    pooled = pool.index(full_index, tmp_path / "pooled")
+
+    def no_idf(index, k):
+        retriever = pse.SparseRetriever(index, num_results=k, idf=False, analyzer=enc.analyzer, verbose=False)
+        return retriever.transform(topics)
+
+    run, full = no_idf(pooled, pool.size), no_idf(full_index, 1000)
+    exact = pse.measures.evaluate(full, qrels, ["nDCG@10", "nDCG@100"], warn=False).aggregate
+    with_cov = sdm.evaluate(run, qrels, pool, [10, 100], covariate=first)["aggregate"]
+    without = sdm.evaluate(run, qrels, pool, [10, 100])["aggregate"]
+    for m in ("nDCG@10", "nDCG@100"):
+        gap = with_cov[m]["pooled"] - exact[m]
+        closed = 1 - abs(with_cov[m]["sdm"] - exact[m]) / abs(gap)
+        closed_before = 1 - abs(without[m]["sdm"] - exact[m]) / abs(gap)
+        assert gap > 0.05 and closed >= 0.7 and closed > closed_before + 0.1, (m, closed, closed_before)
