@@ -17,6 +17,7 @@ import numpy as np
 from filelock import FileLock
 
 from . import datasets
+from ._covariate import Covariate, evaluate_with_covariate
 from ._index import SparseIndex
 from ._pool import BackgroundSample, Pool, background_from_run, build_pool, evaluate_on_pool
 from .measures import evaluate as evaluate_inhouse
@@ -51,8 +52,10 @@ class ThreeWay:
 
     def table(self) -> str:
         """A text table (fits 100 columns): the pool's size, then one row per system and measure."""
+        covariate = self.config.get("covariate")
         rows = [
-            _describe(self.pool),
+            _describe(self.pool)
+            + (f"\nSDM with {covariate}'s full-corpus run as covariate" if covariate else ""),
             f"{'system':<28} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}  SDM 95% CI",
         ]
         for system, measures in self.results.items():
@@ -100,6 +103,7 @@ def three_way(
     index_dir: str | Path = "indexes",
     num_results: int | None = None,
     bootstrap: int = 0,
+    covariate: bool = False,
     curves: bool = True,
     verbose: bool = True,
 ) -> ThreeWay:
@@ -111,7 +115,8 @@ def three_way(
     system's pooled index is cut from its full index (same scores), retrieved in full (``num_results`` = pool
     size), and corrected with its own per-query background fits. The full-corpus runs, which give the
     distractors and the exact values, retrieve ``num_results`` documents per query (default: the largest k
-    or the pool depth, at least 1000); it must be at least the largest k and the pool depth.
+    or the pool depth, at least 1000); it must be at least the largest k and the pool depth. ``covariate``:
+    correct with the first pooling run's full-corpus run as covariate (``pse.sdm.evaluate(..., covariate=)``).
     """
     specs = [parse_system(s) for s in systems]
     by_name = {s.name: s for s in specs}
@@ -168,6 +173,7 @@ def three_way(
     )
     if verbose:
         print(_describe(pool))
+    cov = Covariate.from_run(pool_frames[pool_specs[0].name], pool) if covariate else None
 
     results: dict[str, dict[str, dict[str, Any]]] = {}
     per_query: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
@@ -186,9 +192,11 @@ def three_way(
             print(f"Retrieving {spec.name} over the pooled corpus")
         pooled_run = spec.retriever(pooled_index, num_results=pool.size, verbose=verbose).transform(topics)
         ks = _curve_ks(k_values) if curves else list(k_values)
-        corrected = evaluate_on_pool(
-            pooled_run, qrels, pool, ks, family=family, bootstrap=bootstrap, seed=seed
-        )
+        options: dict[str, Any] = {"family": family, "bootstrap": bootstrap, "seed": seed}
+        if cov is not None:
+            corrected = evaluate_with_covariate(pooled_run, qrels, pool, cov, ks, **options)
+        else:
+            corrected = evaluate_on_pool(pooled_run, qrels, pool, ks, **options)
         truth = evaluate_inhouse(
             full_runs[spec.name], qrels, [f"{m}@{k}" for k in ks for m in ("R", "nDCG")], warn=False
         )
@@ -218,8 +226,11 @@ def three_way(
                     rows["sdm_high"].append(corrected["aggregate"][name]["sdm_ci"][1])
                 rows["full"].append(float(np.mean([truth.per_query[name].get(q, 0.0) for q in qids])))
             curve_out[spec.name][metric] = rows
-        models[spec.name] = corrected["models"]
         samples[spec.name] = background_from_run(pooled_run, pool)
+        # with a covariate, the whole sample's fits: what the figures show of the background
+        models[spec.name] = corrected.get("models") or {
+            q: sample.fit(family) for q, sample in samples[spec.name].items()
+        }
     config = {
         "dataset": dataset,
         "systems": {s.name: s.spec for s in specs},
@@ -232,6 +243,7 @@ def three_way(
         "pool_fraction": pool.fraction,
         "seed": seed,
         "family": family,
+        "covariate": pool_specs[0].name if covariate else None,
         "k": list(k_values),
         "bootstrap": bootstrap,
         "num_results": full_depth,

@@ -5,6 +5,7 @@ trec_eval, the Poisson-binomial is exact, and the measures inside pt.Experiment 
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from scipy import stats
 import pyterrier_sparse_eval as pse
 from pyterrier_sparse_eval import sdm
 from pyterrier_sparse_eval._covariate import _poisson_binomial, _TopFit
+from pyterrier_sparse_eval.cli import main
 from pyterrier_sparse_eval.measures._prepare import prepare
 from pyterrier_sparse_eval.measures._sdm import UnseenAbove, correctable, corrected, survival_of_rows
 
@@ -216,3 +218,18 @@ def test_covariate_closes_more_of_the_gap_on_scifact(scifact, scifact_bm25_index
         closed = 1 - abs(with_cov[m]["sdm"] - exact[m]) / abs(gap)
         closed_before = 1 - abs(without[m]["sdm"] - exact[m]) / abs(gap)
         assert gap > 0.05 and closed >= 0.7 and closed > closed_before + 0.1, (m, closed, closed_before)
+
+
+@needs_data
+def test_cli_sdm_with_the_covariate(tmp_path, capsys):
+    """``sparse-eval sdm --covariate`` on Vaswani: the pooling system is corrected to its full-corpus values (its
+    own scores are the covariate), and the report says which run the covariate is."""
+    out_json = tmp_path / "sdm.json"
+    args = ["sdm", "--dataset", "irds:vaswani", "--system", "bm25", "--system", "bm25:k1=1.2,b=0.75"]
+    args += ["--pool-depth", "5", "--sample", "1000", "--k", "10", "--k", "100", "--covariate"]
+    assert main([*args, "--index-dir", str(tmp_path), "--output", str(out_json), "--quiet"]) == 0
+    assert "BM25(k1=0.9,b=0.4)'s full-corpus run as covariate" in capsys.readouterr().out
+    report = json.loads(out_json.read_text())
+    assert report["config"]["covariate"] == "BM25(k1=0.9,b=0.4)"
+    for measure, v in report["results"]["BM25(k1=0.9,b=0.4)"].items():
+        assert abs(v["pooled"] - v["full"]) > 0.01 and abs(v["sdm"] - v["full"]) < 2e-3, (measure, v)
