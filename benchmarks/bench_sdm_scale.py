@@ -10,6 +10,9 @@ pooled, SDM-corrected
 (``pse.sdm.evaluate``, family ``auto``) and, for R@k on uniform pools, with the SDM paper's reference estimator
 (skew-normal fit and bisection, ``pse.sdm.threshold_recall``); the exact value comes from the system's run over
 the full corpus. *gap closed* = 1 - |SDM - full| / |pooled - full| (shown when the gap is at least 0.01).
+Every pool is also evaluated with the pooling run as covariate (``sdm.evaluate(..., covariate=pooling_run)``: the
+unseen documents in each query's top 1000 of the pooling run modelled one by one). On the real collection each
+budget and design is drawn ``--real-seeds`` times and summarised over the pools.
 
 Systems: BM25 k1=0.9 b=0.4 (Lucene, Anserini's BEIR setting: the pooling run), BM25 k1=1.2 b=0.75, BM25 without
 idf (the classic formula's saturated tf only), BM25 with a second analyzer (no stemming, no stopwords), and on
@@ -28,6 +31,7 @@ Writes the "sdm-scale" section of BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -147,7 +151,8 @@ def bootstrap_coverage(
     args, qrels, topics, qids, pool_run, all_docnos, depth, kw, design, full_index, full_vals, n_total
 ):
     """For ``--coverage-seeds`` pools (seeds), whether SDM's 95% bootstrap interval (200 rounds) holds the exact
-    full-corpus value, for the pooling BM25 and BM25 k1=1.2 b=0.75."""
+    full-corpus value, for the pooling BM25 and BM25 k1=1.2 b=0.75; and the covariate's (``--covariate-rounds``
+    rounds) for BM25 k1=1.2 b=0.75."""
     import pyterrier_sparse_eval as pse
     from pyterrier_sparse_eval import sdm
 
@@ -160,19 +165,25 @@ def bootstrap_coverage(
             if not pooled_index.built():
                 pool.index(full_index[name], sub)
             run = systems()[name][1](pooled_index, pool.size).transform(topics)
-            est = sdm.evaluate(run, qrels, pool, K_VALUES, bootstrap=200, seed=seed)["aggregate"]
-            for key, v in est.items():
-                full = float(np.mean([full_vals[name].per_query[key].get(q, 0.0) for q in qids]))
-                lo, hi = v["sdm_ci"]
-                out.append(
-                    {
-                        "design": design,
-                        "system": name,
-                        "measure": key,
-                        "covered": lo <= full <= hi,
-                        "width": hi - lo,
-                    }
+            estimates = {"SDM": sdm.evaluate(run, qrels, pool, K_VALUES, bootstrap=200, seed=seed)}
+            if name != "BM25 (pooling)":  # the covariate is the pooling run: that system's estimate is exact
+                estimates["SDM + covariate"] = sdm.evaluate(
+                    run, qrels, pool, K_VALUES, covariate=pool_run, bootstrap=args.covariate_rounds, seed=seed
                 )
+            for estimator, est in estimates.items():
+                for key, v in est["aggregate"].items():
+                    full = float(np.mean([full_vals[name].per_query[key].get(q, 0.0) for q in qids]))
+                    lo, hi = v["sdm_ci"]
+                    out.append(
+                        {
+                            "design": design,
+                            "estimator": estimator,
+                            "system": name,
+                            "measure": key,
+                            "covered": lo <= full <= hi,
+                            "width": hi - lo,
+                        }
+                    )
         print(f"coverage seed {seed} ({design}) done", flush=True)
     return out
 
@@ -233,6 +244,12 @@ def main() -> None:
         "--coverage-size", type=int, default=100_000, help="distractors of the coverage corpus"
     )
     parser.add_argument("--coverage-budget", type=float, default=0.02)
+    parser.add_argument(
+        "--covariate-rounds", type=int, default=100, help="bootstrap rounds of the covariate's intervals"
+    )
+    parser.add_argument(
+        "--real-seeds", type=int, default=5, help="pools (seeds) per budget and design on the real collection"
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-scale"))
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
@@ -306,8 +323,11 @@ def main() -> None:
                             n_total,
                         )
                     )
-            for design, kw in designs.items():
-                pool = make_pool(qrels, pool_run, all_docnos, depth, args.seed, kw)
+            seeds = range(args.seed, args.seed + (args.real_seeds if n_syn == 0 else 1))
+            for design, seed in itertools.product(designs, seeds):
+                kw = designs[design]
+                pool = make_pool(qrels, pool_run, all_docnos, depth, seed, kw)
+                covariate = sdm.Covariate.from_run(pool_run, pool)
                 for name in names:
                     if name in full_index:
                         sub = args.work / f"pool-{n_syn}-{pool.fingerprint}-{pse.files.slug(name)}"
@@ -319,6 +339,7 @@ def main() -> None:
                         assert dense is not None
                         run = dense.run(topics, pool.size, pool.docnos)
                     est = sdm.evaluate(run, qrels, pool, K_VALUES)["aggregate"]
+                    with_cov = sdm.evaluate(run, qrels, pool, K_VALUES, covariate=covariate)["aggregate"]
                     reference = (
                         sdm.fit_run_backgrounds(run, pool, "skewnorm") if design == "uniform" else None
                     )
@@ -330,9 +351,10 @@ def main() -> None:
                         for m in ("R", "nDCG"):
                             key = f"{m}@{k}"
                             full = float(np.mean([full_vals[name].per_query[key].get(q, 0.0) for q in qids]))
-                            pooled, sdm_v = est[key]["pooled"], est[key]["sdm"]
+                            pooled, sdm_v, cov = est[key]["pooled"], est[key]["sdm"], with_cov[key]["sdm"]
                             rows.append(
                                 {
+                                    "seed": seed,
                                     "docs": n_total,
                                     "pool": pool.fraction,
                                     "depth": depth,
@@ -344,14 +366,16 @@ def main() -> None:
                                     "sdm": sdm_v,
                                     "full": full,
                                     "closed": gap_closed(pooled, sdm_v, full),
+                                    "cov": cov,
+                                    "cov_closed": gap_closed(pooled, cov, full),
                                     "ref": ref if m == "R" else float("nan"),
                                     "ref_closed": gap_closed(pooled, ref, full) if m == "R" else float("nan"),
                                 }
                             )
                     print(
-                        f"{n_total} docs, pool {pool.fraction:.2%} ({design}), {name}: "
+                        f"{n_total} docs, pool {pool.fraction:.2%} ({design}, seed {seed}), {name}: "
                         + ", ".join(
-                            f"{r['measure']} {r['closed']:.0%}"
+                            f"{r['measure']} {r['closed']:.0%} / {r['cov_closed']:.0%}"
                             for r in rows[-6:]
                             if not np.isnan(r["closed"])
                         ),
@@ -371,32 +395,73 @@ def main() -> None:
         "(distractors vs real non-relevant scores within the top 1000): "
         + "; ".join(f"{n:,} distractors: {a:.3f} / {b:.3f}, KS {c:.2f}" for n, a, b, c in checks)
         + ".\n",
-        "| docs | pool | design | system | measure | pooled | SDM | full | closed | ref | ref closed |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"*SDM + covariate*: `sdm.evaluate(..., covariate=pooling_run)`, the unseen documents in each query's "
+        "top 1000 of the pooling run modelled one by one from their pooling scores (regression calibrated on the "
+        f"sample); the rest as SDM. Rows: the pool of seed {args.seed}.\n",
+        "| docs | pool | design | system | measure | pooled | SDM | SDM + covariate | full | closed | covariate "
+        "closed | ref | ref closed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        if r["seed"] != args.seed:
+            continue
         lines.append(
             f"| {r['docs']:,} | {r['pool']:.2%} | {r['design']} | {r['system']} | {r['measure']} | "
-            f"{r['pooled']:.4f} | {r['sdm']:.4f} | {r['full']:.4f} | {_pct(r['closed'])} | "
-            f"{_num(r['ref'])} | {_pct(r['ref_closed'])} |"
+            f"{r['pooled']:.4f} | {r['sdm']:.4f} | {r['cov']:.4f} | {r['full']:.4f} | {_pct(r['closed'])} | "
+            f"{_pct(r['cov_closed'])} | {_num(r['ref'])} | {_pct(r['ref_closed'])} |"
         )
+    real = table[table["docs"] == len(docs)] if len(table) else table
+    if len(real) and real["seed"].nunique() > 1:
+        lines += ["", *seeds_table(real)]
     if coverage:
-        cov = pd.DataFrame(coverage).groupby(["design", "measure"], sort=False)
+        cov = pd.DataFrame(coverage).groupby(["estimator", "design", "measure"], sort=False)
         lines += [
             "",
-            f"Bootstrap intervals (95%, 200 rounds) over {args.coverage_seeds} pools (seeds 1-"
-            f"{args.coverage_seeds}) of {args.coverage_budget:.0%} of the {args.coverage_size:,}-distractor corpus, "
-            "pooling BM25 and BM25 k1=1.2 b=0.75: the share of intervals that hold the exact full-corpus value, and "
-            "their mean width.\n",
-            "| design | measure | coverage | mean width |",
-            "|---|---|---|---|",
+            f"Bootstrap intervals (95%) over {args.coverage_seeds} pools (seeds 1-{args.coverage_seeds}) of "
+            f"{args.coverage_budget:.0%} of the {args.coverage_size:,}-distractor corpus: the share of intervals that "
+            "hold the exact full-corpus value, and their mean width. SDM: 200 rounds, pooling BM25 and BM25 k1=1.2 "
+            f"b=0.75; SDM + covariate: {args.covariate_rounds} rounds, BM25 k1=1.2 b=0.75 (the pooling BM25 is its "
+            "own covariate).\n",
+            "| estimator | design | measure | coverage | mean width |",
+            "|---|---|---|---|---|",
         ]
-        for (design, measure), g in cov:
-            lines.append(f"| {design} | {measure} | {g['covered'].mean():.0%} | {g['width'].mean():.4f} |")
+        for (estimator, design, measure), g in cov:
+            lines.append(
+                f"| {estimator} | {design} | {measure} | {g['covered'].mean():.0%} | {g['width'].mean():.4f} |"
+            )
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
         write_section("sdm-scale", f"## SDM at scale: pools of 0.5-5% ({today()})\n\n" + text)
+
+
+def seeds_table(real: pd.DataFrame) -> list[str]:
+    """The real collection over every pool (seed): per budget, design, system and measure, the share of the gap
+    closed on average, 1 - mean |estimate - full| / mean |pooled - full| (gaps under 0.01 on average not counted),
+    for SDM, SDM + covariate and the reference estimator."""
+    out = [
+        f"The real collection over {real['seed'].nunique()} pools per budget and design (seeds "
+        f"{real['seed'].min()}-{real['seed'].max()}): share of the gap closed, 1 - mean |estimate - full| / mean "
+        "|pooled - full|.\n",
+        "| pool | design | system | measure | mean gap | SDM closed | SDM + covariate closed | ref closed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    keys = ["pool_budget", "design", "system", "measure"]
+    real = real.assign(pool_budget=real["pool"].round(2))
+    for (budget, design, system, measure), g in real.groupby(keys, sort=False):
+        gap = float((g["pooled"] - g["full"]).abs().mean())
+        if gap < 0.01:
+            continue
+
+        def closed(column: str, g: pd.DataFrame = g, gap: float = gap) -> float:
+            return 1 - float((g[column] - g["full"]).abs().mean()) / gap
+
+        ref = closed("ref") if g["ref"].notna().all() else float("nan")
+        out.append(
+            f"| {budget:.0%} | {design} | {system} | {measure} | {gap:.4f} | {_pct(closed('sdm'))} | "
+            f"{_pct(closed('cov'))} | {_pct(ref)} |"
+        )
+    return out
 
 
 def _pct(x: float) -> str:

@@ -108,7 +108,7 @@ class _TopFit:
     weight: np.ndarray  # the unseen top documents each stands for (sums to len(pred_unseen))
     resid: np.ndarray  # sorted
     resid_tail: np.ndarray  # weighted share of resid[i:], one more entry (0) at the end
-    resid_weight: float  # the residuals' total weight (in ``weight``'s units)
+    own_share: np.ndarray  # each sampled document's share of the residuals' weight (0: not among them)
     resid_own: np.ndarray  # each sampled document's own residual (-inf: not retrieved, not among them)
 
     @classmethod
@@ -117,28 +117,32 @@ class _TopFit:
         if ok.sum() < MIN_FIT or not len(x_unseen):
             return None
         design = np.column_stack([np.ones(int(ok.sum())), x[ok]])
-        root = np.sqrt(w[ok])
+        mw = w[
+            ok
+        ]  # the line and the residuals weighted by the design too (tried unweighted: no better overall)
+        root = np.sqrt(mw)
         coef = np.linalg.lstsq(design * root[:, None], y[ok] * root, rcond=None)[0]
         resid = y[ok] - design @ coef
         # the sampled documents' predictions without themselves (leave-one-out, through their leverage): in
         # the calibration a fitted line would otherwise pass closer to them than to the unseen documents
-        gram = np.linalg.pinv((design * w[ok][:, None]).T @ design)
-        leverage = np.clip(w[ok] * np.einsum("ij,jk,ik->i", design, gram, design), 0.0, 0.99)
+        gram = np.linalg.pinv((design * mw[:, None]).T @ design)
+        leverage = np.clip(mw * np.einsum("ij,jk,ik->i", design, gram, design), 0.0, 0.99)
         pred = coef[0] + coef[1] * x
         pred[ok] = y[ok] - resid / (1.0 - leverage)
         order = np.argsort(resid, kind="stable")
-        tail = np.append(np.cumsum(w[ok][order][::-1])[::-1], 0.0)
-        scale = len(x_unseen) / w.sum()
+        tail = np.append(np.cumsum(mw[order][::-1])[::-1], 0.0)
+        own = np.zeros(len(y))
+        own[ok] = mw / tail[0]
         return cls(
             x_unseen,
             x,
             coef[0] + coef[1] * x_unseen,
             pred,
             y,
-            w * scale,
+            w * len(x_unseen) / w.sum(),
             resid[order],
             tail / tail[0],
-            float(tail[0]) * scale,
+            own,
             np.where(ok, y - (coef[0] + coef[1] * x), -np.inf),
         )
 
@@ -153,7 +157,7 @@ class _TopFit:
         # each sampled document's probability without its own residual among the smeared ones (with its
         # leave-one-out prediction, see ``fit``): in-sample, both would pull the correction towards 0
         t = s - self.pred_sampled[None, :]
-        own = (self.weight / self.resid_weight)[None, :]
+        own = self.own_share[None, :]
         p_sampled = (self._share_at_least(t) - own * (self.resid_own[None, :] >= t)) / (1.0 - own)
         error = (above - p_sampled) @ self.weight
         count = np.clip(p.sum(axis=1) + error, 0.0, p.shape[1])
