@@ -81,6 +81,11 @@ class Covariate:
             unseen[str(qid)] = x[outside]
             mine = rows[is_sampled[rows]]
             sampled[str(qid)] = dict(zip(docnos[mine].tolist(), x[mine].tolist()))
+        if pool.n_unseen and len(frame) and not any(len(x) for x in unseen.values()):
+            raise ValueError(
+                "The covariate run ranks no document outside the pool: it looks like a run over the pooled "
+                "corpus; pass the full-corpus run the pool was built from."
+            )
         return cls(pool.fingerprint, depth, unseen, sampled)
 
     def check(self, pool: Pool) -> Covariate:

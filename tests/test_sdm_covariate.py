@@ -180,6 +180,8 @@ def test_bad_covariates_are_refused():
     run = system_run_over_pool(pool, docnos, truth)
     with pytest.raises(ValueError, match="built for pool #.* Covariate.from_run"):
         sdm.evaluate(run, qrels, pool, [10], covariate=sdm.Covariate.from_run(first, other))
+    with pytest.raises(ValueError, match="looks like a run over the pooled corpus"):
+        sdm.Covariate.from_run(run, pool)
     with pytest.raises(ValueError, match="twice"):
         sdm.Covariate.from_run(pd.concat([first, first.head(3)]), pool)
     corpus = sorted(set(docnos[:500]) | set(qrels.docno))  # a smaller corpus than the run's
