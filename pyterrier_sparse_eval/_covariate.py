@@ -23,7 +23,7 @@ The number X of unseen documents above a relevant document with score s is then 
 Bernoulli(p_i) (Poisson-binomial) and Binomial(U_R, p_R(s)); R@k and nDCG@k take its first k terms exactly
 (:class:`~pyterrier_sparse_eval.measures._sdm.UnseenAbove`). With nothing unseen X = 0: trec_eval's values. A
 query the pooling run did not rank, or whose top D holds fewer than ``MIN_FIT`` sampled documents the system
-retrieved, keeps SDM's background over its whole sample.
+retrieved (of positive weight), keeps SDM's background over its whole sample.
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ class _TopFit:
     @classmethod
     def fit(cls, x_unseen: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> _TopFit | None:
         ok = np.isfinite(y)
-        if ok.sum() < MIN_FIT or not len(x_unseen):
+        # a sampled document of a stratum sampled whole stands for no unseen document (weight 0)
+        if (w[ok] > 0).sum() < MIN_FIT or not len(x_unseen):
             return None
         design = np.column_stack([np.ones(int(ok.sum())), x[ok]])
         mw = w[

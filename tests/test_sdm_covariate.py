@@ -235,3 +235,21 @@ def test_cli_sdm_with_the_covariate(tmp_path, capsys):
     assert report["config"]["covariate"] == "BM25(k1=0.9,b=0.4)"
     for measure, v in report["results"]["BM25(k1=0.9,b=0.4)"].items():
         assert abs(v["pooled"] - v["full"]) > 0.01 and abs(v["sdm"] - v["full"]) < 2e-3, (measure, v)
+
+
+def test_a_tail_band_sampled_whole_stands_for_nothing():
+    """A stratified pool whose tail band is sampled whole: its documents weigh 0 (they stand for no unseen
+    document), and the estimate stays finite and within [0, pooled]."""
+    docnos, truth, first, qrels = simulated_pool_corpus(3000, 3, seed=6)
+    size = sdm.tail_band_sizes(qrels, [first], all_docnos=docnos, depth=5, tail_depth=[60])[0]
+    pool = sdm.build_pool(
+        qrels, [first], all_docnos=docnos, depth=5, sample=2, tail_sample=size, tail_depth=60
+    )
+    assert pool.stratum_weights()[1] == 0.0
+    run = system_run_over_pool(pool, docnos, truth)
+    top = first.sort_values(["qid", "score"], ascending=[True, False]).groupby("qid").head(200)
+    assert not set(top.docno) & set(pool.sample)  # the top 200's sampled documents all weigh 0
+    with np.errstate(all="raise"):
+        out = sdm.evaluate(run, qrels, pool, [10, 100], covariate=top)["aggregate"]
+    for v in out.values():
+        assert np.isfinite(v["sdm"]) and 0.0 <= v["sdm"] <= v["pooled"] + 1e-12
