@@ -252,6 +252,13 @@ def main() -> None:
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-scale"))
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--from-csv",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="write the tables from these earlier runs' --work folders instead of running (merged)",
+    )
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     use_shared_data(args.work)
@@ -266,7 +273,13 @@ def main() -> None:
     docs = real_docs(args.dataset)
     qids = [str(q) for q in topics["qid"]]
     rows, checks, coverage = [], [], []
-    for n_syn in args.sizes:
+    for folder in args.from_csv:  # earlier runs (e.g. one per corpus size, run side by side), merged
+        rows += pd.read_csv(folder / "sdm-scale.csv").to_dict("records")
+        if (folder / "coverage.csv").exists():
+            coverage += pd.read_csv(folder / "coverage.csv").to_dict("records")
+        if (folder / "realism.csv").exists():
+            checks += [tuple(r) for r in pd.read_csv(folder / "realism.csv").itertuples(index=False)]
+    for n_syn in [] if args.from_csv else args.sizes:
         t0 = time.time()
         corpus = write_corpus(docs, n_syn, args.work / f"corpus-{n_syn}.tsv", seed=args.seed)
         print(f"corpus of {len(docs)} + {n_syn} documents ready ({time.time() - t0:.0f} s)", flush=True)
@@ -382,7 +395,14 @@ def main() -> None:
                         flush=True,
                     )
     table = pd.DataFrame(rows)
-    table.to_csv(args.work / "sdm-scale.csv", index=False)
+    if not args.from_csv:
+        table.to_csv(args.work / "sdm-scale.csv", index=False)
+        if coverage:
+            pd.DataFrame(coverage).to_csv(args.work / "coverage.csv", index=False)
+        if checks:
+            pd.DataFrame(checks, columns=["n_syn", "share_top", "share_corpus", "ks"]).to_csv(
+                args.work / "realism.csv", index=False
+            )
     lines = [
         f"Measured {today()} on {machine_facts()}; command: `{command_line()}`. {args.dataset} "
         f"({len(docs)} documents, {len(topics)} queries) plus synthetic distractors; pooling run: BM25 "
