@@ -1,7 +1,7 @@
 """The README's summary of the SDM-at-scale study, from the CSV ``bench_sdm_scale.py`` writes.
 
     python benchmarks/sdm_scale_summary.py                    # reads /tmp/sdm-scale/sdm-scale.csv
-    python benchmarks/sdm_scale_summary.py --csv PATH --systems bm25
+    python benchmarks/sdm_scale_summary.py --csv A/sdm-scale.csv B/sdm-scale.csv --systems bm25
 
 Per corpus, pool budget and design: the share of the pooled-to-full gap closed, minimum (median) over the systems
 and over R@k and nDCG@k, at k = 10 and at k >= 100, for SDM and for SDM with the pooling run as covariate. On the
@@ -30,12 +30,18 @@ def cell(values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--csv", type=Path, default=Path("/tmp/sdm-scale/sdm-scale.csv"))
+    parser.add_argument(
+        "--csv",
+        type=Path,
+        nargs="+",
+        default=[Path("/tmp/sdm-scale/sdm-scale.csv")],
+        help="one or more (merged)",
+    )
     parser.add_argument(
         "--systems", choices=("all", "bm25"), default="all", help="every system, or the four BM25 ones"
     )
     args = parser.parse_args()
-    table = pd.read_csv(args.csv)
+    table = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
     if args.systems == "bm25":
         table = table[table["system"].str.startswith("BM25")]
     table = table.assign(budget=table["pool"].round(3), k=table["measure"].str.split("@").str[1].astype(int))
