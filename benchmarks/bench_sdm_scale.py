@@ -410,7 +410,13 @@ def main() -> None:
         "stratified: two tail bands, the documents whose best pooling rank is in [depth, b1) (45% of the sample) and "
         "[b1, b2) (20%), b2 making the tail ~6% of the corpus and b1 ~ b2 / 3.3, and the rest (35%); see "
         "`stratified_design`. *closed*: share of the pooled-to-full gap closed (gaps under 0.01 not counted); "
-        "*ref*: the SDM paper's estimator (skew-normal, bisection), R@k on uniform pools.\n",
+        "*ref*: the SDM paper's estimator (skew-normal, bisection), R@k on uniform pools."
+        + (
+            f" The rows are merged (`--from-csv`) from this script's runs into {', '.join(map(str, args.from_csv))} "
+            "(one run per group of corpus sizes, side by side, same options otherwise).\n"
+            if args.from_csv
+            else "\n"
+        ),
         "Distractors' realism (pooling BM25): share of the top 1000 / share of the corpus, median KS "
         "(distractors vs real non-relevant scores within the top 1000): "
         + "; ".join(f"{n:,} distractors: {a:.3f} / {b:.3f}, KS {c:.2f}" for n, a, b, c in checks)
