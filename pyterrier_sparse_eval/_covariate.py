@@ -236,6 +236,9 @@ def _parts(frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate) -> dict[s
         tops[q] = _TopFit.fit(x_unseen, x, y, w)
     exclude = {q: set(covariate.sampled.get(q, {})) for q, fit in tops.items() if fit is not None}
     rest = background_from_run(frame, pool, exclude)
+    whole: dict[str, BackgroundSample] | None = (
+        None  # every query's whole sample, read once if one falls back
+    )
     out = {}
     for q, fit in tops.items():
         n_rest = pool.n_unseen - (len(fit.pred_unseen) if fit is not None else 0)
@@ -244,14 +247,13 @@ def _parts(frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate) -> dict[s
             sample = None
         elif fit is not None and sample is not None and len(sample.observed) + sample.n_below < 2:
             # too few sampled documents left for the rest of the corpus: the query keeps SDM's background
-            fit, n_rest, sample = None, pool.n_unseen, background_from_run(frame, pool).get(q, _UNRETRIEVED)
+            whole = whole if whole is not None else background_from_run(frame, pool)
+            fit, n_rest, sample = None, pool.n_unseen, whole.get(q, _UNRETRIEVED)
         out[q] = _QueryParts(fit, sample, n_rest)
     return out
 
 
-def _above(
-    j: JudgedRun, parts: dict[str, _QueryParts], models: dict[str, BackgroundModel | None], width: int
-) -> UnseenAbove:
+def _above(j: JudgedRun, parts: dict[str, _QueryParts], family: str, width: int) -> UnseenAbove:
     rows_all = np.flatnonzero((j.label > 0) & (j.rank < width))
     pmf = np.zeros((len(rows_all), width))
     m = np.arange(width)
@@ -261,7 +263,7 @@ def _above(
         at = np.flatnonzero(groups == g)
         s = j.score[rows_all[at]].astype(np.float64)
         part = parts[qids[g]]
-        model = models[qids[g]]
+        model = part.fit_rest(family)
         p_rest = np.clip(model.sf(s), 0.0, 1.0) if model is not None else np.zeros(len(s))
         p_rest[p_rest < _P_FLOOR] = 0.0
         rest = stats.binom.pmf(m[None, :], part.n_rest, p_rest[:, None])
@@ -287,7 +289,6 @@ def covariate_above(
     frame = to_run_frame(run).reset_index(drop=True)
     j = prepare(frame, qrels, rel=pool.rel)
     parts = _parts(frame, j, pool, covariate)
-    models = {q: p.fit_rest(family) for q, p in parts.items()}
 
     def refit(rng: np.random.Generator) -> UnseenAbove:
         again = {}
@@ -296,9 +297,9 @@ def covariate_above(
             rest = p.rest.resample(rng) if p.rest is not None else None
             # a resample whose line cannot be fitted (too few retrieved) keeps the query's own line
             again[q] = _QueryParts(top if top is not None else p.top, rest, p.n_rest)
-        return _above(j, again, {q: p.fit_rest(family) for q, p in again.items()}, width)
+        return _above(j, again, family, width)
 
-    return j, _above(j, parts, models, width), refit
+    return j, _above(j, parts, family, width), refit
 
 
 def evaluate_with_covariate(
@@ -309,25 +310,13 @@ def evaluate_with_covariate(
     k_values: Any,
     *,
     family: str = "auto",
-    gain: str = "linear",
-    bootstrap: int = 0,
-    confidence: float = 0.95,
-    seed: int = 0,
+    **report: Any,
 ) -> dict[str, Any]:
-    """``pse.sdm.evaluate(run, qrels, pool, covariate=pooling_run)`` (see there and the module docstring)."""
+    """``pse.sdm.evaluate(run, qrels, pool, covariate=pooling_run)`` (see there and the module docstring);
+    ``report``: :func:`sdm_report`'s options (``gain``, ``bootstrap``, ``confidence``, ``seed``)."""
     cov = covariate if isinstance(covariate, Covariate) else Covariate.from_run(covariate, pool)
     if not k_values or min(k_values) < 1:
         raise ValueError("k values must be >= 1.")
     j, above, refit = covariate_above(run, qrels, pool, cov, max(int(k) for k in k_values), family)
-    per_query, aggregate = sdm_report(
-        j,
-        above,
-        pool.n_unseen,
-        k_values,
-        gain=gain,
-        refit=refit,
-        bootstrap=bootstrap,
-        confidence=confidence,
-        seed=seed,
-    )
+    per_query, aggregate = sdm_report(j, above, pool.n_unseen, k_values, refit=refit, **report)
     return {"aggregate": aggregate, "per_query": per_query, "covariate": cov}
