@@ -125,6 +125,21 @@ def test_threshold_kernel_equals_exhaustive(k, ties, lucene, threads):
         if lucene:  # with precomputed contributions for the query terms whose weight they were computed with
             got = _both(q, m, k, tie_rank, lucene=True, threads=threads, scan=scan, impacts=_impacts(q, m))[1]
             _assert_same(ref, got)
+    # scanned in sub-blocks narrower than the block: one that cuts a 64-document chunk short, and whole chunks
+    for scan_block in (100, 64):
+        impacts = _impacts(q, m) if lucene else None
+        got = _both(
+            q,
+            m,
+            k,
+            tie_rank,
+            lucene=lucene,
+            threads=threads,
+            scan=0.0,
+            impacts=impacts,
+            scan_block=scan_block,
+        )
+        _assert_same(ref, got[1])
     if lucene:  # per-term bounds (MaxScore's non-essential terms) in the touched-list blocks, with and without impacts
         for impacts in (None, _impacts(q, m)):
             for budget in (0.0, 0.3):
