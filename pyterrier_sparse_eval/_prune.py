@@ -70,7 +70,7 @@ BUDGET = 0.3
 if HAVE_NUMBA:
     from numba import njit, prange
 
-    from ._blocks import _bounded_block, _cut, _scan_block
+    from ._blocks import _block_end, _bounded_block, _cut, _scan_block
     from ._topk import _ordered, _select
 
     @njit(nogil=True, cache=True)
@@ -179,48 +179,48 @@ if HAVE_NUMBA:
                 b0 = b1
                 continue
             n_touched = 0
+            ub0 = np.uint32(b0)
             for j in range(nt):
                 t = q_terms[j]
                 w = q_weights[j]
                 p = cursor[j]
-                end = indptr[t + 1]
-                # first touches are marked branch-free when they are frequent (sparse queries: touches are
-                # random) and with a branch when they are rare (dense queries touch each document many times)
+                stop = _block_end(indices, p, indptr[t + 1], b1)
+                ix = indices[p:stop]
+                x = data[p:stop]
+                # counted loops (see _scan_block); first touches are marked branch-free when they are frequent
+                # (sparse queries: touches are random) and with a branch when they are rare (dense queries touch
+                # each document many times)
                 if lucene and dense:  # Lucene's BM25Scorer: w - w / (1 + x) in float32, summed in float64
-                    while p < end and indices[p] < b1:
-                        d = indices[p] - b0
+                    for i in range(len(ix)):
+                        d = np.uint32(ix[i]) - ub0
                         if mark[d] == 0:
                             mark[d] = 1
                             touched[n_touched] = d
                             n_touched += 1
-                        acc64[d] += np.float64(w - w / (one + data[p]))
-                        p += 1
+                        acc64[d] += np.float64(w - w / (one + x[i]))
                 elif lucene:
-                    while p < end and indices[p] < b1:
-                        d = indices[p] - b0
+                    for i in range(len(ix)):
+                        d = np.uint32(ix[i]) - ub0
                         touched[n_touched] = d  # kept only on the first touch
                         n_touched += 1 - mark[d]
                         mark[d] = 1
-                        acc64[d] += np.float64(w - w / (one + data[p]))
-                        p += 1
+                        acc64[d] += np.float64(w - w / (one + x[i]))
                 elif dense:
-                    while p < end and indices[p] < b1:
-                        d = indices[p] - b0
+                    for i in range(len(ix)):
+                        d = np.uint32(ix[i]) - ub0
                         if mark[d] == 0:
                             mark[d] = 1
                             touched[n_touched] = d
                             n_touched += 1
-                        acc[d] += w * data[p]
-                        p += 1
+                        acc[d] += w * x[i]
                 else:
-                    while p < end and indices[p] < b1:
-                        d = indices[p] - b0
+                    for i in range(len(ix)):
+                        d = np.uint32(ix[i]) - ub0
                         touched[n_touched] = d
                         n_touched += 1 - mark[d]
                         mark[d] = 1
-                        acc[d] += w * data[p]
-                        p += 1
-                cursor[j] = p
+                        acc[d] += w * x[i]
+                cursor[j] = stop
             for i in range(n_touched):
                 d = touched[i]
                 if lucene:
