@@ -180,6 +180,7 @@ if HAVE_NUMBA:
                 continue
             n_touched = 0
             ub0 = np.uint32(b0)
+            use_imp = lucene and len(imp_w) == len(indptr) - 1
             for j in range(nt):
                 t = q_terms[j]
                 w = q_weights[j]
@@ -190,7 +191,24 @@ if HAVE_NUMBA:
                 # counted loops (see _scan_block); first touches are marked branch-free when they are frequent
                 # (sparse queries: touches are random) and with a branch when they are rare (dense queries touch
                 # each document many times)
-                if lucene and dense:  # Lucene's BM25Scorer: w - w / (1 + x) in float32, summed in float64
+                if use_imp and w == imp_w[t]:  # the precomputed contributions (see _scan_block)
+                    im = imp[p:stop]
+                    if dense:
+                        for i in range(len(ix)):
+                            d = np.uint32(ix[i]) - ub0
+                            if mark[d] == 0:
+                                mark[d] = 1
+                                touched[n_touched] = d
+                                n_touched += 1
+                            acc64[d] += np.float64(im[i])
+                    else:
+                        for i in range(len(ix)):
+                            d = np.uint32(ix[i]) - ub0
+                            touched[n_touched] = d
+                            n_touched += 1 - mark[d]
+                            mark[d] = 1
+                            acc64[d] += np.float64(im[i])
+                elif lucene and dense:  # Lucene's BM25Scorer: w - w / (1 + x) in float32, summed in float64
                     for i in range(len(ix)):
                         d = np.uint32(ix[i]) - ub0
                         if mark[d] == 0:
