@@ -255,16 +255,39 @@ class SparseRetriever(pt.Transformer):
         if not np.isfinite(values).all():
             raise ValueError("Query term weights contain NaN or infinity.")
         cols_arr = np.asarray(cols, dtype=np.int64)
-        if self.lucene_:  # BM25Scorer's weight = boost * idf, a float32 product of float32 values
-            values32 = values.astype(np.float32) * self._lucene_idf()[cols_arr]
-        else:
-            if self.idf and len(cols_arr):
-                values = values * self.index.idf[cols_arr]
-            values32 = values.astype(np.float32)
         return sp.csr_matrix(
-            (values32, (np.asarray(rows, dtype=np.int64), cols_arr)),
+            (self._weighted(values, cols_arr), (np.asarray(rows, dtype=np.int64), cols_arr)),
             shape=(len(queries), self.index.num_terms),
         )
+
+    def text_query_matrix(self, texts: Sequence[str]) -> sp.csr_matrix:
+        """:meth:`query_matrix` of the analysed ``texts``, each term weighted by its count in the query (the same
+        matrix, bit for bit), built with array operations instead of a dict per query."""
+        terms = self._analyzer().analyze_batch([str(t) for t in texts])
+        get = self.index.term_ids.get
+        flat = [get(t, -1) for words in terms for t in words]
+        ids = np.asarray(flat, dtype=np.int64)
+        rows = np.repeat(np.arange(len(terms), dtype=np.int64), [len(words) for words in terms])
+        known = ids >= 0
+        num_terms = max(1, self.index.num_terms)
+        keys, counts = np.unique(
+            rows[known] * num_terms + ids[known], return_counts=True
+        )  # sorted: CSR order
+        cols = keys % num_terms
+        indptr = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(keys // num_terms, minlength=len(terms)), out=indptr[1:])
+        return sp.csr_matrix(
+            (self._weighted(counts.astype(np.float64), cols), cols, indptr),
+            shape=(len(terms), self.index.num_terms),
+        )
+
+    def _weighted(self, values: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Query term weights (float64) as the float32 values the kernels take: times idf when ``idf=True``."""
+        if self.lucene_:  # BM25Scorer's weight = boost * idf, a float32 product of float32 values
+            return values.astype(np.float32) * self._lucene_idf()[cols]
+        if self.idf and len(cols):
+            values = values * self.index.idf[cols]
+        return values.astype(np.float32)
 
     @property
     def lucene_(self) -> bool:
@@ -307,7 +330,10 @@ class SparseRetriever(pt.Transformer):
                 f"{self.index} holds Lucene BM25 postings, which are scored with idf; idf=False is for indexes of "
                 "learned weights (build with pse.BM25(lucene_scores=False) for a plain dot product over BM25 weights)."
             )
-        q = self.query_matrix(self._query_weights(inp))
+        if "query_toks" in inp.columns:
+            q = self.query_matrix(self._query_weights(inp))
+        else:
+            q = self.text_query_matrix(inp["query"].tolist())
         rows, docs, scores, ranks = self.search_matrix(q)
         empty_queries = int((np.diff(q.indptr) == 0).sum())
         if empty_queries:

@@ -68,9 +68,19 @@ if HAVE_NUMBA:
     @njit(nogil=True, cache=True)
     def _radix_sort(a):
         """Ascending copy of uint64 keys: LSD radix sort, 8 bits per pass, passes where every key has the same
-        digit skipped (linear time; faster than a comparison sort for the few candidates of a query)."""
+        digit skipped (linear time; faster than a comparison sort for the few candidates of a query); insertion
+        sort for at most 64 keys."""
         n = len(a)
         src = a.copy()
+        if n <= 64:  # a few candidates (small k): insertion sort, without the passes' 256 counters
+            for i in range(1, n):
+                x = src[i]
+                j = i - 1
+                while j >= 0 and src[j] > x:
+                    src[j + 1] = src[j]
+                    j -= 1
+                src[j + 1] = x
+            return src
         dst = np.empty(n, dtype=np.uint64)
         cnt = np.empty(257, dtype=np.int64)
         for shift in range(0, 64, 8):

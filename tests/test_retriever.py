@@ -238,3 +238,32 @@ def test_nudged_ties_compiled_equal_numpy_twin(monkeypatch):
             compiled[untied & np.concatenate([[True], ~same])]
             == values[untied & np.concatenate([[True], ~same])]
         ).all()
+
+
+@pytest.mark.parametrize("lucene_scores", [True, False])
+def test_text_query_matrix_equals_the_dict_path(scifact, scifact_bm25_index, tmp_path, lucene_scores):
+    # the transformer builds text queries' matrix with array operations; bit for bit the matrix of the documented
+    # path (one dict of term counts per query), on the real SciFact topics plus repeated, unknown and no terms
+    if lucene_scores:
+        index, bm25 = scifact_bm25_index, pse.BM25()
+    else:
+        bm25 = pse.BM25(lucene_scores=False)
+        index = pse.SparseIndex(tmp_path / "plain")
+        docs = list(pse.datasets.corpus_iter(scifact))[:500]
+        bm25.indexer(index, verbose=False).index(docs)
+    texts = scifact.get_topics()["query"].tolist() + [
+        "cells cells the CELLS zzzunknownzzz",
+        "",
+        "zzz qqq",
+        "cell",
+    ]
+    r = bm25.retriever(index, num_results=10)
+    frame = pd.DataFrame({"qid": [str(i) for i in range(len(texts))], "query": texts})
+    want = r.query_matrix(r._query_weights(frame))
+    got = r.text_query_matrix(texts)
+    assert got.shape == want.shape and want.nnz > len(texts)
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+    np.testing.assert_array_equal(got.indices, want.indices)
+    np.testing.assert_array_equal(got.data.view(np.uint32), want.data.view(np.uint32))
+    # the count matters: "cells" three times weighs more than once (the analyzer stems both to the same term)
+    assert want[len(texts) - 4].max() > want[len(texts) - 1].max() > 0
