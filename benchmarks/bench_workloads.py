@@ -23,9 +23,9 @@ k1=1.2 b=0.75 fixed; hits as document addresses, no docno lookup: its cheapest l
 safe setting alpha=beta=1, weights scaled to integers by its PyTerrier indexer; it quantises query weights too,
 so its top k is exact for its own integer weights only). Seismic, approximate, is measured by bench_retrieval.py
 on the same learned-sparse corpus (a reference point with its recall, not a peer). Each figure is the median of
---runs passes over the query set; postings per query are the summed document frequencies of the query's terms;
-ns per posting divides a query's time by them, against the floor of reading 8 bytes per posting at the measured
-memory bandwidth.
+--runs passes over the query set (more while they add up to under a second); postings per query are the summed
+document frequencies of the query's terms; ns per posting divides a query's time by them, against the floor of
+reading 8 bytes per posting at the measured memory bandwidth.
 
 Writes the "workloads" section of BENCHMARKS.md.
 """
@@ -320,7 +320,7 @@ PEERS = ("PISA", "bm25s", "tantivy", "bmp")
 def report(rows, info, bandwidth, args) -> str:
     out = [
         f"Measured {today()} on {machine_facts()}; command: `{command_line()}`. q/s over the whole query set "
-        f"(median of {args.runs} passes); memory bandwidth (copy) {bandwidth:.1f} GB/s, so reading a posting "
+        f"(median of {args.runs} passes, more while they add up to under a second); memory bandwidth (copy) {bandwidth:.1f} GB/s, so reading a posting "
         f"(8 bytes) costs at least {8 / bandwidth:.2f} ns. *peer* is the fastest exact peer (PISA, bm25s, tantivy, "
         "bmp) on that line; ratios above 1 mean this project is faster. Agreement: share of this project's "
         "top k the peer also returns (PISA and bm25s use their own float arithmetic; PISA's analyzer differs "
@@ -384,7 +384,9 @@ def report(rows, info, bandwidth, args) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--docs", type=int, nargs="+", default=[1_000_000, 3_000_000])
+    parser.add_argument(
+        "--docs", type=int, nargs="*", default=[1_000_000, 3_000_000], help="none: the real topics only"
+    )
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument(
         "--learned-queries", type=int, default=100, help="learned-sparse queries are 30x heavier"

@@ -16,12 +16,16 @@ how many postings its terms have (measured on bench_workloads.py's workloads and
   can still reach the threshold, and adds the non-essential terms' postings to the candidates only (no touched
   list, no key for the rest): 1.2-1.35x at k = 10 and 100 on light and frequent-term queries, 1.0-1.05x at
   k = 1000. The sums stay exact: the bounds are used only when the query's float64 sums are exact in any order
-  of addition (its smallest and largest contributions are less than 2^30 apart: on BM25 weights always);
+  of addition (its smallest and largest contributions are less than 2^30 apart: on BM25 weights always). Once
+  an index handle holds the precomputed contributions (below), these blocks add them too (1.05-1.1x);
 - **scan** (queries with at least ``SCAN`` postings per document: long BM25 queries, learned-sparse queries): no
-  bookkeeping per posting; the whole block is read back in 64-document chunks, a vectorised pass first asking
-  whether any document of the chunk reaches the threshold (once it is set, mostly none does). On Lucene-scored
-  indexes a query term used once adds the posting's precomputed contribution (``SparseIndex.lucene_impacts``,
-  the same float32 bits as the formula) instead of evaluating ``w - w / (1 + x)``: 1.3-2.3x on long queries;
+  bookkeeping per posting, in sub-blocks of ``SCAN_BLOCK`` documents; the whole sub-block is read back in
+  64-document chunks, a vectorised pass first asking whether any document of the chunk reaches the threshold
+  (once it is set, mostly none does), the few that do found through a bit mask. The threshold is set as soon as
+  the first chunks hold more than k candidates, not after the first block: keying a whole first block and
+  partitioning it cost long queries a quarter of their time at k = 10. On Lucene-scored indexes a query term
+  used once adds the posting's precomputed contribution (``SparseIndex.lucene_impacts``, the same float32 bits
+  as the formula) instead of evaluating ``w - w / (1 + x)``: 1.3-2.3x on long queries;
 - **exhaustive** (queries with fewer than ``LIGHT`` x k postings, ``light=``): a threshold set this late saves
   less than it costs; :func:`~pyterrier_sparse_eval._topk.top_k_numba` scores them.
 
@@ -34,9 +38,10 @@ query-term order, galloping in the other lists), 0.4-0.7x on light and frequent-
 term at a time over the whole collection, candidates looked up in the non-essential lists, 0.1-0.7x (accumulators
 out of cache); in blocks with the candidates looked up (galloping) instead of walking the non-essential
 postings, 0.1-0.6x; and on scanned queries (long and learned-sparse), 0.3-0.9x: finding the candidates among a
-whole block costs more than the scan's vectorised read-back. Counted loops (a term's end in the block found first,
-by galloping, so that LLVM can unroll the scatter-add) were measured in the scanned block: 0.94-1.0x on long
-queries, no gain elsewhere. So were wider blocks for sparse queries (doubled, up to 16 blocks, while a block got at
+whole block costs more than the scan's vectorised read-back. Every block walks a term's postings in a counted loop
+(the term's end in the block found first) with unsigned offsets into the accumulators: LLVM then drops the
+negative-index check and unrolls the scatter-add, 1.3-1.5x per posting on long queries (counted loops with signed
+offsets had measured 0.94-1.0x). Wider blocks for sparse queries were measured and dropped too (doubled, up to 16 blocks, while a block got at
 most min(8 x k, 1024) postings): 1.07-1.15x on light queries at 1M and k = 100, 0.97-1.0x at 3M and on the other
 cells (the wider accumulators cost their allocation and cache).
 """
@@ -52,7 +57,7 @@ from ._blocks import lucene_impacts, term_bounds
 from ._numba import numba_threads
 from ._topk import HAVE_NUMBA, postings_per_row, top_k_numba
 
-__all__ = ["BUDGET", "LIGHT", "SCAN", "default_block", "lucene_impacts", "term_bounds", "top_k_pruned"]
+__all__ = ["BUDGET", "LIGHT", "SCAN", "SCAN_BLOCK", "default_block", "lucene_impacts", "term_bounds", "top_k_pruned"]
 
 _BLOCK = (
     1 << 14
@@ -62,7 +67,7 @@ LIGHT = 16.0
 #: queries with at least this many postings per document read back whole blocks (measured: bench_workloads.py)
 SCAN = 0.12
 _NO_IMPACTS = np.zeros(0, dtype=np.float32)  # no weight per term: the formula is used
-#: documents a scanned block scores at once (accumulators in L1: 1.1-1.2x over 16,384 on long queries)
+#: documents a scanned block scores at once (64 KiB of float64 accumulators; 1.0-1.2x over 16,384 on long queries)
 SCAN_BLOCK = 1 << 13
 #: a block is scored with the bounds when the terms they skip hold at least this share of the query's postings
 BUDGET = 0.3
