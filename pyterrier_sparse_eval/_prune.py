@@ -57,7 +57,16 @@ from ._blocks import lucene_impacts, term_bounds
 from ._numba import numba_threads
 from ._topk import HAVE_NUMBA, postings_per_row, top_k_numba
 
-__all__ = ["BUDGET", "LIGHT", "SCAN", "SCAN_BLOCK", "default_block", "lucene_impacts", "term_bounds", "top_k_pruned"]
+__all__ = [
+    "BUDGET",
+    "LIGHT",
+    "SCAN",
+    "SCAN_BLOCK",
+    "default_block",
+    "lucene_impacts",
+    "term_bounds",
+    "top_k_pruned",
+]
 
 _BLOCK = (
     1 << 14
