@@ -54,9 +54,12 @@ def splade(model_dir):
 def test_encoder_equals_reference_formula(model_dir, splade):
     docs = splade.encode(TEXTS, max_length=48)
     queries = splade.query_encoder().transform(pd.DataFrame({"qid": list("abcde"), "query": TEXTS}))
+    # the reference runs each text alone, the encoder in padded batches: float32 sums over other shapes. Alone this
+    # test measures at most 1.3e-6 apart (any torch thread count); once, late in the full suite, 2.8e-5 (CI,
+    # 2026-11-26). 1e-4 still fails every formula slip (sum for max, no log, no ReLU: 1e-2 and more)
     for text, got_doc, got_query in zip(TEXTS, docs, queries["query_toks"]):
-        assert_same_vector(got_doc, reference(model_dir, text, 48))
-        assert_same_vector(got_query, reference(model_dir, text, 12))
+        assert_same_vector(got_doc, reference(model_dir, text, 48), tol=1e-4)
+        assert_same_vector(got_query, reference(model_dir, text, 12), tol=1e-4)
     assert 0 < len(docs[0]) < 1000 and len(docs[1]) > 0  # empty text still has [CLS] [SEP]
     assert all(isinstance(k, str) for k in docs[0]) and any(
         k.startswith("##") or k.isalpha() for k in docs[0]
