@@ -100,18 +100,23 @@ if HAVE_NUMBA:
         return src
 
     @njit(nogil=True, cache=True)
+    def _keep_best(keys, n, k):
+        """Move the keys scoring at least the k-th best of the first ``n`` (ties with it included) to the front:
+        their number and that score's bits."""
+        cut = np.partition(keys[:n], n - k)[n - k] >> np.uint64(32)
+        m = 0
+        for i in range(n):
+            if (keys[i] >> np.uint64(32)) >= cut:
+                keys[m] = keys[i]
+                m += 1
+        return m, cut
+
+    @njit(nogil=True, cache=True)
     def _select(keys, n, num_results, tie_rank, rank_to_doc, fbuf, ubuf, out_docs, out_scores):
         """Write the best ``num_results`` of the ``n`` (score bits, doc id) keys to the outputs in trec_eval order;
         the number written."""
-        if n > num_results:
-            # the cut-off score; every document scoring at least that is a candidate (+ boundary ties)
-            cut = np.partition(keys[:n], n - num_results)[n - num_results] >> np.uint64(32)
-            m = 0
-            for i in range(n):
-                if (keys[i] >> np.uint64(32)) >= cut:
-                    keys[m] = keys[i]
-                    m += 1
-            n = m
+        if n > num_results:  # every document scoring at least the cut-off is a candidate (+ boundary ties)
+            n, _ = _keep_best(keys, n, num_results)
         # re-key the candidates by (score, docno rank): trec_eval's tie order
         low = np.uint64(0xFFFFFFFF)
         for i in range(n):
