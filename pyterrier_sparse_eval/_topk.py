@@ -100,10 +100,37 @@ if HAVE_NUMBA:
         return src
 
     @njit(nogil=True, cache=True)
+    def _kth_score(keys, n, k):
+        """The k-th largest score bits (the keys' high 32 bits) of the first ``n`` keys: a radix select, 11 bits a
+        pass (about 3 reads of the keys; numba's np.partition on uint64 measured 2-4x slower); a partition below
+        256 keys."""
+        if n <= 256:
+            return np.partition(keys[:n] >> np.uint64(32), n - k)[n - k]
+        hist = np.empty(2048, dtype=np.int64)
+        prefix = np.uint64(0)
+        mask = np.uint64(0)
+        need = k
+        for shift in (53, 42, 32):
+            width = 2048 if shift > 32 else 1024
+            sh = np.uint64(shift)
+            hist[:width] = 0
+            for i in range(n):
+                key = keys[i]
+                if (key & mask) == prefix:
+                    hist[(key >> sh) & np.uint64(width - 1)] += 1
+            b = width - 1
+            while hist[b] < need:
+                need -= hist[b]
+                b -= 1
+            prefix |= np.uint64(b) << sh
+            mask |= np.uint64(width - 1) << sh
+        return prefix >> np.uint64(32)
+
+    @njit(nogil=True, cache=True)
     def _keep_best(keys, n, k):
         """Move the keys scoring at least the k-th best of the first ``n`` (ties with it included) to the front:
         their number and that score's bits."""
-        cut = np.partition(keys[:n], n - k)[n - k] >> np.uint64(32)
+        cut = _kth_score(keys, n, k)
         m = 0
         for i in range(n):
             if (keys[i] >> np.uint64(32)) >= cut:

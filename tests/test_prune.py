@@ -221,6 +221,32 @@ def test_term_bounds_unused_when_float64_sums_could_round():
             _assert_same(ref, _both(q, m, k, tie_rank, lucene=True, scan=np.inf, bounds=(hi, lo))[1])
 
 
+@pytest.mark.parametrize("n", [1, 7, 256, 257, 3_000])
+def test_kth_score_equals_a_sort(n):
+    # the cut-off of every threshold cut and of the final selection: the k-th largest score bits (high 32 bits),
+    # by radix select above 256 keys; compared with numpy's sort, on spread, clustered and tied score bits
+    from pyterrier_sparse_eval._topk import _kth_score
+
+    rng = np.random.default_rng(n)
+    low = rng.integers(0, 1 << 32, n, dtype=np.uint64)  # doc ids / tie ranks: never part of the answer
+    highs = {
+        "spread": rng.integers(0, 1 << 32, n, dtype=np.uint64),
+        "one 11-bit bucket": np.uint64(0xBF800000) + rng.integers(0, 1 << 21, n, dtype=np.uint64),
+        "last 10 bits only": np.uint64(0xBF800000) + rng.integers(0, 1 << 10, n, dtype=np.uint64),
+        "few values": rng.choice(np.array([0, 1, 1 << 31, (1 << 32) - 1], dtype=np.uint64), n),
+        "all equal": np.full(n, 0xC0490FDB, dtype=np.uint64),
+    }
+    for name, high in highs.items():
+        keys = (high << np.uint64(32)) | low
+        for k in sorted({1, min(2, n), n // 2 or 1, n - 1 or 1, n}):
+            want = np.sort(high)[::-1][k - 1]
+            assert _kth_score(keys.copy(), n, k) == want, (name, k)
+            padded = np.concatenate(
+                [keys, rng.integers(0, 1 << 63, 5, dtype=np.uint64)]
+            )  # only the first n count
+            assert _kth_score(padded, n, k) == want, (name, k)
+
+
 def test_all_documents_tie():
     # every document has the same score: the top k is decided by the tie order alone, across blocks
     n = 20_000
