@@ -17,7 +17,7 @@ if HAVE_NUMBA:
     from numba import njit
     from numba.cpython.unsafe.numbers import trailing_zeros
 
-    from ._topk import _keep_best, _ordered, _unordered
+    from ._topk import _block_end, _keep_best, _ordered, _unordered
 
     @njit(nogil=True, cache=True)
     def _cut(keys, n, k, fbuf, ubuf):
@@ -69,16 +69,6 @@ if HAVE_NUMBA:
                 p = mid + 1
             else:
                 hi = mid
-        return p
-
-    @njit(nogil=True, cache=True)
-    def _block_end(indices, p, end, b1):
-        """The first position from ``p`` (up to ``end``) whose document is at least ``b1``: 16 postings at a time,
-        then one by one (a term's postings in a block are read next anyway)."""
-        while p + 16 <= end and indices[p + 15] < b1:
-            p += 16
-        while p < end and indices[p] < b1:
-            p += 1
         return p
 
     @njit(nogil=True, cache=True)

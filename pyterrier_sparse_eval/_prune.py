@@ -84,8 +84,8 @@ BUDGET = 0.3
 if HAVE_NUMBA:
     from numba import njit, prange
 
-    from ._blocks import _block_end, _bounded_block, _cut, _scan_block
-    from ._topk import _ordered, _select
+    from ._blocks import _bounded_block, _cut, _scan_block
+    from ._topk import _block_end, _ordered, _select
 
     @njit(nogil=True, cache=True)
     def _query_threshold(

@@ -209,6 +209,51 @@ def test_blocked_kernel_equals_the_scipy_path(tmp_path, block):
     assert np.array_equal(np.repeat(np.arange(len(counts)), counts), rows)
 
 
+@pytest.mark.parametrize("k", [5, 200])
+def test_exhaustive_kernel_equals_the_scipy_path_on_lucene_bm25(tmp_path, k):
+    """The exhaustive numba kernel marks first touches with a branch on queries with more postings than documents
+    and without one on the others: both, on a Lucene BM25 index, against the scipy path (Lucene's sum through a
+    sparse product), every block size."""
+    if not HAVE_NUMBA:
+        pytest.skip("numba not installed")
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(300)]
+    p = 1.0 / np.arange(1, 301)
+    p /= p.sum()
+    docs = [
+        {"docno": f"d{i}", "text": " ".join(rng.choice(words, int(rng.integers(3, 40)), p=p))}
+        for i in range(600)
+    ]
+    index = pse.SparseIndex(tmp_path / "idx")
+    pse.BM25(stemmer=None, stopwords=None).indexer(index, verbose=False).index(docs)
+    topics = pd.DataFrame(
+        {
+            "qid": [f"q{i}" for i in range(60)],
+            "query": [" ".join(rng.choice(words, int(rng.integers(1, 30)), p=p)) for _ in range(60)],
+        }
+    )
+    ref = pse.BM25(stemmer=None, stopwords=None).retriever(index, num_results=k, backend="scipy")
+    q = ref.text_query_matrix(topics["query"].tolist())
+    postings = np.add.reduceat(index.df[q.indices], q.indptr[:-1])[np.diff(q.indptr) > 0]
+    assert (postings > index.num_docs).any() and (postings < index.num_docs).any()  # both kinds of query
+    rows, docs_ref, scores_ref, _ = ref.search_matrix(q)
+    from pyterrier_sparse_eval._topk import top_k_numba
+
+    tie_rank, rank_to_doc = ref._tie_order()
+    m = index.postings
+    for block in (64, 256, None):
+        got = top_k_numba(
+            q.indptr, q.indices, q.data, m.indptr, m.indices, m.data, tie_rank, k, index.num_docs,
+            rank_to_doc=rank_to_doc, block=block, lucene=True,
+        )  # fmt: skip
+        got_docs = np.concatenate([got[0][i, :c] for i, c in enumerate(got[2])])
+        got_scores = np.concatenate([got[1][i, :c] for i, c in enumerate(got[2])])
+        assert np.array_equal(np.repeat(np.arange(len(got[2])), got[2]), rows)
+        assert np.array_equal(got_docs, docs_ref) and np.array_equal(
+            got_scores, scores_ref.astype(np.float32)
+        )
+
+
 def test_nudged_ties_compiled_equal_numpy_twin(monkeypatch):
     """nudge_ties (Lucene's tie order made visible to evaluators): the compiled pass against the numpy twin, on
     runs full of ties (-0.0 among them), and the properties both must have."""
