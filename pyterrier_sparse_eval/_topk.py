@@ -293,7 +293,7 @@ if HAVE_NUMBA:
         acc = np.zeros(block, dtype=np.float32)
         acc64 = np.zeros(block if lucene else 1, dtype=np.float64)
         mark = np.zeros(block, dtype=np.uint8)
-        touched = np.empty(block, dtype=np.int64)
+        touched = np.empty(block + 1, dtype=np.int64)  # + 1: the branch-free marking writes one slot ahead
         keys = np.empty(num_docs, dtype=np.uint64)
         cursor = np.empty(
             max(1, np.int64(np.max(np.diff(q_indptr))) if len(q_indptr) > 1 else 1), dtype=np.int64

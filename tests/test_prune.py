@@ -398,6 +398,8 @@ for lucene in (False, True):
         for scan in (0.0, np.inf):
             got = top_k_pruned(*args, lucene=lucene, block=block, scan=scan)
             assert all((a == b).all() for a, b in zip(got, ref))
+        got = top_k_numba(*args, lucene=lucene, block=block)  # the exhaustive kernel's blocks too
+        assert all((a == b).all() for a, b in zip(got, ref))
 print("ok")
 """
     env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path)}
