@@ -17,22 +17,25 @@ _NEG_ZERO = 0x7FFFFFFF
 if HAVE_NUMBA:
     from numba import njit
 
-    from ._topk import _ordered
+    from ._topk import _ordered, _unordered
 
     @njit(nogil=True, cache=True)
-    def _nudged_keys(rows, bits):
-        """:func:`nudge_ties`'s keys t in one pass (the numpy twin below takes ten): t_i = key_i at a query's
-        first row, else min(key_i, t_(i-1) - 1); and whether any t differs from its key."""
-        t = np.empty(len(bits), dtype=np.int64)
-        changed = False
+    def _nudged(rows, bits):
+        """:func:`nudge_ties` in one pass (the numpy twin below takes ten): key t_i = key_i at a query's first row,
+        else min(key_i, t_(i-1) - 1), in the key space without -0.0, mapped back to float64 scores."""
+        out = np.empty(len(bits), dtype=np.float64)
+        fbuf = np.zeros(1, dtype=np.float32)
+        ubuf = fbuf.view(np.uint32)
+        prev = np.int64(0)
         for i in range(len(bits)):
             key = np.int64(_ordered(np.uint64(bits[i])))
             key += key < _NEG_ZERO  # the key space without -0.0 (see nudge_ties)
-            if i > 0 and rows[i] == rows[i - 1] and key >= t[i - 1]:
-                key = t[i - 1] - 1
-                changed = True
-            t[i] = key
-        return t, changed
+            if i > 0 and rows[i] == rows[i - 1] and key >= prev:
+                key = prev - 1
+            prev = key
+            ubuf[0] = np.uint32(_unordered(np.uint64(key - (key <= _NEG_ZERO))))
+            out[i] = np.float64(fbuf[0])
+        return out
 
 
 def nudge_ties(rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -50,20 +53,17 @@ def nudge_ties(rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
     if len(scores32) < 2:
         return scores32.astype(np.float64)
     if HAVE_NUMBA:
-        t, changed = _nudged_keys(rows, (scores32 + np.float32(0)).view(np.uint32))  # + 0: -0.0 is 0.0
-        if not changed:
-            return scores32.astype(np.float64)
-    else:
-        keys = score_keys(scores32).astype(np.int64)
-        keys += keys < _NEG_ZERO
-        pos = np.arange(len(keys), dtype=np.int64)
-        head = np.concatenate([[True], rows[1:] != rows[:-1]])
-        segment = np.cumsum(head) - 1
-        # t_i = min(key_i, t_(i-1) - 1) within a query: a running minimum of key + position, restarted per query
-        big = np.int64(1) << 40
-        t = np.minimum.accumulate(keys + pos - segment * big) + segment * big - pos
-        if (t == keys).all():
-            return scores32.astype(np.float64)
+        return _nudged(rows, (scores32 + np.float32(0)).view(np.uint32))  # + 0: -0.0 is 0.0
+    keys = score_keys(scores32).astype(np.int64)
+    keys += keys < _NEG_ZERO
+    pos = np.arange(len(keys), dtype=np.int64)
+    head = np.concatenate([[True], rows[1:] != rows[:-1]])
+    segment = np.cumsum(head) - 1
+    # t_i = min(key_i, t_(i-1) - 1) within a query: a running minimum of key + position, restarted per query
+    big = np.int64(1) << 40
+    t = np.minimum.accumulate(keys + pos - segment * big) + segment * big - pos
+    if (t == keys).all():
+        return (scores32 + np.float32(0)).astype(np.float64)  # -0.0 as 0.0, as the compiled pass gives it
     t -= t <= _NEG_ZERO  # back to float32 keys, -0.0 skipped
     bits = unordered_bits(t.astype(np.uint64)).astype(np.uint32)
     return bits.view(np.float32).astype(np.float64)

@@ -347,9 +347,9 @@ class SparseRetriever(pt.Transformer):
         columns["docno"] = docno_column(
             self.index, docs
         )  # gathered as bytes where pandas' strings are Arrow's
-        columns["score"] = scores.astype(np.float64, copy=False)
-        if self.ties == "lucene":
-            columns["score"] = nudge_ties(rows, scores)
+        columns["score"] = (
+            nudge_ties(rows, scores) if self.ties == "lucene" else scores.astype(np.float64, copy=False)
+        )
         columns["rank"] = ranks
         return pd.DataFrame(columns)
 
