@@ -7,7 +7,11 @@ adds ``w - w / (1 + x)`` in float32 to a float64 accumulator instead, as Lucene'
 (``_lucene.lucene_product`` is the scipy twin). Selection keeps the ``num_results`` best documents in trec_eval's
 order (score descending, then docno descending): each scored document gets one unique 64-bit key (the
 order-preserving bits of its float32 score, :func:`~pyterrier_sparse_eval.measures._order.ordered_bits`, above
-its docno rank), a linear-time partition finds the cut-off key and only the winners are sorted.
+its docno rank), a radix select on the score bits finds the cut-off (:func:`_kth_score`; numba's ``np.partition``
+on uint64 keys cost 1.3-1.6x more on the whole of SciFact's and Vaswani's searches) and only the winners are sorted.
+First touches of a block's documents are recorded without a branch on queries with fewer postings than the block
+has documents (most touches are first touches there, and a mispredicted branch per posting cost SciFact's topics
+1.4x), with one on the others.
 
 Parallelism: queries are split into one contiguous chunk per thread; each chunk owns its accumulator, so no
 locks and no shared writes.
@@ -112,8 +116,8 @@ if HAVE_NUMBA:
     @njit(nogil=True, cache=True)
     def _kth_score(keys, n, k):
         """The k-th largest score bits (the keys' high 32 bits) of the first ``n`` keys: a radix select, 11 bits a
-        pass (about 3 reads of the keys; numba's np.partition on uint64 measured 2-4x slower); a partition below
-        256 keys."""
+        pass over the keys whose higher bits match so far (with numba's np.partition of the keys instead, the
+        searches of SciFact's and Vaswani's topics took 1.3-1.6x longer); a partition below 256 keys."""
         if n <= 256:
             return np.partition(keys[:n] >> np.uint64(32), n - k)[n - k]
         hist = np.empty(2048, dtype=np.int64)
@@ -205,8 +209,8 @@ if HAVE_NUMBA:
                 lo_doc = min(lo_doc, np.int64(indices[indptr[t]]))
                 hi_doc = max(hi_doc, np.int64(indices[indptr[t + 1] - 1]))
         # first touches marked with a branch when they are rare (more postings than documents: most touches are
-        # repeats), branch-free when they are not (a mispredicted branch per posting: 1.5x on SciFact's topics)
-        dense = postings > len(mark)
+        # repeats), branch-free when they are not (a mispredicted branch per posting: 1.4x on SciFact's topics)
+        dense = postings > len(keys)  # keys: one slot per document
         n = 0
         b0 = (lo_doc // block) * block
         while b0 <= hi_doc:
