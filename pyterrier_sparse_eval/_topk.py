@@ -9,9 +9,9 @@ order (score descending, then docno descending): each scored document gets one u
 order-preserving bits of its float32 score, :func:`~pyterrier_sparse_eval.measures._order.ordered_bits`, above
 its docno rank), a radix select on the score bits finds the cut-off (:func:`_kth_score`; numba's ``np.partition``
 on uint64 keys cost 1.3-1.6x more on the whole of SciFact's and Vaswani's searches) and only the winners are sorted.
-First touches of a block's documents are recorded without a branch on queries with fewer postings than the block
-has documents (most touches are first touches there, and a mispredicted branch per posting cost SciFact's topics
-1.4x), with one on the others.
+First touches of a block's documents are recorded without a branch on queries with fewer postings than the
+collection has documents (most touches are first touches there, and a mispredicted branch per posting cost the
+exhaustive search of SciFact's and Vaswani's topics 1.25-1.4x), with one on the others.
 
 Parallelism: queries are split into one contiguous chunk per thread; each chunk owns its accumulator, so no
 locks and no shared writes.
@@ -209,7 +209,7 @@ if HAVE_NUMBA:
                 lo_doc = min(lo_doc, np.int64(indices[indptr[t]]))
                 hi_doc = max(hi_doc, np.int64(indices[indptr[t + 1] - 1]))
         # first touches marked with a branch when they are rare (more postings than documents: most touches are
-        # repeats), branch-free when they are not (a mispredicted branch per posting: 1.4x on SciFact's topics)
+        # repeats), branch-free when they are not (see the module docstring)
         dense = postings > len(keys)  # keys: one slot per document
         n = 0
         b0 = (lo_doc // block) * block
