@@ -224,7 +224,8 @@ if HAVE_NUMBA:
                 stop = _block_end(indices, p, indptr[t + 1], b1)
                 ix = indices[p:stop]
                 x = data[p:stop]
-                # counted loops with unsigned offsets (see _blocks._scan_block)
+                # counted loops with unsigned offsets (see _blocks._scan_block). The same four loops as _prune's
+                # touched-list blocks: one inlined helper for both measured 1.2x slower on light queries at 1M, k = 100
                 if lucene and dense:  # Lucene's BM25Scorer: w - w / (1 + x) in float32, summed in float64
                     for i in range(len(ix)):
                         d = np.uint32(ix[i]) - ub0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -56,7 +57,7 @@ def test_a_change_to_a_callee_module_recompiles_its_callers(tmp_path):
         )
         assert done.returncode == 0, done.stderr[-3000:]
         scores, hits = done.stdout.strip().rsplit(" ", 1)
-        return eval(scores), int(hits)
+        return ast.literal_eval(scores), int(hits)
 
     first, hits = run()
     assert first == [3.0, 3.0] and hits == 0  # docs 1 and 2 (1 + 2 and 3 + 0), compiled afresh
