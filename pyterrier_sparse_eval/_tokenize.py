@@ -36,7 +36,8 @@ _TOKENIZERS = ("standard", "word")
 #: bumped whenever the analysis of some text changes (tokens, stopwords, stemming): indexes and caches
 #: built by another version are then rebuilt rather than reused. 2: Lucene's StandardTokenizer and Porter.
 ANALYZER_VERSION = 2
-_MAX_CACHE = 2_000_000
+#: tokens an analyzer (and a retriever's token-to-term-id memo) keeps before starting afresh
+MAX_CACHE = 2_000_000
 
 
 class Analyzer:
@@ -184,7 +185,7 @@ class Analyzer:
         new.difference_update(cache)
         if not new:
             return []
-        if len(cache) + len(new) > _MAX_CACHE:
+        if len(cache) + len(new) > MAX_CACHE:
             cache.clear()
             new = set(itertools.chain.from_iterable(raw))
         ordered = sorted(new)
@@ -250,3 +251,27 @@ def _resolve_stopwords(stopwords: str | Iterable[str] | None) -> frozenset[str]:
             f"Unknown stopword list {stopwords!r}; pass 'lucene', 'terrier', None, or an iterable of words."
         )
     return frozenset(w.lower() for w in stopwords)
+
+
+def term_ids(
+    analyzer: Analyzer, raw: list[list[str]], vocabulary: dict[str, int], memo: dict[str, int]
+) -> Any:
+    """The ``vocabulary`` id of each raw token of ``raw`` (see :meth:`Analyzer.tokenize_batch`), flattened, as an
+    int64 array: -1 where the analyzer drops the token or the vocabulary lacks its term. ``memo`` (token -> id, for
+    this analyzer and vocabulary only) is filled with the new tokens, so that a token seen before costs one lookup."""
+    import numpy as np
+
+    new = set(itertools.chain.from_iterable(raw))
+    new.difference_update(memo)
+    if new:
+        if len(memo) + len(new) > MAX_CACHE:  # start afresh: every token of this batch is new again
+            memo.clear()
+            new = set(itertools.chain.from_iterable(raw))
+        fresh = sorted(new)
+        analyzer.learn([fresh])
+        get = vocabulary.get
+        for token in fresh:
+            term = analyzer.term_of(token)
+            memo[token] = get(term, -1) if term else -1
+    flat = itertools.chain.from_iterable(raw)
+    return np.fromiter(map(memo.__getitem__, flat), dtype=np.int64, count=sum(map(len, raw)))

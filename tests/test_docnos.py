@@ -66,6 +66,21 @@ def test_column_dtype_follows_pandas_default(monkeypatch):
     assert _docnos.empty_docno_column().dtype == object
 
 
+def test_string_dtype_follows_pandas_setting_after_it_is_memoised():
+    """string_dtype() is memoised per setting of pandas' string inference: turning it off and on again gives the
+    dtype a probe Series has each time."""
+    import warnings
+
+    first = _docnos.string_dtype()
+    assert first == pd.Series(["x"]).dtype
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas >= 3 deprecates the option
+        with pd.option_context("future.infer_string", not _docnos._infers_strings()):
+            other = _docnos.string_dtype()
+            assert other == pd.Series(["x"]).dtype and other != first
+    assert _docnos.string_dtype() == first
+
+
 def test_shard_parts_of_either_kind_merge_into_one_column(monkeypatch):
     """A Ray worker returns the docnos of its own process's kind; the driver's kind makes the column."""
     table = DocnoTable(np.array(["a", "bb", "ccc"], dtype=object))

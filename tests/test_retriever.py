@@ -312,3 +312,12 @@ def test_text_query_matrix_equals_the_dict_path(scifact, scifact_bm25_index, tmp
     np.testing.assert_array_equal(got.data.view(np.uint32), want.data.view(np.uint32))
     # the count matters: "cells" three times weighs more than once (the analyzer stems both to the same term)
     assert want[len(texts) - 4].max() > want[len(texts) - 1].max() > 0
+    # the token-to-id memo: a second call (every token memoised) gives the same bits, and so does a retriever whose
+    # analyzer is swapped for one that does not stem (its own matrix, not the memo of the first analyzer)
+    again = r.text_query_matrix(texts[::-1])
+    np.testing.assert_array_equal(again[::-1].toarray().view(np.uint32), want.toarray().view(np.uint32))
+    r.analyzer = pse.Analyzer(stemmer=None)
+    plain = r.query_matrix(r._query_weights(frame))
+    assert (plain != want).nnz > 0
+    got = r.text_query_matrix(texts)
+    np.testing.assert_array_equal(got.toarray().view(np.uint32), plain.toarray().view(np.uint32))

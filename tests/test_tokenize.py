@@ -58,3 +58,28 @@ def test_bad_options_name_the_fix():
         pse.Analyzer(stemmer="klingon")
     with pytest.raises(ValueError, match="'lucene', 'terrier', None"):
         pse.Analyzer(stopwords="klingon")
+
+
+@pytest.mark.parametrize("limit", [3, 1000])
+def test_term_ids_equal_the_analysed_terms_ids_through_a_full_memo(monkeypatch, limit):
+    # the retriever's token -> term id memo: each raw token's id is that of its analysed term (-1 when the analyzer
+    # drops it or the vocabulary lacks the term), also when a batch overflows the memo (limit 3) and it starts afresh
+    from pyterrier_sparse_eval import _tokenize
+
+    monkeypatch.setattr(_tokenize, "MAX_CACHE", limit)
+    analyzer = pse.Analyzer()
+    vocabulary = {"cell": 0, "run": 1, "quick": 2}
+    memo: dict[str, int] = {}
+    seen: list[int] = []
+    for texts in (
+        ["Cells running", "the quick cells"],
+        ["RUNS", "unknown cells of the runner"],
+        ["cell cell"],
+    ):
+        raw = analyzer.tokenize_batch(texts)
+        terms = [(analyzer(t) or [""])[0] for toks in raw for t in toks]  # a raw token makes at most one term
+        want = [vocabulary.get(term, -1) if term else -1 for term in terms]
+        assert _tokenize.term_ids(analyzer, raw, vocabulary, memo).tolist() == want
+        assert len(memo) <= max(limit, len({t for toks in raw for t in toks}))
+        seen += want
+    assert {-1, 0, 1, 2} <= set(seen)
