@@ -14,6 +14,11 @@ documents above the top-ranked relevant ones leaves nDCG too high; one that over
 It also prints how many of those unseen documents the pooling run ranks within its top 100 and 1000 for the query:
 the part an estimator using the pooling run's full-corpus ranking could account for document by document.
 
+``--covariate`` adds the pooling run as covariate (``sdm.evaluate(..., covariate=)``): for the relevant rows
+ranked in the top 10, the discount nDCG@10 gives each (1 / log2(2 + rank + X), 0 when X pushes it out), true
+against the estimator's expectation, grouped by the true number X of unseen documents above the row, with the
+estimator's mean P(X = 0): where per-row noise in its count (0 or many) meets the discount's convexity.
+
 ``--exp-tail Q`` adds a variant tried as a replacement for ``auto``: the KDE below the sample's Q-quantile u and an
 exponential tail above it, p(s) = p(u) exp(-(s - u) / beta), beta the (weighted) mean excess over u. It prints
 its rows next to the families'. Nothing is written to BENCHMARKS.md; the README's SDM section quotes the outcome.
@@ -76,6 +81,7 @@ def main() -> None:
     parser.add_argument(
         "--exp-tail", type=float, nargs="*", default=[], help="quantiles for the exp-tail variant"
     )
+    parser.add_argument("--covariate", action="store_true", help="also the covariate's top-10 rows")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-scale"))
     args = parser.parse_args()
@@ -191,6 +197,46 @@ def main() -> None:
         "\nShare of the pooled-to-full gap closed (1 = exact; below 0: further from the truth than the pooled value):"
     )
     print(pd.DataFrame(closed_rows).set_index("background").round(2).to_string())
+    if args.covariate:
+        covariate_rows(run, qrels, pool, pool_run, rel)
+
+
+def covariate_rows(
+    run: pd.DataFrame, qrels: pd.DataFrame, pool: Any, pool_run: pd.DataFrame, rel: pd.DataFrame
+) -> None:
+    """The covariate's top-10 relevant rows: true against expected discount, by the true unseen count above."""
+    from pyterrier_sparse_eval import sdm
+    from pyterrier_sparse_eval._covariate import covariate_above
+
+    k = 10
+    j, above, _ = covariate_above(run, qrels, pool, sdm.Covariate.from_run(pool_run, pool), k)
+    qids = j.qids.tolist()
+    at = {(qids[j.group[r]], int(j.rank[r])): i for i, r in enumerate(above.rows.tolist())}
+    m = np.arange(above.pmf.shape[1])
+    rows = []
+    for q, rank, true in zip(rel["qid"], rel["rank"], rel["true"]):
+        if rank >= k or (str(q), int(rank)) not in at:
+            continue
+        pmf = above.pmf[at[(str(q), int(rank))]]
+        disc = np.where(rank + m < k, 1.0 / np.log2(2 + rank + m), 0.0)
+        truth = 1.0 / np.log2(2 + rank + true) if rank + true < k else 0.0
+        rows.append((true, truth, float(pmf @ disc), float(pmf[0])))
+    table = pd.DataFrame(rows, columns=["true X", "true discount", "expected discount", "P(X=0)"])
+    table["unseen above (true)"] = pd.cut(
+        table["true X"], [-1, 0, 2, 5, 10, 10**9], labels=["0", "1-2", "3-5", "6-10", "11+"]
+    )
+    print("\nwith the covariate: relevant rows in the top 10, by the true number X of unseen documents above")
+    print(
+        table.groupby("unseen above (true)", observed=True)
+        .agg(
+            rows=("true X", "size"),
+            true=("true discount", "sum"),
+            expected=("expected discount", "sum"),
+            p0=("P(X=0)", "mean"),
+        )
+        .round(2)
+        .to_string()
+    )
 
 
 if __name__ == "__main__":
