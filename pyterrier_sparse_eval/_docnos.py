@@ -23,25 +23,24 @@ from ._numba import have_numba
 FIXED_WIDTH_OVERHEAD = 2.0
 
 
-def string_dtype() -> Any:
-    """The dtype pandas gives a column of ``str`` (pandas >= 3: ``str``; before: ``object``).
-
-    Asked of pandas once per setting of its string inference (a probe Series costs ~70 us, a result frame's build
-    asked twice)."""
-    flag = _infers_strings() if _infers_strings is not None else None
-    dtype = _STRING_DTYPES.get(flag) if flag is not None else None
-    if dtype is None:
-        dtype = pd.Series(["x"]).dtype
-        if flag is not None:
-            _STRING_DTYPES[flag] = dtype
-    return dtype
-
-
 try:  # the setting pandas' own inference reads (pandas >= 2.1); without it, every call probes
     from pandas._config import using_string_dtype as _infers_strings
 except ImportError:  # pragma: no cover - older pandas
     _infers_strings = None
-_STRING_DTYPES: dict[bool, Any] = {}
+_STRING_DTYPES: dict[tuple[bool, Any], Any] = {}
+
+
+def string_dtype() -> Any:
+    """The dtype pandas gives a column of ``str`` (pandas >= 3: ``str``; before: ``object``).
+
+    Asked of pandas once per setting of its string inference and string storage (a probe Series costs ~70 us, a
+    result frame's build asked twice)."""
+    if _infers_strings is None:
+        return pd.Series(["x"]).dtype
+    key = (bool(_infers_strings()), pd.get_option("mode.string_storage"))
+    if key not in _STRING_DTYPES:
+        _STRING_DTYPES[key] = pd.Series(["x"]).dtype
+    return _STRING_DTYPES[key]
 
 
 def arrow_strings() -> bool:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
 
+import numpy as np
 import Stemmer
 
 from .analysis import LANGUAGES, Language, get_language, tokenize_texts
@@ -178,16 +179,11 @@ class Analyzer:
             return [_TOKEN_RE.findall(t) if t else [] for t in texts]
         return tokenize_texts(self._lang, texts)
 
-    def learn(self, raw: Sequence[Sequence[str]]) -> list[str]:
+    def learn(self, raw: Iterable[Iterable[str]]) -> list[str]:
         """Make sure every raw token's term is memoised; returns the tokens that were new (sorted)."""
-        cache = self._cache
-        new = set(itertools.chain.from_iterable(raw))
-        new.difference_update(cache)
+        new = _new_tokens(raw, self._cache)
         if not new:
             return []
-        if len(cache) + len(new) > MAX_CACHE:
-            cache.clear()
-            new = set(itertools.chain.from_iterable(raw))
         ordered = sorted(new)
         self._learn(ordered)
         return ordered
@@ -253,24 +249,28 @@ def _resolve_stopwords(stopwords: str | Iterable[str] | None) -> frozenset[str]:
     return frozenset(w.lower() for w in stopwords)
 
 
+def _new_tokens(raw: Iterable[Iterable[str]], memo: dict[str, Any]) -> set[str]:
+    """The tokens of ``raw`` missing from ``memo``; a memo that would grow past :data:`MAX_CACHE` is cleared first
+    (then every token of ``raw`` is new)."""
+    new = set(itertools.chain.from_iterable(raw))
+    new.difference_update(memo)
+    if new and len(memo) + len(new) > MAX_CACHE:
+        memo.clear()
+        new = set(itertools.chain.from_iterable(raw))
+    return new
+
+
 def term_ids(
     analyzer: Analyzer, raw: list[list[str]], vocabulary: dict[str, int], memo: dict[str, int]
-) -> Any:
+) -> np.ndarray:
     """The ``vocabulary`` id of each raw token of ``raw`` (see :meth:`Analyzer.tokenize_batch`), flattened, as an
     int64 array: -1 where the analyzer drops the token or the vocabulary lacks its term. ``memo`` (token -> id, for
     this analyzer and vocabulary only) is filled with the new tokens, so that a token seen before costs one lookup."""
-    import numpy as np
-
-    new = set(itertools.chain.from_iterable(raw))
-    new.difference_update(memo)
+    new = _new_tokens(raw, memo)
     if new:
-        if len(memo) + len(new) > MAX_CACHE:  # start afresh: every token of this batch is new again
-            memo.clear()
-            new = set(itertools.chain.from_iterable(raw))
-        fresh = sorted(new)
-        analyzer.learn([fresh])
+        analyzer.learn([new])
         get = vocabulary.get
-        for token in fresh:
+        for token in new:
             term = analyzer.term_of(token)
             memo[token] = get(term, -1) if term else -1
     flat = itertools.chain.from_iterable(raw)

@@ -67,8 +67,8 @@ def test_column_dtype_follows_pandas_default(monkeypatch):
 
 
 def test_string_dtype_follows_pandas_setting_after_it_is_memoised():
-    """string_dtype() is memoised per setting of pandas' string inference: turning it off and on again gives the
-    dtype a probe Series has each time."""
+    """string_dtype() is memoised per setting of pandas' string inference and storage: changing either and back
+    gives the dtype a probe Series has each time."""
     import warnings
 
     first = _docnos.string_dtype()
@@ -78,6 +78,10 @@ def test_string_dtype_follows_pandas_setting_after_it_is_memoised():
         with pd.option_context("future.infer_string", not _docnos._infers_strings()):
             other = _docnos.string_dtype()
             assert other == pd.Series(["x"]).dtype and other != first
+    # and per string storage: with Python storage the default str is not Arrow-backed, so no Arrow columns
+    with pd.option_context("mode.string_storage", "python"):
+        assert _docnos.string_dtype() == pd.Series(["x"]).dtype
+        assert not _docnos.arrow_strings()
     assert _docnos.string_dtype() == first
 
 
