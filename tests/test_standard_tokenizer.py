@@ -57,6 +57,14 @@ def test_ascii_path_equals_the_full_grammar():
     assert [standard_words(t) for t in texts] == full
     runs = sum(1 for t in texts if t.strip() and not _ASCII_JOINER.search(t))
     assert 10_000 < runs < len(texts) - 10_000
+    # the joiner test standard_words uses (candidates first, then their neighbours) answers as the expression does,
+    # joiners at either end of a text included
+    from pyterrier_sparse_eval.analysis._standard import _ascii_joins
+
+    assert [_ascii_joins(t) for t in texts] == [_ASCII_JOINER.search(t) is not None for t in texts]
+    assert [_ascii_joins(t) for t in (".a", "a.", "a.b", "_", ",9", "9,", "a;;b", "a b.")] == [
+        False, False, True, True, False, False, False, False,
+    ]  # fmt: skip
     # the fast path is taken for ASCII text, and the long-token rule still applies to it
     assert standard_words("a" * 300 + " b") == [t.text for t in standard_tokens("a" * 300 + " b")]
     assert standard_words("a" * 300 + " b")[0] == "a" * 255

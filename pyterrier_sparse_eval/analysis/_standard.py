@@ -103,13 +103,26 @@ _ASCII_WORD = re.compile(rf"_*{_ASCII_CORE}(?:_+{_ASCII_CORE})*_*")
 # are the maximal runs of letters and digits (letters and digits join; nothing else does): a simpler expression,
 # about 2x faster again, for most queries and documents.
 _ASCII_JOINER = re.compile(r"_|[A-Za-z0-9][:.',;][A-Za-z0-9]")
+_ASCII_MID = re.compile(r"[_:.',;]")
 _ASCII_RUN = re.compile(r"[A-Za-z0-9]+")
+
+
+def _ascii_joins(text: str) -> bool:
+    """Whether the ASCII ``text`` holds a "_" or a ":", ".", "'", "," or ";" between two letters or digits
+    (``_ASCII_JOINER.search``): the candidates found first, their neighbours checked (2-2.5x faster on SciFact's
+    and Vaswani's topics and SciFact's documents, which end sentences and claims with a full stop)."""
+    last = len(text) - 1
+    for m in _ASCII_MID.finditer(text):
+        i = m.start()
+        if text[i] == "_" or (0 < i < last and text[i - 1].isalnum() and text[i + 1].isalnum()):
+            return True
+    return False
 
 
 def standard_words(text: str) -> list[str]:
     """The token texts of ``text`` (see :func:`standard_tokens`), without types and offsets."""
     if text.isascii():
-        out = (_ASCII_WORD if _ASCII_JOINER.search(text) else _ASCII_RUN).findall(text)
+        out = (_ASCII_WORD if _ascii_joins(text) else _ASCII_RUN).findall(text)
     else:
         # findall returns group tuples for a pattern with groups: the matched alternative is the non-empty one
         out = ["".join(g) for g in _TOKEN.findall(text)]
