@@ -23,7 +23,9 @@ k1=1.2 b=0.75 fixed; hits as document addresses, no docno lookup: its cheapest l
 safe setting alpha=beta=1, weights scaled to integers by its PyTerrier indexer; it quantises query weights too,
 so its top k is exact for its own integer weights only). Seismic, approximate, is measured by bench_retrieval.py
 on the same learned-sparse corpus (a reference point with its recall, not a peer). Each figure is the median of
---runs passes over the query set (more while they add up to under a second); postings per query are the summed
+--runs passes over the query set (more while they add up to under a second), the systems of a cell (workload,
+size, k) taking their passes in turn, so that a burst of noise on a shared machine falls on all of them alike;
+postings per query are the summed
 document frequencies of the query's terms; ns per posting divides a query's time by them, against the floor of
 reading 8 bytes per posting at the measured memory bandwidth.
 
@@ -36,6 +38,7 @@ import argparse
 import gc
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -55,7 +58,6 @@ from bench_retrieval import (  # noqa: E402
     index_in_child,
     iter_lsr_docs,
     lsr_queries,
-    median_seconds,
     memory_bandwidth_gbs,
     overlap,
     text_chunks,
@@ -82,9 +84,33 @@ def frequency_queries(n: int, lo: int, hi: int, seed: int) -> list[list[int]]:
     return out
 
 
-def _pass(fn, runs):
-    fn()  # warm (compilation, page cache)
-    return median_seconds(fn, runs)
+def interleaved_seconds(fns, runs, cap=5.0, least=1.0):
+    """Each system's median seconds per pass (``fns``: name -> callable), their passes taken in turn, one each per
+    round, after a warm-up pass each (compilation, page cache); a system keeps taking passes until it has ``runs``
+    of them adding up to at least ``least`` seconds (at most 1,000), or one pass took longer than ``cap``. Timed
+    one after another, a system that ran during a burst of noise on this shared machine lost against the others
+    (once, the pruned transformer measured below the exhaustive one); in turn, a burst falls on them all."""
+    for fn in fns.values():
+        fn()
+    times = {name: [] for name in fns}
+    active = list(fns)
+    while active:
+        for name in list(active):
+            gc.collect()
+            t = time.perf_counter()
+            fns[name]()
+            got = times[name]
+            got.append(time.perf_counter() - t)
+            if got[-1] > cap or len(got) >= 1000 or (len(got) >= runs and sum(got) >= least):
+                active.remove(name)
+    return {name: statistics.median(got) for name, got in times.items()}
+
+
+def _time_cell(rows, cell, runs, n, **row):
+    """Time a cell's systems in turn (``cell``: name -> (callable, threads, agreement)) and report each."""
+    seconds = interleaved_seconds({name: fn for name, (fn, _, _) in cell.items()}, runs)
+    for name, (_, threads, agreement) in cell.items():
+        _row(rows, **row, system=name, threads=threads, qps=n / seconds[name], agreement=agreement)
 
 
 def _row(rows, **row):
@@ -94,8 +120,9 @@ def _row(rows, **row):
     print(f"  {name:<60} {row['qps']:9.0f} q/s{extra}", flush=True)
 
 
-def _ours(rows, retr_factory, topics, qmat, workload, docs, k, runs, reference, exhaustive=True, lucene=True):
-    """This project's systems on one workload and k; returns the docno lists of the exact run."""
+def _ours(retr_factory, topics, qmat, k, exhaustive=True, lucene=True):
+    """This project's systems on one workload and k (name -> (callable, threads, agreement), for
+    :func:`_time_cell`) and the docno lists of their exact run."""
     base = retr_factory(k, 1, True)
     run = base.transform(topics)
     lists = [g.docno.tolist() for _, g in run.groupby("qid", sort=False)]
@@ -103,7 +130,6 @@ def _ours(rows, retr_factory, topics, qmat, workload, docs, k, runs, reference, 
         check = retr_factory(k, 1, False).transform(topics)
         assert run["docno"].tolist() == check["docno"].tolist(), "pruned and exhaustive runs differ"
         assert (run["score"].to_numpy() == check["score"].to_numpy()).all(), "pruned scores differ"
-    n = len(topics)
     systems = {
         "ours (transformer)": (base.transform, topics, 1),
         "ours 2 threads (transformer)": (retr_factory(k, 2, True).transform, topics, 2),
@@ -119,11 +145,10 @@ def _ours(rows, retr_factory, topics, qmat, workload, docs, k, runs, reference, 
     if exhaustive:
         systems["ours prune=False (transformer)"] = (retr_factory(k, 1, False).transform, topics, 1)
         systems["ours prune=False (arrays)"] = (retr_factory(k, 1, False).search_matrix, qmat, 1)
-    for name, (fn, arg, threads) in systems.items():
-        s = _pass(lambda fn=fn, arg=arg: fn(arg), runs)
-        _row(rows, docs=docs, workload=workload, k=k, system=name, threads=threads, qps=n / s, agreement=1.0)
-    reference[(workload, k)] = lists
-    return lists
+    cell = {
+        name: (lambda fn=fn, arg=arg: fn(arg), threads, 1.0) for name, (fn, arg, threads) in systems.items()
+    }
+    return cell, lists
 
 
 def bench_text(n_docs, n_queries, runs, work, ks, rows, info):
@@ -197,13 +222,11 @@ def bench_text(n_docs, n_queries, runs, work, ks, rows, info):
 
         for k in ks:
             qmat = factory(k, 1, True).query_matrix(factory(k, 1, True)._query_weights(topics))
-            ref = _ours(rows, factory, topics, qmat, workload, n_docs, k, runs, {})
+            cell, ref = _ours(factory, topics, qmat, k)
             for name, algo in (("PISA block-max WAND", "block_max_wand"), ("PISA MaxScore", "maxscore")):
                 p = pisa.bm25(k1=K1, b=B, num_results=k, threads=1, query_algorithm=algo)
                 got = [g.docno.tolist() for _, g in p.transform(topics).groupby("qid", sort=False)]
-                s = _pass(lambda p=p, topics=topics: p.transform(topics), runs)
-                _row(rows, docs=n_docs, workload=workload, k=k, system=name, threads=1,
-                     qps=len(topics) / s, agreement=overlap(got, ref))  # fmt: skip
+                cell[name] = (lambda p=p, topics=topics: p.transform(topics), 1, overlap(got, ref))
 
             def run_bm25s(k=k, q_tok=q_tok):
                 numba.set_num_threads(1)
@@ -215,12 +238,15 @@ def bench_text(n_docs, n_queries, runs, work, ks, rows, info):
                     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
             docs_b, _ = run_bm25s()
-            s = _pass(run_bm25s, runs)
-            _row(rows, docs=n_docs, workload=workload, k=k, system="bm25s (numba, arrays)", threads=1,
-                 qps=len(topics) / s, agreement=overlap([[f"d{d}" for d in r] for r in docs_b], ref))  # fmt: skip
-            s = _pass(lambda k=k, tq=t_queries: [searcher.search(q, k).hits for q in tq], runs)
-            _row(rows, docs=n_docs, workload=workload, k=k, system="tantivy (own BM25, addresses)", threads=1,
-                 qps=len(topics) / s, agreement=float("nan"))  # fmt: skip
+            cell["bm25s (numba, arrays)"] = (
+                run_bm25s,
+                1,
+                overlap([[f"d{d}" for d in r] for r in docs_b], ref),
+            )
+            cell["tantivy (own BM25, addresses)"] = (
+                lambda k=k, tq=t_queries: [searcher.search(q, k).hits for q in tq], 1, float("nan"),
+            )  # fmt: skip
+            _time_cell(rows, cell, runs, len(topics), docs=n_docs, workload=workload, k=k)
 
 
 def bench_learned(n_docs, n_queries, runs, work, ks, rows, info):
@@ -260,7 +286,7 @@ def bench_learned(n_docs, n_queries, runs, work, ks, rows, info):
 
     for k in ks:
         qmat = factory(k, 1, True).query_matrix(topics["query_toks"].tolist())
-        ref = _ours(rows, factory, topics, qmat, "learned", n_docs, k, runs, {}, lucene=False)
+        cell, ref = _ours(factory, topics, qmat, k, lucene=False)
         for name, retr in (
             (
                 "PISA MaxScore (quantized)",
@@ -270,9 +296,8 @@ def bench_learned(n_docs, n_queries, runs, work, ks, rows, info):
             ("bmp (alpha=beta=1)", bmp.retriever(num_results=k)),
         ):
             got = [g.docno.tolist() for _, g in retr.transform(topics).groupby("qid", sort=False)]
-            s = _pass(lambda r=retr: r.transform(topics), runs)
-            _row(rows, docs=n_docs, workload="learned", k=k, system=name, threads=1,
-                 qps=len(topics) / s, agreement=overlap(got, ref))  # fmt: skip
+            cell[name] = (lambda r=retr: r.transform(topics), 1, overlap(got, ref))
+        _time_cell(rows, cell, runs, len(topics), docs=n_docs, workload="learned", k=k)
 
 
 def bench_real(runs, work, ks, rows, info):
@@ -305,13 +330,16 @@ def bench_real(runs, work, ks, rows, info):
 
         for k in ks:
             qmat = factory(k, 1, True).query_matrix(factory(k, 1, True)._query_weights(topics))
-            ref = _ours(rows, factory, topics, qmat, name, index.num_docs, k, runs, {})
+            cell, ref = _ours(factory, topics, qmat, k)
             for label, algo in (("PISA block-max WAND", "block_max_wand"), ("PISA MaxScore", "maxscore")):
                 p = pisa.bm25(num_results=k, threads=1, query_algorithm=algo)
                 got = [g.docno.tolist() for _, g in p.transform(topics).groupby("qid", sort=False)]
-                s = _pass(lambda p=p, topics=topics: p.transform(topics), runs)
-                _row(rows, docs=index.num_docs, workload=name, k=k, system=f"{label} (own analyzer)", threads=1,
-                     qps=len(topics) / s, agreement=overlap(got, ref))  # fmt: skip
+                cell[f"{label} (own analyzer)"] = (
+                    lambda p=p, topics=topics: p.transform(topics),
+                    1,
+                    overlap(got, ref),
+                )
+            _time_cell(rows, cell, runs, len(topics), docs=index.num_docs, workload=name, k=k)
 
 
 PEERS = ("PISA", "bm25s", "tantivy", "bmp")
@@ -320,7 +348,7 @@ PEERS = ("PISA", "bm25s", "tantivy", "bmp")
 def report(rows, info, bandwidth, args) -> str:
     out = [
         f"Measured {today()} on {machine_facts()}; command: `{command_line()}`. q/s over the whole query set "
-        f"(median of {args.runs} passes, more while they add up to under a second); memory bandwidth (copy) {bandwidth:.1f} GB/s, so reading a posting "
+        f"(median of {args.runs} passes, more while they add up to under a second; the systems of a cell take their passes in turn); memory bandwidth (copy) {bandwidth:.1f} GB/s, so reading a posting "
         f"(8 bytes) costs at least {8 / bandwidth:.2f} ns. *peer* is the fastest exact peer (PISA, bm25s, tantivy, "
         "bmp) on that line; ratios above 1 mean this project is faster. Agreement: share of this project's "
         "top k the peer also returns (PISA and bm25s use their own float arithmetic; PISA's analyzer differs "
