@@ -190,7 +190,7 @@ if HAVE_NUMBA:
                         n, cap, theta, below = _cut(keys, n, k, fbuf, ubuf)
                     b0 = b1
                     continue
-            if scan:  # the rest of the query's span, in sub-blocks of SCAN_BLOCK documents, whatever the block size
+            if scan:  # the rest of the query's span, in SCAN_BLOCK sub-blocks whatever the block size
                 for s0 in range(b0, min(hi_doc + 1, num_docs), scan_block):
                     n, cap, theta, below = _scan_block(
                         q_terms, q_weights, indptr, indices, data, imp, imp_w, lucene, acc, acc64, cursor, s0,
