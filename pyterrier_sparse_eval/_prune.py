@@ -60,7 +60,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ._blocks import lucene_impacts, term_bounds
+from ._blocks import WIDE_SPAN, lucene_impacts, term_bounds
 from ._numba import numba_threads
 from ._topk import HAVE_NUMBA, postings_per_row, top_k_numba
 
@@ -91,7 +91,7 @@ BUDGET = 0.3
 if HAVE_NUMBA:
     from numba import njit, prange
 
-    from ._blocks import _bounded_block, _cut, _scan_block
+    from ._blocks import NARROW_SLACK, SLACK, _bounded_block, _cut, _scan_block
     from ._topk import _block_end, _ordered, _select
 
     @njit(nogil=True, cache=True)
@@ -124,6 +124,7 @@ if HAVE_NUMBA:
         cand,
         budget,
         scan_block,
+        wide_span,
     ):
         nt = len(q_terms)
         one = np.float32(1.0)
@@ -169,7 +170,8 @@ if HAVE_NUMBA:
         theta = np.float32(-np.inf)
         below = -np.inf
         n = 0
-        cap = k + max(2 * k, 4096)
+        slack = SLACK if hi_doc - lo_doc >= wide_span else NARROW_SLACK
+        cap = k + max(2 * k, slack)
         b0 = (lo_doc // bsize) * bsize
         # the bounded blocks pay when the terms they skip hold at least this many of the query's postings
         worth = budget * postings
@@ -187,14 +189,14 @@ if HAVE_NUMBA:
                         cursor, acc64, mark, touched, cand, b0, b1, theta, keys, n, fbuf, ubuf,
                     )  # fmt: skip
                     if n >= k + max(k, 32):  # a fresh threshold: it sets which terms are essential
-                        n, cap, theta, below = _cut(keys, n, k, fbuf, ubuf)
+                        n, cap, theta, below = _cut(keys, n, k, slack, fbuf, ubuf)
                     b0 = b1
                     continue
             if scan:  # the rest of the query's span, in SCAN_BLOCK sub-blocks whatever the block size
                 for s0 in range(b0, min(hi_doc + 1, num_docs), scan_block):
                     n, cap, theta, below = _scan_block(
                         q_terms, q_weights, indptr, indices, data, imp, imp_w, lucene, acc, acc64, cursor, s0,
-                        min(scan_block, num_docs - s0), theta, below, keys, n, k, cap, fbuf, ubuf,
+                        min(scan_block, num_docs - s0), theta, below, keys, n, k, cap, slack, fbuf, ubuf,
                     )  # fmt: skip
                 break
             n_touched = 0
@@ -272,7 +274,7 @@ if HAVE_NUMBA:
                     keys[n] = (_ordered(np.uint64(ubuf[0])) << np.uint64(32)) | np.uint64(d + b0)
                     n += 1
             if n > k and (n >= cap or theta == -np.inf):
-                n, cap, theta, below = _cut(keys, n, k, fbuf, ubuf)
+                n, cap, theta, below = _cut(keys, n, k, slack, fbuf, ubuf)
             b0 = b1
         return _select(keys, n, k, tie_rank, rank_to_doc, fbuf, ubuf, out_docs, out_scores)
 
@@ -302,6 +304,7 @@ if HAVE_NUMBA:
         tmin,
         budget,
         scan_block,
+        wide_span,
     ):
         acc = np.zeros(max(block, scan_block), dtype=np.float32)
         # float64 sums: Lucene's, and the bounded blocks' partial sums
@@ -347,6 +350,7 @@ if HAVE_NUMBA:
                 cand,
                 budget,
                 scan_block,
+                wide_span,
             )
 
     @njit(parallel=True, nogil=True, cache=True)
@@ -382,6 +386,7 @@ def top_k_pruned(
     bounds: tuple[np.ndarray, np.ndarray] | None = None,
     budget: float = BUDGET,
     scan_block: int = SCAN_BLOCK,
+    wide_span: int = WIDE_SPAN,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`~pyterrier_sparse_eval._topk.top_k_numba`'s result, dropping documents below a running threshold.
 
@@ -390,7 +395,8 @@ def top_k_pruned(
     at least ``scan`` times the documents read back every accumulator of a block instead of a list of the documents
     they touched. ``impacts`` = ``(values, weights)`` (Lucene scoring; see :func:`lucene_impacts`): a query term
     whose weight is ``weights[t]`` adds ``values[p]``, the precomputed ``w - w / (1 + x)`` of posting p, in those
-    scanned blocks, which score ``scan_block`` documents at a time (wider than ``block`` if it is).
+    scanned blocks, which score ``scan_block`` documents at a time (wider than ``block`` if it is). Queries whose
+    documents span at least ``wide_span`` ids cut their candidates more often (``SLACK``).
     """
     if not HAVE_NUMBA:
         raise ImportError("the threshold kernel needs numba: pip install numba")
@@ -418,7 +424,7 @@ def top_k_pruned(
                     if threshold:
                         got = top_k_pruned(
                             *common, num_docs, threads, rank_to_doc, lucene, block, scan=scan, impacts=impacts,
-                            bounds=bounds, budget=budget, scan_block=scan_block,
+                            bounds=bounds, budget=budget, scan_block=scan_block, wide_span=wide_span,
                         )  # fmt: skip
                     else:
                         got = top_k_numba(*common, num_docs, threads, rank_to_doc, block=block, lucene=lucene)
@@ -445,6 +451,7 @@ def top_k_pruned(
         *((_NO_IMPACTS, _NO_IMPACTS) if bounds is None or not lucene else bounds),
         float(budget),
         np.int64(max(1, min(scan_block, num_docs))),
+        np.int64(wide_span),
     )
     threads = max(1, min(int(threads), nq))
     if threads == 1:

@@ -140,6 +140,11 @@ def test_threshold_kernel_equals_exhaustive(k, ties, lucene, threads):
             scan_block=scan_block,
         )
         _assert_same(ref, got[1])
+    # every query cut with the wide span's small slack (the collection spans fewer ids than WIDE_SPAN): touched-list,
+    # scanned and (Lucene) bounded blocks
+    paths = [{}, {"scan": 0.0}] + ([{"scan": np.inf, "bounds": _bounds(m), "budget": 0.0}] if lucene else [])
+    for kw in paths:
+        _assert_same(ref, _both(q, m, k, tie_rank, lucene=lucene, threads=threads, wide_span=0, **kw)[1])
     if lucene:  # per-term bounds (MaxScore's non-essential terms) in the touched-list blocks, with and without impacts
         for impacts in (None, _impacts(q, m)):
             for budget in (0.0, 0.3):
