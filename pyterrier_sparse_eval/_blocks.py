@@ -31,6 +31,11 @@ if HAVE_NUMBA:
     from ._topk import _block_end, _keep_best, _ordered, _unordered
 
     @njit(nogil=True, cache=True)
+    def _next_cap(m, k, slack):
+        """The buffer size at which to cut again, ``m`` candidates kept: ``slack`` (see ``SLACK``) or 2k more."""
+        return m + max(2 * k, slack)
+
+    @njit(nogil=True, cache=True)
     def _cut(keys, n, k, slack, fbuf, ubuf):
         """Keep the candidates scoring at least the k-th best of the ``n`` keys (ties with it included): the new
         count, the buffer size at which to cut again (``slack``: see ``SLACK``), the threshold score and (float64)
@@ -41,7 +46,7 @@ if HAVE_NUMBA:
             fbuf[0]
         )  # the float32 just below the threshold: a float64 sum above it may round to it
         ubuf[0] = np.uint32(_unordered(cut))
-        return m, m + max(2 * k, slack), fbuf[0], below
+        return m, _next_cap(m, k, slack), fbuf[0], below
 
     @njit(nogil=True, cache=True)
     def _term_bounds(indptr, data):
@@ -204,8 +209,14 @@ if HAVE_NUMBA:
             reach = 0
             if lucene:
                 view64 = acc64[c0:c1]
-                for i in range(len(view64)):
-                    reach += (view64[i] > below) & (view64[i] != 0.0)
+                # above a non-negative bound is non-zero: one comparison per document (this test 14 -> 9 ns per
+                # chunk; long queries at 1M, in one process, best of 30: 1.04x at k = 10 and 100, 1.00x at 1000)
+                if below >= 0.0:
+                    for i in range(len(view64)):
+                        reach += view64[i] > below
+                else:
+                    for i in range(len(view64)):
+                        reach += (view64[i] > below) & (view64[i] != 0.0)
                 if reach == len(view64) or (reach and theta == -np.inf):  # most qualify
                     for i in range(len(view64)):
                         s = np.float32(view64[i])
@@ -227,8 +238,12 @@ if HAVE_NUMBA:
                     view64[i] = 0.0
             else:
                 view = acc[c0:c1]
-                for i in range(len(view)):
-                    reach += (view[i] >= theta) & (view[i] != 0.0)
+                if theta > 0.0:  # as above
+                    for i in range(len(view)):
+                        reach += view[i] >= theta
+                else:
+                    for i in range(len(view)):
+                        reach += (view[i] >= theta) & (view[i] != 0.0)
                 if reach == len(view) or (reach and theta == -np.inf):
                     for i in range(len(view)):
                         s = view[i]
