@@ -29,8 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import command_line, machine_facts, today, write_section  # noqa: E402
-from bench_retrieval import K1, WORDS, B, index_in_child, text_queries, write_text_corpus  # noqa: E402
-from bench_workloads import frequency_queries  # noqa: E402
+from bench_retrieval import K1, B, index_in_child, write_text_corpus  # noqa: E402
+from bench_workloads import text_workloads, topics_frame  # noqa: E402
 
 
 def calibration(passes: int) -> tuple[float, float]:
@@ -78,8 +78,6 @@ def main() -> None:
     if args.passes < 1 or args.queries < 1:
         parser.error("--passes and --queries must be at least 1")
 
-    import pandas as pd
-
     import pyterrier_sparse_eval as pse
 
     work = args.work or Path(tempfile.mkdtemp(prefix="pse-threads-"))
@@ -91,17 +89,13 @@ def main() -> None:
         index_in_child("ours-text", args.docs, path, corpus)
     index = pse.SparseIndex(path)
     n = args.queries
-    workloads = {
-        "light": text_queries(n),
-        "frequent": frequency_queries(n, 3, 7, seed=11),
-        "long": frequency_queries(n, 15, 40, seed=12),
-    }
+    _ = (
+        index.lucene_impacts
+    )  # as bench_workloads.py: computed before the timing, so light queries add them too
     one, two = calibration(args.passes)
     rows = []
-    for name, q_ids in workloads.items():
-        topics = pd.DataFrame(
-            {"qid": [str(i) for i in range(n)], "query": [" ".join(WORDS[q]) for q in q_ids]}
-        )
+    for name, q_ids in text_workloads(n).items():
+        topics = topics_frame(q_ids)
         for k in args.ks:
             bm25 = pse.BM25(k1=K1, b=B, stemmer=None, stopwords=None)
             retr = {t: bm25.retriever(index, num_results=k, backend="numba", threads=t) for t in (1, 2)}

@@ -84,6 +84,24 @@ def frequency_queries(n: int, lo: int, hi: int, seed: int) -> list[list[int]]:
     return out
 
 
+def text_workloads(n_queries: int) -> dict[str, list[list[int]]]:
+    """The BM25 workloads' queries as word ids (see the module docstring)."""
+    return {
+        "light": text_queries(n_queries),
+        "frequent": frequency_queries(n_queries, 3, 7, seed=11),
+        "long": frequency_queries(n_queries, 15, 40, seed=12),
+    }
+
+
+def topics_frame(q_ids: list[list[int]]):
+    """A topics frame (qid, query) of queries given as word ids."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {"qid": [str(i) for i in range(len(q_ids))], "query": [" ".join(WORDS[q]) for q in q_ids]}
+    )
+
+
 def interleaved_seconds(fns, runs, cap=5.0, least=1.0):
     """Each system's median seconds per pass (``fns``: name -> callable), their passes taken in turn, one each per
     round, after a warm-up pass each (compilation, page cache); a system keeps taking passes until it has ``runs``
@@ -154,7 +172,6 @@ def _ours(retr_factory, topics, qmat, k, exhaustive=True, lucene=True):
 def bench_text(n_docs, n_queries, runs, work, ks, rows, info):
     import bm25s
     import numba
-    import pandas as pd
     import tantivy
     from pyterrier_pisa import PisaIndex
 
@@ -200,16 +217,9 @@ def bench_text(n_docs, n_queries, runs, work, ks, rows, info):
     info.setdefault("impacts", {})[n_docs] = (time.perf_counter() - t, impacts[0].nbytes)
     bm25 = pse.BM25(k1=K1, b=B, stemmer=None, stopwords=None)
     pisa = PisaIndex(str(work / f"pisa-{n_docs}"), stemmer="none", stops="none")
-    workloads = {
-        "light": text_queries(n_queries),
-        "frequent": frequency_queries(n_queries, 3, 7, seed=11),
-        "long": frequency_queries(n_queries, 15, 40, seed=12),
-    }
     df, tid = index.df, index.term_ids
-    for workload, q_ids in workloads.items():
-        topics = pd.DataFrame(
-            {"qid": [str(i) for i in range(len(q_ids))], "query": [" ".join(WORDS[q]) for q in q_ids]}
-        )
+    for workload, q_ids in text_workloads(n_queries).items():
+        topics = topics_frame(q_ids)
         postings = float(np.mean([sum(int(df[tid[f"w{t}"]]) for t in q if f"w{t}" in tid) for q in q_ids]))
         info.setdefault("postings", {})[(n_docs, workload)] = postings
         q_tok = bm25s.tokenization.Tokenized(ids=q_ids, vocab=vocab)
