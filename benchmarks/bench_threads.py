@@ -1,6 +1,6 @@
 """Two threads against one: this project's retriever on bench_workloads.py's BM25 workloads, the settings alternated.
 
-    python benchmarks/bench_threads.py                      # 1M documents, 30 passes per setting (~10 minutes)
+    python benchmarks/bench_threads.py                      # 1M documents, 30 passes per setting (~3 minutes)
     python benchmarks/bench_threads.py --docs 100000 --passes 5 --no-write   # a quick look
 
 bench_workloads.py reports two threads against one from the median of a few passes per system. On a shared machine
@@ -89,9 +89,8 @@ def main() -> None:
         index_in_child("ours-text", args.docs, path, corpus)
     index = pse.SparseIndex(path)
     n = args.queries
-    _ = (
-        index.lucene_impacts
-    )  # as bench_workloads.py: computed before the timing, so light queries add them too
+    # as bench_workloads.py: the Lucene contributions computed before the timing, so light queries add them too
+    index.lucene_impacts  # noqa: B018
     one, two = calibration(args.passes)
     rows = []
     for name, q_ids in text_workloads(n).items():
