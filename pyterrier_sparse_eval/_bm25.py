@@ -258,14 +258,15 @@ class TermCounter:
         return self._count_python(texts, vocab)
 
     def _new_term_ids(self, tokens: list[str], vocab: Any) -> np.ndarray:
-        """Term ids of raw tokens seen for the first time (-1 for tokens the analyzer drops)."""
-        analyzer = self.analyzer
-        analyzer.learn([tokens])
-        terms = [analyzer.term_of(t) for t in tokens]
-        known = [t for t in terms if t]
+        """Term ids of distinct raw tokens seen for the first time (-1 for tokens the analyzer drops); the
+        caller remembers them, so the analyzer's own memo is bypassed."""
+        terms = self.analyzer.terms(tokens)
+        kept = np.flatnonzero(np.fromiter(map(bool, terms), dtype=bool, count=len(terms)))
         ids = np.full(len(tokens), -1, dtype=np.int32)
-        if known:
-            ids[[i for i, t in enumerate(terms) if t]] = vocab.term_ids(known)
+        if len(kept):
+            ids[kept] = vocab.term_ids(
+                terms if len(kept) == len(terms) else [terms[i] for i in kept.tolist()]
+            )
         return ids
 
     def _count_compiled(
@@ -279,7 +280,7 @@ class TermCounter:
             texts, analyzer.lowercases, analyzer.tokenize_batch, rule=analyzer.compiled_rule or 0
         )
         if len(table) > before:
-            new_ids = self._new_term_ids([table.token(i) for i in range(before, len(table))], vocab)
+            new_ids = self._new_term_ids(table.tokens(before, len(table)), vocab)
             self.raw2term = np.concatenate([self.raw2term, new_ids])
         return count_terms(doc, self.raw2term[tok], len(texts), len(vocab.vocab))
 

@@ -61,15 +61,14 @@ def term_ids(vocab: dict[str, int], terms: list[Any], names: list[str] | None = 
     when given)."""
     new = set(terms).difference(vocab)
     if new:
-        bad = [t for t in new if not isinstance(t, str)]
-        if bad:
+        if not all(map(str.__instancecheck__, new)):
+            bad = next(t for t in new if not isinstance(t, str))
             raise TypeError(
-                f"Terms must be strings, got {type(bad[0]).__name__} {bad[0]!r}; convert token ids to "
+                f"Terms must be strings, got {type(bad).__name__} {bad!r}; convert token ids to "
                 "their vocabulary strings (e.g. tokenizer.convert_ids_to_tokens) before indexing."
             )
         ordered = sorted(new)
-        for t in ordered:
-            vocab[t] = len(vocab)
+        vocab.update(zip(ordered, range(len(vocab), len(vocab) + len(ordered))))
         if names is not None:
             names.extend(ordered)
     return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))

@@ -343,6 +343,22 @@ class TokenTable:
         a = int(self._ends[i - 1]) if i > 0 else 0
         return self._pool[a : int(self._ends[i])].tobytes().decode("utf-8")
 
+    def tokens(self, start: int, stop: int) -> list[str]:
+        """Tokens ``start`` to ``stop - 1``, decoded at once (a call of :meth:`token` each costs ~1 us)."""
+        if stop <= start:
+            return []
+        a = int(self._ends[start - 1]) if start > 0 else 0
+        raw = self._pool[a : int(self._ends[stop - 1])]
+        ends = self._ends[start:stop] - a
+        if not (raw >= 0x80).any():  # ASCII: byte offsets are character offsets
+            text = raw.tobytes().decode("ascii")
+        else:  # a character's offset: the bytes before it that start a character (not 10xxxxxx)
+            starts = np.concatenate([[0], np.cumsum((raw & 0xC0) != 0x80)])
+            ends = starts[ends]
+            text = raw.tobytes().decode("utf-8")
+        bounds = ends.tolist()
+        return [text[i:j] for i, j in zip([0, *bounds[:-1]], bounds)]
+
     def scan(
         self, texts: Sequence[str], lowercase: bool, regex_tokenize, rule: int = 1
     ) -> tuple[np.ndarray, np.ndarray, int]:

@@ -69,6 +69,14 @@ def test_compiled_tokens_equal_the_regex_tokens(batches, lowercase, tokenizer):
             for t in toks:
                 seen.setdefault(t, len(seen))
         assert len(table) == len(seen)
+        # the bulk decoding (ASCII or not) gives each token as the one-at-a-time decoding does, and the
+        # analyzer's memo-free terms are its memoised ones
+        every = [table.token(i) for i in range(len(table))]
+        assert table.tokens(0, len(table)) == every == list(seen)
+        assert table.tokens(len(table) // 2, len(table)) == every[len(table) // 2 :]
+        assert table.tokens(len(table), len(table)) == []
+        analyzer.learn([every])
+        assert analyzer.terms(every) == [analyzer.term_of(t) for t in every]
 
 
 def test_tokens_on_hand_picked_text():

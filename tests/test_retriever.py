@@ -5,6 +5,8 @@ import pytest
 from helpers import brute_force_run, random_toks_corpus
 
 import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval import _tokenize
+from pyterrier_sparse_eval._numba import available_backends
 from pyterrier_sparse_eval._topk import HAVE_NUMBA
 
 
@@ -285,10 +287,14 @@ def test_nudged_ties_compiled_equal_numpy_twin(monkeypatch):
         ).all()
 
 
+@pytest.mark.parametrize("backend", available_backends())
 @pytest.mark.parametrize("lucene_scores", [True, False])
-def test_text_query_matrix_equals_the_dict_path(scifact, scifact_bm25_index, tmp_path, lucene_scores):
-    # the transformer builds text queries' matrix with array operations; bit for bit the matrix of the documented
-    # path (one dict of term counts per query), on the real SciFact topics plus repeated, unknown and no terms
+def test_text_query_matrix_equals_the_dict_path(
+    scifact, scifact_bm25_index, tmp_path, lucene_scores, backend, monkeypatch
+):
+    # the transformer builds text queries' matrix with array operations (with backend="numba", from numba's token
+    # table); bit for bit the matrix of the documented path (one dict of term counts per query), on the real
+    # SciFact topics plus repeated, unknown, non-ASCII and no terms
     if lucene_scores:
         index, bm25 = scifact_bm25_index, pse.BM25()
     else:
@@ -297,12 +303,13 @@ def test_text_query_matrix_equals_the_dict_path(scifact, scifact_bm25_index, tmp
         docs = list(pse.datasets.corpus_iter(scifact))[:500]
         bm25.indexer(index, verbose=False).index(docs)
     texts = scifact.get_topics()["query"].tolist() + [
+        "Café’s naïve CELLS 日本 cells…",
         "cells cells the CELLS zzzunknownzzz",
         "",
         "zzz qqq",
         "cell",
     ]
-    r = bm25.retriever(index, num_results=10)
+    r = bm25.retriever(index, num_results=10, backend=backend)
     frame = pd.DataFrame({"qid": [str(i) for i in range(len(texts))], "query": texts})
     want = r.query_matrix(r._query_weights(frame))
     got = r.text_query_matrix(texts)
@@ -321,3 +328,12 @@ def test_text_query_matrix_equals_the_dict_path(scifact, scifact_bm25_index, tmp
     assert (plain != want).nnz > 0
     got = r.text_query_matrix(texts)
     np.testing.assert_array_equal(got.toarray().view(np.uint32), plain.toarray().view(np.uint32))
+    # a memo that outgrows its bound starts afresh, with the same matrix
+    memo = r._token_cache[2]
+    assert (memo.table is not None) == (backend == "numba")  # numba's token table, else a dict
+    table = memo.table
+    monkeypatch.setattr(_tokenize, "MAX_CACHE", 5)
+    got = r.text_query_matrix(texts)
+    np.testing.assert_array_equal(got.toarray().view(np.uint32), plain.toarray().view(np.uint32))
+    if table is not None:
+        assert memo.table is not table
