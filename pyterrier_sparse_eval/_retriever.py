@@ -16,7 +16,7 @@ from ._docnos import DocnoTable, docno_column, empty_docno_column
 from ._format import StaleIndexError
 from ._lucene import lucene_product, nudge_ties
 from ._numba import available_backends
-from ._tokenize import Analyzer, TokenIds
+from ._tokenize import Analyzer
 from ._topk import postings_per_row
 from ._weights import lucene_idf
 
@@ -279,16 +279,18 @@ class SparseRetriever(pt.Transformer):
         )
 
     def _token_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(text, term id) of each raw token of ``texts`` (:class:`TokenIds`), with the memo kept for this analyzer
-        and build (Vaswani's topics: 13 -> 9 us per topic with the frame's savings; the compiled scan a further
-        ~2.5 us)."""
+        """(text, term id) of each raw token of ``texts`` (``_textscan.TokenIds``), with the memo kept for this
+        analyzer and build (Vaswani's topics: 13 -> 9 us per topic with the frame's savings; the compiled scan a
+        further ~2.5 us)."""
+        from ._textscan import TokenIds  # imports numba: on first use only
+
         analyzer, build = self._analyzer(), self.index.build_id
         if self._token_cache is None or self._token_cache[0] is not analyzer or self._token_cache[1] != build:
             compiled = self.backend_ == "numba"
             self._token_cache = (analyzer, build, TokenIds(analyzer, self.index.term_ids, compiled=compiled))
         return self._token_cache[2](texts)
 
-    _token_cache: tuple[Analyzer, str, TokenIds] | None = None
+    _token_cache: tuple[Analyzer, str, Any] | None = None
 
     def _weighted(self, values: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Query term weights (float64) as the float32 values the kernels take: times idf when ``idf=True``."""

@@ -18,17 +18,19 @@ Per-document term frequencies are counted with a last-seen mark per term, in lin
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from . import _tokenize
 from ._numba import have_numba
 
 HAVE_NUMBA = have_numba()
 _NO_CLASSES = np.zeros(128, dtype=np.uint8)
 
-__all__ = ["TokenTable", "HAVE_NUMBA"]
+__all__ = ["TokenTable", "TokenIds", "HAVE_NUMBA"]
 
 if HAVE_NUMBA:
     from numba import njit
@@ -430,3 +432,52 @@ def count_terms(
     mark = np.full(n_terms, -1, dtype=np.int32)
     where = np.empty(n_terms, dtype=np.int64)
     return _count(doc, term, n_docs, mark, where)
+
+
+class TokenIds:
+    """Texts -> (text index, vocabulary id) of each raw token, -1 where the analyzer drops the token or
+    ``vocabulary`` lacks its term (see :func:`~pyterrier_sparse_eval._tokenize.term_ids`), remembering every
+    distinct raw token: in numba's token table when ``compiled`` and the analyzer has a compiled rule (one pass
+    over the texts' bytes: Vaswani's 93 topics 0.27 -> 0.06 ms, with the same tokens), else in a dict. For one
+    analyzer and vocabulary only."""
+
+    def __init__(self, analyzer: Any, vocabulary: dict[str, int], compiled: bool = True):
+        self.analyzer, self.vocabulary = analyzer, vocabulary
+        self.compiled = compiled and analyzer.compiled_rule is not None
+        self._reset()
+
+    def _reset(self) -> None:
+        self.memo: dict[str, int] = {}
+        self.table: Any = None
+        self.ids = np.zeros(0, dtype=np.int64)  # the table's token id -> vocabulary id
+        if self.compiled and HAVE_NUMBA:
+            self.table = TokenTable(1 << 12)
+        self._lock = threading.Lock()  # the table is grown in place: one batch at a time
+
+    def __getstate__(self) -> dict[str, Any]:  # the memo is rebuilt where it is unpickled
+        return {"analyzer": self.analyzer, "vocabulary": self.vocabulary, "compiled": self.compiled}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset()
+
+    def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        analyzer = self.analyzer
+        if self.table is None:
+            raw = analyzer.tokenize_batch(texts)
+            lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(raw))
+            ids = _tokenize.term_ids(analyzer, raw, self.vocabulary, self.memo)
+            return np.repeat(np.arange(len(raw), dtype=np.int64), lengths), ids
+        with self._lock:
+            if len(self.table) > _tokenize.MAX_CACHE:
+                self._reset()
+            table = self.table
+            doc, tok, before = table.scan(
+                texts, analyzer.lowercases, analyzer.tokenize_batch, rule=analyzer.compiled_rule or 0
+            )
+            if len(table) > before:
+                get = self.vocabulary.get
+                terms = analyzer.terms(table.tokens(before, len(table)))
+                new = np.fromiter((get(t, -1) if t else -1 for t in terms), dtype=np.int64, count=len(terms))
+                self.ids = np.concatenate([self.ids, new])
+            return doc.astype(np.int64), self.ids[tok]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-import threading
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
@@ -25,7 +24,7 @@ import Stemmer
 from .analysis import LANGUAGES, Language, get_language, tokenize_texts
 from .analysis._english import LUCENE_ENGLISH_STOPWORDS, porter_stems, strip_possessive
 
-__all__ = ["Analyzer", "LUCENE_ENGLISH_STOPWORDS", "ANALYZER_VERSION", "TokenIds"]
+__all__ = ["Analyzer", "LUCENE_ENGLISH_STOPWORDS", "ANALYZER_VERSION"]
 
 # The "word" tokenizer (releases before Lucene parity): Unicode word characters, with inner apostrophes and
 # periods kept ("don't", "3.14", "u.s").
@@ -279,53 +278,3 @@ def term_ids(
             memo[token] = get(term, -1) if term else -1
     flat = itertools.chain.from_iterable(raw)
     return np.fromiter(map(memo.__getitem__, flat), dtype=np.int64, count=sum(map(len, raw)))
-
-
-class TokenIds:
-    """Texts -> (text index, vocabulary id) of each raw token, -1 where the analyzer drops the token or
-    ``vocabulary`` lacks its term (see :func:`term_ids`), remembering every distinct raw token: in numba's token
-    table when ``compiled`` and the analyzer has a compiled rule (one pass over the texts' bytes: Vaswani's 93
-    topics 0.27 -> 0.06 ms, with the same tokens), else in a dict. For one analyzer and vocabulary only."""
-
-    def __init__(self, analyzer: Analyzer, vocabulary: dict[str, int], compiled: bool = True):
-        self.analyzer, self.vocabulary = analyzer, vocabulary
-        self.compiled = compiled and analyzer.compiled_rule is not None
-        self._reset()
-
-    def _reset(self) -> None:
-        self.memo: dict[str, int] = {}
-        self.table: Any = None
-        self.ids = np.zeros(0, dtype=np.int64)  # the table's token id -> vocabulary id
-        if self.compiled:
-            from ._textscan import HAVE_NUMBA, TokenTable
-
-            self.table = TokenTable(1 << 12) if HAVE_NUMBA else None
-        self._lock = threading.Lock()  # the table is grown in place: one batch at a time
-
-    def __getstate__(self) -> dict[str, Any]:  # the memo is rebuilt where it is unpickled
-        return {"analyzer": self.analyzer, "vocabulary": self.vocabulary, "compiled": self.compiled}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._reset()
-
-    def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        analyzer = self.analyzer
-        if self.table is None:
-            raw = analyzer.tokenize_batch(texts)
-            lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(raw))
-            ids = term_ids(analyzer, raw, self.vocabulary, self.memo)
-            return np.repeat(np.arange(len(raw), dtype=np.int64), lengths), ids
-        with self._lock:
-            if len(self.table) > MAX_CACHE:
-                self._reset()
-            table = self.table
-            doc, tok, before = table.scan(
-                texts, analyzer.lowercases, analyzer.tokenize_batch, rule=analyzer.compiled_rule or 0
-            )
-            if len(table) > before:
-                get = self.vocabulary.get
-                terms = analyzer.terms(table.tokens(before, len(table)))
-                new = np.fromiter((get(t, -1) if t else -1 for t in terms), dtype=np.int64, count=len(terms))
-                self.ids = np.concatenate([self.ids, new])
-            return doc.astype(np.int64), self.ids[tok]
