@@ -444,6 +444,7 @@ class TokenIds:
     def __init__(self, analyzer: Any, vocabulary: dict[str, int], compiled: bool = True):
         self.analyzer, self.vocabulary = analyzer, vocabulary
         self.compiled = compiled and analyzer.compiled_rule is not None
+        self._lock = threading.Lock()  # the table is grown in place: one batch at a time
         self._reset()
 
     def _reset(self) -> None:
@@ -452,14 +453,12 @@ class TokenIds:
         self.ids = np.zeros(0, dtype=np.int64)  # the table's token id -> vocabulary id
         if self.compiled and HAVE_NUMBA:
             self.table = TokenTable(1 << 12)
-        self._lock = threading.Lock()  # the table is grown in place: one batch at a time
 
     def __getstate__(self) -> dict[str, Any]:  # the memo is rebuilt where it is unpickled
         return {"analyzer": self.analyzer, "vocabulary": self.vocabulary, "compiled": self.compiled}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._reset()
+        self.__init__(**state)  # type: ignore[misc]
 
     def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         analyzer = self.analyzer
