@@ -419,6 +419,11 @@ def top_k_pruned(
         )
     if light > 0:
         short = postings_per_row(np.diff(indptr), q_indptr, q_indices) < light * num_results
+        if short.all():  # no split (a one-query call: ~50 us)
+            return top_k_numba(
+                q_indptr, q_indices, q_data, indptr, indices, data, tie_rank, num_results, num_docs, threads,
+                rank_to_doc, block=block, lucene=lucene,
+            )  # fmt: skip
         if short.any():
             q = sp.csr_matrix((q_data, q_indices, q_indptr), shape=(nq, len(indptr) - 1))
             for rows, threshold in ((np.flatnonzero(short), False), (np.flatnonzero(~short), True)):

@@ -12,7 +12,7 @@ import pandas as pd
 import pyterrier as pt
 import scipy.sparse as sp
 
-from ._docnos import DocnoTable, docno_column, empty_docno_column
+from ._docnos import DocnoTable, docno_values, empty_docno_column, result_frame, take_column, take_docnos
 from ._format import StaleIndexError
 from ._lucene import lucene_product, nudge_ties
 from ._numba import available_backends
@@ -24,6 +24,7 @@ __all__ = ["SparseRetriever"]
 
 _BACKENDS = ("auto", "numba", "scipy")
 _TIES = ("trec_eval", "lucene")
+_Run = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # (query row, doc id, score, rank)
 
 
 class SearchableIndex(Protocol):
@@ -263,7 +264,12 @@ class SparseRetriever(pt.Transformer):
     def text_query_matrix(self, texts: Sequence[str]) -> sp.csr_matrix:
         """:meth:`query_matrix` of the analysed ``texts``, each term weighted by its count in the query (the same
         matrix, bit for bit), built with array operations instead of a dict per query."""
-        texts = [str(t) for t in texts]
+        indptr, cols, data = self._text_query_rows([str(t) for t in texts])
+        return sp.csr_matrix((data, cols, indptr), shape=(len(indptr) - 1, self.index.num_terms))
+
+    def _text_query_rows(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`text_query_matrix`'s (indptr, term ids, weights): what the kernels take (scipy's checks of a new
+        matrix cost ~35 us)."""
         rows, ids = self._token_ids(texts)
         known = ids >= 0
         num_terms = max(1, self.index.num_terms)
@@ -273,10 +279,7 @@ class SparseRetriever(pt.Transformer):
         cols = keys % num_terms
         indptr = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum(np.bincount(keys // num_terms, minlength=len(texts)), out=indptr[1:])
-        return sp.csr_matrix(
-            (self._weighted(counts.astype(np.float64), cols), cols, indptr),
-            shape=(len(texts), self.index.num_terms),
-        )
+        return indptr, cols, self._weighted(counts.astype(np.float64), cols)
 
     def _token_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(text, term id) of each raw token of ``texts`` (``_textscan.TokenIds``), with the memo kept for this
@@ -343,10 +346,15 @@ class SparseRetriever(pt.Transformer):
             )
         if "query_toks" in inp.columns:
             q = self.query_matrix(self._query_weights(inp))
+            indptr, terms, weights = q.indptr, q.indices, q.data
         else:
-            q = self.text_query_matrix(inp["query"].tolist())
-        rows, docs, scores, ranks = self.search_matrix(q)
-        empty_queries = int((np.diff(q.indptr) == 0).sum())
+            indptr, terms, weights = self._text_query_rows([str(t) for t in inp["query"].tolist()])
+        if self.backend_ == "numba":
+            rows, docs, scores, ranks = self._search_numba(indptr, terms, weights)
+        else:
+            q = sp.csr_matrix((weights, terms, indptr), shape=(len(indptr) - 1, self.index.num_terms))
+            rows, docs, scores, ranks = self._search_scipy(q)
+        empty_queries = int((np.diff(indptr) == 0).sum())
         if empty_queries:
             warnings.warn(
                 f"{empty_queries} of {len(inp)} queries share no term with the index and returned no results.",
@@ -354,22 +362,21 @@ class SparseRetriever(pt.Transformer):
             )
         if not len(rows):
             return self._empty(inp[keep])
-        columns = {c: inp[c].array.take(rows) for c in keep}
-        columns["docno"] = docno_column(
-            self.index, docs
-        )  # gathered as bytes where pandas' strings are Arrow's
+        columns = {c: take_column(inp[c].array, rows) for c in keep}
+        columns["docno"] = docno_values(take_docnos(self.index, docs))  # as bytes (pandas' strings: Arrow's)
         columns["score"] = (
             nudge_ties(rows, scores) if self.ties == "lucene" else scores.astype(np.float64, copy=False)
         )
         columns["rank"] = ranks
-        return pd.DataFrame(columns, copy=False)  # every column is new: no copy (1.4x on the frame at k = 10)
+        return result_frame(columns)  # every column is new: no copy (1.4x on the frame at k = 10)
 
     def search_matrix(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The best ``num_results`` documents for each row of a (queries x terms) weight matrix (see :meth:`query_matrix`) as flat arrays.
 
         Returns ``(query_row, doc_id, score, rank)``, grouped by query row, each query best first.
         """
-        return self._search_numba(q) if self.backend_ == "numba" else self._search_scipy(q)
+        numba = self.backend_ == "numba"
+        return self._search_numba(q.indptr, q.indices, q.data) if numba else self._search_scipy(q)
 
     def _tie_order(self) -> tuple[np.ndarray, np.ndarray]:
         """(rank of each document among equal scores, document at each rank): the higher rank wins a tie.
@@ -390,9 +397,7 @@ class SparseRetriever(pt.Transformer):
 
     _ties_cache: tuple[tuple[str, str], tuple[np.ndarray, np.ndarray]] | None = None
 
-    def _search_numba(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        from tqdm.auto import tqdm
-
+    def _search_numba(self, q_indptr: np.ndarray, q_terms: np.ndarray, q_weights: np.ndarray) -> _Run:
         from ._prune import LIGHT, SCAN, top_k_pruned
         from ._topk import compact, top_k_numba
 
@@ -400,17 +405,20 @@ class SparseRetriever(pt.Transformer):
         tie_rank, rank_to_doc = self._tie_order()
         depth = min(int(self.num_results), self.index.num_docs)
         threads = int(self.threads)
-        step = max(
-            1, min(4096, self.memory_budget // (8 * depth))
-        )  # result buffers of a block: 8 bytes per slot
-        parts = []
-        starts = range(0, q.shape[0], step)
-        for start in tqdm(starts, desc="retrieving", unit="block", disable=None if self.verbose else True):
-            block = q if len(starts) == 1 else q[start : start + step]
-            args = (block.indptr, block.indices, block.data, postings.indptr, postings.indices, postings.data)
+        step = max(1, min(4096, self.memory_budget // (8 * depth)))  # result buffers: 8 bytes per slot
+        parts, nq = [], len(q_indptr) - 1
+        starts: Any = range(0, nq, step)
+        if self.verbose:  # a disabled bar still costs ~20 us a call
+            from tqdm.auto import tqdm
+
+            starts = tqdm(starts, desc="retrieving", unit="block", disable=None)
+        for start in starts:
+            a, b = q_indptr[start], q_indptr[min(start + step, nq)]
+            block = (q_indptr[start : start + step + 1] - a, q_terms[a:b], q_weights[a:b])
+            args = (*block, postings.indptr, postings.indices, postings.data)
             if self.prune:
                 # the most postings any query of the block has: whether the index's impacts and bounds are needed
-                heaviest = postings_per_row(self.index.df, block.indptr, block.indices).max(initial=0)
+                heaviest = postings_per_row(self.index.df, block[0], block[1]).max(initial=0)
                 docs, scores, counts = top_k_pruned(
                     *args, tie_rank, depth, self.index.num_docs, threads, rank_to_doc, lucene=self.lucene_,
                     light=LIGHT, impacts=self._impacts(heaviest, SCAN), bounds=self._bounds(heaviest, LIGHT * depth),
@@ -421,12 +429,7 @@ class SparseRetriever(pt.Transformer):
                 )
             parts.append(compact(start, docs, scores, counts, threads))
         if not parts:
-            return (
-                np.zeros(0, np.int64),
-                np.zeros(0, np.int32),
-                np.zeros(0, np.float64),
-                np.zeros(0, np.int64),
-            )
+            return tuple(np.zeros(0, t) for t in (np.int64, np.int32, np.float64, np.int64))  # type: ignore
         if len(parts) == 1:
             return parts[0]
         return tuple(np.concatenate(x) for x in zip(*parts))  # type: ignore[return-value]
@@ -448,7 +451,7 @@ class SparseRetriever(pt.Transformer):
             return None
         return self.index.term_bounds
 
-    def _search_scipy(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _search_scipy(self, q: sp.csr_matrix) -> _Run:
         from tqdm.auto import tqdm
 
         from ._topk import top_k_trec_order

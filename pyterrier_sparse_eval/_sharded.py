@@ -32,7 +32,7 @@ import pandas as pd
 import pyterrier as pt
 
 from ._build import SparseIndexer, check_engine, check_mode, index_meta, write_index_dir
-from ._docnos import concat_docnos, docnos_to_column, pick_docnos, take_docnos
+from ._docnos import concat_docnos, docno_values, pick_docnos, result_frame, take_column, take_docnos
 from ._format import (
     ARTIFACT_TYPE,
     FORMAT_VERSION,
@@ -403,11 +403,11 @@ class ShardedRetriever(pt.Transformer):
         head = np.concatenate([[True], row[1:] != row[:-1]])
         starts = np.flatnonzero(head)
         rank = np.arange(len(row)) - np.repeat(starts, np.diff(np.append(starts, len(row))))
-        columns = {c: inp[c].array.take(row) for c in keep}
-        columns["docno"] = docnos_to_column(docno)
+        columns = {c: take_column(inp[c].array, row) for c in keep}
+        columns["docno"] = docno_values(docno)
         columns["score"] = nudge_ties(row, score) if self.ties == "lucene" else score.astype(np.float64)
         columns["rank"] = rank
-        return pd.DataFrame(columns)
+        return result_frame(columns)
 
 
 def _merge(row: np.ndarray, docno: Any, score: np.ndarray, k: int, ties: str) -> np.ndarray:

@@ -114,3 +114,62 @@ def test_retriever_and_sharded_frames_carry_the_default_string_dtype(tmp_path):
     assert single["docno"].tolist() == by_object
     empty = index.retriever().transform(pd.DataFrame({"qid": ["1"], "query": ["unknownterm"]}).iloc[:0])
     assert empty["docno"].dtype == default
+
+
+def _columns_cases(n: int) -> dict[str, dict]:
+    """Result-frame columns of every kind a frame can carry from its input (qid, query, a user's extras)."""
+    rng = np.random.default_rng(n)
+    strings = pd.Series([f"q{i % 7}" for i in range(n)], dtype=_docnos.string_dtype())  # pandas' default
+    with_nulls = pd.Series([None if i % 3 == 0 else f"é{i}" for i in range(n)], dtype="string")
+    fixed = {"docno": pd.array([f"d{i}" for i in range(n)], dtype=strings.dtype), "score": rng.random(n)}
+    fixed["rank"] = np.arange(n, dtype=np.int64)
+    return {
+        "strings and numbers": {"qid": strings.array, "query": strings.array, **fixed},
+        "NA-string dtype": {"qid": with_nulls.array, **fixed},
+        "chunked": {
+            "qid": pd.concat([strings[: n // 2], strings[n // 2 :]], ignore_index=True).array,
+            **fixed,
+        },
+        "Arrow dtypes": {"x": pd.array(rng.integers(0, 9, n), dtype=pd.ArrowDtype(pa.int64())), **fixed},
+        "numpy kinds": {"f32": rng.random(n).astype(np.float32), "b": rng.random(n) > 0.5, **fixed},
+        "object column (constructor)": {"o": pd.Series([("t", i) for i in range(n)], dtype=object), **fixed},
+        "category (constructor)": {"c": pd.Categorical([f"c{i % 2}" for i in range(n)]), **fixed},
+        "datetime (constructor)": {"t": pd.date_range("2026-01-01", periods=n).to_numpy(), **fixed},
+    }
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 1000])
+@pytest.mark.parametrize("case", list(_columns_cases(1)))
+def test_result_frame_equals_the_constructor(n, case, monkeypatch):
+    columns = _columns_cases(n)[case]
+    want = pd.DataFrame(dict(columns), copy=False)
+    made = []
+    if _docnos._from_blocks is not None:  # pandas >= 3: count the frames made from blocks
+        from_blocks = _docnos._from_blocks
+        monkeypatch.setattr(_docnos, "_from_blocks", lambda *a: made.append(1) or from_blocks(*a))
+    got = _docnos.result_frame(dict(columns))
+    assert bool(made) == (_docnos._from_blocks is not None and "(constructor)" not in case)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert got.columns.dtype == want.columns.dtype and type(got.index) is type(want.index)
+    got.columns.name = "renamed"  # the column index is shared between frames: each gets its own view
+    assert _docnos.result_frame(dict(columns)).columns.name is None
+    got["extra"] = 1  # an ordinary frame: columns can be added and values set
+    if n:
+        got.loc[0, "score"] = -1.0
+        assert got["score"].iloc[0] == -1.0
+
+
+def test_result_frame_of_unequal_lengths_fails_as_the_constructor():
+    columns = {"a": np.arange(3), "b": np.arange(4)}
+    with pytest.raises(ValueError, match="same length"):
+        _docnos.result_frame(columns)
+
+
+@pytest.mark.parametrize("case", list(_columns_cases(1)))
+def test_take_column_equals_the_array_take(case):
+    rows = np.array([0, 5, 5, 2, 9, 0, 1], dtype=np.int64)
+    for name, values in _columns_cases(10)[case].items():
+        values = values.array if isinstance(values, pd.Series) else pd.array(values)
+        got, want = _docnos.take_column(values, rows), values.take(rows)
+        assert type(got) is type(want) and got.dtype == want.dtype, name
+        pd.testing.assert_extension_array_equal(got, want)

@@ -1,0 +1,167 @@
+"""One query per call: the latency of a PyTerrier retriever asked for one topic at a time, side by side with
+pyterrier-pisa.
+
+    python benchmarks/bench_latency.py                    # SciFact and Vaswani, k = 10, 100, 1000 (minutes)
+    python benchmarks/bench_latency.py --work /tmp/wl18   # reuse bench_workloads.py's indexes of the real topics
+
+bench_workloads.py gives each system the whole query set in one call, which is how ``pt.Experiment`` runs; an
+interactive search, a demo or a pipeline fed one query at a time instead pays each call's fixed cost (checking
+the input, analysing the query, building the result frame) on every query, and on these small collections that
+cost is most of the time. Each system is a PyTerrier transformer called with one-row topic frames, every topic in
+turn (this project: BM25 on its own index, one thread; pyterrier-pisa: BM25 with block-max WAND and with
+MaxScore, one thread, its own analyzer). Figures are microseconds per query: the median of --runs passes over
+the topics (more while they add up to under a second), the systems taking their passes in turn; p95 is over the
+single calls of one further pass. *batch* is this project's time per query when the whole set comes in one call,
+for scale. Each of this project's one-query results is checked against its batch result (the same documents,
+order and scores).
+
+Writes the "latency" section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import command_line, machine_facts, today, write_section  # noqa: E402
+from bench_workloads import interleaved_seconds  # noqa: E402
+
+COLLECTIONS = (("scifact", "irds:beir/scifact/test"), ("vaswani", "irds:vaswani"))
+
+
+def indexes(work: Path, name: str, irds: str):
+    """This project's and PISA's index of a real collection (built in ``work`` unless already there, under the
+    names bench_workloads.py uses) and its topics."""
+    import pyterrier as pt
+    from pyterrier_pisa import PisaIndex
+
+    import pyterrier_sparse_eval as pse
+
+    ds = pt.get_dataset(irds)
+    index = pse.SparseIndex(work / f"real-{name}")
+    if not index.built():
+        pse.BM25().indexer(index, verbose=False).index(pse.datasets.corpus_iter(ds))
+    pisa = PisaIndex(str(work / f"real-pisa-{name}"), threads=1)
+    if not pisa.built():
+        pisa.index(pse.datasets.corpus_iter(ds))
+    return index, pisa, ds.get_topics()
+
+
+def one_at_a_time(retriever, singles):
+    def run():
+        for one in singles:
+            retriever.transform(one)
+
+    return run
+
+
+def p95_us(retriever, singles) -> float:
+    times = []
+    for one in singles:
+        t = time.perf_counter()
+        retriever.transform(one)
+        times.append(time.perf_counter() - t)
+    return float(np.percentile(times, 95) * 1e6)
+
+
+def check_same(ours, topics, singles) -> None:
+    """Each one-query call returns what the batch call returns for that query."""
+    import pandas as pd
+
+    batch = ours.transform(topics)
+    for one in singles:
+        got = ours.transform(one).reset_index(drop=True)
+        want = batch[batch["qid"] == one["qid"].iloc[0]].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+def bench(work: Path, ks: list[int], runs: int) -> list[dict]:
+    import pyterrier_sparse_eval as pse
+
+    rows = []
+    for name, irds in COLLECTIONS:
+        index, pisa, topics = indexes(work, name, irds)
+        singles = [topics.iloc[i : i + 1] for i in range(len(topics))]
+        n = len(topics)
+        for k in ks:
+            ours = pse.BM25().retriever(index, num_results=k, backend="numba", threads=1)
+            check_same(ours, topics, singles)
+            systems = {
+                "ours": ours,
+                "PISA block-max WAND": pisa.bm25(num_results=k, threads=1, query_algorithm="block_max_wand"),
+                "PISA MaxScore": pisa.bm25(num_results=k, threads=1, query_algorithm="maxscore"),
+            }
+            fns = {s: one_at_a_time(r, singles) for s, r in systems.items()}
+            fns["ours (batch)"] = lambda ours=ours, topics=topics: ours.transform(topics)
+            seconds = interleaved_seconds(fns, runs)
+            row = {"collection": name, "k": k, "topics": n}
+            for s in systems:
+                row[s] = seconds[s] / n * 1e6
+                row[f"{s} p95"] = p95_us(systems[s], singles)
+            row["batch"] = seconds["ours (batch)"] / n * 1e6
+            rows.append(row)
+            print(
+                f"  {name} k={k}: "
+                + ", ".join(f"{s} {row[s]:.0f} us (p95 {row[f'{s} p95']:.0f})" for s in systems)
+                + f", ours batch {row['batch']:.0f} us/query",
+                flush=True,
+            )
+    return rows
+
+
+def report(rows: list[dict]) -> str:
+    out = [
+        f"Measured {today()} on {machine_facts()}; command: `{command_line()}`. One query per call (a one-row topic "
+        "frame), every topic in turn; microseconds per query (median of passes, the systems taking theirs in "
+        "turn; p95 over one pass's calls); *fastest peer* is PISA's faster algorithm on that line; ratios above 1 "
+        "mean this project is faster. *batch*: this project's time per query with the whole topic set in one "
+        "call. Each one-query result of this project equals its batch result.\n",
+        "| collection | topics | k | ours (us) | ours p95 | PISA BMW (us) | PISA MaxScore (us) | fastest peer p95 | "
+        "peer / ours | ours batch (us/query) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        peer = min(("PISA block-max WAND", "PISA MaxScore"), key=lambda s: r[s])
+        out.append(
+            f"| {r['collection']} | {r['topics']} | {r['k']} | {r['ours']:,.0f} | {r['ours p95']:,.0f} | "
+            f"{r['PISA block-max WAND']:,.0f} | {r['PISA MaxScore']:,.0f} | {r[f'{peer} p95']:,.0f} | "
+            f"{r[peer] / r['ours']:.2f} | {r['batch']:,.0f} |"
+        )
+    return "\n".join(out) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--ks", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--work", type=Path, default=None, help="folder for the indexes (kept)")
+    parser.add_argument("--no-write", action="store_true", help="print the report, leave BENCHMARKS.md")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="pse-latency-"))
+    work.mkdir(parents=True, exist_ok=True)
+    shared = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "irds-cache"
+    if "IR_DATASETS_HOME" not in os.environ:
+        if not shared.is_dir():
+            sys.exit(
+                "needs the real collections: set IR_DATASETS_HOME, or keep ../shared/data beside the repository"
+            )
+        shutil.copytree(shared, work / "irds", dirs_exist_ok=True)  # ir_datasets writes beside its archives
+        os.environ["IR_DATASETS_HOME"] = str(work / "irds")
+    text = report(bench(work, args.ks, args.runs))
+    print(text)
+    if not args.no_write:
+        write_section("latency", text)
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
