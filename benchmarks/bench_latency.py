@@ -9,10 +9,10 @@ interactive search, a demo or a pipeline fed one query at a time instead pays ea
 the input, analysing the query, building the result frame) on every query, and on these small collections that
 cost is most of the time. Each system is a PyTerrier transformer called with one-row topic frames, every topic in
 turn (this project: BM25 on its own index, one thread; pyterrier-pisa: BM25 with block-max WAND and with
-MaxScore, one thread, its own analyzer). Figures are microseconds per query: the median of --runs passes over
-the topics (more while they add up to under a second), the systems taking their passes in turn; p95 is over the
-single calls of one further pass. *batch* is this project's time per query when the whole set comes in one call,
-for scale. Each of this project's one-query results is checked against its batch result (the same documents,
+MaxScore, one thread, its own analyzer). Figures are microseconds per call, the median (p50) and p95 of every
+call in --runs passes over the topics, the systems taking their passes in turn (a burst of noise on this shared
+machine then falls on all of them, and moves a median less than a mean). *batch* is this project's time per query
+when the whole set comes in one call (median of passes), for scale. Each of this project's one-query results is checked against its batch result (the same documents,
 order and scores).
 
 Writes the "latency" section of BENCHMARKS.md.
@@ -32,7 +32,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import command_line, machine_facts, today, write_section  # noqa: E402
-from bench_workloads import interleaved_seconds  # noqa: E402
 
 COLLECTIONS = (("scifact", "irds:beir/scifact/test"), ("vaswani", "irds:vaswani"))
 
@@ -55,21 +54,22 @@ def indexes(work: Path, name: str, irds: str):
     return index, pisa, ds.get_topics()
 
 
-def one_at_a_time(retriever, singles):
-    def run():
+def call_times(systems: dict, singles: list, runs: int) -> dict[str, np.ndarray]:
+    """Each system's seconds per call over ``runs`` passes through the topics, one call each, the systems taking
+    their passes in turn (the order rotated every pass), after a warm-up pass each."""
+    for retriever in systems.values():
         for one in singles:
             retriever.transform(one)
-
-    return run
-
-
-def p95_us(retriever, singles) -> float:
-    times = []
-    for one in singles:
-        t = time.perf_counter()
-        retriever.transform(one)
-        times.append(time.perf_counter() - t)
-    return float(np.percentile(times, 95) * 1e6)
+    times: dict[str, list[float]] = {name: [] for name in systems}
+    names = list(systems)
+    for r in range(runs):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            retriever, got = systems[name], times[name]
+            for one in singles:
+                t = time.perf_counter()
+                retriever.transform(one)
+                got.append(time.perf_counter() - t)
+    return {name: np.asarray(got) for name, got in times.items()}
 
 
 def check_same(ours, topics, singles) -> None:
@@ -99,14 +99,16 @@ def bench(work: Path, ks: list[int], runs: int) -> list[dict]:
                 "PISA block-max WAND": pisa.bm25(num_results=k, threads=1, query_algorithm="block_max_wand"),
                 "PISA MaxScore": pisa.bm25(num_results=k, threads=1, query_algorithm="maxscore"),
             }
-            fns = {s: one_at_a_time(r, singles) for s, r in systems.items()}
-            fns["ours (batch)"] = lambda ours=ours, topics=topics: ours.transform(topics)
-            seconds = interleaved_seconds(fns, runs)
+            times = call_times(systems, singles, runs)
             row = {"collection": name, "k": k, "topics": n}
-            for s in systems:
-                row[s] = seconds[s] / n * 1e6
-                row[f"{s} p95"] = p95_us(systems[s], singles)
-            row["batch"] = seconds["ours (batch)"] / n * 1e6
+            for s, t in times.items():
+                row[s], row[f"{s} p95"] = np.median(t) * 1e6, np.percentile(t, 95) * 1e6
+            batch = []
+            for _ in range(max(3, runs)):
+                t0 = time.perf_counter()
+                ours.transform(topics)
+                batch.append(time.perf_counter() - t0)
+            row["batch"] = float(np.median(batch)) / n * 1e6
             rows.append(row)
             print(
                 f"  {name} k={k}: "
@@ -120,12 +122,12 @@ def bench(work: Path, ks: list[int], runs: int) -> list[dict]:
 def report(rows: list[dict]) -> str:
     out = [
         f"Measured {today()} on {machine_facts()}; command: `{command_line()}`. One query per call (a one-row topic "
-        "frame), every topic in turn; microseconds per query (median of passes, the systems taking theirs in "
-        "turn; p95 over one pass's calls); *fastest peer* is PISA's faster algorithm on that line; ratios above 1 "
-        "mean this project is faster. *batch*: this project's time per query with the whole topic set in one "
+        "frame), every topic in turn, the systems taking their passes in turn; microseconds per call, median "
+        "(p50) and p95 over every call of the passes; *fastest peer* is PISA's faster algorithm (by p50) on that "
+        "line; ratios above 1 mean this project is faster. *batch*: this project's time per query with the whole topic set in one "
         "call. Each one-query result of this project equals its batch result.\n",
-        "| collection | topics | k | ours (us) | ours p95 | PISA BMW (us) | PISA MaxScore (us) | fastest peer p95 | "
-        "peer / ours | ours batch (us/query) |",
+        "| collection | topics | k | ours p50 (us) | ours p95 | PISA BMW p50 | PISA MaxScore p50 | fastest peer p95 | "
+        "peer / ours (p50) | ours batch (us/query) |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -141,7 +143,7 @@ def report(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ks", type=int, nargs="+", default=[10, 100, 1000])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--work", type=Path, default=None, help="folder for the indexes (kept)")
     parser.add_argument("--no-write", action="store_true", help="print the report, leave BENCHMARKS.md")
     args = parser.parse_args()
