@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -241,67 +240,21 @@ def _counts(terms: list[str]) -> dict[str, int]:
 class TermCounter:
     """Raw texts -> (term id per posting, term frequency, offsets per document, document lengths), with term ids
     from a vocabulary that grows as new terms appear (a writer's, or an encoding worker's own): each raw token is
-    analysed once and remembered. ``compiled``: numba's tokenizer (the same tokens as the analyzer's regex)."""
+    analysed once and remembered (:class:`~pyterrier_sparse_eval._textscan.TokenIds`). ``compiled``: numba's
+    tokenizer (the same tokens as the analyzer's regex)."""
 
     def __init__(self, analyzer: Analyzer, compiled: bool):
-        from ._textscan import TokenTable  # imports numba only when indexing
+        from ._textscan import TokenIds  # imports numba only when indexing
 
-        self.analyzer = analyzer
-        self.table = TokenTable() if compiled and analyzer.compiled_rule is not None else None
-        self.token_ids: dict[str, int] = {}  # the regex path's memo (raw token -> term id)
-        self.raw2term = np.zeros(0, dtype=np.int32)  # the compiled path's (raw token id -> term id)
+        self.tokens = TokenIds(analyzer, compiled=compiled)
 
     def count(self, texts: list[str], vocab: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``vocab``: anything with ``vocab`` (term -> id) and ``term_ids(terms)`` (an :class:`IndexWriter`)."""
-        if self.table is not None:
-            return self._count_compiled(texts, vocab)
-        return self._count_python(texts, vocab)
+        owner, ids = self.tokens(texts, vocab.term_ids)
+        if self.tokens.table is not None:
+            from ._textscan import count_terms
 
-    def _new_term_ids(self, tokens: list[str], vocab: Any) -> np.ndarray:
-        """Term ids of distinct raw tokens seen for the first time (-1 for tokens the analyzer drops); the
-        caller remembers them, so the analyzer's own memo is bypassed."""
-        terms = self.analyzer.terms(tokens)
-        kept = np.flatnonzero(np.fromiter(map(bool, terms), dtype=bool, count=len(terms)))
-        ids = np.full(len(tokens), -1, dtype=np.int32)
-        if len(kept):
-            ids[kept] = vocab.term_ids(
-                terms if len(kept) == len(terms) else [terms[i] for i in kept.tolist()]
-            )
-        return ids
-
-    def _count_compiled(
-        self, texts: list[str], vocab: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        from ._textscan import count_terms
-
-        analyzer, table = self.analyzer, self.table
-        assert table is not None
-        doc, tok, before = table.scan(
-            texts, analyzer.lowercases, analyzer.tokenize_batch, rule=analyzer.compiled_rule or 0
-        )
-        if len(table) > before:
-            new_ids = self._new_term_ids(table.tokens(before, len(table)), vocab)
-            self.raw2term = np.concatenate([self.raw2term, new_ids])
-        return count_terms(doc, self.raw2term[tok], len(texts), len(vocab.vocab))
-
-    def _count_python(
-        self, texts: list[str], vocab: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        # raw token -> term id (-1 for stopwords), memoised across batches: one C-level pass per batch
-        token_ids = self.token_ids
-        raw = self.analyzer.tokenize_batch(texts)
-        new = set(itertools.chain.from_iterable(raw))
-        new.difference_update(token_ids)
-        if new:
-            if len(token_ids) + len(new) > 2_000_000:
-                token_ids.clear()
-                new = set(itertools.chain.from_iterable(raw))
-            tokens = sorted(new)
-            token_ids.update(zip(tokens, self._new_term_ids(tokens, vocab).tolist()))
-        raw_lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(texts))
-        flat = itertools.chain.from_iterable(raw)
-        ids = np.fromiter(map(token_ids.__getitem__, flat), dtype=np.int64, count=int(raw_lengths.sum()))
-        owner = np.repeat(np.arange(len(texts), dtype=np.int64), raw_lengths)
+            return count_terms(owner, ids.astype(np.int32), len(texts), len(vocab.vocab))
         kept = ids >= 0
         ids, owner = ids[kept], owner[kept]
         lengths = np.bincount(owner, minlength=len(texts))

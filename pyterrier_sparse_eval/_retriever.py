@@ -274,7 +274,7 @@ class SparseRetriever(pt.Transformer):
         known = ids >= 0
         num_terms = max(1, self.index.num_terms)
         keys, counts = np.unique(
-            rows[known] * num_terms + ids[known], return_counts=True
+            rows[known].astype(np.int64) * num_terms + ids[known], return_counts=True
         )  # sorted: CSR order
         cols = keys % num_terms
         indptr = np.zeros(len(texts) + 1, dtype=np.int64)
@@ -289,8 +289,8 @@ class SparseRetriever(pt.Transformer):
 
         analyzer, build = self._analyzer(), self.index.build_id
         if self._token_cache is None or self._token_cache[0] is not analyzer or self._token_cache[1] != build:
-            compiled = self.backend_ == "numba"
-            self._token_cache = (analyzer, build, TokenIds(analyzer, self.index.term_ids, compiled=compiled))
+            tokens = TokenIds.of_vocabulary(analyzer, self.index.term_ids, self.backend_ == "numba")
+            self._token_cache = (analyzer, build, tokens)
         return self._token_cache[2](texts)
 
     _token_cache: tuple[Analyzer, str, Any] | None = None

@@ -18,6 +18,8 @@ Per-document term frequencies are counted with a last-seen mark per term, in lin
 
 from __future__ import annotations
 
+import functools
+import itertools
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -435,48 +437,62 @@ def count_terms(
 
 
 class TokenIds:
-    """Texts -> (text index, vocabulary id) of each raw token, -1 where the analyzer drops the token or
-    ``vocabulary`` lacks its term (see :func:`~pyterrier_sparse_eval._tokenize.term_ids`), remembering every
-    distinct raw token: in numba's token table when ``compiled`` and the analyzer has a compiled rule (one pass
-    over the texts' bytes: Vaswani's 93 topics 0.27 -> 0.06 ms, with the same tokens), else in a dict. For one
-    analyzer and vocabulary only."""
+    """Texts -> (text index, id) of each raw token, every distinct raw token remembered with its id (in numba's
+    token table when ``compiled`` and the analyzer has a compiled rule, else in a dict; past ``MAX_CACHE`` tokens
+    afresh). New tokens are analysed together (:meth:`Analyzer.terms`) and their terms given to ``lookup(terms)
+    -> ids`` (-1: none): a vocabulary's lookup for queries (:meth:`of_vocabulary`), a writer's growing
+    ``term_ids`` when indexing (per call). -1 where the analyzer drops the token. One analyzer and vocabulary."""
 
-    def __init__(self, analyzer: Any, vocabulary: dict[str, int], compiled: bool = True):
-        self.analyzer, self.vocabulary = analyzer, vocabulary
+    def __init__(self, analyzer: Any, lookup: Any = None, compiled: bool = True):
+        self.analyzer, self.lookup = analyzer, lookup
         self.compiled = compiled and analyzer.compiled_rule is not None
         self._lock = threading.Lock()  # the table is grown in place: one batch at a time
         self._reset()
 
+    @classmethod
+    def of_vocabulary(cls, analyzer: Any, vocabulary: dict[str, int], compiled: bool = True) -> TokenIds:
+        """Ids from a fixed ``vocabulary`` (term -> id): a search's query terms."""
+        return cls(analyzer, functools.partial(_look_up, vocabulary), compiled)
+
     def _reset(self) -> None:
         self.memo: dict[str, int] = {}
-        self.table: Any = None
-        self.ids = np.zeros(0, dtype=np.int64)  # the table's token id -> vocabulary id
-        if self.compiled and HAVE_NUMBA:
-            self.table = TokenTable(1 << 12)
+        self.table: Any = TokenTable(1 << 12) if self.compiled and HAVE_NUMBA else None
+        self.ids = np.zeros(0, dtype=np.int64)  # the table's token id -> id
 
-    def __getstate__(self) -> dict[str, Any]:  # the memo is rebuilt where it is unpickled
-        return {"analyzer": self.analyzer, "vocabulary": self.vocabulary, "compiled": self.compiled}
+    def __reduce__(self) -> tuple[Any, ...]:  # the memo is rebuilt where it is unpickled
+        return TokenIds, (self.analyzer, self.lookup, self.compiled)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state)  # type: ignore[misc]
+    def _new_ids(self, tokens: list[str], lookup: Any) -> np.ndarray:
+        terms = self.analyzer.terms(tokens)
+        ids, kept = np.full(len(tokens), -1, dtype=np.int64), [i for i, term in enumerate(terms) if term]
+        if kept:
+            ids[kept] = lookup(terms if len(kept) == len(terms) else [terms[i] for i in kept])
+        return ids
 
-    def __call__(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        analyzer = self.analyzer
-        if self.table is None:
-            raw = analyzer.tokenize_batch(texts)
-            lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(raw))
-            ids = _tokenize.term_ids(analyzer, raw, self.vocabulary, self.memo)
-            return np.repeat(np.arange(len(raw), dtype=np.int64), lengths), ids
+    def __call__(self, texts: list[str], lookup: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """(text index (int32 or int64), id (int64)) of each raw token of ``texts``; ``lookup``: else __init__'s."""
+        analyzer, lookup = self.analyzer, lookup or self.lookup
         with self._lock:
-            if len(self.table) > _tokenize.MAX_CACHE:
+            if len(self.memo if self.table is None else self.table) > _tokenize.MAX_CACHE:
                 self._reset()
+            if self.table is None:
+                raw, memo = analyzer.tokenize_batch(texts), self.memo
+                new = set(itertools.chain.from_iterable(raw)).difference(memo)
+                if new:
+                    tokens = sorted(new)
+                    memo.update(zip(tokens, self._new_ids(tokens, lookup).tolist()))
+                lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(raw))
+                flat = itertools.chain.from_iterable(raw)
+                ids = np.fromiter(map(memo.__getitem__, flat), dtype=np.int64, count=int(lengths.sum()))
+                return np.repeat(np.arange(len(raw), dtype=np.int64), lengths), ids
             table = self.table
             doc, tok, before = table.scan(
                 texts, analyzer.lowercases, analyzer.tokenize_batch, rule=analyzer.compiled_rule or 0
             )
             if len(table) > before:
-                get = self.vocabulary.get
-                terms = analyzer.terms(table.tokens(before, len(table)))
-                new = np.fromiter((get(t, -1) if t else -1 for t in terms), dtype=np.int64, count=len(terms))
-                self.ids = np.concatenate([self.ids, new])
-            return doc.astype(np.int64), self.ids[tok]
+                self.ids = np.concatenate([self.ids, self._new_ids(table.tokens(before, len(table)), lookup)])
+            return doc, self.ids[tok]
+
+
+def _look_up(vocabulary: dict[str, int], terms: list[str]) -> np.ndarray:
+    return np.fromiter(map(vocabulary.get, terms, itertools.repeat(-1)), dtype=np.int64, count=len(terms))

@@ -18,7 +18,6 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
 
-import numpy as np
 import Stemmer
 
 from .analysis import LANGUAGES, Language, get_language, tokenize_texts
@@ -261,20 +260,3 @@ def _new_tokens(raw: Iterable[Iterable[str]], memo: dict[str, Any]) -> set[str]:
         memo.clear()
         new = set(itertools.chain.from_iterable(raw))
     return new
-
-
-def term_ids(
-    analyzer: Analyzer, raw: list[list[str]], vocabulary: dict[str, int], memo: dict[str, int]
-) -> np.ndarray:
-    """The ``vocabulary`` id of each raw token of ``raw`` (see :meth:`Analyzer.tokenize_batch`), flattened, as an
-    int64 array: -1 where the analyzer drops the token or the vocabulary lacks its term. ``memo`` (token -> id, for
-    this analyzer and vocabulary only) is filled with the new tokens, so that a token seen before costs one lookup."""
-    new = _new_tokens(raw, memo)
-    if new:
-        analyzer.learn([new])
-        get = vocabulary.get
-        for token in new:
-            term = analyzer.term_of(token)
-            memo[token] = get(term, -1) if term else -1
-    flat = itertools.chain.from_iterable(raw)
-    return np.fromiter(map(memo.__getitem__, flat), dtype=np.int64, count=sum(map(len, raw)))

@@ -60,26 +60,33 @@ def test_bad_options_name_the_fix():
         pse.Analyzer(stopwords="klingon")
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("limit", [3, 1000])
-def test_term_ids_equal_the_analysed_terms_ids_through_a_full_memo(monkeypatch, limit):
-    # the retriever's token -> term id memo: each raw token's id is that of its analysed term (-1 when the analyzer
-    # drops it or the vocabulary lacks the term), also when a batch overflows the memo (limit 3) and it starts afresh
+def test_token_ids_equal_the_analysed_terms_ids_through_a_full_memo(monkeypatch, limit, compiled):
+    # the retriever's token -> term id memo (numba's token table, or a dict): each raw token's id is that of its
+    # analysed term (-1 when the analyzer drops it or the vocabulary lacks the term), also when the memo outgrows
+    # its bound (limit 3) and starts afresh
     from pyterrier_sparse_eval import _tokenize
+    from pyterrier_sparse_eval._textscan import HAVE_NUMBA, TokenIds
 
     monkeypatch.setattr(_tokenize, "MAX_CACHE", limit)
     analyzer = pse.Analyzer()
     vocabulary = {"cell": 0, "run": 1, "quick": 2}
-    memo: dict[str, int] = {}
+    token_ids = TokenIds.of_vocabulary(analyzer, vocabulary, compiled)
+    assert (token_ids.table is not None) == (compiled and HAVE_NUMBA)
     seen: list[int] = []
     for texts in (
         ["Cells running", "the quick cells"],
         ["RUNS", "unknown cells of the runner"],
-        ["cell cell"],
+        ["cell cell", "Café cells"],
     ):
         raw = analyzer.tokenize_batch(texts)
         terms = [(analyzer(t) or [""])[0] for toks in raw for t in toks]  # a raw token makes at most one term
         want = [vocabulary.get(term, -1) if term else -1 for term in terms]
-        assert _tokenize.term_ids(analyzer, raw, vocabulary, memo).tolist() == want
-        assert len(memo) <= max(limit, len({t for toks in raw for t in toks}))
+        owner, ids = token_ids(texts)
+        assert ids.tolist() == want
+        assert owner.tolist() == [i for i, toks in enumerate(raw) for _ in toks]
+        size = len(token_ids.memo if token_ids.table is None else token_ids.table)
+        assert size <= limit + len({t for toks in raw for t in toks})
         seen += want
     assert {-1, 0, 1, 2} <= set(seen)
