@@ -21,7 +21,6 @@ Writes the "latency" section of BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile
@@ -32,26 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import command_line, machine_facts, today, write_section  # noqa: E402
-
-COLLECTIONS = (("scifact", "irds:beir/scifact/test"), ("vaswani", "irds:vaswani"))
-
-
-def indexes(work: Path, name: str, irds: str):
-    """This project's and PISA's index of a real collection (built in ``work`` unless already there, under the
-    names bench_workloads.py uses) and its topics."""
-    import pyterrier as pt
-    from pyterrier_pisa import PisaIndex
-
-    import pyterrier_sparse_eval as pse
-
-    ds = pt.get_dataset(irds)
-    index = pse.SparseIndex(work / f"real-{name}")
-    if not index.built():
-        pse.BM25().indexer(index, verbose=False).index(pse.datasets.corpus_iter(ds))
-    pisa = PisaIndex(str(work / f"real-pisa-{name}"), threads=1)
-    if not pisa.built():
-        pisa.index(pse.datasets.corpus_iter(ds))
-    return index, pisa, ds.get_topics()
+from bench_workloads import REAL, real_indexes, shared_irds  # noqa: E402
 
 
 def call_times(systems: dict, singles: list, runs: int) -> dict[str, np.ndarray]:
@@ -87,8 +67,8 @@ def bench(work: Path, ks: list[int], runs: int) -> list[dict]:
     import pyterrier_sparse_eval as pse
 
     rows = []
-    for name, irds in COLLECTIONS:
-        index, pisa, topics = indexes(work, name, irds)
+    for name, irds in REAL:
+        index, pisa, topics = real_indexes(work, name, irds)
         singles = [topics.iloc[i : i + 1] for i in range(len(topics))]
         n = len(topics)
         for k in ks:
@@ -149,14 +129,10 @@ def main() -> None:
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="pse-latency-"))
     work.mkdir(parents=True, exist_ok=True)
-    shared = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "irds-cache"
-    if "IR_DATASETS_HOME" not in os.environ:
-        if not shared.is_dir():
-            sys.exit(
-                "needs the real collections: set IR_DATASETS_HOME, or keep ../shared/data beside the repository"
-            )
-        shutil.copytree(shared, work / "irds", dirs_exist_ok=True)  # ir_datasets writes beside its archives
-        os.environ["IR_DATASETS_HOME"] = str(work / "irds")
+    if not shared_irds(work):
+        sys.exit(
+            "needs the real collections: set IR_DATASETS_HOME, or keep ../shared/data beside the repository"
+        )
     text = report(bench(work, args.ks, args.runs))
     print(text)
     if not args.no_write:

@@ -310,22 +310,42 @@ def bench_learned(n_docs, n_queries, runs, work, ks, rows, info):
         _time_cell(rows, cell, runs, len(topics), docs=n_docs, workload="learned", k=k)
 
 
-def bench_real(runs, work, ks, rows, info):
+REAL = (("scifact", "irds:beir/scifact/test"), ("vaswani", "irds:vaswani"))
+
+
+def shared_irds(work: Path) -> bool:
+    """Point ir_datasets at a copy of ../shared/data's cache in ``work`` (it writes beside its archives) unless
+    IR_DATASETS_HOME is set; whether the real collections are reachable."""
+    shared = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "irds-cache"
+    if "IR_DATASETS_HOME" not in os.environ and shared.is_dir():
+        shutil.copytree(shared, work / "irds", dirs_exist_ok=True)
+        os.environ["IR_DATASETS_HOME"] = str(work / "irds")
+    return "IR_DATASETS_HOME" in os.environ
+
+
+def real_indexes(work: Path, name: str, irds: str):
+    """This project's BM25 index and PISA's of a real collection (built in ``work`` unless already there) and
+    its topics."""
     import pyterrier as pt
     from pyterrier_pisa import PisaIndex
 
     import pyterrier_sparse_eval as pse
 
-    for name, irds in (("scifact", "irds:beir/scifact/test"), ("vaswani", "irds:vaswani")):
-        ds = pt.get_dataset(irds)
-        topics = ds.get_topics()
-        index = pse.SparseIndex(work / f"real-{name}")
-        if not index.built():
-            pse.BM25().indexer(index, verbose=False).index(pse.datasets.corpus_iter(ds))
-        ppath = work / f"real-pisa-{name}"
-        pisa = PisaIndex(str(ppath), threads=1)
-        if not pisa.built():
-            pisa.index(pse.datasets.corpus_iter(ds))
+    ds = pt.get_dataset(irds)
+    index = pse.SparseIndex(work / f"real-{name}")
+    if not index.built():
+        pse.BM25().indexer(index, verbose=False).index(pse.datasets.corpus_iter(ds))
+    pisa = PisaIndex(str(work / f"real-pisa-{name}"), threads=1)
+    if not pisa.built():
+        pisa.index(pse.datasets.corpus_iter(ds))
+    return index, pisa, ds.get_topics()
+
+
+def bench_real(runs, work, ks, rows, info):
+    import pyterrier_sparse_eval as pse
+
+    for name, irds in REAL:
+        index, pisa, topics = real_indexes(work, name, irds)
         bm25 = pse.BM25()
         df = index.df
         qm = bm25.retriever(index).query_matrix(bm25.retriever(index)._query_weights(topics))
@@ -449,11 +469,7 @@ def main() -> None:
     rows: list[dict] = []
     info: dict = {}
     bandwidth = memory_bandwidth_gbs()
-    shared = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "irds-cache"
-    if "IR_DATASETS_HOME" not in os.environ and shared.is_dir():  # ir_datasets writes beside its archives
-        shutil.copytree(shared, work / "irds", dirs_exist_ok=True)
-        os.environ["IR_DATASETS_HOME"] = str(work / "irds")
-    if not args.no_real and "IR_DATASETS_HOME" in os.environ:
+    if not args.no_real and shared_irds(work):
         bench_real(args.runs, work, args.ks, rows, info)
     for n in args.docs:
         bench_text(n, args.queries, args.runs, work, args.ks, rows, info)

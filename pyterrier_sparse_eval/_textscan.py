@@ -473,11 +473,9 @@ class TokenIds:
         """(text index (int32 or int64), id (int64)) of each raw token of ``texts``; ``lookup``: else __init__'s."""
         analyzer, lookup = self.analyzer, lookup or self.lookup
         with self._lock:
-            if len(self.memo if self.table is None else self.table) > _tokenize.MAX_CACHE:
-                self._reset()
             if self.table is None:
                 raw, memo = analyzer.tokenize_batch(texts), self.memo
-                new = set(itertools.chain.from_iterable(raw)).difference(memo)
+                new = _tokenize._new_tokens(raw, memo)  # cleared first past MAX_CACHE
                 if new:
                     tokens = sorted(new)
                     memo.update(zip(tokens, self._new_ids(tokens, lookup).tolist()))
@@ -485,6 +483,8 @@ class TokenIds:
                 flat = itertools.chain.from_iterable(raw)
                 ids = np.fromiter(map(memo.__getitem__, flat), dtype=np.int64, count=int(lengths.sum()))
                 return np.repeat(np.arange(len(raw), dtype=np.int64), lengths), ids
+            if len(self.table) > _tokenize.MAX_CACHE:
+                self._reset()
             table = self.table
             doc, tok, before = table.scan(
                 texts, analyzer.lowercases, analyzer.tokenize_batch, rule=analyzer.compiled_rule or 0
