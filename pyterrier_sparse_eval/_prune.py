@@ -27,7 +27,17 @@ how many postings its terms have (measured on bench_workloads.py's workloads and
   the first chunks hold more than k candidates, not after the first block: keying a whole first block and
   partitioning it cost long queries a quarter of their time at k = 10. On Lucene-scored indexes a query term
   used once adds the posting's precomputed contribution (``SparseIndex.lucene_impacts``, the same float32 bits
-  as the formula) instead of evaluating ``w - w / (1 + x)``: 1.3-2.3x on long queries;
+  as the formula) instead of evaluating ``w - w / (1 + x)``: 1.3-2.3x on long queries. On Lucene-scored
+  indexes, a scanned query whose span holds at least four steps (a step: the larger of the block and
+  ``SCAN_BLOCK``) chooses at each step: once its essential terms hold at most ``SCAN_BOUNDED`` postings per document
+  of the collection, the step is a bounded block (as above). This is the frequent-term query heavy enough to be
+  scanned (a few terms, some of them very frequent: 36 of bench_workloads.py's 200 at 1M documents, 43% of the
+  workload's time at k = 10; 15% of their postings in essential terms at the final threshold). With the bounded
+  blocks' candidates dropped term by term (``_blocks._bounded_block``), frequent-term queries at k = 10 1.16-1.18x
+  at 1M documents and 1.23-1.28x at 3M, at k = 100 1.04-1.06x and 1.12-1.14x, at k = 1000 1.0-1.03x; long queries
+  (whose essential terms stay dense) 0.98-1.04x, light ones and the real topics 0.97-1.02x (old and new package in
+  one process, passes alternated, best of 8-25). Essential terms' share of the postings as the criterion instead
+  (at most 60%) took long queries to 0.56-0.73x;
 - **exhaustive** (queries with fewer than ``LIGHT`` x k postings, ``light=``): a threshold set this late saves
   less than it costs; :func:`~pyterrier_sparse_eval._topk.top_k_numba` scores them.
 
@@ -38,9 +48,10 @@ is below the threshold) were measured too and dropped: on BM25 queries with freq
 per-term bounds: MaxScore document at a time (the essential terms' documents scored in query-term order, galloping in
 the other lists), 0.4-0.7x on light and frequent-term queries, 1.0x on long ones; term at a time over the whole
 collection, candidates looked up in the non-essential lists, 0.1-0.7x (accumulators out of cache); in blocks with the
-candidates looked up (galloping) instead of walking the non-essential postings, 0.1-0.6x; and on scanned queries (long
-and learned-sparse), 0.3-0.9x: finding the candidates among a whole block costs more than the scan's vectorised
-read-back. Nor did scanned blocks that add only the essential terms, keep as candidates what the vectorised read-back
+candidates looked up (galloping) instead of walking the non-essential postings, 0.1-0.6x (and 0.88-1.0x where a
+block's postings outnumber its candidates 16-256 times, candidates dropped term by term); and on long and
+learned-sparse scanned queries, 0.3-0.9x: finding the candidates among a whole block costs more than the scan's
+vectorised read-back. Nor did scanned blocks that add only the essential terms, keep as candidates what the vectorised read-back
 finds above the threshold less the other terms' bounds, and look those terms up for the candidates (galloping) instead
 of walking them: at the final threshold (5 long queries, k = 10 and 100), non-essential terms whose bounds sum to
 18-44% of it hold 15-44% of the postings and leave 76-8,700 candidates in 1M documents, yet the whole query ran at
@@ -73,15 +84,15 @@ __all__ = [
     "LIGHT",
     "SCAN",
     "SCAN_BLOCK",
+    "SCAN_BOUNDED",
     "default_block",
     "lucene_impacts",
     "term_bounds",
     "top_k_pruned",
 ]
 
-_BLOCK = (
-    1 << 14
-)  # documents scored together: their accumulators stay in L2 (16k measured best at 1M documents)
+#: documents scored together: their accumulators stay in L2 (16k measured best at 1M documents)
+_BLOCK = 1 << 14
 #: queries with fewer postings than this many times k go to the exhaustive kernel (a threshold set late saves little)
 LIGHT = 16.0
 #: queries with at least this many postings per document read back whole blocks (measured: bench_workloads.py)
@@ -91,6 +102,9 @@ _NO_IMPACTS = np.zeros(0, dtype=np.float32)  # no weight per term: the formula i
 SCAN_BLOCK = 1 << 13
 #: a block is scored with the bounds when the terms they skip hold at least this share of the query's postings
 BUDGET = 0.3
+#: a scanned query's block is scored with the bounds when its essential terms hold at most this many postings per
+#: document of the collection (frequent-term queries heavy enough to be scanned; long ones keep scanning)
+SCAN_BOUNDED = 0.05
 
 if HAVE_NUMBA:
     from numba import njit, prange
@@ -129,6 +143,7 @@ if HAVE_NUMBA:
         budget,
         scan_block,
         wide_span,
+        scan_bounded,
     ):
         nt = len(q_terms)
         one = np.float32(1.0)
@@ -148,7 +163,8 @@ if HAVE_NUMBA:
         # exact (then any order of addition gives the bits of the other kernels' query-term order): every
         # contribution is a float32 of at least ``low``, so a multiple of 2^(exponent(low) - 23), and every sum
         # below 2^(exponent(low) + 30) is exact
-        bounded = lucene and len(tmax) > 0 and not scan
+        step = max(bsize, scan_block)  # a scanned query's documents between two choices of how to score them
+        bounded = lucene and len(tmax) > 0 and (not scan or hi_doc - lo_doc >= 4 * step)  # scanned: wide
         ub = np.zeros(nt, dtype=np.float64)
         low = np.inf
         for j in range(nt if bounded else 0):
@@ -187,22 +203,27 @@ if HAVE_NUMBA:
                     e -= 1
                 if e == 0:  # no document left can reach the threshold
                     break
-                if e < nt and rest_postings[e] >= worth:
+                essential = postings - rest_postings[e]
+                if e < nt and (essential <= scan_bounded * num_docs if scan else rest_postings[e] >= worth):
                     n = _bounded_block(
-                        q_terms, q_weights, indptr, indices, data, imp, imp_w, order, e, theta * margin - rest[e],
+                        q_terms, q_weights, indptr, indices, data, imp, imp_w, order, e, theta * margin, rest,
                         cursor, acc64, mark, touched, cand, b0, b1, theta, keys, n, fbuf, ubuf,
                     )  # fmt: skip
                     if n >= k + max(k, 32):  # a fresh threshold: it sets which terms are essential
                         n, cap, theta, below = _cut(keys, n, k, slack, fbuf, ubuf)
                     b0 = b1
                     continue
-            if scan:  # the rest of the query's span, in SCAN_BLOCK sub-blocks whatever the block size
-                for s0 in range(b0, min(hi_doc + 1, num_docs), scan_block):
+            if scan:  # SCAN_BLOCK sub-blocks, whatever the block size: the rest of the span, or the step's
+                s1 = min(hi_doc + 1, num_docs, b0 + step) if bounded else min(hi_doc + 1, num_docs)
+                for s0 in range(b0, s1, scan_block):
                     n, cap, theta, below = _scan_block(
                         q_terms, q_weights, indptr, indices, data, imp, imp_w, lucene, acc, acc64, cursor, s0,
-                        min(scan_block, num_docs - s0), theta, below, keys, n, k, cap, slack, fbuf, ubuf,
+                        min(scan_block, s1 - s0), theta, below, keys, n, k, cap, slack, fbuf, ubuf,
                     )  # fmt: skip
-                break
+                if not bounded:
+                    break
+                b0 += step
+                continue
             n_touched = 0
             ub0 = np.uint32(b0)
             use_imp = lucene and len(imp_w) == len(indptr) - 1
@@ -309,6 +330,7 @@ if HAVE_NUMBA:
         budget,
         scan_block,
         wide_span,
+        scan_bounded,
     ):
         acc = np.zeros(max(block, scan_block), dtype=np.float32)
         # float64 sums: Lucene's, and the bounded blocks' partial sums
@@ -355,6 +377,7 @@ if HAVE_NUMBA:
                 budget,
                 scan_block,
                 wide_span,
+                scan_bounded,
             )
 
     @njit(parallel=True, nogil=True, cache=True)
@@ -391,6 +414,7 @@ def top_k_pruned(
     budget: float = BUDGET,
     scan_block: int = SCAN_BLOCK,
     wide_span: int = WIDE_SPAN,
+    scan_bounded: float = SCAN_BOUNDED,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`~pyterrier_sparse_eval._topk.top_k_numba`'s result, dropping documents below a running threshold.
 
@@ -400,7 +424,9 @@ def top_k_pruned(
     they touched. ``impacts`` = ``(values, weights)`` (Lucene scoring; see :func:`lucene_impacts`): a query term
     whose weight is ``weights[t]`` adds ``values[p]``, the precomputed ``w - w / (1 + x)`` of posting p, in those
     scanned blocks, which score ``scan_block`` documents at a time (wider than ``block`` if it is). Queries whose
-    documents span at least ``wide_span`` ids cut their candidates more often (``SLACK``).
+    documents span at least ``wide_span`` ids cut their candidates more often (``SLACK``). With ``bounds``, a
+    scanned query scores a block with them once its essential terms hold at most ``scan_bounded`` postings per
+    document.
     """
     if not HAVE_NUMBA:
         raise ImportError("the threshold kernel needs numba: pip install numba")
@@ -434,6 +460,7 @@ def top_k_pruned(
                         got = top_k_pruned(
                             *common, num_docs, threads, rank_to_doc, lucene, block, scan=scan, impacts=impacts,
                             bounds=bounds, budget=budget, scan_block=scan_block, wide_span=wide_span,
+                            scan_bounded=scan_bounded,
                         )  # fmt: skip
                     else:
                         got = top_k_numba(*common, num_docs, threads, rank_to_doc, block=block, lucene=lucene)
@@ -461,6 +488,7 @@ def top_k_pruned(
         float(budget),
         np.int64(max(1, min(scan_block, num_docs))),
         np.int64(wide_span),
+        float(scan_bounded),
     )
     threads = max(1, min(int(threads), nq))
     if threads == 1:

@@ -153,6 +153,14 @@ def test_threshold_kernel_equals_exhaustive(k, ties, lucene, threads):
                     bounds=_bounds(m), budget=budget,
                 )[1]  # fmt: skip
                 _assert_same(ref, got)
+            # scanned queries that switch to bounded blocks once the threshold allows (every step, or by the
+            # default density), in sub-blocks that divide the step (1,024) and one that does not (100)
+            for scan_block, scan_bounded in ((1024, np.inf), (100, np.inf), (1024, 0.05)):
+                got = _both(
+                    q, m, k, tie_rank, lucene=True, threads=threads, scan=0.0, impacts=impacts, bounds=_bounds(m),
+                    scan_block=scan_block, scan_bounded=scan_bounded,
+                )[1]  # fmt: skip
+                _assert_same(ref, got)
 
 
 @pytest.mark.parametrize("block", [1, 7, 4096, None])
@@ -196,6 +204,12 @@ def test_term_bounds_are_used_and_exact(ties):
         # the bounds are used: bounds that do not bound (every term said to add nothing) change the result
         wrong = (np.zeros_like(bounds[0]), bounds[1])
         assert _differs(ref, _both(q, m, k, tie_rank, lucene=True, scan=np.inf, bounds=wrong, budget=0.0)[1])
+        # scanned queries too, once they switch to bounded blocks (narrow steps: the span holds many)
+        scanned = {"scan": 0.0, "scan_block": 1024}
+        for impacts in (None, _impacts(q, m)):
+            got = _both(q, m, k, tie_rank, lucene=True, impacts=impacts, bounds=bounds, **scanned)[1]
+            _assert_same(ref, got)
+        assert _differs(ref, _both(q, m, k, tie_rank, lucene=True, bounds=wrong, **scanned)[1])
 
 
 def test_term_bounds_unused_when_float64_sums_could_round():
