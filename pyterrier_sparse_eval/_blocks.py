@@ -89,6 +89,21 @@ if HAVE_NUMBA:
         return p
 
     @njit(nogil=True, cache=True)
+    def _reaching(docs, n, out, part, mark, first):
+        """Copy to ``out`` the first ``n`` of ``docs`` whose partial sum reaches ``first`` (in place if ``out`` is
+        ``docs``) and clear the others' sums and marks; their count."""
+        c = 0
+        for m in range(n):
+            d = docs[m]
+            if part[d] >= first:
+                out[c] = d
+                c += 1
+            else:
+                part[d] = 0.0
+                mark[d] = 0
+        return c
+
+    @njit(nogil=True, cache=True)
     def _bounded_block(
         q_terms, q_weights, indptr, indices, data, imp, imp_w, order, e, reach, rest, cursor, part, mark, touched, cand,
         b0, b1, theta, keys, n, fbuf, ubuf,
@@ -135,16 +150,7 @@ if HAVE_NUMBA:
                     mark[d] = 1
                     part[d] += np.float64(w - w / (one + x[i]))
             cursor[j] = stop
-        c = 0
-        first = reach - rest[e]
-        for m in range(nb):
-            d = touched[m]
-            if part[d] >= first:
-                cand[c] = d
-                c += 1
-            else:
-                part[d] = 0.0
-                mark[d] = 0
+        c = _reaching(touched, nb, cand, part, mark, reach - rest[e])
         for r in range(e, nt):
             j = order[r]
             t = q_terms[j]
@@ -170,17 +176,7 @@ if HAVE_NUMBA:
                         part[d] += np.float64(w - w / (one + x[i]))
             cursor[j] = stop
             if r + 1 < nt:  # the candidates that the terms left cannot bring to the threshold are dropped
-                first = reach - rest[r + 1]
-                kept = 0
-                for m in range(c):
-                    d = cand[m]
-                    if part[d] >= first:
-                        cand[kept] = d
-                        kept += 1
-                    else:
-                        part[d] = 0.0
-                        mark[d] = 0
-                c = kept
+                c = _reaching(cand, c, cand, part, mark, reach - rest[r + 1])
         for m in range(c):
             d = cand[m]
             s = np.float32(part[d])
