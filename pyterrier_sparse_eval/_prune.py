@@ -43,29 +43,30 @@ how many postings its terms have (measured on bench_workloads.py's workloads and
 
 Blocks hold 16,384 documents (accumulators in L2), fewer on small collections (:func:`default_block`) so that the
 threshold set by the first blocks prunes the next. Block-max upper bounds (skipping blocks whose best possible score
-is below the threshold) were measured too and dropped: on BM25 queries with frequent terms and on SPLADE-like queries,
-256-document blocks' bounds skipped under 10% of the postings and cost more than they saved. So were other uses of the
-per-term bounds: MaxScore document at a time (the essential terms' documents scored in query-term order, galloping in
-the other lists), 0.4-0.7x on light and frequent-term queries, 1.0x on long ones; term at a time over the whole
-collection, candidates looked up in the non-essential lists, 0.1-0.7x (accumulators out of cache); in blocks with the
-candidates looked up (galloping) instead of walking the non-essential postings, 0.1-0.6x (and 0.88-1.0x where a
-block's postings outnumber its candidates 16-256 times, candidates dropped term by term); and on long and
-learned-sparse scanned queries, 0.3-0.9x: finding the candidates among a whole block costs more than the scan's
-vectorised read-back. Nor did scanned blocks that add only the essential terms, keep as candidates what the vectorised read-back
-finds above the threshold less the other terms' bounds, and look those terms up for the candidates (galloping) instead
-of walking them: at the final threshold (5 long queries, k = 10 and 100), non-essential terms whose bounds sum to
-18-44% of it hold 15-44% of the postings and leave 76-8,700 candidates in 1M documents, yet the whole query ran at
-1.04x at k = 10, 0.98x at k = 100 and 0.92x at k = 1000 (1M documents, one process, variants alternated, best of 30;
-0.79-1.03x with 40%). Every block walks a term's postings in a counted loop (the term's end in the block found first)
-with unsigned offsets into the accumulators: LLVM then drops the negative-index check and unrolls the scatter-add,
-1.3-1.5x per posting on long queries (counted loops with signed offsets had measured 0.94-1.0x). Wider blocks for
-sparse queries were measured and dropped too (doubled, up to 16 blocks, while a block got at most min(8 x k, 1024)
-postings): 1.07-1.15x on light queries at 1M and k = 100, 0.97-1.0x at 3M and on the other cells (the wider
-accumulators cost their allocation and cache). A better first threshold would pay on long queries: set from the start
-at the final k-th score (an oracle), or at 0.9 of it, it made them 1.25-1.35x faster at 1M (the bounded blocks start
-skipping at once). A safe one from each term's largest contributions (the k-th best partial sum over the documents in
-the terms' top k or 4k lists: every document scores at least its partial sum) reached only 0.56-0.76 of the final k-th
-score on long queries (0.8 on frequent-term ones, where the oracle saved under 15%): not built.
+is below the threshold) were measured too and dropped: on BM25 queries with frequent terms and on SPLADE-like
+queries, 256-document blocks' bounds skipped under 10% of the postings and cost more than they saved. So were other
+uses of the per-term bounds: MaxScore document at a time (the essential terms' documents scored in query-term order,
+galloping in the other lists), 0.4-0.7x on light and frequent-term queries, 1.0x on long ones; term at a time over
+the whole collection, candidates looked up in the non-essential lists, 0.1-0.7x (accumulators out of cache); in
+blocks with the candidates looked up (galloping) instead of walking the non-essential postings, 0.1-0.6x (and
+0.88-1.0x where a block's postings outnumber its candidates 16-256 times, candidates dropped term by term, its end
+found by a linear or a galloping search); and on long and learned-sparse scanned queries, 0.3-0.9x: finding the
+candidates among a whole block costs more than the scan's vectorised read-back. Nor did scanned blocks that add only
+the essential terms, keep as candidates what the vectorised read-back finds above the threshold less the other terms'
+bounds, and look those terms up for the candidates (galloping) instead of walking them: at the final threshold (5
+long queries, k = 10 and 100), non-essential terms whose bounds sum to 18-44% of it hold 15-44% of the postings and
+leave 76-8,700 candidates in 1M documents, yet the whole query ran at 1.04x at k = 10, 0.98x at k = 100 and 0.92x at
+k = 1000 (1M documents, one process, variants alternated, best of 30; 0.79-1.03x with 40%). Every block walks a
+term's postings in a counted loop (the term's end in the block found first) with unsigned offsets into the
+accumulators: LLVM then drops the negative-index check and unrolls the scatter-add, 1.3-1.5x per posting on long
+queries (counted loops with signed offsets had measured 0.94-1.0x). Wider blocks for sparse queries were measured and
+dropped too (doubled, up to 16 blocks, while a block got at most min(8 x k, 1024) postings): 1.07-1.15x on light
+queries at 1M and k = 100, 0.97-1.0x at 3M and on the other cells (the wider accumulators cost their allocation and
+cache). A better first threshold would pay on long queries: set from the start at the final k-th score (an oracle),
+or at 0.9 of it, it made them 1.25-1.35x faster at 1M (the bounded blocks start skipping at once). A safe one from
+each term's largest contributions (the k-th best partial sum over the documents in the terms' top k or 4k lists:
+every document scores at least its partial sum) reached only 0.56-0.76 of the final k-th score on long queries (0.8
+on frequent-term ones, where the oracle saved under 15%): not built.
 """
 
 from __future__ import annotations
@@ -102,8 +103,7 @@ _NO_IMPACTS = np.zeros(0, dtype=np.float32)  # no weight per term: the formula i
 SCAN_BLOCK = 1 << 13
 #: a block is scored with the bounds when the terms they skip hold at least this share of the query's postings
 BUDGET = 0.3
-#: a scanned query's block is scored with the bounds when its essential terms hold at most this many postings per
-#: document of the collection (frequent-term queries heavy enough to be scanned; long ones keep scanning)
+#: a scanned query's step is a bounded block when its essential terms hold at most this many postings per document
 SCAN_BOUNDED = 0.05
 
 if HAVE_NUMBA:
@@ -419,12 +419,12 @@ def top_k_pruned(
     """:func:`~pyterrier_sparse_eval._topk.top_k_numba`'s result, dropping documents below a running threshold.
 
     ``block`` is the number of documents scored together (:func:`default_block`). Queries whose terms' postings
-    number less than ``light`` times ``num_results`` go to the exhaustive kernel (same result, less bookkeeping); those with
-    at least ``scan`` times the documents read back every accumulator of a block instead of a list of the documents
-    they touched. ``impacts`` = ``(values, weights)`` (Lucene scoring; see :func:`lucene_impacts`): a query term
-    whose weight is ``weights[t]`` adds ``values[p]``, the precomputed ``w - w / (1 + x)`` of posting p, in those
-    scanned blocks, which score ``scan_block`` documents at a time (wider than ``block`` if it is). Queries whose
-    documents span at least ``wide_span`` ids cut their candidates more often (``SLACK``). With ``bounds``, a
+    number less than ``light`` times ``num_results`` go to the exhaustive kernel (same result, less bookkeeping);
+    those with at least ``scan`` times the documents read back every accumulator of a block instead of a list of the
+    documents they touched. ``impacts`` = ``(values, weights)`` (Lucene scoring; see :func:`lucene_impacts`): a query
+    term whose weight is ``weights[t]`` adds ``values[p]``, the precomputed ``w - w / (1 + x)`` of posting p, in
+    those scanned blocks, which score ``scan_block`` documents at a time (wider than ``block`` if it is). Queries
+    whose documents span at least ``wide_span`` ids cut their candidates more often (``SLACK``). With ``bounds``, a
     scanned query scores a block with them once its essential terms hold at most ``scan_bounded`` postings per
     document.
     """
