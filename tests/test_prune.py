@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from conftest import needs_data
 from helpers import random_toks_corpus
 
+from pyterrier_sparse_eval._prune import SCAN_BOUNDED
 from pyterrier_sparse_eval._topk import HAVE_NUMBA
 
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="the threshold kernel is a numba kernel")
@@ -204,12 +205,25 @@ def test_term_bounds_are_used_and_exact(ties):
         # the bounds are used: bounds that do not bound (every term said to add nothing) change the result
         wrong = (np.zeros_like(bounds[0]), bounds[1])
         assert _differs(ref, _both(q, m, k, tie_rank, lucene=True, scan=np.inf, bounds=wrong, budget=0.0)[1])
-        # scanned queries too, once they switch to bounded blocks (narrow steps: the span holds many)
+        # scanned queries too (narrow steps: the span holds many): exact with the true bounds; with bounds that say
+        # nothing can be added, the query stops once its threshold is set
         scanned = {"scan": 0.0, "scan_block": 1024}
         for impacts in (None, _impacts(q, m)):
             got = _both(q, m, k, tie_rank, lucene=True, impacts=impacts, bounds=bounds, **scanned)[1]
             _assert_same(ref, got)
         assert _differs(ref, _both(q, m, k, tie_rank, lucene=True, bounds=wrong, **scanned)[1])
+        # and their steps become bounded blocks, by the default density and when forced: with the most frequent
+        # terms said to add nothing, those blocks lose the documents only those terms score, which steps that
+        # are never bounded (scan_bounded < 0) keep (both also stop wherever the wrong bounds sum below the
+        # threshold, so they are compared with each other, not with the exact result)
+        df = np.diff(m.indptr)
+        frequent_wrong = (np.where(df >= np.quantile(df, 0.99), 0, bounds[0]).astype(np.float32), bounds[1])
+        never = _both(q, m, k, tie_rank, lucene=True, bounds=frequent_wrong, scan_bounded=-1.0, **scanned)[1]
+        for scan_bounded in (SCAN_BOUNDED, np.inf):
+            got = _both(
+                q, m, k, tie_rank, lucene=True, bounds=frequent_wrong, scan_bounded=scan_bounded, **scanned
+            )
+            assert _differs(never, got[1])
 
 
 def test_term_bounds_unused_when_float64_sums_could_round():
