@@ -1,0 +1,220 @@
+"""The covariate's calibration per query (the package's) against calibrations pooled over queries.
+
+``sdm.evaluate(..., covariate=pooling_run)`` calibrates each query's count of unseen top documents scoring >= s on
+its own sample (GREG: the line's count M(s) plus the Horvitz-Thompson estimate E(s) of its error; see
+``_covariate``). At the scores of a query's top relevant documents E(s) rests on the rare sampled document above
+s, so one query's count is noisy, and nDCG@k, convex in the count, is overstated by the noise alone. This study
+measures two ways of pooling the calibration over the evaluated queries, each row's count becoming
+M(s) * sum(M + E) / sum(M) (the ratio at most 10):
+
+- *banded*: the sums over the rows in the same band of the line's tail share M(s) / U_T ([0, 0.001), [0.001,
+  0.01), [0.01, 0.1), [0.1, 1]);
+- *single*: the sums over all rows.
+
+The band is chosen from M(s), which the sample also sets, so a band's total is no longer design-unbiased (a
+query whose sample holds no document near s gets a small M(s) and no error to add); *single* has no such
+selection but one ratio for every depth. Corpus: ``bench_sdm_scale``'s (SciFact alone, or plus synthetic
+distractors), pooling run BM25 k1=0.9 b=0.4, the same pools, designs and systems; *closed* = 1 - mean |estimate
+- full| / mean |pooled - full| over the pools (seeds); printed, minimum and median over systems and R@k / nDCG@k.
+
+    python benchmarks/sdm_calibration.py                       # SciFact alone, 15% and 30% pools, 5 seeds
+    python benchmarks/sdm_calibration.py --size 100000 --budgets 0.01 0.02 0.05 --seeds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import signal, stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_sdm_scale as study  # noqa: E402
+from semisynthetic import iter_corpus, real_docs, use_shared_data, write_corpus  # noqa: E402
+
+K_VALUES = (10, 100, 1000)
+BANDS = np.array([1e-3, 1e-2, 1e-1])
+MAX_RATIO = 10.0
+
+
+def _line_and_error(top, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The line's probabilities (rows x unseen top documents) and each row's sample estimate of its count's
+    error: ``_TopFit.probs`` before its calibration."""
+    s = s[:, None]
+    p = top._share_at_least(s - top.pred_unseen[None, :])
+    t = s - top.pred_sampled[None, :]
+    own = top.own_share[None, :]
+    p_sampled = (top._share_at_least(t) - own * (top.resid_own[None, :] >= t)) / (1.0 - own)
+    return p, ((top.y[None, :] >= s) - p_sampled) @ top.weight
+
+
+def _scaled(p: np.ndarray, count: np.ndarray) -> np.ndarray:
+    for _ in range(4):  # as in _TopFit.probs
+        full = p >= 1.0
+        free = np.where(full, 0.0, p).sum(axis=1)
+        want = count - full.sum(axis=1)
+        scale = np.divide(want, free, out=np.ones_like(want), where=free > 0)
+        p = np.where(full, 1.0, np.minimum(p * scale[:, None], 1.0))
+        stuck = (free <= 0) & (want > 0)
+        if stuck.any():
+            room = np.maximum((~full).sum(axis=1), 1)
+            p[stuck] = np.where(full[stuck], 1.0, np.minimum(want[stuck] / room[stuck], 1.0)[:, None])
+    return p
+
+
+def pooled_above(banded: bool):
+    """A replacement for ``_covariate._above`` whose calibration is pooled over queries."""
+    from pyterrier_sparse_eval import _covariate
+
+    def above(j, parts, family, width):
+        rows_all = np.flatnonzero((j.label > 0) & (j.rank < width))
+        groups = j.group[rows_all]
+        qids = j.qids.tolist()
+        at_of = {int(g): np.flatnonzero(groups == g) for g in np.unique(groups)}
+        score = {g: j.score[rows_all[at]].astype(np.float64) for g, at in at_of.items()}
+        line = {g: _line_and_error(parts[qids[g]].top, score[g]) for g in at_of if parts[qids[g]].top}
+        band = {
+            g: np.searchsorted(BANDS, p.sum(1) / p.shape[1], side="right") if banded else 0 * p[:, 0]
+            for g, (p, _) in line.items()
+        }
+        total, model = np.zeros(len(BANDS) + 1), np.zeros(len(BANDS) + 1)
+        for g, (p, e) in line.items():
+            np.add.at(total, band[g].astype(int), p.sum(1) + e)
+            np.add.at(model, band[g].astype(int), p.sum(1))
+        ratio = np.clip(np.divide(total, model, out=np.ones_like(total), where=model > 0), 0.0, MAX_RATIO)
+        pmf = np.zeros((len(rows_all), width))
+        m = np.arange(width)
+        for g, at in at_of.items():
+            part = parts[qids[g]]
+            rest_model = part.fit_rest(family)
+            p_rest = np.clip(rest_model.sf(score[g]), 0, 1) if rest_model is not None else np.zeros(len(at))
+            p_rest[p_rest < 1e-280] = 0.0
+            rest = stats.binom.pmf(m[None, :], part.n_rest, p_rest[:, None])
+            if g not in line:
+                pmf[at] = rest
+                continue
+            p = line[g][0]
+            count = np.clip(p.sum(1) * ratio[band[g].astype(int)], 0.0, p.shape[1])
+            top = _covariate._poisson_binomial(_scaled(p, count), width)
+            pmf[at] = np.clip(signal.fftconvolve(top, rest, axes=1)[:, :width], 0.0, 1.0)
+        return _covariate.UnseenAbove(rows_all, pmf)
+
+    return above
+
+
+@contextlib.contextmanager
+def calibration(mode: str):
+    from pyterrier_sparse_eval import _covariate
+
+    keep = _covariate._above
+    if mode != "per-query":
+        _covariate._above = pooled_above(banded=mode == "banded")
+    try:
+        yield
+    finally:
+        _covariate._above = keep
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dataset", default="irds:beir/scifact/test")
+    parser.add_argument(
+        "--size", type=int, default=0, help="synthetic distractors (0: the real corpus alone)"
+    )
+    parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    use_shared_data(args.work)
+
+    import pyterrier_sparse_eval as pse
+    from pyterrier_sparse_eval import sdm
+
+    ds = pse.datasets.load_dataset(args.dataset)
+    topics = pse.datasets.align_topics_qrels(
+        pse.datasets.get_topics(ds, verbose=False), qrels := pse.datasets.get_qrels(ds)
+    )
+    qids = [str(q) for q in topics["qid"]]
+    docs = real_docs(args.dataset)
+    corpus = write_corpus(docs, args.size, args.work / f"corpus-{args.size}.tsv", seed=0)
+    n_total = len(docs) + args.size
+    sparse = study.systems(with_splade=n_total <= 10_000)
+    index, full_run = {}, {}
+    for name, (enc, retr) in sparse.items():
+        index[name] = pse.SparseIndex(args.work / f"index-{args.size}-{pse.files.slug(name)}")
+        if not index[name].built():
+            enc.indexer(index[name], verbose=False).index(iter_corpus(corpus))
+        full_run[name] = retr(index[name], 1000).transform(topics)
+    dense = study.Dense(corpus, args.work / f"dense-{args.size}.npz") if n_total <= 10_000 else None
+    if dense:
+        full_run["MiniLM-L6 (dense)"] = dense.run(topics, 1000)
+    full = {}
+    for name, run in full_run.items():
+        values = pse.measures.evaluate(
+            run, qrels, [f"{m}@{k}" for k in K_VALUES for m in ("R", "nDCG")], warn=False
+        )
+        full[name] = {
+            key: float(np.mean([values.per_query[key].get(q, 0.0) for q in qids])) for key in values.per_query
+        }
+    pool_run, all_docnos = full_run["BM25 (pooling)"], index["BM25 (pooling)"].docnos
+    rows = []
+    for budget in args.budgets:
+        total = int(budget * n_total)
+        depth = int(np.clip(0.3 * total / len(topics), 1, 50))
+        room = total - sdm.build_pool(qrels, [pool_run], all_docnos=all_docnos, depth=depth, sample=0).size
+        designs = {
+            "uniform": {"sample": room},
+            "stratified": study.stratified_design(room, depth, n_total, len(topics)),
+        }
+        for design, seed in itertools.product(designs, range(args.seeds)):
+            pool = study.make_pool(qrels, pool_run, all_docnos, depth, seed, designs[design])
+            covariate = sdm.Covariate.from_run(pool_run, pool)
+            for name in full_run:
+                if name in index:
+                    sub = args.work / f"pool-{args.size}-{pool.fingerprint}-{pse.files.slug(name)}"
+                    pooled = pse.SparseIndex(sub)
+                    if not pooled.built():
+                        pool.index(index[name], sub)
+                    run = sparse[name][1](pooled, pool.size).transform(topics)
+                else:
+                    assert dense is not None
+                    run = dense.run(topics, pool.size, pool.docnos)
+                for mode in ("per-query", "banded", "single"):
+                    with calibration(mode):
+                        est = sdm.evaluate(run, qrels, pool, K_VALUES, covariate=covariate)["aggregate"]
+                    for key, v in est.items():
+                        rows.append(
+                            (budget, design, seed, name, key, mode, v["pooled"], v["sdm"], full[name][key])
+                        )
+            print(f"pool {pool.fraction:.2%} {design} seed {seed} done", flush=True)
+    table = pd.DataFrame(
+        rows, columns=["budget", "design", "seed", "system", "measure", "mode", "pooled", "est", "full"]
+    )
+    table.to_csv(args.work / f"calibration-{args.size}.csv", index=False)
+
+    def closed(x: pd.DataFrame) -> float:
+        gap = (x["pooled"] - x["full"]).abs().mean()
+        return 1 - (x["est"] - x["full"]).abs().mean() / gap if gap >= 0.01 else float("nan")
+
+    cells = (
+        table.groupby(["budget", "design", "mode", "system", "measure"])
+        .apply(closed)
+        .rename("closed")
+        .reset_index()
+    )
+    cells["k"] = np.where(cells["measure"].str.endswith("@10"), "k = 10", "k >= 100")
+    summary = cells.groupby(["budget", "design", "mode", "k"])["closed"].agg(["min", "median"]).unstack("k")
+    print(
+        f"{args.dataset} + {args.size} distractors, {args.seeds} pools per budget and design; share of the gap closed"
+    )
+    print(summary.round(2).to_string())
+
+
+if __name__ == "__main__":
+    main()
