@@ -9,11 +9,14 @@ M(s) * sum(M + E) / sum(M) (the ratio at most 10):
 
 - *banded*: the sums over the rows in the same band of the line's tail share M(s) / U_T ([0, 0.001), [0.001,
   0.01), [0.01, 0.1), [0.1, 1]);
-- *single*: the sums over all rows.
+- *single*: the sums over all rows;
+- *ranked*: the sums over the rows whose relevant document the pooling run ranks in the same band of its full
+  ranking ([0, 3), [3, 10), [10, 100), 100 or lower or unranked).
 
-The band is chosen from M(s), which the sample also sets, so a band's total is no longer design-unbiased (a
-query whose sample holds no document near s gets a small M(s) and no error to add); *single* has no such
-selection but one ratio for every depth. Corpus: ``bench_sdm_scale``'s (SciFact alone, or plus synthetic
+*banded* chooses the band from M(s), which the sample also sets, so a band's total is no longer design-unbiased
+(a query whose sample holds no document near s gets a small M(s) and no error to add); *single* and *ranked*
+have no such selection (the pooling run's ranking does not depend on the sample), *single* one ratio for every
+depth. Corpus: ``bench_sdm_scale``'s (SciFact alone, or plus synthetic
 distractors), pooling run BM25 k1=0.9 b=0.4, the same pools, designs and systems; *closed* = 1 - mean |estimate
 - full| / mean |pooled - full| over the pools (seeds); printed, minimum and median over systems and R@k / nDCG@k.
 
@@ -39,6 +42,8 @@ from semisynthetic import iter_corpus, real_docs, use_shared_data, write_corpus 
 
 K_VALUES = (10, 100, 1000)
 BANDS = np.array([1e-3, 1e-2, 1e-1])
+RANK_BANDS = np.array([3, 10, 100])
+MODES = ("per-query", "banded", "single", "ranked")
 MAX_RATIO = 10.0
 
 
@@ -67,8 +72,31 @@ def _scaled(p: np.ndarray, count: np.ndarray) -> np.ndarray:
     return p
 
 
-def pooled_above(banded: bool):
-    """A replacement for ``_covariate._above`` whose calibration is pooled over queries."""
+def pooling_ranks(run: pd.DataFrame, qrels: pd.DataFrame, pool_run: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per query, the pooling run's rank (1000: unranked) of each relevant document the system retrieved, in the
+    system's order (trec_eval's: score as ranked, in single precision, descending, then docno descending)."""
+    rank_of = {
+        str(q): dict(zip(g.sort_values("score", ascending=False)["docno"].astype(str), range(len(g))))
+        for q, g in pool_run.groupby("qid")
+    }
+    relevant = set(
+        zip(
+            qrels.loc[qrels["label"] > 0, "qid"].astype(str),
+            qrels.loc[qrels["label"] > 0, "docno"].astype(str),
+        )
+    )
+    frame = pd.DataFrame({"qid": run["qid"].astype(str), "docno": run["docno"].astype(str)})
+    frame["score"] = run["score"].to_numpy().astype(np.float32)
+    frame = frame[[key in relevant for key in zip(frame["qid"], frame["docno"])]]
+    frame = frame.sort_values(["qid", "score", "docno"], ascending=[True, False, False])
+    return {
+        q: np.array([rank_of.get(q, {}).get(d, 1000) for d in g["docno"]])
+        for q, g in frame.groupby("qid", sort=False)
+    }
+
+
+def pooled_above(kind: str, ranks: dict[str, np.ndarray]):
+    """A replacement for ``_covariate._above`` whose calibration is pooled over queries (``kind``: the bands)."""
     from pyterrier_sparse_eval import _covariate
 
     def above(j, parts, family, width):
@@ -78,14 +106,18 @@ def pooled_above(banded: bool):
         at_of = {int(g): np.flatnonzero(groups == g) for g in np.unique(groups)}
         score = {g: j.score[rows_all[at]].astype(np.float64) for g, at in at_of.items()}
         line = {g: _line_and_error(parts[qids[g]].top, score[g]) for g in at_of if parts[qids[g]].top}
-        band = {
-            g: np.searchsorted(BANDS, p.sum(1) / p.shape[1], side="right") if banded else 0 * p[:, 0]
-            for g, (p, _) in line.items()
-        }
+        band = {}
+        for g, (p, _) in line.items():
+            if kind == "banded":
+                band[g] = np.searchsorted(BANDS, p.sum(1) / p.shape[1], side="right")
+            elif kind == "ranked":  # the relevant rows (rank < width) come first, in the system's order
+                band[g] = np.searchsorted(RANK_BANDS, ranks[qids[g]][: len(at_of[g])], side="right")
+            else:
+                band[g] = np.zeros(len(p), dtype=int)
         total, model = np.zeros(len(BANDS) + 1), np.zeros(len(BANDS) + 1)
         for g, (p, e) in line.items():
-            np.add.at(total, band[g].astype(int), p.sum(1) + e)
-            np.add.at(model, band[g].astype(int), p.sum(1))
+            np.add.at(total, band[g], p.sum(1) + e)
+            np.add.at(model, band[g], p.sum(1))
         ratio = np.clip(np.divide(total, model, out=np.ones_like(total), where=model > 0), 0.0, MAX_RATIO)
         pmf = np.zeros((len(rows_all), width))
         m = np.arange(width)
@@ -99,7 +131,7 @@ def pooled_above(banded: bool):
                 pmf[at] = rest
                 continue
             p = line[g][0]
-            count = np.clip(p.sum(1) * ratio[band[g].astype(int)], 0.0, p.shape[1])
+            count = np.clip(p.sum(1) * ratio[band[g]], 0.0, p.shape[1])
             top = _covariate._poisson_binomial(_scaled(p, count), width)
             pmf[at] = np.clip(signal.fftconvolve(top, rest, axes=1)[:, :width], 0.0, 1.0)
         return _covariate.UnseenAbove(rows_all, pmf)
@@ -108,12 +140,12 @@ def pooled_above(banded: bool):
 
 
 @contextlib.contextmanager
-def calibration(mode: str):
+def calibration(mode: str, ranks: dict[str, np.ndarray]):
     from pyterrier_sparse_eval import _covariate
 
     keep = _covariate._above
     if mode != "per-query":
-        _covariate._above = pooled_above(banded=mode == "banded")
+        _covariate._above = pooled_above(mode, ranks)
     try:
         yield
     finally:
@@ -185,8 +217,9 @@ def main() -> None:
                 else:
                     assert dense is not None
                     run = dense.run(topics, pool.size, pool.docnos)
-                for mode in ("per-query", "banded", "single"):
-                    with calibration(mode):
+                ranks = pooling_ranks(run, qrels, pool_run)
+                for mode in MODES:
+                    with calibration(mode, ranks):
                         est = sdm.evaluate(run, qrels, pool, K_VALUES, covariate=covariate)["aggregate"]
                     for key, v in est.items():
                         rows.append(
