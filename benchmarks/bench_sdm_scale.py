@@ -147,24 +147,37 @@ def make_pool(qrels, pool_run, all_docnos, depth, seed, kw):
     return sdm.build_pool(qrels, [pool_run], all_docnos=all_docnos, depth=depth, seed=seed, **kw)
 
 
+def run_over_pool(pool, name, retrievers, full_index, dense, topics, cache: Path) -> pd.DataFrame:
+    """System ``name``'s run over the pooled corpus, every document retrieved: a sparse system through its pooled
+    index, cut from its full index (cached as ``cache``-fingerprint-system), the dense model by scoring the pool's
+    documents (any retriever's run over the pool serves SDM)."""
+    import pyterrier_sparse_eval as pse
+
+    if name not in full_index:
+        assert dense is not None
+        return dense.run(topics, pool.size, pool.docnos)
+    sub = Path(f"{cache}-{pool.fingerprint}-{pse.files.slug(name)}")
+    pooled_index = pse.SparseIndex(sub)
+    if not pooled_index.built():
+        pool.index(full_index[name], sub)
+    return retrievers[name][1](pooled_index, pool.size).transform(topics)
+
+
 def bootstrap_coverage(
     args, qrels, topics, qids, pool_run, all_docnos, depth, kw, design, full_index, full_vals, n_total
 ):
     """For ``--coverage-seeds`` pools (seeds), whether SDM's 95% bootstrap interval (200 rounds) holds the exact
     full-corpus value, for the pooling BM25 and BM25 k1=1.2 b=0.75; and the covariate's (``--covariate-rounds``
     rounds) for BM25 k1=1.2 b=0.75."""
-    import pyterrier_sparse_eval as pse
     from pyterrier_sparse_eval import sdm
 
     out = []
     for seed in range(1, args.coverage_seeds + 1):
         pool = make_pool(qrels, pool_run, all_docnos, depth, seed, kw)
         for name in ("BM25 (pooling)", "BM25 k1=1.2 b=0.75"):
-            sub = args.work / f"pool-{n_total}-{pool.fingerprint}-{pse.files.slug(name)}"
-            pooled_index = pse.SparseIndex(sub)
-            if not pooled_index.built():
-                pool.index(full_index[name], sub)
-            run = systems()[name][1](pooled_index, pool.size).transform(topics)
+            run = run_over_pool(
+                pool, name, systems(), full_index, None, topics, args.work / f"pool-{n_total}"
+            )
             estimates = {"SDM": sdm.evaluate(run, qrels, pool, K_VALUES, bootstrap=200, seed=seed)}
             if name != "BM25 (pooling)":  # the covariate is the pooling run: that system's estimate is exact
                 estimates["SDM + covariate"] = sdm.evaluate(
@@ -342,15 +355,9 @@ def main() -> None:
                 pool = make_pool(qrels, pool_run, all_docnos, depth, seed, kw)
                 covariate = sdm.Covariate.from_run(pool_run, pool)
                 for name in names:
-                    if name in full_index:
-                        sub = args.work / f"pool-{n_syn}-{pool.fingerprint}-{pse.files.slug(name)}"
-                        pooled_index = pse.SparseIndex(sub)
-                        if not pooled_index.built():
-                            pool.index(full_index[name], sub)
-                        run = sparse[name][1](pooled_index, pool.size).transform(topics)
-                    else:  # the dense model scores the pool's documents: any retriever's run over the pool
-                        assert dense is not None
-                        run = dense.run(topics, pool.size, pool.docnos)
+                    run = run_over_pool(
+                        pool, name, sparse, full_index, dense, topics, args.work / f"pool-{n_syn}"
+                    )
                     est = sdm.evaluate(run, qrels, pool, K_VALUES)["aggregate"]
                     with_cov = sdm.evaluate(run, qrels, pool, K_VALUES, covariate=covariate)["aggregate"]
                     reference = (

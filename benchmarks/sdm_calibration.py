@@ -47,31 +47,6 @@ MODES = ("per-query", "banded", "single", "ranked")
 MAX_RATIO = 10.0
 
 
-def _line_and_error(top, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The line's probabilities (rows x unseen top documents) and each row's sample estimate of its count's
-    error: ``_TopFit.probs`` before its calibration."""
-    s = s[:, None]
-    p = top._share_at_least(s - top.pred_unseen[None, :])
-    t = s - top.pred_sampled[None, :]
-    own = top.own_share[None, :]
-    p_sampled = (top._share_at_least(t) - own * (top.resid_own[None, :] >= t)) / (1.0 - own)
-    return p, ((top.y[None, :] >= s) - p_sampled) @ top.weight
-
-
-def _scaled(p: np.ndarray, count: np.ndarray) -> np.ndarray:
-    for _ in range(4):  # as in _TopFit.probs
-        full = p >= 1.0
-        free = np.where(full, 0.0, p).sum(axis=1)
-        want = count - full.sum(axis=1)
-        scale = np.divide(want, free, out=np.ones_like(want), where=free > 0)
-        p = np.where(full, 1.0, np.minimum(p * scale[:, None], 1.0))
-        stuck = (free <= 0) & (want > 0)
-        if stuck.any():
-            room = np.maximum((~full).sum(axis=1), 1)
-            p[stuck] = np.where(full[stuck], 1.0, np.minimum(want[stuck] / room[stuck], 1.0)[:, None])
-    return p
-
-
 def pooling_ranks(run: pd.DataFrame, qrels: pd.DataFrame, pool_run: pd.DataFrame) -> dict[str, np.ndarray]:
     """Per query, the pooling run's rank (1000: unranked) of each relevant document the system retrieved, in the
     system's order (trec_eval's: score as ranked, in single precision, descending, then docno descending)."""
@@ -105,7 +80,7 @@ def pooled_above(kind: str, ranks: dict[str, np.ndarray]):
         qids = j.qids.tolist()
         at_of = {int(g): np.flatnonzero(groups == g) for g in np.unique(groups)}
         score = {g: j.score[rows_all[at]].astype(np.float64) for g, at in at_of.items()}
-        line = {g: _line_and_error(parts[qids[g]].top, score[g]) for g in at_of if parts[qids[g]].top}
+        line = {g: fit.terms(score[g]) for g in at_of if (fit := parts[qids[g]].top) is not None}
         band = {}
         for g, (p, _) in line.items():
             if kind == "banded":
@@ -132,7 +107,7 @@ def pooled_above(kind: str, ranks: dict[str, np.ndarray]):
                 continue
             p = line[g][0]
             count = np.clip(p.sum(1) * ratio[band[g]], 0.0, p.shape[1])
-            top = _covariate._poisson_binomial(_scaled(p, count), width)
+            top = _covariate._poisson_binomial(_covariate.scaled_to(p, count), width)
             pmf[at] = np.clip(signal.fftconvolve(top, rest, axes=1)[:, :width], 0.0, 1.0)
         return _covariate.UnseenAbove(rows_all, pmf)
 
@@ -208,15 +183,9 @@ def main() -> None:
             pool = study.make_pool(qrels, pool_run, all_docnos, depth, seed, designs[design])
             covariate = sdm.Covariate.from_run(pool_run, pool)
             for name in full_run:
-                if name in index:
-                    sub = args.work / f"pool-{args.size}-{pool.fingerprint}-{pse.files.slug(name)}"
-                    pooled = pse.SparseIndex(sub)
-                    if not pooled.built():
-                        pool.index(index[name], sub)
-                    run = sparse[name][1](pooled, pool.size).transform(topics)
-                else:
-                    assert dense is not None
-                    run = dense.run(topics, pool.size, pool.docnos)
+                run = study.run_over_pool(
+                    pool, name, sparse, index, dense, topics, args.work / f"pool-{args.size}"
+                )
                 ranks = pooling_ranks(run, qrels, pool_run)
                 for mode in MODES:
                     with calibration(mode, ranks):

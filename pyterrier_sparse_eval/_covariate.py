@@ -155,8 +155,9 @@ class _TopFit:
     def _share_at_least(self, t: np.ndarray) -> np.ndarray:
         return self.resid_tail[np.searchsorted(self.resid, t, side="left")]
 
-    def probs(self, s: np.ndarray) -> np.ndarray:
-        """rows x unseen top documents: each one's calibrated probability of scoring >= s[row]."""
+    def terms(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The line's probabilities (rows x unseen top documents) of scoring >= s[row], and per row the
+        Horvitz-Thompson estimate of its count's error on the sample (module docstring, step 2)."""
         s = s[:, None]
         p = self._share_at_least(s - self.pred_unseen[None, :])
         above = self.y[None, :] >= s
@@ -165,26 +166,34 @@ class _TopFit:
         t = s - self.pred_sampled[None, :]
         own = self.own_share[None, :]
         p_sampled = (self._share_at_least(t) - own * (self.resid_own[None, :] >= t)) / (1.0 - own)
-        error = (above - p_sampled) @ self.weight
-        count = np.clip(p.sum(axis=1) + error, 0.0, p.shape[1])
-        for _ in range(4):  # scale the probabilities below 1 to the calibrated count (those at 1 stay there)
-            full = p >= 1.0
-            free = np.where(full, 0.0, p).sum(axis=1)
-            want = count - full.sum(axis=1)
-            scale = np.divide(want, free, out=np.ones_like(want), where=free > 0)
-            p = np.where(full, 1.0, np.minimum(p * scale[:, None], 1.0))
-            # no probability to scale: the count is spread evenly over the documents not yet at 1
-            stuck = (free <= 0) & (want > 0)
-            if stuck.any():
-                room = np.maximum((~full).sum(axis=1), 1)
-                p[stuck] = np.where(full[stuck], 1.0, np.minimum(want[stuck] / room[stuck], 1.0)[:, None])
-        return p
+        return p, (above - p_sampled) @ self.weight
+
+    def probs(self, s: np.ndarray) -> np.ndarray:
+        """rows x unseen top documents: each one's calibrated probability of scoring >= s[row]."""
+        p, error = self.terms(s)
+        return scaled_to(p, np.clip(p.sum(axis=1) + error, 0.0, p.shape[1]))
 
     def resampled(self, rng: np.random.Generator) -> _TopFit | None:
         """The fit on a bootstrap resample of the sampled top documents (the unseen ones are fixed)."""
         n = len(self.y)
         picks = rng.integers(0, n, size=n)
         return _TopFit.fit(self.x_unseen, self.x[picks], self.y[picks], self.weight[picks])
+
+
+def scaled_to(p: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Each row's probabilities below 1 scaled to sum to ``count[row]`` (those at 1 stay there)."""
+    for _ in range(4):
+        full = p >= 1.0
+        free = np.where(full, 0.0, p).sum(axis=1)
+        want = count - full.sum(axis=1)
+        scale = np.divide(want, free, out=np.ones_like(want), where=free > 0)
+        p = np.where(full, 1.0, np.minimum(p * scale[:, None], 1.0))
+        # no probability to scale: the count is spread evenly over the documents not yet at 1
+        stuck = (free <= 0) & (want > 0)
+        if stuck.any():
+            room = np.maximum((~full).sum(axis=1), 1)
+            p[stuck] = np.where(full[stuck], 1.0, np.minimum(want[stuck] / room[stuck], 1.0)[:, None])
+    return p
 
 
 def _poisson_binomial(p: np.ndarray, width: int) -> np.ndarray:
