@@ -4,6 +4,8 @@
     python benchmarks/bench_workloads.py --docs 1000000        # one size
     python benchmarks/bench_workloads.py --quick                # 100k documents, few queries (minutes)
     python benchmarks/bench_workloads.py --docs 3000000 --no-real --no-learned --no-write   # BM25 workloads only
+    python benchmarks/bench_workloads.py --learned-docs 1000000  # the learned workload at 1M only (its indexing
+                                                                # at 3M, three engines, takes about an hour here)
 
 Corpora are bench_retrieval.py's (seeded Zipfian text, vocabulary 200k, Poisson(60) tokens per document;
 SPLADE-like vectors, ~120 non-zeros per document over 30,522 terms). Workloads:
@@ -449,6 +451,13 @@ def main() -> None:
     parser.add_argument(
         "--learned-queries", type=int, default=100, help="learned-sparse queries are 30x heavier"
     )
+    parser.add_argument(
+        "--learned-docs",
+        type=int,
+        nargs="*",
+        default=None,
+        help="sizes for the learned-sparse workload (default: those of --docs; none: skip it)",
+    )
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--ks", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--quick", action="store_true", help="100k documents, 100 queries, 1 pass")
@@ -463,6 +472,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.docs, args.queries, args.runs = [100_000], 100, 1
+    if args.learned_docs and not set(args.learned_docs) <= set(args.docs):
+        parser.error("--learned-docs must be among the --docs sizes (the learned workload runs beside them)")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     work = args.work or Path(tempfile.mkdtemp(prefix="pse-workloads-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -473,7 +484,7 @@ def main() -> None:
         bench_real(args.runs, work, args.ks, rows, info)
     for n in args.docs:
         bench_text(n, args.queries, args.runs, work, args.ks, rows, info)
-        if not args.no_learned:
+        if not args.no_learned and (args.learned_docs is None or n in args.learned_docs):
             bench_learned(n, min(args.queries, args.learned_queries), args.runs, work, args.ks, rows, info)
     text = report(rows, info, bandwidth, args)
     print(text)
