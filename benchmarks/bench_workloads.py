@@ -1,11 +1,11 @@
 """Exact top-k retrieval on realistic query loads, side by side with the fastest exact engines installable here.
 
-    python benchmarks/bench_workloads.py                       # 1M and 3M documents (about 1.5 hours here)
+    python benchmarks/bench_workloads.py                       # 1M and 3M documents (about 2 hours here)
     python benchmarks/bench_workloads.py --docs 1000000        # one size
     python benchmarks/bench_workloads.py --quick                # 100k documents, few queries (minutes)
     python benchmarks/bench_workloads.py --docs 3000000 --no-real --no-learned --no-write   # BM25 workloads only
-    python benchmarks/bench_workloads.py --learned-docs 1000000  # the learned workload at 1M only (its indexing
-                                                                # at 3M, three engines, takes about an hour here)
+    python benchmarks/bench_workloads.py --learned-docs 1000000  # the learned workload at 1M only (75 minutes;
+                                                                # its three indexes at 3M would add about 40)
 
 Corpora are bench_retrieval.py's (seeded Zipfian text, vocabulary 200k, Poisson(60) tokens per document;
 SPLADE-like vectors, ~120 non-zeros per document over 30,522 terms). Workloads:
