@@ -6,6 +6,7 @@
     python benchmarks/bench_workloads.py --docs 3000000 --no-real --no-learned --no-write   # BM25 workloads only
     python benchmarks/bench_workloads.py --learned-docs 1000000  # the learned workload at 1M only (75 minutes;
                                                                 # its three indexes at 3M would add about 40)
+    python benchmarks/bench_workloads.py --work W --reuse-learned   # the learned indexes already in W kept
 
 Corpora are bench_retrieval.py's (seeded Zipfian text, vocabulary 200k, Poisson(60) tokens per document;
 SPLADE-like vectors, ~120 non-zeros per document over 30,522 terms). Workloads:
@@ -261,23 +262,41 @@ def bench_text(n_docs, n_queries, runs, work, ks, rows, info):
             _time_cell(rows, cell, runs, len(topics), docs=n_docs, workload=workload, k=k)
 
 
-def bench_learned(n_docs, n_queries, runs, work, ks, rows, info):
+def build_learned(n_docs, work, build, reuse=False):
+    """This project's, PISA's and bmp's indexes of the learned-sparse corpus in ``work``, their build seconds into
+    ``build``; with ``reuse``, the ones already built there are kept (and their build not timed)."""
+    from bmp.pyterrier import BmpIndex
+    from pyterrier_pisa import PisaIndex
+
+    import pyterrier_sparse_eval as pse
+
+    ours, pisa, bpath = work / f"ours-lsr-{n_docs}", work / f"pisa-lsr-{n_docs}", work / f"bmp-{n_docs}"
+    if (
+        reuse
+        and pse.SparseIndex(ours).built()
+        and PisaIndex(str(pisa)).built()
+        and (bpath / "index.bmp").exists()
+    ):
+        print(f"[{n_docs:,}] learned sparse: reusing the indexes in {work} (builds not timed)", flush=True)
+        return
+    print(f"[{n_docs:,}] learned sparse: indexing ours, PISA and bmp", flush=True)
+    build["ours (toks)"] = index_in_child("ours-toks", n_docs, ours)["seconds"]
+    build["PISA (toks)"] = index_in_child("pisa-toks", n_docs, pisa)["seconds"]
+    shutil.rmtree(bpath, ignore_errors=True)
+    t = time.perf_counter()
+    BmpIndex(bpath).indexer().index(iter_lsr_docs(n_docs))
+    build["bmp (toks)"] = time.perf_counter() - t
+
+
+def bench_learned(n_docs, n_queries, runs, work, ks, rows, info, reuse=False):
     import pandas as pd
     from bmp.pyterrier import BmpIndex
     from pyterrier_pisa import PisaIndex
 
     import pyterrier_sparse_eval as pse
 
-    build = info.setdefault("build", {}).setdefault(n_docs, {})
-    print(f"[{n_docs:,}] learned sparse: indexing ours, PISA and bmp", flush=True)
-    build["ours (toks)"] = index_in_child("ours-toks", n_docs, work / f"ours-lsr-{n_docs}")["seconds"]
-    build["PISA (toks)"] = index_in_child("pisa-toks", n_docs, work / f"pisa-lsr-{n_docs}")["seconds"]
-    bpath = work / f"bmp-{n_docs}"
-    shutil.rmtree(bpath, ignore_errors=True)
-    t = time.perf_counter()
-    bmp = BmpIndex(bpath)
-    bmp.indexer().index(iter_lsr_docs(n_docs))
-    build["bmp (toks)"] = time.perf_counter() - t
+    build_learned(n_docs, work, info.setdefault("build", {}).setdefault(n_docs, {}), reuse)
+    bmp = BmpIndex(work / f"bmp-{n_docs}")
 
     queries = lsr_queries(n_queries)
     topics = pd.DataFrame(
@@ -433,6 +452,8 @@ def report(rows, info, bandwidth, args) -> str:
         out.append(f"| {workload} | {docs:,} | {k} | " + " | ".join(cells) + " |")
     out.append("\nIndex build, seconds (1 thread):\n")
     for docs, b in sorted(info.get("build", {}).items()):
+        if not b:  # every index of this size reused (--reuse-learned)
+            continue
         out.append(f"- {docs:,} documents: " + ", ".join(f"{n} {s:.1f}" for n, s in b.items()))
     for docs, (seconds, nbytes) in sorted(info.get("impacts", {}).items()):
         out.append(
@@ -457,6 +478,11 @@ def main() -> None:
         nargs="*",
         default=None,
         help="sizes for the learned-sparse workload (default: those of --docs; none: skip it)",
+    )
+    parser.add_argument(
+        "--reuse-learned",
+        action="store_true",
+        help="keep the learned-sparse indexes already built in --work (their builds are then not timed)",
     )
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--ks", type=int, nargs="+", default=[10, 100, 1000])
@@ -485,7 +511,16 @@ def main() -> None:
     for n in args.docs:
         bench_text(n, args.queries, args.runs, work, args.ks, rows, info)
         if not args.no_learned and (args.learned_docs is None or n in args.learned_docs):
-            bench_learned(n, min(args.queries, args.learned_queries), args.runs, work, args.ks, rows, info)
+            bench_learned(
+                n,
+                min(args.queries, args.learned_queries),
+                args.runs,
+                work,
+                args.ks,
+                rows,
+                info,
+                args.reuse_learned,
+            )
     text = report(rows, info, bandwidth, args)
     print(text)
     if not args.no_write:
