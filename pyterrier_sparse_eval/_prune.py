@@ -50,10 +50,7 @@ galloping in the other lists), 0.4-0.7x on light and frequent-term queries, 1.0x
 the whole collection, candidates looked up in the non-essential lists, 0.1-0.7x (accumulators out of cache); in
 blocks with the candidates looked up (galloping) instead of walking the non-essential postings, 0.1-0.6x (and
 0.88-1.0x where a block's postings outnumber its candidates 16-256 times, candidates dropped term by term, its end
-found by a linear or a galloping search); nor merging the candidates (sorted) with a non-essential term's postings, skipping 16 at a time
-with a vectorised count, where the postings outnumber the candidates 16 times (at the final threshold half the
-postings of frequent-term queries): 0.85x at k = 10, 0.93x at k = 100; the mark-checking walk it replaces takes
-0.3 ns a posting on cached postings, the merge 0.25-3.3 depending on the candidates; and on long and learned-sparse scanned queries, 0.3-0.9x: finding the
+found by a linear or a galloping search); and on long and learned-sparse scanned queries, 0.3-0.9x: finding the
 candidates among a whole block costs more than the scan's vectorised read-back. Nor did scanned blocks that add only
 the essential terms, keep as candidates what the vectorised read-back finds above the threshold less the other terms'
 bounds, and look those terms up for the candidates (galloping) instead of walking them: at the final threshold (5
