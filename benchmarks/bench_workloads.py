@@ -498,7 +498,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.docs, args.queries, args.runs = [100_000], 100, 1
-    if args.learned_docs and not set(args.learned_docs) <= set(args.docs):
+    learned = set() if args.no_learned else set(args.docs if args.learned_docs is None else args.learned_docs)
+    if not learned <= set(args.docs):
         parser.error("--learned-docs must be among the --docs sizes (the learned workload runs beside them)")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     work = args.work or Path(tempfile.mkdtemp(prefix="pse-workloads-"))
@@ -510,7 +511,7 @@ def main() -> None:
         bench_real(args.runs, work, args.ks, rows, info)
     for n in args.docs:
         bench_text(n, args.queries, args.runs, work, args.ks, rows, info)
-        if not args.no_learned and (args.learned_docs is None or n in args.learned_docs):
+        if n in learned:
             bench_learned(
                 n,
                 min(args.queries, args.learned_queries),
