@@ -501,6 +501,8 @@ def main() -> None:
     learned = set() if args.no_learned else set(args.docs if args.learned_docs is None else args.learned_docs)
     if not learned <= set(args.docs):
         parser.error("--learned-docs must be among the --docs sizes (the learned workload runs beside them)")
+    if args.reuse_learned and args.work is None:
+        parser.error("--reuse-learned keeps the indexes already in --work: pass --work FOLDER")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     work = args.work or Path(tempfile.mkdtemp(prefix="pse-workloads-"))
     work.mkdir(parents=True, exist_ok=True)
