@@ -263,8 +263,8 @@ def bench_text(n_docs, n_queries, runs, work, ks, rows, info):
 
 
 def build_learned(n_docs, work, build, reuse=False):
-    """This project's, PISA's and bmp's indexes of the learned-sparse corpus in ``work``, their build seconds into
-    ``build``; with ``reuse``, the ones already built there are kept (and their build not timed)."""
+    """This project's, PISA's and bmp's indexes of the learned-sparse corpus in ``work`` (their paths returned, their
+    build seconds put into ``build``); with ``reuse``, those already built there are kept (builds not timed)."""
     from bmp.pyterrier import BmpIndex
     from pyterrier_pisa import PisaIndex
 
@@ -278,7 +278,7 @@ def build_learned(n_docs, work, build, reuse=False):
         and (bpath / "index.bmp").exists()
     ):
         print(f"[{n_docs:,}] learned sparse: reusing the indexes in {work} (builds not timed)", flush=True)
-        return
+        return ours, pisa, bpath
     print(f"[{n_docs:,}] learned sparse: indexing ours, PISA and bmp", flush=True)
     build["ours (toks)"] = index_in_child("ours-toks", n_docs, ours)["seconds"]
     build["PISA (toks)"] = index_in_child("pisa-toks", n_docs, pisa)["seconds"]
@@ -286,6 +286,7 @@ def build_learned(n_docs, work, build, reuse=False):
     t = time.perf_counter()
     BmpIndex(bpath).indexer().index(iter_lsr_docs(n_docs))
     build["bmp (toks)"] = time.perf_counter() - t
+    return ours, pisa, bpath
 
 
 def bench_learned(n_docs, n_queries, runs, work, ks, rows, info, reuse=False):
@@ -295,8 +296,9 @@ def bench_learned(n_docs, n_queries, runs, work, ks, rows, info, reuse=False):
 
     import pyterrier_sparse_eval as pse
 
-    build_learned(n_docs, work, info.setdefault("build", {}).setdefault(n_docs, {}), reuse)
-    bmp = BmpIndex(work / f"bmp-{n_docs}")
+    build = info.setdefault("build", {}).setdefault(n_docs, {})
+    ours, pisa_path, bpath = build_learned(n_docs, work, build, reuse)
+    bmp = BmpIndex(bpath)
 
     queries = lsr_queries(n_queries)
     topics = pd.DataFrame(
@@ -305,8 +307,8 @@ def bench_learned(n_docs, n_queries, runs, work, ks, rows, info, reuse=False):
             "query_toks": [dict(zip(LSR_WORDS[t].tolist(), w.tolist())) for t, w in queries],
         }
     )
-    index = pse.SparseIndex(work / f"ours-lsr-{n_docs}")
-    pisa = PisaIndex(str(work / f"pisa-lsr-{n_docs}"), stemmer="none")
+    index = pse.SparseIndex(ours)
+    pisa = PisaIndex(str(pisa_path), stemmer="none")
     df, tid = index.df, index.term_ids
     info.setdefault("postings", {})[(n_docs, "learned")] = float(
         np.mean([sum(int(df[tid[t]]) for t in q if t in tid) for q in topics["query_toks"]])
@@ -452,8 +454,6 @@ def report(rows, info, bandwidth, args) -> str:
         out.append(f"| {workload} | {docs:,} | {k} | " + " | ".join(cells) + " |")
     out.append("\nIndex build, seconds (1 thread):\n")
     for docs, b in sorted(info.get("build", {}).items()):
-        if not b:  # every index of this size reused (--reuse-learned)
-            continue
         out.append(f"- {docs:,} documents: " + ", ".join(f"{n} {s:.1f}" for n, s in b.items()))
     for docs, (seconds, nbytes) in sorted(info.get("impacts", {}).items()):
         out.append(
