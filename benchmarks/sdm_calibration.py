@@ -22,6 +22,10 @@ distractors), pooling run BM25 k1=0.9 b=0.4, the same pools, designs and systems
 
     python benchmarks/sdm_calibration.py                       # SciFact alone, 15% and 30% pools, 5 seeds
     python benchmarks/sdm_calibration.py --size 100000 --budgets 0.01 0.02 0.05 --seeds 1
+    python benchmarks/sdm_calibration.py --modes per-query --top-share 0.5     # the line on another share of the top
+
+``--top-share`` sets the share of each query's sampled top-D documents (those of highest pooling score) its line
+is fitted on (``_covariate.TOP_SHARE``; 1: all of them, as before the line moved to the top).
 """
 
 from __future__ import annotations
@@ -136,7 +140,20 @@ def main() -> None:
     parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument(
+        "--top-share",
+        type=float,
+        help="share of a query's sampled top-D documents, those of highest pooling score, its line is fitted on "
+        "(default: the package's _covariate.TOP_SHARE; 1: all of them)",
+    )
     args = parser.parse_args()
+    if args.top_share is not None:
+        if not 0 < args.top_share <= 1:
+            parser.error("--top-share must be in (0, 1]")
+        from pyterrier_sparse_eval import _covariate
+
+        _covariate.TOP_SHARE = args.top_share
     args.work.mkdir(parents=True, exist_ok=True)
     use_shared_data(args.work)
 
@@ -187,7 +204,7 @@ def main() -> None:
                     pool, name, sparse, index, dense, topics, args.work / f"pool-{args.size}"
                 )
                 ranks = pooling_ranks(run, qrels, pool_run)
-                for mode in MODES:
+                for mode in args.modes:
                     with calibration(mode, ranks):
                         est = sdm.evaluate(run, qrels, pool, K_VALUES, covariate=covariate)["aggregate"]
                     for key, v in est.items():
