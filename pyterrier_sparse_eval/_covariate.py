@@ -126,13 +126,13 @@ class _TopFit:
     def fit(cls, x_unseen: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> _TopFit | None:
         ok = np.isfinite(y)
         # a sampled document of a stratum sampled whole stands for no unseen document (weight 0)
-        if (w[ok] > 0).sum() < MIN_FIT or not len(x_unseen):
+        pos = ok & (w > 0)
+        if pos.sum() < MIN_FIT or not len(x_unseen):
             return None
         # the line where it is used: on the retrieved sampled documents of highest pooling score (TOP_SHARE of
         # those of positive weight, at least TOP_MIN), not pulled flat there by the bulk of the top D below
-        pos = ok & (w > 0)
         keep = max(TOP_MIN, int(np.ceil(TOP_SHARE * pos.sum())))
-        on = pos & (x >= np.sort(x[pos])[::-1][keep - 1]) if keep < pos.sum() else ok
+        on = pos & (x >= np.sort(x[pos])[::-1][keep - 1]) if keep < pos.sum() else pos
         design = np.column_stack([np.ones(int(on.sum())), x[on]])
         # the line and the residuals weighted by the design too (tried unweighted: no better overall)
         mw = w[on]
