@@ -1,4 +1,5 @@
-"""The covariate's calibration per query (the package's) against calibrations pooled over queries.
+"""The covariate's calibration per query (the package's) against calibrations pooled over queries, and where its
+error comes from.
 
 ``sdm.evaluate(..., covariate=pooling_run)`` calibrates each query's count of unseen top documents scoring >= s on
 its own sample (GREG: the line's count M(s) plus the Horvitz-Thompson estimate E(s) of its error; see
@@ -26,6 +27,18 @@ distractors), pooling run BM25 k1=0.9 b=0.4, the same pools, designs and systems
 
 ``--top-share`` sets the share of each query's sampled top-D documents (those of highest pooling score) its line
 is fitted on (``_covariate.TOP_SHARE``; 1: all of them, as before the line moved to the top).
+
+Where the error comes from: the *oracle* modes (a corpus of at most 10,000 documents: every system also ranks the
+whole corpus for the truth) replace a part of the package's model by the truth, the number of unseen documents
+that score >= each relevant row's score in the system's full-corpus ranking:
+
+- *oracle-top*: the unseen documents of the pooling run's top D counted exactly, the rest modelled;
+- *oracle-rest*: the rest counted exactly (a query with no line: every unseen document), the top modelled;
+- *exact-count*: the top's count exact, but spread over its documents by the line's probabilities as the model
+  spreads it (Poisson-binomial): the error of the spread alone;
+- *oracle-both*: everything exact, which must give the full-corpus values (up to ties in score): the check.
+
+    python benchmarks/sdm_calibration.py --modes per-query oracle-top oracle-rest exact-count oracle-both
 """
 
 from __future__ import annotations
@@ -38,7 +51,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import signal, stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sdm_scale as study  # noqa: E402
@@ -48,6 +60,7 @@ K_VALUES = (10, 100, 1000)
 BANDS = np.array([1e-3, 1e-2, 1e-1])
 RANK_BANDS = np.array([3, 10, 100])
 MODES = ("per-query", "banded", "single", "ranked")
+ORACLES = ("oracle-top", "oracle-rest", "oracle-both", "exact-count")
 MAX_RATIO = 10.0
 
 
@@ -76,54 +89,120 @@ def pooling_ranks(run: pd.DataFrame, qrels: pd.DataFrame, pool_run: pd.DataFrame
 
 def pooled_above(kind: str, ranks: dict[str, np.ndarray]):
     """A replacement for ``_covariate._above`` whose calibration is pooled over queries (``kind``: the bands)."""
-    from pyterrier_sparse_eval import _covariate
+    from pyterrier_sparse_eval import _covariate as cov
 
     def above(j, parts, family, width):
-        rows_all = np.flatnonzero((j.label > 0) & (j.rank < width))
-        groups = j.group[rows_all]
-        qids = j.qids.tolist()
-        at_of = {int(g): np.flatnonzero(groups == g) for g in np.unique(groups)}
-        score = {g: j.score[rows_all[at]].astype(np.float64) for g, at in at_of.items()}
-        line = {g: fit.terms(score[g]) for g in at_of if (fit := parts[qids[g]].top) is not None}
+        rows_all, groups = cov.relevant_groups(j, width)
+        line = {q: fit.terms(s) for q, _, s in groups if (fit := parts[q].top) is not None}
         band = {}
-        for g, (p, _) in line.items():
+        for q, at, _ in groups:
+            if q not in line:
+                continue
+            p = line[q][0]
             if kind == "banded":
-                band[g] = np.searchsorted(BANDS, p.sum(1) / p.shape[1], side="right")
+                band[q] = np.searchsorted(BANDS, p.sum(1) / p.shape[1], side="right")
             elif kind == "ranked":  # the relevant rows (rank < width) come first, in the system's order
-                band[g] = np.searchsorted(RANK_BANDS, ranks[qids[g]][: len(at_of[g])], side="right")
+                band[q] = np.searchsorted(RANK_BANDS, ranks[q][: len(at)], side="right")
             else:
-                band[g] = np.zeros(len(p), dtype=int)
+                band[q] = np.zeros(len(p), dtype=int)
         total, model = np.zeros(len(BANDS) + 1), np.zeros(len(BANDS) + 1)
-        for g, (p, e) in line.items():
-            np.add.at(total, band[g], p.sum(1) + e)
-            np.add.at(model, band[g], p.sum(1))
+        for q, (p, e) in line.items():
+            np.add.at(total, band[q], p.sum(1) + e)
+            np.add.at(model, band[q], p.sum(1))
         ratio = np.clip(np.divide(total, model, out=np.ones_like(total), where=model > 0), 0.0, MAX_RATIO)
         pmf = np.zeros((len(rows_all), width))
-        m = np.arange(width)
-        for g, at in at_of.items():
-            part = parts[qids[g]]
-            rest_model = part.fit_rest(family)
-            p_rest = np.clip(rest_model.sf(score[g]), 0, 1) if rest_model is not None else np.zeros(len(at))
-            p_rest[p_rest < 1e-280] = 0.0
-            rest = stats.binom.pmf(m[None, :], part.n_rest, p_rest[:, None])
-            if g not in line:
+        for q, at, s in groups:
+            rest = cov.rest_pmf(parts[q], family, s, width)
+            if q not in line:
                 pmf[at] = rest
                 continue
-            p = line[g][0]
-            count = np.clip(p.sum(1) * ratio[band[g]], 0.0, p.shape[1])
-            top = _covariate._poisson_binomial(_covariate.scaled_to(p, count), width)
-            pmf[at] = np.clip(signal.fftconvolve(top, rest, axes=1)[:, :width], 0.0, 1.0)
-        return _covariate.UnseenAbove(rows_all, pmf)
+            p = line[q][0]
+            count = np.clip(p.sum(1) * ratio[band[q]], 0.0, p.shape[1])
+            pmf[at] = cov.added(cov._poisson_binomial(cov.scaled_to(p, count), width), rest)
+        return cov.UnseenAbove(rows_all, pmf)
 
     return above
 
 
+def oracle_above(kind: str, truth: dict[str, tuple[np.ndarray, np.ndarray]]):
+    """A replacement for ``_covariate._above`` with a part of the model replaced by the truth, to tell where the
+    covariate's error comes from. ``truth[qid]``: the system's full-corpus scores of the query's unseen top-D
+    documents (in the covariate's order) and of its other unseen documents. ``kind``: *oracle-top* (the unseen
+    top-D documents above each relevant row counted exactly), *oracle-rest* (the rest counted exactly; a query
+    without a line: every unseen document), *oracle-both* (the full-corpus value, up to ties: a check),
+    *exact-count* (the top's count exact, spread over the documents by the line's probabilities as the model does:
+    the error of the spread alone)."""
+    from pyterrier_sparse_eval import _covariate as cov
+
+    def point(counts: np.ndarray, width: int) -> np.ndarray:
+        out = np.zeros((len(counts), width))
+        inside = counts < width
+        out[np.flatnonzero(inside), counts[inside]] = 1.0
+        return out
+
+    def count(y: np.ndarray, s: np.ndarray) -> np.ndarray:
+        return (y[None, :] >= s[:, None]).sum(axis=1)
+
+    def above(j, parts, family, width):
+        rows_all, groups = cov.relevant_groups(j, width)
+        pmf = np.zeros((len(rows_all), width))
+        for q, at, s in groups:
+            part, (top_y, rest_y) = parts[q], truth[q]
+            if kind in ("oracle-rest", "oracle-both"):
+                rest_all = rest_y if part.top is not None else np.concatenate([top_y, rest_y])
+                rest = point(count(rest_all, s), width)
+            else:
+                rest = cov.rest_pmf(part, family, s, width)
+            if part.top is None:
+                pmf[at] = rest
+                continue
+            if kind in ("oracle-top", "oracle-both"):
+                top = point(count(top_y, s), width)
+            elif kind == "exact-count":
+                top = cov._poisson_binomial(
+                    cov.scaled_to(part.top.terms(s)[0], count(top_y, s).astype(np.float64)), width
+                )
+            else:
+                top = cov._poisson_binomial(part.top.probs(s), width)
+            pmf[at] = cov.added(top, rest)
+        return cov.UnseenAbove(rows_all, pmf)
+
+    return above
+
+
+def truths(covariate, pool_run: pd.DataFrame, deep: pd.DataFrame, pool) -> dict:
+    """Per query, the system's full-corpus scores (``deep``: its run over every document, single precision as
+    ranked; not retrieved: -inf) of the unseen top-D documents, in the covariate's order, and of the other
+    unseen documents."""
+    from pyterrier_sparse_eval.measures._prepare import to_run_frame
+
+    frame = to_run_frame(pool_run).reset_index(drop=True)
+    in_pool = frame["docno"].isin(frozenset(pool.docnos)).to_numpy()
+    docnos, x = frame["docno"].to_numpy(dtype=object), frame["score"].to_numpy(dtype=np.float64)
+    pooled = frozenset(pool.docnos)
+    out = {}
+    for q, g in deep.groupby("qid"):
+        score = dict(zip(g["docno"].astype(str), g["score"].to_numpy().astype(np.float32).astype(np.float64)))
+        rows = frame.index[frame["qid"] == q].to_numpy()
+        top = rows[~in_pool[rows]]
+        if not np.array_equal(x[top], covariate.unseen.get(str(q), np.zeros(0))):
+            raise RuntimeError(f"query {q}: the pooling run's unseen documents differ from the covariate's")
+        top_docs = set(docnos[top].tolist())
+        out[str(q)] = (
+            np.array([score.get(d, -np.inf) for d in docnos[top]]),
+            np.array([v for d, v in score.items() if d not in pooled and d not in top_docs]),
+        )
+    return out
+
+
 @contextlib.contextmanager
-def calibration(mode: str, ranks: dict[str, np.ndarray]):
+def calibration(mode: str, ranks: dict[str, np.ndarray], truth: dict | None = None):
     from pyterrier_sparse_eval import _covariate
 
     keep = _covariate._above
-    if mode != "per-query":
+    if mode in ORACLES:
+        _covariate._above = oracle_above(mode, truth or {})
+    elif mode != "per-query":
         _covariate._above = pooled_above(mode, ranks)
     try:
         yield
@@ -140,7 +219,14 @@ def main() -> None:
     parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
-    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        choices=MODES + ORACLES,
+        default=list(MODES),
+        help="calibrations to compare; the oracles (corpora of at most 10,000 documents) replace a part of the "
+        "package's model by the truth",
+    )
     parser.add_argument(
         "--top-share",
         type=float,
@@ -154,6 +240,7 @@ def main() -> None:
         from pyterrier_sparse_eval import _covariate
 
         _covariate.TOP_SHARE = args.top_share
+    oracles = [m for m in args.modes if m in ORACLES]
     args.work.mkdir(parents=True, exist_ok=True)
     use_shared_data(args.work)
 
@@ -187,6 +274,13 @@ def main() -> None:
             key: float(np.mean([values.per_query[key].get(q, 0.0) for q in qids])) for key in values.per_query
         }
     pool_run, all_docnos = full_run["BM25 (pooling)"], index["BM25 (pooling)"].docnos
+    deep = {}  # every system's run over the whole corpus: the oracles' truth
+    if oracles:
+        if n_total > 10_000:
+            parser.error(f"--modes {' '.join(oracles)} needs a corpus of at most 10,000 documents (--size 0)")
+        deep = {name: retr(index[name], n_total).transform(topics) for name, (_, retr) in sparse.items()}
+        if dense:
+            deep["MiniLM-L6 (dense)"] = dense.run(topics, n_total)
     rows = []
     for budget in args.budgets:
         total = int(budget * n_total)
@@ -204,8 +298,9 @@ def main() -> None:
                     pool, name, sparse, index, dense, topics, args.work / f"pool-{args.size}"
                 )
                 ranks = pooling_ranks(run, qrels, pool_run)
+                truth = truths(covariate, pool_run, deep[name], pool) if oracles else None
                 for mode in args.modes:
-                    with calibration(mode, ranks):
+                    with calibration(mode, ranks, truth):
                         est = sdm.evaluate(run, qrels, pool, K_VALUES, covariate=covariate)["aggregate"]
                     for key, v in est.items():
                         rows.append(

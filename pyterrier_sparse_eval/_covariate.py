@@ -272,25 +272,39 @@ def _parts(frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate) -> dict[s
     return out
 
 
-def _above(j: JudgedRun, parts: dict[str, _QueryParts], family: str, width: int) -> UnseenAbove:
+def rest_pmf(part: _QueryParts, family: str, s: np.ndarray, width: int) -> np.ndarray:
+    """rows x width: P(m of the query's rest, its U_R unseen documents outside the top D, score >= s[row])."""
+    model = part.fit_rest(family)
+    p_rest = np.clip(model.sf(s), 0.0, 1.0) if model is not None else np.zeros(len(s))
+    p_rest[p_rest < _P_FLOOR] = 0.0
+    return stats.binom.pmf(np.arange(width)[None, :], part.n_rest, p_rest[:, None])
+
+
+def added(top: np.ndarray, rest: np.ndarray) -> np.ndarray:
+    """The distribution of the sum of two independent counts (rows x width each), its first width terms."""
+    return np.clip(signal.fftconvolve(top, rest, axes=1)[:, : top.shape[1]], 0.0, 1.0)
+
+
+def relevant_groups(j: JudgedRun, width: int) -> tuple[np.ndarray, list[tuple[str, np.ndarray, np.ndarray]]]:
+    """The relevant rows ranked above ``width``, and per query: its id, its rows' positions among them, their
+    scores."""
     rows_all = np.flatnonzero((j.label > 0) & (j.rank < width))
-    pmf = np.zeros((len(rows_all), width))
-    m = np.arange(width)
     qids = j.qids.tolist()
     groups = j.group[rows_all]
+    out = []
     for g in np.unique(groups):
         at = np.flatnonzero(groups == g)
-        s = j.score[rows_all[at]].astype(np.float64)
-        part = parts[qids[g]]
-        model = part.fit_rest(family)
-        p_rest = np.clip(model.sf(s), 0.0, 1.0) if model is not None else np.zeros(len(s))
-        p_rest[p_rest < _P_FLOOR] = 0.0
-        rest = stats.binom.pmf(m[None, :], part.n_rest, p_rest[:, None])
-        if part.top is None:
-            pmf[at] = rest
-            continue
-        top = _poisson_binomial(part.top.probs(s), width)
-        pmf[at] = np.clip(signal.fftconvolve(top, rest, axes=1)[:, :width], 0.0, 1.0)
+        out.append((qids[g], at, j.score[rows_all[at]].astype(np.float64)))
+    return rows_all, out
+
+
+def _above(j: JudgedRun, parts: dict[str, _QueryParts], family: str, width: int) -> UnseenAbove:
+    rows_all, groups = relevant_groups(j, width)
+    pmf = np.zeros((len(rows_all), width))
+    for q, at, s in groups:
+        part = parts[q]
+        rest = rest_pmf(part, family, s, width)
+        pmf[at] = rest if part.top is None else added(_poisson_binomial(part.top.probs(s), width), rest)
     return UnseenAbove(rows_all, pmf)
 
 
