@@ -39,6 +39,10 @@ that score >= each relevant row's score in the system's full-corpus ranking:
 - *oracle-both*: everything exact, which must give the full-corpus values (up to ties in score): the check.
 
     python benchmarks/sdm_calibration.py --modes per-query oracle-top oracle-rest exact-count oracle-both
+
+``--modes sdm`` adds SDM alone (no covariate) on the same pools, e.g. over several pools of the 1M corpus:
+
+    python benchmarks/sdm_calibration.py --size 1000000 --budgets 0.005 0.01 0.02 --seeds 3 --modes sdm per-query
 """
 
 from __future__ import annotations
@@ -202,7 +206,7 @@ def calibration(mode: str, ranks: dict[str, np.ndarray], truth: dict | None = No
     keep = _covariate._above
     if mode in ORACLES:
         _covariate._above = oracle_above(mode, truth or {})
-    elif mode != "per-query":
+    elif mode not in ("per-query", "sdm"):
         _covariate._above = pooled_above(mode, ranks)
     try:
         yield
@@ -222,10 +226,10 @@ def main() -> None:
     parser.add_argument(
         "--modes",
         nargs="+",
-        choices=MODES + ORACLES,
+        choices=("sdm",) + MODES + ORACLES,
         default=list(MODES),
-        help="calibrations to compare; the oracles (corpora of at most 10,000 documents) replace a part of the "
-        "package's model by the truth",
+        help="calibrations to compare (sdm: SDM alone, no covariate); the oracles (corpora of at most 10,000 "
+        "documents) replace a part of the package's model by the truth",
     )
     parser.add_argument(
         "--top-share",
@@ -301,7 +305,8 @@ def main() -> None:
                 truth = truths(covariate, pool_run, deep[name], pool) if oracles else None
                 for mode in args.modes:
                     with calibration(mode, ranks, truth):
-                        est = sdm.evaluate(run, qrels, pool, K_VALUES, covariate=covariate)["aggregate"]
+                        with_covariate = covariate if mode != "sdm" else None
+                        est = sdm.evaluate(run, qrels, pool, K_VALUES, covariate=with_covariate)["aggregate"]
                     for key, v in est.items():
                         rows.append(
                             (budget, design, seed, name, key, mode, v["pooled"], v["sdm"], full[name][key])
