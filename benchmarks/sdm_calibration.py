@@ -257,8 +257,10 @@ def main() -> None:
     )
     qids = [str(q) for q in topics["qid"]]
     docs = real_docs(args.dataset)
-    corpus = write_corpus(docs, args.size, args.work / f"corpus-{args.size}.tsv", seed=0)
     n_total = len(docs) + args.size
+    if oracles and n_total > 10_000:
+        parser.error(f"--modes {' '.join(oracles)} needs a corpus of at most 10,000 documents (--size 0)")
+    corpus = write_corpus(docs, args.size, args.work / f"corpus-{args.size}.tsv", seed=0)
     sparse = study.systems(with_splade=n_total <= 10_000)
     index, full_run = {}, {}
     for name, (enc, retr) in sparse.items():
@@ -280,8 +282,6 @@ def main() -> None:
     pool_run, all_docnos = full_run["BM25 (pooling)"], index["BM25 (pooling)"].docnos
     deep = {}  # every system's run over the whole corpus: the oracles' truth
     if oracles:
-        if n_total > 10_000:
-            parser.error(f"--modes {' '.join(oracles)} needs a corpus of at most 10,000 documents (--size 0)")
         deep = {name: retr(index[name], n_total).transform(topics) for name, (_, retr) in sparse.items()}
         if dense:
             deep["MiniLM-L6 (dense)"] = dense.run(topics, n_total)

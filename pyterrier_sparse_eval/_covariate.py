@@ -273,7 +273,8 @@ def _parts(frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate) -> dict[s
 
 
 def rest_pmf(part: _QueryParts, family: str, s: np.ndarray, width: int) -> np.ndarray:
-    """rows x width: P(m of the query's rest, its U_R unseen documents outside the top D, score >= s[row])."""
+    """rows x width: P(m of the query's rest score >= s[row]): its U_R unseen documents outside the top D (with no
+    line, every unseen document)."""
     model = part.fit_rest(family)
     p_rest = np.clip(model.sf(s), 0.0, 1.0) if model is not None else np.zeros(len(s))
     p_rest[p_rest < _P_FLOOR] = 0.0
