@@ -181,13 +181,14 @@ def truths(covariate, pool_run: pd.DataFrame, deep: pd.DataFrame, pool) -> dict:
     from pyterrier_sparse_eval.measures._prepare import to_run_frame
 
     frame = to_run_frame(pool_run).reset_index(drop=True)
-    in_pool = frame["docno"].isin(frozenset(pool.docnos)).to_numpy()
-    docnos, x = frame["docno"].to_numpy(dtype=object), frame["score"].to_numpy(dtype=np.float64)
     pooled = frozenset(pool.docnos)
+    in_pool = frame["docno"].isin(pooled).to_numpy()
+    docnos, x = frame["docno"].to_numpy(dtype=object), frame["score"].to_numpy(dtype=np.float64)
+    rows_of = frame.groupby("qid", sort=False).indices  # as Covariate.from_run reads the run
     out = {}
     for q, g in deep.groupby("qid"):
         score = dict(zip(g["docno"].astype(str), g["score"].to_numpy().astype(np.float32).astype(np.float64)))
-        rows = frame.index[frame["qid"] == q].to_numpy()
+        rows = rows_of.get(q, np.zeros(0, dtype=int))
         top = rows[~in_pool[rows]]
         if not np.array_equal(x[top], covariate.unseen.get(str(q), np.zeros(0))):
             raise RuntimeError(f"query {q}: the pooling run's unseen documents differ from the covariate's")
