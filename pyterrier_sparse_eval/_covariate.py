@@ -38,7 +38,9 @@ import numpy as np
 from scipy import signal, stats
 
 from ._pool import _UNRETRIEVED, BackgroundSample, Pool, background_from_run
+from ._sample import pooled_run, str_ids, str_qrels
 from .measures import BackgroundModel, JudgedRun, prepare
+from .measures._evaluate import warn_overlap
 from .measures._prepare import to_run_frame
 from .measures._sdm import _P_FLOOR, UnseenAbove, sdm_report
 
@@ -64,7 +66,7 @@ class Covariate:
 
     @classmethod
     def from_run(cls, run: Any, pool: Pool) -> Covariate:
-        frame = to_run_frame(run).reset_index(drop=True)
+        frame = str_ids(to_run_frame(run)).reset_index(drop=True)
         if frame.duplicated(["qid", "docno"]).any():
             raise ValueError(
                 "The covariate run lists a document twice for a query; pass one ranking per query."
@@ -320,8 +322,8 @@ def covariate_above(
     """A run over the pool prepared for evaluation, the distribution of the unseen documents above each of its
     relevant rows (``width`` terms: the largest cut-off), and ``refit(rng)`` giving one bootstrap round's."""
     covariate.check(pool)
-    frame = to_run_frame(run).reset_index(drop=True)
-    j = prepare(frame, qrels, rel=pool.rel)
+    frame = pooled_run(run, pool)
+    j = prepare(frame, str_qrels(qrels), rel=pool.rel)
     parts = _parts(frame, j, pool, covariate)
 
     def refit(rng: np.random.Generator) -> UnseenAbove:
@@ -352,5 +354,6 @@ def evaluate_with_covariate(
     if not k_values or min(k_values) < 1:
         raise ValueError("k values must be >= 1.")
     j, above, refit = covariate_above(run, qrels, pool, cov, max(int(k) for k in k_values), family)
+    warn_overlap(j)
     per_query, aggregate = sdm_report(j, above, pool.n_unseen, k_values, refit=refit, **report)
     return {"aggregate": aggregate, "per_query": per_query, "covariate": cov}

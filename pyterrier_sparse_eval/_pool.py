@@ -29,9 +29,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._sample import (
+    _UNRETRIEVED,
+    BackgroundSample,
+    background_from_run,
+    fit_run_backgrounds,
+    pooled_run,
+    str_ids,
+    str_qrels,
+)
 from .files import atomic_write_json
-from .measures import FAMILIES, BackgroundModel, JudgedRun, fit_background, prepare, trec_ranks
-from .measures._prepare import to_qrels_frame, to_run_frame
+from .measures import FAMILIES, BackgroundModel, JudgedRun, prepare, trec_ranks
+from .measures._evaluate import warn_overlap
+from .measures._prepare import to_run_frame
 from .measures._sdm import sdm_report
 
 __all__ = [
@@ -69,9 +79,11 @@ class Pool:
     tail: tuple[str, ...] = ()
     bands: tuple[tuple[int, int, int], ...] = ()
     _sample_set: frozenset[str] = field(default=frozenset(), compare=False)
+    _docno_set: frozenset[str] = field(default=frozenset(), compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_sample_set", frozenset(self.sample) | frozenset(self.tail))
+        object.__setattr__(self, "_docno_set", frozenset(self.docnos))
         if self.size > self.num_docs:
             raise ValueError(f"The pool holds {self.size} documents but the corpus only {self.num_docs}.")
         if sum(n for _, _, n in self.bands) != len(self.tail) or any(n > size for _, size, n in self.bands):
@@ -131,6 +143,10 @@ class Pool:
         return self._sample_set
 
     @property
+    def docno_set(self) -> frozenset[str]:
+        return self._docno_set
+
+    @property
     def fingerprint(self) -> str:
         h = hashlib.sha1(str(self.num_docs).encode())
         for part in (self.relevant, self.distractors, self.sample) + (
@@ -152,6 +168,7 @@ class Pool:
         """Everything needed to rebuild the pool (JSON-serialisable)."""
         d = asdict(self)
         d.pop("_sample_set")
+        d.pop("_docno_set")
         return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -165,6 +182,15 @@ class Pool:
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> Pool:
+        needed = ("num_docs", "relevant", "distractors", "sample", "depth", "seed")
+        spec = spec if isinstance(spec, dict) else {}
+        lacking = [k for k in needed if k not in spec]
+        unknown = sorted(k for k in spec if k not in cls.__dataclass_fields__ or k.startswith("_"))
+        if lacking or unknown:
+            raise ValueError(
+                f"Not a pool written by Pool.save: missing {lacking}, unknown {unknown}; rebuild it with "
+                "sdm.build_pool(...) and save it again."
+            )
         fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()}
         fields["bands"] = tuple(tuple(int(x) for x in b) for b in fields.get("bands", ()))
         return cls(**fields)
@@ -192,7 +218,7 @@ def _best_ranks(runs: Sequence[pd.DataFrame]) -> pd.DataFrame:
     precision, then docno, both descending), the order the runs are evaluated in."""
     frames = []
     for run in runs:
-        frame = to_run_frame(run)
+        frame = str_ids(to_run_frame(run))
         frame = frame.assign(rank=trec_ranks(frame["qid"], frame["score"], frame["docno"]))
         frames.append(frame[["qid", "docno", "rank"]])
     merged = pd.concat(frames, ignore_index=True)
@@ -226,8 +252,11 @@ def build_pool(
             ranks within ``tail_depth`` for some query, outside the pool; ``sample`` is then drawn from the
             rest. 0: a uniform sample. Lists: one band per entry (``tail_depth`` increasing).
     """
-    tail_samples = [int(tail_sample)] if isinstance(tail_sample, int) else [int(t) for t in tail_sample]
-    bounds = [int(tail_depth)] if isinstance(tail_depth, int) else [int(t) for t in tail_depth]
+    tail_samples, bounds = _per_band(tail_sample), _per_band(tail_depth)
+    if not tail_samples:
+        raise ValueError(
+            "tail_sample is an empty list: give one size per tail band, or 0 for a uniform sample."
+        )
     if len(bounds) != len(tail_samples):
         raise ValueError(
             f"{len(tail_samples)} tail samples for {len(bounds)} tail depths: give one per band."
@@ -243,7 +272,7 @@ def build_pool(
     run_list = list(runs.values()) if isinstance(runs, dict) else list(runs)
     corpus = np.array(sorted(set(str(d) for d in all_docnos)), dtype=object)
     in_corpus = set(corpus.tolist())
-    q = to_qrels_frame(qrels)
+    q = str_qrels(qrels)
     relevant_rows = q[q["label"] >= rel]
     relevant = list(dict.fromkeys(relevant_rows["docno"].tolist()))
     missing = [d for d in relevant if d not in in_corpus]
@@ -312,6 +341,13 @@ def build_pool(
     )
 
 
+def _per_band(value: int | Sequence[int]) -> list[int]:
+    """One number, or one per tail band (numpy integers too)."""
+    if isinstance(value, (int, np.integer)):
+        return [int(value)]
+    return [int(t) for t in value]
+
+
 def _tail_bands(
     ranked: pd.DataFrame, taken: set[str], in_corpus: set[str], depth: int, bounds: Sequence[int]
 ) -> list[list[str]]:
@@ -343,116 +379,12 @@ def tail_band_sizes(
     return [len(b) for b in _tail_bands(ranked, taken, in_corpus, depth, tail_depth)]
 
 
-@dataclass
-class BackgroundSample:
-    """What a run shows of one query's background sample: observed scores, and how many fell below ``below``.
-
-    A stratified sample also carries each observed score's stratum (``stratum``), the censored documents per
-    stratum (``below_by``) and each stratum's Horvitz-Thompson weight (``weight_by``)."""
-
-    observed: np.ndarray
-    n_below: int
-    below: float
-    stratum: np.ndarray | None = None
-    below_by: np.ndarray | None = None
-    weight_by: np.ndarray | None = None
-
-    def fit(self, family: str = "auto") -> BackgroundModel:
-        if self.stratum is None:
-            return fit_background(self.observed, family, n_below=self.n_below, below=self.below)
-        assert self.weight_by is not None and self.below_by is not None
-        return fit_background(
-            self.observed,
-            family,
-            n_below=self.n_below,
-            below=self.below,
-            weights=self.weight_by[self.stratum],
-            weight_below=float(self.below_by @ self.weight_by),
-        )
-
-    def resample(self, rng: np.random.Generator) -> BackgroundSample:
-        """A bootstrap resample of the whole sample (censored members included), within each stratum."""
-        if self.stratum is None:
-            n = len(self.observed) + self.n_below
-            picks = rng.integers(0, n, size=n)
-            observed = self.observed[picks[picks < len(self.observed)]]
-            return BackgroundSample(observed, int(np.sum(picks >= len(self.observed))), self.below)
-        assert self.below_by is not None
-        parts, strata, below_by = [], [], np.zeros_like(self.below_by)
-        for h in range(len(self.below_by)):
-            mine = self.observed[self.stratum == h]
-            n = len(mine) + int(self.below_by[h])
-            picks = rng.integers(0, n, size=n) if n else np.zeros(0, dtype=np.int64)
-            parts.append(mine[picks[picks < len(mine)]])
-            strata.append(np.full(len(parts[-1]), h))
-            below_by[h] = int(np.sum(picks >= len(mine)))
-        return BackgroundSample(
-            np.concatenate(parts),
-            int(below_by.sum()),
-            self.below,
-            np.concatenate(strata).astype(np.int64),
-            below_by,
-            self.weight_by,
-        )
-
-
-def background_from_run(
-    run: Any, pool: Pool, exclude: dict[str, set[str]] | None = None
-) -> dict[str, BackgroundSample]:
-    """Per query of the run, the scores of the pool's sampled documents it retrieved, the rest censored.
-
-    ``exclude[qid]``: sampled documents left out of that query's sample (they stand for unseen documents
-    modelled otherwise, see :mod:`pyterrier_sparse_eval._covariate`)."""
-    frame = to_run_frame(run).reset_index(drop=True)
-    m = len(pool.sample) + len(pool.tail)
-    if m < 2:
-        raise ValueError(
-            f"{pool!r} has a background sample of {m}; SDM needs at least 2 (use a larger sample)."
-        )
-    is_sample = frame["docno"].isin(pool.sample_set).to_numpy()
-    scores = frame["score"].to_numpy(dtype=np.float64)
-    out: dict[str, BackgroundSample] = {}
-    if pool.stratified:
-        strata = pool.strata()
-        stratum_of = {d: h for h, (docs, _) in enumerate(strata) for d in docs}
-        weight_by = np.array(pool.stratum_weights())
-        sizes = np.array([len(docs) for docs, _ in strata])
-        doc_stratum = frame["docno"].map(stratum_of).fillna(0).to_numpy(dtype=np.int64)
-    docnos = frame["docno"].to_numpy()
-    for qid, rows in frame.groupby("qid", sort=False).indices.items():
-        left_out = exclude.get(str(qid), set()) if exclude else set()
-        mine = rows[is_sample[rows]]
-        if left_out:
-            mine = mine[np.array([d not in left_out for d in docnos[mine]], dtype=bool)]
-        observed = scores[mine]
-        lowest = float(scores[rows].min())
-        if not pool.stratified:
-            out[str(qid)] = BackgroundSample(observed, m - len(left_out) - len(observed), lowest)
-            continue
-        stratum = doc_stratum[mine]
-        out_of = np.array([stratum_of[d] for d in left_out], dtype=np.int64)
-        kept = sizes - np.bincount(out_of, minlength=len(sizes))
-        below_by = kept - np.bincount(stratum, minlength=len(sizes))
-        out[str(qid)] = BackgroundSample(observed, int(below_by.sum()), lowest, stratum, below_by, weight_by)
-    return out
-
-
-def fit_run_backgrounds(run: Any, pool: Pool, family: str = "auto") -> dict[str, BackgroundModel]:
-    """One background model per query of the run (see :func:`background_from_run`)."""
-    return {q: s.fit(family) for q, s in background_from_run(run, pool).items()}
-
-
-#: the background of a query the run returned nothing for: every sampled document censored (p(s) = 1 below
-#: infinity, whatever the strata)
-_UNRETRIEVED = BackgroundSample(np.zeros(0), 2, np.inf)
-
-
 def judged_with_backgrounds(
     run: Any, qrels: Any, pool: Pool
 ) -> tuple[JudgedRun, dict[str, BackgroundSample]]:
     """A run on the pool prepared for evaluation, and each query's background sample as the run shows it."""
-    frame = to_run_frame(run).reset_index(drop=True)
-    return prepare(frame, qrels, rel=pool.rel), background_from_run(frame, pool)
+    frame = pooled_run(run, pool)
+    return prepare(frame, str_qrels(qrels), rel=pool.rel), background_from_run(frame, pool)
 
 
 def models_for(j: JudgedRun, samples: dict[str, BackgroundSample], family: str) -> list[BackgroundModel]:
@@ -476,6 +408,7 @@ def evaluate_on_pool(
 ) -> dict[str, Any]:
     """``pse.sdm.evaluate(run, qrels, pool, ...)``: pooled and SDM-corrected R@k / nDCG@k (see there)."""
     j, samples = judged_with_backgrounds(run, qrels, pool)
+    warn_overlap(j)
     models = models_for(j, samples, family)
 
     def refit(rng: np.random.Generator) -> list[BackgroundModel]:

@@ -172,7 +172,7 @@ def three_way(
         tail_depth=tail_depth,
     )
     if verbose:
-        print(_describe(pool))
+        print(f"Pooled corpus: {pool!r}")
     cov = Covariate.from_run(pool_frames[pool_specs[0].name], pool) if covariate else None
 
     results: dict[str, dict[str, dict[str, Any]]] = {}

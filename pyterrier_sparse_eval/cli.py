@@ -29,6 +29,7 @@ from . import (
 from .console import EXIT_CHECK_FAILED, EXIT_OK, UsageError, one_line, run
 from .files import atomic_write_text
 from .measures import crosscheck, evaluate, inhouse, parse_measure, parse_measures
+from .measures._score_dist import WEIGHTED_FAMILIES
 from .systems import parse_system, resolve_baseline, specs_with_language
 
 DEFAULT_METRICS = ["nDCG@10", "R@100", "AP", "RR"]
@@ -64,6 +65,25 @@ def _write(path: str, text: str, quiet: bool = True) -> None:
     atomic_write_text(path, text)
     if not quiet:
         print(f"Wrote {path}")
+
+
+def _check_destinations(output: str | None, plots: str | None = None) -> None:
+    """Refuse, before any work, an --output file or --plots folder that could not be written."""
+    for option, path, folder in (("--output", output, False), ("--plots", plots, True)):
+        if not path:
+            continue
+        target = Path(path)
+        if not folder and target.is_dir():
+            raise UsageError(
+                f"--output {path} is a folder; give a file in it, e.g. {target / 'results.json'}."
+            )
+        if folder and target.exists() and not target.is_dir():
+            raise UsageError(f"--plots {path} is a file; give a folder for the figures (created if needed).")
+        ancestor = next((a for a in target.parents if a.exists()), Path("."))
+        if not ancestor.is_dir():
+            raise UsageError(f"{option} {path}: {ancestor} is a file, not a folder; choose another path.")
+        if not os.access(ancestor, os.W_OK):
+            raise UsageError(f"{option} {path}: {ancestor} is not writable; choose another path.")
 
 
 def _need_matplotlib() -> None:
@@ -104,6 +124,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     baseline = resolve_baseline(args.baseline, names)
     if args.output and Path(args.output).suffix not in (".json", ".csv"):
         raise UsageError(f"--output must end in .json or .csv, got {args.output!r}.")
+    _check_destinations(args.output, args.plots)
     if args.plots:
         _need_matplotlib()
     if args.num_results < 1:
@@ -206,6 +227,7 @@ query, 1 when one differs or when no query could be compared (no judged query in
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     measures = _measures(args.metric)
+    _check_destinations(args.output)
     run, qrels = datasets.read_run(args.run), datasets.read_qrels(args.qrels)
     result = evaluate(run, qrels, measures, missing_as_zero=args.missing_as_zero)
     width = max(len(str(m)) for m in measures)
@@ -235,6 +257,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     measures = _measures(args.metric)
+    _check_destinations(args.output)
     report = crosscheck(datasets.read_run(args.run), datasets.read_qrels(args.qrels), measures)
     print(report.summary())
     if args.output:
@@ -261,6 +284,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         raise UsageError(f"Unknown --family {args.family!r}; choose one of {', '.join(sdm.FAMILIES)}.")
     if args.output and Path(args.output).suffix != ".json":
         raise UsageError(f"--output must end in .json, got {args.output!r}.")
+    _check_destinations(args.output, args.plots)
     if args.plots:
         _need_matplotlib()
     _check_index_dir(args.index_dir)
@@ -269,9 +293,19 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         ("--sample", args.sample),
         ("--tail-sample", min(args.tail_sample or [0])),
         ("--bootstrap", args.bootstrap),
+        ("--seed", args.seed),
     ):
         if value < 0:
             raise UsageError(f"{option} must be >= 0, got {value}.")
+    if args.tail_depth and not args.tail_sample:
+        raise UsageError(
+            "--tail-depth bounds a tail band of the sample: give its size with --tail-sample too."
+        )
+    if args.tail_sample and args.family not in WEIGHTED_FAMILIES:
+        raise UsageError(
+            f"A stratified sample (--tail-sample) is fitted with --family {', '.join(WEIGHTED_FAMILIES)}; "
+            f"not {args.family!r}."
+        )
     ks = sorted(set(args.k or [10, 100, 1000]))
     report = sdm.three_way(
         args.dataset,

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from ir_measures import Metric
 from ir_measures.measures import Measure, ParamInfo
 
@@ -38,10 +39,11 @@ from ._pool import (
     models_for,
     tail_band_sizes,
 )
+from ._sample import pooled_run, str_qrels
 from ._sdm_report import ThreeWay, three_way
 from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background
 from .measures._metrics import GAINS
-from .measures._prepare import to_qrels_frame, to_run_frame
+from .measures._prepare import to_run_frame
 from .measures._sdm import corrected, evaluate_backgrounds, survival_of_rows
 
 __all__ = [
@@ -82,7 +84,11 @@ def evaluate(
     """Pooled and SDM-corrected R@k and nDCG@k of a run over a pooled corpus.
 
     Args:
-        run: the system's run over the pooled corpus (frame or dicts, as :func:`pse.evaluate` takes).
+        run: the system's run over the pooled corpus (frame or dicts, as :func:`pse.evaluate` takes), over the
+            pool's documents only (a document outside the pool is refused: a full-corpus run or another pool's
+            would count it twice). Ids are read as strings, the pool's (int ids work); a document listed twice
+            for a query keeps its highest score, with a warning; judged queries without results are left out,
+            with a warning (as in :func:`pse.evaluate`).
         qrels: judgments.
         pool: the :class:`Pool` the run was retrieved from: each query's background sample is read off the
             run (sampled documents it did not retrieve are censored below its lowest score).
@@ -104,8 +110,11 @@ def evaluate(
 
     Returns ``{"aggregate": {measure: {"pooled": x, "sdm": y[, "sdm_ci": [lo, hi]]}}, "per_query": {measure:
     {qid: {...}}}, "models": {qid: BackgroundModel}}`` with measures named ``R@k`` and ``nDCG@k`` (with a
-    covariate, ``"covariate"`` in place of ``"models"``).
+    covariate, ``"covariate"`` in place of ``"models"``); with a pool, query ids are strings.
     """
+    k_values = list(k_values)
+    if not k_values or min(k_values) < 1:
+        raise ValueError(f"k_values={k_values}: give at least one cut-off, each >= 1, e.g. (10, 100, 1000).")
     options: dict[str, Any] = {
         "family": family,
         "gain": gain,
@@ -142,8 +151,8 @@ def threshold_recall(
     the bracket is the run's own score range widened until it holds the root, not a fixed [-1, 1].
     Prefer :func:`evaluate` (an exact expectation); this is a plug-in approximation.
     """
-    frame = to_run_frame(run)
-    q = to_qrels_frame(qrels)
+    frame = pooled_run(run, pool)
+    q = str_qrels(qrels)
     relevant = q[q["label"] >= pool.rel].groupby("qid")["docno"].apply(set).to_dict()
     if models is None:
         models = fit_run_backgrounds(frame, pool, family)
@@ -192,6 +201,12 @@ class _SDMMeasure(Measure):
 
     def runtime_impl(self, qrels: Any, run: Any) -> Iterator[Metric]:
         pool: Pool = self.params["pool"]
+        rel = self.params.get("rel")
+        if rel is not None and rel != pool.rel:
+            raise ValueError(
+                f"{self.NAME}(rel={rel}) on a pool built with rel={pool.rel}: the pool's relevant documents and its "
+                f"sample depend on rel; build the pool with sdm.build_pool(..., rel={rel})."
+            )
         family = self.params.get("family") or "auto"
         pooled = REGISTRY[self.POOLED](
             **{k: v for k, v in self.params.items() if k not in ("pool", "family", "covariate")}
@@ -205,14 +220,18 @@ class _SDMMeasure(Measure):
             values = corrected(
                 pooled.check(), j, survival_of_rows(j, models_for(j, samples, family)), pool.n_unseen
             )
+        # SDM keys queries by string (as the pool's docnos); report them as the run names them (pt.Experiment
+        # matches them to its topics' ids)
+        native = {str(q): q for q in pd.unique(to_run_frame(run)["qid"])}
         for qid, value in zip(j.qids.tolist(), values.tolist()):
-            yield Metric(qid, self, value)
+            yield Metric(native.get(qid, qid), self, value)
 
 
 _SDM_PARAMS = {
     "cutoff": ParamInfo(dtype=int, required=True, desc="ranking cut-off in the full corpus"),
     "pool": ParamInfo(dtype=Pool, required=True, desc="the pooled corpus the run was retrieved from"),
     "family": ParamInfo(dtype=str, choices=FAMILIES, default="auto", desc="background score family"),
+    "rel": ParamInfo(dtype=int, desc="minimum relevance level (the pool's, given to build_pool)"),
     "covariate": ParamInfo(
         dtype=Covariate, desc="the pooling run's view of the pool (Covariate.from_run), see sdm.evaluate"
     ),

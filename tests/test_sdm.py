@@ -183,7 +183,7 @@ def test_sdm_evaluate_with_bootstrap_intervals():
         "R@10"
     ]
     assert same["sdm"] == same["pooled"] and same["sdm_ci"] == [same["sdm"], same["sdm"]]
-    with pytest.raises(KeyError, match="No background model"):
+    with pytest.raises(ValueError, match="background has no entry for 1 evaluated queries"):
         evaluate(run, qrels, k_values=[10], background={"a": background["a"]}, n_unseen=10)
     with pytest.raises(ValueError, match="background= and n_unseen="):
         evaluate(run, qrels, k_values=[10], background=background)

@@ -271,6 +271,13 @@ def evaluate_backgrounds(
     """
     j = prepare(run, qrels)
     qids = j.qids.tolist()
+    for name, given in (("background", background), ("n_unseen", n_unseen)):
+        lacking = [q for q in qids if q not in given] if isinstance(given, dict) else []
+        if lacking:
+            raise ValueError(
+                f"{name} has no entry for {len(lacking)} evaluated queries, e.g. {lacking[:3]}: give one per query "
+                "of the run that has judgments, keyed by its query id as the run has it."
+            )
     models = {
         q: background[q]
         if isinstance(background.get(q), BackgroundModel)

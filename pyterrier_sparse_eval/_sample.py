@@ -1,0 +1,171 @@
+"""What SDM reads off a run over a pool: the run checked and keyed as the pool is, and each query's background sample.
+
+A pool's docnos are strings, and so are the keys of everything SDM computes per query; runs and qrels with int ids
+are read as strings here (the in-house metrics instead refuse ids whose types differ between run and qrels). A run
+over a pool must retrieve from the pool alone: a document outside it (a full-corpus run, another pool's run) would
+be counted both as retrieved and among the unseen documents the estimate adds, so it is refused.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from pandas.api.types import is_string_dtype
+
+from .measures import BackgroundModel, fit_background
+from .measures._prepare import to_qrels_frame, to_run_frame
+
+if TYPE_CHECKING:
+    from ._pool import Pool
+
+__all__ = [
+    "BackgroundSample",
+    "background_from_run",
+    "fit_run_backgrounds",
+    "pooled_run",
+    "str_ids",
+    "str_qrels",
+]
+
+
+def str_ids(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its ``qid`` and ``docno`` columns as strings (a no-op when they already are)."""
+    cast = {c: str for c in ("qid", "docno") if c in frame.columns and not is_string_dtype(frame[c])}
+    return frame.astype(cast) if cast else frame
+
+
+def str_qrels(qrels: Any) -> pd.DataFrame:
+    """Qrels as a frame with string ids."""
+    return str_ids(to_qrels_frame(qrels))
+
+
+def pooled_run(run: Any, pool: Pool) -> pd.DataFrame:
+    """A system's run over ``pool`` as a frame with string ids, checked: every document in the pool, each listed
+    once per query (a duplicate keeps its highest score, with a warning)."""
+    frame = str_ids(to_run_frame(run)).reset_index(drop=True)
+    twice = frame.duplicated(["qid", "docno"])
+    if twice.any():
+        warnings.warn(
+            f"The run lists {int(twice.sum())} documents again for a query they were already retrieved for; SDM "
+            "keeps each one's highest score (drop the duplicates from the run to silence this).",
+            stacklevel=4,
+        )
+        best = frame.sort_values("score", ascending=False, kind="stable").drop_duplicates(["qid", "docno"])
+        frame = best.sort_index().reset_index(drop=True)
+    outside = ~frame["docno"].isin(pool.docno_set)
+    if outside.any():
+        examples = list(dict.fromkeys(frame.loc[outside, "docno"].head(1000)))[:3]
+        raise ValueError(
+            f"The run retrieves {int(outside.sum())} documents outside {pool!r} (e.g. {examples}): SDM needs the "
+            "system's run over the pooled corpus. Retrieve from pool.index(full_index, path) (or an index of the "
+            "pool's documents), not from the full corpus or another pool."
+        )
+    return frame
+
+
+@dataclass
+class BackgroundSample:
+    """What a run shows of one query's background sample: observed scores, and how many fell below ``below``.
+
+    A stratified sample also carries each observed score's stratum (``stratum``), the censored documents per
+    stratum (``below_by``) and each stratum's Horvitz-Thompson weight (``weight_by``)."""
+
+    observed: np.ndarray
+    n_below: int
+    below: float
+    stratum: np.ndarray | None = None
+    below_by: np.ndarray | None = None
+    weight_by: np.ndarray | None = None
+
+    def fit(self, family: str = "auto") -> BackgroundModel:
+        if self.stratum is None:
+            return fit_background(self.observed, family, n_below=self.n_below, below=self.below)
+        assert self.weight_by is not None and self.below_by is not None
+        return fit_background(
+            self.observed,
+            family,
+            n_below=self.n_below,
+            below=self.below,
+            weights=self.weight_by[self.stratum],
+            weight_below=float(self.below_by @ self.weight_by),
+        )
+
+    def resample(self, rng: np.random.Generator) -> BackgroundSample:
+        """A bootstrap resample of the whole sample (censored members included), within each stratum."""
+        if self.stratum is None:
+            n = len(self.observed) + self.n_below
+            picks = rng.integers(0, n, size=n)
+            observed = self.observed[picks[picks < len(self.observed)]]
+            return BackgroundSample(observed, int(np.sum(picks >= len(self.observed))), self.below)
+        assert self.below_by is not None
+        parts, strata, below_by = [], [], np.zeros_like(self.below_by)
+        for h in range(len(self.below_by)):
+            mine = self.observed[self.stratum == h]
+            n = len(mine) + int(self.below_by[h])
+            picks = rng.integers(0, n, size=n) if n else np.zeros(0, dtype=np.int64)
+            parts.append(mine[picks[picks < len(mine)]])
+            strata.append(np.full(len(parts[-1]), h))
+            below_by[h] = int(np.sum(picks >= len(mine)))
+        return BackgroundSample(
+            np.concatenate(parts),
+            int(below_by.sum()),
+            self.below,
+            np.concatenate(strata).astype(np.int64),
+            below_by,
+            self.weight_by,
+        )
+
+
+def background_from_run(
+    run: Any, pool: Pool, exclude: dict[str, set[str]] | None = None
+) -> dict[str, BackgroundSample]:
+    """Per query of the run, the scores of the pool's sampled documents it retrieved, the rest censored.
+
+    ``exclude[qid]``: sampled documents left out of that query's sample (they stand for unseen documents
+    modelled otherwise, see :mod:`pyterrier_sparse_eval._covariate`)."""
+    frame = str_ids(to_run_frame(run)).reset_index(drop=True)
+    m = len(pool.sample) + len(pool.tail)
+    if m < 2:
+        raise ValueError(
+            f"{pool!r} has a background sample of {m}; SDM needs at least 2 (use a larger sample)."
+        )
+    is_sample = frame["docno"].isin(pool.sample_set).to_numpy()
+    scores = frame["score"].to_numpy(dtype=np.float64)
+    out: dict[str, BackgroundSample] = {}
+    if pool.stratified:
+        strata = pool.strata()
+        stratum_of = {d: h for h, (docs, _) in enumerate(strata) for d in docs}
+        weight_by = np.array(pool.stratum_weights())
+        sizes = np.array([len(docs) for docs, _ in strata])
+        doc_stratum = frame["docno"].map(stratum_of).fillna(0).to_numpy(dtype=np.int64)
+    docnos = frame["docno"].to_numpy()
+    for qid, rows in frame.groupby("qid", sort=False).indices.items():
+        left_out = exclude.get(str(qid), set()) if exclude else set()
+        mine = rows[is_sample[rows]]
+        if left_out:
+            mine = mine[np.array([d not in left_out for d in docnos[mine]], dtype=bool)]
+        observed = scores[mine]
+        lowest = float(scores[rows].min())
+        if not pool.stratified:
+            out[str(qid)] = BackgroundSample(observed, m - len(left_out) - len(observed), lowest)
+            continue
+        stratum = doc_stratum[mine]
+        out_of = np.array([stratum_of[d] for d in left_out], dtype=np.int64)
+        kept = sizes - np.bincount(out_of, minlength=len(sizes))
+        below_by = kept - np.bincount(stratum, minlength=len(sizes))
+        out[str(qid)] = BackgroundSample(observed, int(below_by.sum()), lowest, stratum, below_by, weight_by)
+    return out
+
+
+def fit_run_backgrounds(run: Any, pool: Pool, family: str = "auto") -> dict[str, BackgroundModel]:
+    """One background model per query of the run (see :func:`background_from_run`)."""
+    return {q: s.fit(family) for q, s in background_from_run(run, pool).items()}
+
+
+#: the background of a query the run returned nothing for: every sampled document censored (p(s) = 1 below
+#: infinity, whatever the strata)
+_UNRETRIEVED = BackgroundSample(np.zeros(0), 2, np.inf)

@@ -1,0 +1,149 @@
+"""What SDM takes as input: int ids read as the pool's string ids, duplicate rows, runs that are not over the pool,
+judged queries without results, bad pool files and options. Each comparison is against the same evaluation of
+the same data with string ids and clean rows (``sdm.evaluate``'s own path, tested against trec_eval elsewhere)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import simulated_pool_corpus, system_run_over_pool
+
+from pyterrier_sparse_eval import sdm
+from pyterrier_sparse_eval.cli import main
+
+KS = (10, 50)
+
+
+@pytest.fixture(scope="module")
+def setup():
+    """A 3000-document simulated corpus with numeric ids ("42", as Vaswani's), 8 queries: a pool (uniform
+    sample) and the system's run over it, deep."""
+    docnos, truth, first, qrels = simulated_pool_corpus(3000, 8, seed=3)
+    docnos = np.array([str(int(d[1:])) for d in docnos])
+    truth = {q[1:]: v for q, v in truth.items()}
+    first, qrels = (_as_ints(f).astype({"qid": str, "docno": str}) for f in (first, qrels))
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=10, sample=300, seed=0)
+    run = system_run_over_pool(pool, docnos, truth)
+    return docnos, first, qrels, pool, run, truth
+
+
+def _as_ints(frame: pd.DataFrame) -> pd.DataFrame:
+    """The same frame with integer ids ("q3" or "3" -> 3, "d000042" or "42" -> 42)."""
+    return frame.assign(**{c: frame[c].str.lstrip("qd").astype(int) for c in ("qid", "docno")})
+
+
+def _values(result):
+    return {m: (v["pooled"], v["sdm"]) for m, v in result["aggregate"].items()}
+
+
+@pytest.mark.parametrize("with_covariate", [False, True])
+def test_int_ids_give_the_values_of_string_ids(setup, with_covariate):
+    docnos, first, qrels, pool, run, _ = setup
+    covariate = first if with_covariate else None
+    expected = _values(sdm.evaluate(run, qrels, pool, KS, covariate=covariate))
+    assert any(s < p for p, s in expected.values())  # something to correct
+    int_covariate = _as_ints(first) if with_covariate else None
+    got = sdm.evaluate(_as_ints(run), _as_ints(qrels), pool, KS, covariate=int_covariate)
+    assert _values(got) == expected
+    # a pool built from int ids is the pool built from their strings
+    int_pool = sdm.build_pool(
+        _as_ints(qrels), [_as_ints(first)], all_docnos=[int(d) for d in docnos], depth=10, sample=300
+    )
+    assert int_pool == pool
+
+
+def test_sdm_measures_report_queries_as_the_run_names_them(setup):
+    """ir_measures gets the measure's values keyed by the run's own query ids (int here), equal to sdm.evaluate's."""
+    _, _, qrels, pool, run, _ = setup
+    expected = sdm.evaluate(run, qrels, pool, [50])["per_query"]["R@50"]
+    measure = sdm.SDM_R(pool=pool) @ 50
+    got = {m.query_id: m.value for m in measure.runtime_impl(_as_ints(qrels), _as_ints(run))}
+    assert got == {int(q): v["sdm"] for q, v in expected.items()}
+    assert len(got) == 8
+
+
+def test_duplicate_rows_keep_each_documents_best_score_with_a_warning(setup):
+    _, _, qrels, pool, run, _ = setup
+    expected = _values(sdm.evaluate(run, qrels, pool, KS))
+    lowered = run.assign(score=run["score"] - 1.0)  # the same documents again, lower
+    with pytest.warns(UserWarning, match="documents again for a query"):
+        got = sdm.evaluate(pd.concat([run, lowered], ignore_index=True), qrels, pool, KS)
+    assert _values(got) == expected
+
+
+def test_a_run_not_over_the_pool_is_refused(setup):
+    docnos, first, qrels, pool, _, truth = setup
+    with pytest.raises(ValueError, match="outside Pool.*pool.index"):
+        sdm.evaluate(first, qrels, pool, KS)  # the full-corpus run
+    other = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=10, sample=300, seed=7)
+    with pytest.raises(ValueError, match="outside Pool"):
+        sdm.evaluate(system_run_over_pool(other, docnos, truth), qrels, pool, KS)  # another pool's run
+    with pytest.raises(ValueError, match="outside Pool"):
+        sdm.evaluate(first, qrels, pool, KS, covariate=first)
+    with pytest.raises(ValueError, match="outside Pool"):
+        sdm.threshold_recall(first, qrels, pool, 10)
+
+
+def test_a_judged_query_without_results_is_reported(setup):
+    _, _, qrels, pool, run, _ = setup
+    with pytest.warns(UserWarning, match="evaluating 7 of 8 judged queries"):
+        got = sdm.evaluate(run[run["qid"] != "0"], qrels, pool, KS)
+    assert "0" not in got["per_query"]["R@10"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the complete run warns of nothing
+        sdm.evaluate(run, qrels, pool, KS)
+
+
+def test_bad_arguments_name_the_fix(setup, tmp_path):
+    docnos, first, qrels, pool, run, _ = setup
+    with pytest.raises(ValueError, match="at least one cut-off"):
+        sdm.evaluate(run, qrels, pool, [])
+    with pytest.raises(ValueError, match="at least one cut-off"):
+        sdm.evaluate(run, qrels, pool, [], covariate=first)
+    with pytest.raises(ValueError, match="background has no entry for 1 evaluated queries"):
+        background = {q: np.linspace(0.0, 1.0, 20) for q in qrels["qid"].unique() if q != "1"}
+        sdm.evaluate(run, qrels, background=background, n_unseen=100, bootstrap=3)
+    with pytest.raises(ValueError, match="n_unseen has no entry"):
+        sdm.evaluate(run, qrels, background={q: np.arange(9.0) for q in qrels["qid"]}, n_unseen={"0": 5})
+    with pytest.raises(ValueError, match="empty list"):
+        sdm.build_pool(qrels, [first], all_docnos=docnos, tail_sample=[], tail_depth=[])
+    tail = sdm.build_pool(
+        qrels, [first], all_docnos=docnos, depth=10, sample=50, tail_sample=np.int64(20), tail_depth=40
+    )
+    assert len(tail.tail) == 20
+    broken = tmp_path / "pool.json"
+    broken.write_text(json.dumps({"num_docs": 5}))
+    with pytest.raises(ValueError, match="Not a pool written by Pool.save: missing"):
+        sdm.Pool.load(broken)
+    measure = sdm.SDM_R(pool=pool, rel=2) @ 10
+    assert "rel=2" in repr(measure)
+    with pytest.raises(ValueError, match=r"build_pool\(\.\.\., rel=2\)"):
+        list(
+            measure.runtime_impl(
+                qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"}), run
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--seed", "-1"], "--seed must be >= 0"),
+        (["--tail-depth", "50"], "--tail-depth bounds a tail band"),
+        (["--tail-sample", "10", "--family", "empirical-gpd"], "stratified sample"),
+        (["--output", "{tmp}/dir.json"], "is a folder"),
+        (["--output", "{tmp}/afile/x.json"], "is a file, not a folder"),
+    ],
+)
+def test_sdm_command_refuses_bad_options_before_any_work(tmp_path, capsys, argv, message):
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "dir.json").mkdir()
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    index_dir = tmp_path / "indexes"
+    code = main(["sdm", "--dataset", "irds:nothing/here", "--index-dir", str(index_dir), "--quiet", *argv])
+    assert code == 2 and message in capsys.readouterr().err
+    assert not index_dir.exists()  # refused before the dataset was even looked up
