@@ -140,7 +140,7 @@ def _count_records(path: Path) -> int:
                 count += 1
     if count and not _is_jsonl(path):
         parts = first.decode("utf-8", "replace").rstrip("\r\n").split("\t")
-        if parts[0].strip().lower() in _HEADER_IDS and "text" in (p.strip().lower() for p in parts):
+        if parts[0].strip().lower() in _HEADER_IDS:  # a header row (tsv_docs skips it or refuses it)
             count -= 1
     return count
 
@@ -322,8 +322,15 @@ def tsv_docs(lines: Iterable[tuple[int, str]], where: Any) -> Iterator[tuple[int
                 raise ValueError(
                     f"{where}, line {n}: expected 'docno<TAB>text' (or docno, title, text) lines."
                 )
-            if parts[0].strip().lower() in _HEADER_IDS and "text" in (p.strip().lower() for p in parts):
-                continue  # a header row
+            if parts[0].strip().lower() in _HEADER_IDS:  # a header row
+                names = [p.strip().lower() for p in parts[:columns]]
+                if names[1:] != ["title", "text"][-(columns - 1) :]:
+                    layout = "docno<TAB>text" if columns == 2 else "docno<TAB>title<TAB>text"
+                    raise ValueError(
+                        f"{where}, line {n}: the header {line.strip()!r} does not name the text column; columns "
+                        f"are read as {layout}: rename the header to that, or remove it."
+                    )
+                continue
         parts = line.split("\t", columns - 1)
         if len(parts) != columns or not parts[0]:
             raise ValueError(
@@ -339,8 +346,9 @@ def _trec_topics(path: Path) -> list[tuple[str, str]]:
         text = f.read()
     rows: list[tuple[str, str]] = []
     for block in re.findall(r"<top>(.*?)</top>", text, flags=re.S | re.I):
-        num = re.search(r"<num>\s*(?:Number:)?\s*(\S+)", block, flags=re.I)
-        title = re.search(r"<title>\s*(?:Topic:)?(.*?)(?=<[a-z]+>|$)", block, flags=re.S | re.I)
+        # both with and without closing tags (<num> 301 <title> ... as in TREC's files, or <num>301</num>)
+        num = re.search(r"<num>\s*(?:Number:)?\s*([^\s<]+)", block, flags=re.I)
+        title = re.search(r"<title>\s*(?:Topic:)?(.*?)(?=</?[a-z]+>|$)", block, flags=re.S | re.I)
         if num is None or title is None:
             raise ValueError(f"{path}: a <top> block without <num> or <title>: {block.strip()[:80]!r}.")
         rows.append((num.group(1), " ".join(title.group(1).split())))

@@ -9,6 +9,7 @@ import contextlib
 import logging
 import os
 import select
+import socket
 import sys
 from collections.abc import Callable, Iterator
 
@@ -81,7 +82,8 @@ def run(
 
 OFFLINE_HINT = (
     "a download was attempted and failed (this machine may be offline): point IR_DATASETS_HOME at a filled "
-    "ir_datasets cache (README, 'Offline'), and set HF_HUB_OFFLINE=1 with models given as local folders"
+    "ir_datasets cache (README, 'Offline'), set HF_HUB_OFFLINE=1 with models given as local folders, and read "
+    "hf: collections from a local copy with SPARSE_EVAL_HF_MIRROR (README, 'Collections')"
 )
 
 
@@ -96,21 +98,35 @@ def _stdout_closed() -> bool:
         return False
 
 
+#: names of exception classes (or of one of their bases) that mean a failed download or connection: requests
+#: and urllib3, httpx and httpcore (any version: huggingface_hub raises httpx's), huggingface_hub's offline mode
+_NETWORK_ERRORS = frozenset(
+    {
+        "ConnectionError",
+        "MaxRetryError",
+        "NameResolutionError",
+        "NetworkError",
+        "TransportError",
+        "TimeoutException",
+        "ConnectTimeout",
+        "ProxyError",
+        "OfflineModeIsEnabled",
+        "LocalEntryNotFoundError",
+    }
+)
+
+
 def looks_like_network(error: BaseException) -> bool:
     """Whether an error (or one it was raised from) is a failed download or connection."""
     seen: BaseException | None = error
     while seen is not None:
-        name = type(seen).__name__
-        text = str(seen)
-        if (isinstance(seen, ConnectionError) and not isinstance(seen, BrokenPipeError)) or name in (
-            "ConnectionError",
-            "MaxRetryError",
-            "NameResolutionError",
-            "OfflineModeIsEnabled",
-            "LocalEntryNotFoundError",
+        if isinstance(seen, socket.gaierror) or (
+            not isinstance(seen, BrokenPipeError)
+            and any(cls.__name__ in _NETWORK_ERRORS for cls in type(seen).__mro__)
         ):
             return True
-        if "download" in text.lower() and ("fail" in text.lower() or "source" in text.lower()):
+        text = str(seen).lower()
+        if "download" in text and ("fail" in text or "source" in text):
             return True
         seen = seen.__cause__ or seen.__context__
     return False

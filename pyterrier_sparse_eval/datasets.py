@@ -11,16 +11,19 @@ Offline or air-gapped use: point ``IR_DATASETS_HOME`` at a pre-filled ``ir_datas
 
 from __future__ import annotations
 
+import csv
 import os
+import re
 import warnings
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from .collections import FieldError, LocalDataset, is_local_spec, load_local
+from .collections import FieldError, LocalDataset, _lines, is_local_spec, load_local
 from .hf import load_hf
 
 __all__ = [
@@ -273,23 +276,46 @@ def _read_trec(path: str, columns: int, layout: str, kind: str) -> pd.DataFrame 
 
     Not ``pt.io.read_results`` / ``read_qrels``: they parse the rank column as an integer (trec_eval ignores
     it) and read ids or tags such as "NA" and "null" as missing values, refusing runs that trec_eval reads.
+    Fields are split on whitespace only, as trec_eval splits them: a quote is part of an id, never a CSV quote.
     """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{kind} file not found: {path}.")
     expected = f"expected {columns} columns '{layout}' on every line"
     try:
         frame = pd.read_csv(
-            path, sep=r"\s+", header=None, dtype=str, keep_default_na=False, na_filter=False, engine="c"
+            path,
+            sep=r"\s+",
+            header=None,
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            engine="c",
+            quoting=csv.QUOTE_NONE,
         )
     except pd.errors.EmptyDataError:
         return None
-    except pd.errors.ParserError:  # a line with more fields than the first
-        raise ValueError(f"{path} is not a TREC {kind.lower()} file: {expected}.") from None
+    except pd.errors.ParserError as e:  # a line with more fields than the first
+        line = re.search(r"line (\d+)", str(e))
+        where = f", line {line.group(1)}" if line else ""
+        raise ValueError(f"{path} is not a TREC {kind.lower()} file{where}: {expected}.") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}): is it a TREC "
+            f"{kind.lower()} file? If it is in another encoding, convert it, e.g. iconv -f latin1 -t utf-8."
+        ) from None
     if frame.empty:
         return None
     if frame.shape[1] != columns or (frame == "").to_numpy().any():  # "" pads lines with fewer fields
         raise ValueError(f"{path} is not a TREC {kind.lower()} file: {expected}.")
     return frame
+
+
+def _line_number(path: str, row: int) -> int:
+    """The line of the file holding the ``row``-th (0-based) record: blank lines hold none."""
+    for i, (n, _) in enumerate(_lines(Path(path))):
+        if i == row:
+            return n
+    return row + 1  # pragma: no cover - the file changed since it was read
 
 
 def read_run(path: str) -> pd.DataFrame:
@@ -311,10 +337,10 @@ def read_run(path: str) -> pd.DataFrame:
     scores = pd.to_numeric(frame[4], errors="coerce")
     bad = scores.isna()
     if bad.any():
-        line = int(np.flatnonzero(bad.to_numpy())[0]) + 1
+        row = int(np.flatnonzero(bad.to_numpy())[0])
         raise ValueError(
-            f"{path}, row {line}: the score (5th column) {frame[4].iloc[line - 1]!r} is not a number; "
-            "trec_eval cannot rank it."
+            f"{path}, line {_line_number(path, row)}: the score (5th column) {frame[4].iloc[row]!r} is not a "
+            "number; trec_eval cannot rank it."
         )
     return pd.DataFrame({"qid": frame[0], "docno": frame[2], "score": scores.astype(np.float64)})
 
@@ -331,8 +357,9 @@ def read_qrels(path: str) -> pd.DataFrame:
     labels = pd.to_numeric(frame[3], errors="coerce")
     bad = labels.isna() | (labels != labels.round())
     if bad.any():
-        line = int(np.flatnonzero(bad.to_numpy())[0]) + 1
+        row = int(np.flatnonzero(bad.to_numpy())[0])
         raise ValueError(
-            f"{path}, row {line}: the label (4th column) {frame[3].iloc[line - 1]!r} must be an integer."
+            f"{path}, line {_line_number(path, row)}: the label (4th column) {frame[3].iloc[row]!r} must be an "
+            "integer."
         )
     return pd.DataFrame({"qid": frame[0], "docno": frame[2], "label": labels.astype(int)})

@@ -109,6 +109,24 @@ def _exists(url: str) -> bool:
     return bool(fs.exists(path))
 
 
+def _missing(spec: str, what: str, url: str) -> FileNotFoundError:
+    """The error for a data file that is not there; in offline mode the hub was not asked, so it says that."""
+    if "://" in url and _offline():
+        return FileNotFoundError(
+            f"{spec!r}: cannot read {url}: HF_HUB_OFFLINE is set, so the hub is not asked; read a local copy "
+            f"with {MIRROR_ENV}=FOLDER (README, 'Collections'), or unset HF_HUB_OFFLINE."
+        )
+    return FileNotFoundError(f"{spec!r}: {what} file {url} is missing.")
+
+
+def _offline() -> bool:
+    try:
+        from huggingface_hub import is_offline_mode
+    except ImportError:  # pragma: no cover - an old huggingface_hub
+        return os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
+    return bool(is_offline_mode())
+
+
 def _identity(url: str) -> str:
     """A data file's identity: size and mtime for a local file, size and content hash on the hub."""
     fs, path = _fs(url)
@@ -196,7 +214,7 @@ class MIRACL(HFDataset):
         if not self.rows_layout:
             for url, what in ((self.topics_url, "topics"), (self.qrels_url, "qrels")):
                 if not _exists(url):
-                    raise FileNotFoundError(f"{spec!r}: MIRACL's {what} file {url} is missing.")
+                    raise _missing(spec, f"MIRACL's {what}", url)
 
     def data_files(self) -> list[str]:
         fs, path = _fs(self.corpus_name)
@@ -263,7 +281,7 @@ class MMARCO(HFDataset):
             (self.corpus_name, "corpus"),
         ):
             if not _exists(url):
-                raise FileNotFoundError(f"{spec!r}: mMARCO's {what} file {url} is missing.")
+                raise _missing(spec, f"mMARCO's {what}", url)
 
     def data_files(self) -> list[str]:
         return [self.corpus_name]

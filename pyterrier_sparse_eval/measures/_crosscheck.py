@@ -73,9 +73,8 @@ class CrossCheck:
                 f"{c.measure:<22} {c.trec_eval or '-':<14} {c.queries:>7} {c.max_diff:>11.3g}  {status}"
             )
             for d in c.differing[:10]:
-                tie = "score ties at the cut-off explain it" if d["ties"] else "not explained by ties"
                 lines.append(
-                    f"    qid {d['qid']}: in-house {d['ours']:.12g} vs trec_eval {d['trec_eval']:.12g} ({tie})"
+                    f"    qid {d['qid']}: in-house {d['ours']:.12g} vs trec_eval {d['trec_eval']:.12g} ({_cause(d)})"
                 )
         if self.compared == 0:
             lines.append(
@@ -102,19 +101,35 @@ class CrossCheck:
         }
 
 
-def _pytrec_inputs(run: Any, qrels: Any) -> tuple[dict, dict]:
+def _cause(d: dict[str, Any]) -> str:
+    """What explains a query's disagreement, if anything does."""
+    if d.get("duplicates"):
+        return (
+            "the run retrieves a document twice for this query: in-house counts its best-ranked copy, pytrec_eval "
+            "its last one; deduplicate the run"
+        )
+    return "score ties at the cut-off explain it" if d["ties"] else "not explained by ties"
+
+
+def _pytrec_inputs(run: Any, qrels: Any) -> tuple[dict, dict, set[str]]:
+    """pytrec_eval's run and qrels (str ids, as trec_eval reads them), and the queries whose run retrieves a
+    document twice (pytrec_eval keeps its last copy, the in-house measures its best-ranked one)."""
     run_f, qrels_f = to_run_frame(run), to_qrels_frame(qrels)
     run_d: dict[str, dict[str, float]] = {}
     if isinstance(run, dict):
         run_d = {str(q): {} for q in run}
+    repeated: set[str] = set()
     for q, d, s in zip(run_f["qid"].astype(str), run_f["docno"].astype(str), run_f["score"]):
-        run_d.setdefault(q, {})[d] = float(s)
+        docs = run_d.setdefault(q, {})
+        if d in docs:
+            repeated.add(q)
+        docs[d] = float(s)
     qrels_d: dict[str, dict[str, int]] = {}
     # pytrec_eval corrupts memory (and can hang) on negative labels; every trec_eval measure treats a
     # negative label exactly like 0 (not relevant, no gain), so they are passed as 0.
     for q, d, r in zip(qrels_f["qid"].astype(str), qrels_f["docno"].astype(str), qrels_f["label"]):
         qrels_d.setdefault(q, {})[d] = max(int(r), 0)
-    return run_d, qrels_d
+    return run_d, qrels_d, repeated
 
 
 def _cut(run_d: dict[str, dict[str, float]], depth: int) -> dict[str, dict[str, float]]:
@@ -155,7 +170,7 @@ def crosscheck(
     import pytrec_eval
 
     measures = parse_measures(measures)
-    run_d, qrels_d = _pytrec_inputs(run, qrels)
+    run_d, qrels_d, repeated = _pytrec_inputs(run, qrels)
     checks = []
     prepared: dict[int, JudgedRun] = {}  # one join and sort per relevance threshold, as in evaluate()
     for m in measures:
@@ -164,7 +179,8 @@ def crosscheck(
         if rel not in prepared:
             prepared[rel] = prepare(run, qrels, rel=rel)
         j = prepared[rel]
-        ours = dict(zip(j.qids.tolist(), computed.values(j).tolist()))
+        # keyed by str qids, as pytrec_eval's values are (int qids are compared as trec_eval reads them)
+        ours = {str(q): v for q, v in zip(j.qids.tolist(), computed.values(j).tolist())}
         counterpart = computed.trec_eval()
         if counterpart is None:
             checks.append(MeasureCheck(str(m), None, len(ours), float("nan")))
@@ -187,6 +203,7 @@ def crosscheck(
                         "ours": a if a is not None else float("nan"),
                         "trec_eval": b if b is not None else float("nan"),
                         "ties": False,
+                        "duplicates": q in repeated,
                     }
                 )
                 max_diff = float("inf")
@@ -194,8 +211,9 @@ def crosscheck(
             diff = abs(a - b)
             max_diff = max(max_diff, diff)
             if diff > tolerance:
+                ties = _tied_at_boundary(run_d.get(q, {}), k)
                 differing.append(
-                    {"qid": q, "ours": a, "trec_eval": b, "ties": _tied_at_boundary(run_d.get(q, {}), k)}
+                    {"qid": q, "ours": a, "trec_eval": b, "ties": ties, "duplicates": q in repeated}
                 )
         checks.append(MeasureCheck(str(m), te, len(ours), max_diff, differing))
     return CrossCheck(checks, tolerance)

@@ -343,7 +343,7 @@ def parse_measure(spec: Any) -> Measure:
     ('nDCG@10', 'pse.AP@100')
     """
     if isinstance(spec, Measure):
-        return spec
+        return spec if isinstance(spec, InHouseMeasure) else _checked(spec, f"{spec.NAME} {spec.params}")
     if not isinstance(spec, str):
         raise TypeError(
             f"A measure is an ir_measures measure or its name, got {type(spec).__name__} {spec!r}."
@@ -358,7 +358,32 @@ def parse_measure(spec: Any) -> Measure:
             f"Unknown measure {spec!r}; use ir_measures names such as {_EXAMPLES}, or in-house ones "
             f"({', '.join(ALL)}, e.g. pse.nDCG@10)."
         ) from None
-    return parsed
+    return _checked(parsed, spec.strip())
+
+
+def _checked(measure: Measure, name: str) -> Measure:
+    """A standard measure whose parameters it takes, with valid values (ir_measures parses any parameter, then
+    asserts, or fails with a KeyError when it prints the measure)."""
+    supported = measure.SUPPORTED_PARAMS
+    unknown = sorted(set(measure.params) - set(supported))
+    if unknown:
+        twin = REGISTRY.get(str(measure.NAME))
+        hint = ""
+        if twin is not None and set(unknown) <= set(twin.SUPPORTED_PARAMS):
+            hint = f"; the in-house pse.{measure.NAME} takes {unknown}: use pse.{name}" if "(" in name else ""
+        raise ValueError(
+            f"{name}: {measure.NAME} takes no parameter(s) {unknown}; it takes {sorted(supported)}{hint}."
+        )
+    for key, info in supported.items():
+        if key not in measure.params:
+            if info.required:
+                what = "cut-off" if key == "cutoff" else key
+                raise ValueError(f"{measure.NAME} needs a {what}, e.g. {measure.NAME}@10.")
+        elif not info.validate(measure.params[key]):
+            raise ValueError(
+                f"{name}: {key}={measure.params[key]!r} is not valid for {measure.NAME} ({info.desc or info.dtype})."
+            )
+    return measure
 
 
 def parse_measures(measures: Iterable[Any]) -> list[Measure]:

@@ -1,9 +1,10 @@
 """trec_eval's ranking order, defined once for the whole package.
 
 trec_eval reads scores into single-precision floats and ranks each query's documents by score descending,
-then by docno descending (string order); the rank column of a run file is ignored. Every place that ranks
-(the retriever's top-k selection in both backends, evaluation, the cross-check, pooling) uses the helpers
-here, so a run evaluates the same wherever it is ranked.
+then by docno descending (string order, also for docnos held as numbers: 9 ranks above 10); the rank column
+of a run file is ignored. Every place that ranks (the retriever's top-k selection in both backends,
+evaluation, the cross-check, pooling) uses the helpers here, so a run evaluates the same wherever it is
+ranked.
 
 The shared device is an order-preserving integer key: the bits of an IEEE-754 float32, with the sign bit
 flipped for positive numbers and all bits flipped for negative ones, sort as unsigned integers exactly as
@@ -95,6 +96,9 @@ def trec_order(group: np.ndarray, scores: np.ndarray, docnos: np.ndarray) -> np.
         starts_run[1:] = ~((pos[1:] == pos[:-1] + 1) & tie[np.maximum(pos[1:] - 1, 0)])
         run_id = np.cumsum(starts_run)
         names = docnos[order[pos]]
+        if pd.api.types.infer_dtype(names, skipna=False) != "string":
+            # trec_eval compares docnos as text: int docnos 9 and 10 tie-break as "9" > "10", not 10 > 9
+            names = names.astype(str)
         name_rank = np.empty(len(pos), dtype=np.int64)
         name_rank[np.argsort(names, kind="stable")] = np.arange(len(pos))
         moved = order[pos][np.lexsort((-name_rank, run_id))]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -93,12 +92,31 @@ def to_qrels_frame(qrels: Any) -> pd.DataFrame:
     return frame.assign(label=labels)
 
 
+_KINDS = {"string": "str", "integer": "int", "floating": "float", "boolean": "bool"}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, (int, np.integer)):
+        return "int"
+    return "float" if isinstance(value, (float, np.floating)) else type(value).__name__
+
+
+def _id_types(column: pd.Series) -> set[str]:
+    """The kinds of id in a column (str, int, float ...), from every row: one C pass over the column, and a
+    look at each distinct value only when the column mixes kinds."""
+    kind = _KINDS.get(pd.api.types.infer_dtype(column, skipna=False))
+    return {kind} if kind else {_kind(x) for x in column.unique()}
+
+
 def _check_id_types(run: pd.DataFrame, qrels: pd.DataFrame) -> None:
     """Int and str ids never match each other: detect it, explain it, and say how to fix it."""
     for col in ("qid", "docno"):
-        r_types = {type(x).__name__ for x in run[col].head(1000)}
-        q_types = {type(x).__name__ for x in qrels[col].head(1000)}
-        if r_types and q_types and r_types != q_types:
+        r_types, q_types = _id_types(run[col]), _id_types(qrels[col])
+        if r_types != q_types:
             raise TypeError(
                 f"{col} types differ: the run has {sorted(r_types)} and the qrels have {sorted(q_types)}, so no "
                 f"{col} would match. Cast both to str, e.g. run['{col}'] = run['{col}'].astype(str) (and the same "
@@ -181,7 +199,7 @@ try:  # pandas' C hash table of Python objects: the same lookups as a dict, with
 except ImportError:  # pragma: no cover - a pandas without it
     _HashTable = None
 
-_SET_SIZE = 4096  # judged docnos per lookup table: a small table stays in the CPU cache
+_SET_SIZE = 4096  # run rows and judged docnos per hash table: a small table stays in the CPU cache
 
 
 def _judged_codes(
@@ -191,18 +209,22 @@ def _judged_codes(
     d_code: np.ndarray,
     d_names: np.ndarray,
     nq: int,
-) -> np.ndarray | None:
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Per row, the code of its docno among the judged docnos (``d_names``), or -1 when it is not judged for
-    any query of its neighbourhood (so rows with a code >= 0 are a superset of the judged rows).
+    any query of its neighbourhood (so rows with a code >= 0 are a superset of the judged rows); and a code of
+    its docno that is equal for two rows of the same query exactly when their docnos are (to find documents
+    retrieved twice).
 
-    One hash lookup per row is unavoidable with str ids, and a lookup into a table of all judged docnos misses
-    the CPU cache every time once there are many queries. Runs keep each query's rows together, so consecutive
-    queries are taken in chunks and each chunk's rows are looked up in a hash table of only that chunk's
-    judged docnos (a few thousand), which stays in cache. None when the rows of some query are not contiguous.
+    One hash per row is unavoidable with str ids, and a table of all docnos misses the CPU cache every time
+    once there are many queries. Runs keep each query's rows together, so consecutive queries are taken in
+    chunks: each chunk's docnos are factorised in a hash table of a few thousand entries, which stays in cache,
+    and the chunk's judged docnos are looked up in that table. None when the rows of some query are not
+    contiguous.
     """
     n = len(docnos)
     if n == 0 or len(d_code) == 0:
-        return np.full(n, -1, dtype=np.int64)
+        local = pd.factorize(docnos, use_na_sentinel=False)[0].astype(np.int64)
+        return np.full(n, -1, dtype=np.int64), local
     heads = np.concatenate([[0], np.flatnonzero(group[1:] != group[:-1]) + 1])
     head_groups = group[heads]
     if not is_contiguous(group, heads):
@@ -211,38 +233,61 @@ def _judged_codes(
     d_sorted, c_sorted = d_names[d_code[by_query]], d_code[by_query]
     q_start = np.searchsorted(qrel_q[by_query], np.arange(nq + 1))
     q_count = np.diff(q_start)
-    per_block = q_count[head_groups]
+    # chunks of whole queries, about _SET_SIZE run rows and judged docnos each
+    per_block = q_count[head_groups] + np.diff(np.append(heads, n))
     chunk = (np.cumsum(per_block) - per_block) // _SET_SIZE
     cuts = np.concatenate([[0], np.flatnonzero(chunk[1:] != chunk[:-1]) + 1, [len(heads)]])
     bounds = np.append(heads, n)
     out = np.empty(n, dtype=np.int64)
+    local = np.empty(n, dtype=np.int64)
     for b0, b1 in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         gs = head_groups[b0:b1]
         counts = q_count[gs]
         # the judged docnos of the chunk's queries: q_start[g] .. q_start[g+1] for each g
         offsets = np.repeat(q_start[gs] - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
         r0, r1 = bounds[b0], bounds[b1]
-        out[r0:r1] = _lookup(d_sorted[offsets], c_sorted[offsets], docnos[r0:r1])
-    return out
+        out[r0:r1], local[r0:r1] = _chunk_codes(d_sorted[offsets], c_sorted[offsets], docnos[r0:r1])
+        local[r0:r1] += r0
+    return out, local
 
 
-def _lookup(keys: np.ndarray, codes: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``codes[i]`` where ``values[j] == keys[i]``, else -1, for each value (object arrays)."""
+def _chunk_codes(keys: np.ndarray, codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each value (object arrays): ``codes[i]`` where ``values[j] == keys[i]``, else -1; and the index of
+    the value among the distinct values (missing values, None or NaN, count as one value)."""
     if _HashTable is not None:
-        table = _HashTable(len(keys))
-        table.map_locations(keys)
-        at = table.lookup(values)
-        return np.where(at >= 0, codes[at], -1)
-    table = dict(zip(keys.tolist(), codes.tolist()))
-    return np.fromiter(map(table.get, values, repeat(-1)), dtype=np.int64, count=len(values))
+        table = _HashTable(len(values))
+        uniques, local = table.factorize(values)
+        at = table.lookup(keys)
+    else:  # pragma: no cover - a pandas without it
+        local, uniques = pd.factorize(values)
+        at = pd.Index(uniques, dtype=object).get_indexer(keys)
+    local = np.where(local < 0, len(uniques), local).astype(np.int64)
+    judged = np.full(len(uniques) + 1, -1, dtype=np.int64)
+    judged[at[at >= 0]] = codes[at >= 0]
+    return judged[local], local
+
+
+def _repeated(group: np.ndarray, local: np.ndarray, position: np.ndarray | None) -> np.ndarray:
+    """Positions in trec_eval order (ascending) of the rows that repeat the (query, docno) of a better-ranked
+    row (``local``: docno codes from :func:`_judged_codes`; ``position``: each row's position in trec_eval
+    order, None when the rows are in that order)."""
+    n = len(group)
+    key = group * np.int64(n + 1) + local
+    if position is not None:
+        in_order = np.empty(n, dtype=np.int64)
+        in_order[position] = key
+        key = in_order
+    # the first copy in trec_eval order is the best-ranked one
+    return np.flatnonzero(pd.Series(key).duplicated().to_numpy())
 
 
 def prepare(run: Any, qrels: Any, *, rel: float = 1) -> JudgedRun:
     """Join and order a run and qrels for evaluation (see :class:`JudgedRun`).
 
-    A document retrieved twice for the same query is reported when it is judged (its best-ranked copy is kept,
-    since duplicates would inflate relevance counts); unjudged duplicates only occupy ranks and are not
-    looked for, which would cost a hash of every row.
+    A document retrieved twice for the same query counts once, with a warning: its best-ranked copy is kept and
+    the documents below the other copies move up, as if the run had been deduplicated first (judged or not:
+    duplicates would inflate relevance counts or push documents down). pytrec_eval, fed a dict, keeps one copy
+    too (the last one written); trec_eval refuses such runs.
     """
     # a query present with an empty ranking ({qid: {}}) is still evaluated, as trec_eval does (all zeros)
     run_qids: Any = list(run.keys()) if isinstance(run, Mapping) else None
@@ -304,13 +349,15 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> JudgedRun:
     )
     in_eval = qrel_q >= 0
     qrel_q, d_code, labels_all = qrel_q[in_eval], d_code[in_eval], labels_all[in_eval]
-    codes = _judged_codes(docnos, group, qrel_q, d_code, d_names, nq)
-    if codes is None and order is not None:  # queries interleaved: look rows up in trec_eval order (grouped)
+    found_codes = _judged_codes(docnos, group, qrel_q, d_code, d_names, nq)
+    if found_codes is None and order is not None:  # queries interleaved: look rows up in trec_eval order
         docnos, scores, group = docnos[order], scores[order], group_sorted
         position = None
-        codes = _judged_codes(docnos, group, qrel_q, d_code, d_names, nq)
-    if codes is None:  # pragma: no cover - rows in trec_eval order are grouped by query
+        found_codes = _judged_codes(docnos, group, qrel_q, d_code, d_names, nq)
+    if found_codes is None:  # pragma: no cover - rows in trec_eval order are grouped by query
         raise RuntimeError("internal error: rows in trec_eval order are not grouped by query")
+    codes, local = found_codes
+    dropped = _repeated(group, local, position)
     cand = np.flatnonzero(codes >= 0)
     qrel_key = qrel_q * n_codes + d_code
     cand_key = group[cand] * n_codes + codes[cand]
@@ -326,19 +373,23 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> JudgedRun:
     rows, hit_qrel, hit_score = rows[by_pos], hit_qrel[by_pos], hit_score[by_pos]
     hit_group = group_sorted[rows]
     rank = rows - starts[hit_group]
-    uniq, first = np.unique(hit_qrel, return_index=True)
-    if len(uniq) < len(hit_qrel):
-        # a judged document retrieved twice: its best-ranked copy counts, later copies leave the ranking
-        # (documents below them move up), as if the run had been deduplicated first
+    if len(dropped):
+        # a document retrieved twice: its best-ranked copy counts, later copies leave the ranking (documents
+        # below them move up), as if the run had been deduplicated first
+        at = np.searchsorted(dropped, rows)
+        kept = dropped[np.minimum(at, len(dropped) - 1)] != rows
+        judged = len(rows) - int(kept.sum())
+        counts = [
+            f"{c} {what} documents"
+            for c, what in ((judged, "judged"), (len(dropped) - judged, "unjudged"))
+            if c
+        ]
         warnings.warn(
-            f"The run retrieves {len(hit_qrel) - len(uniq)} judged documents more than once for the same query; "
-            "only the best-ranked copy counts.",
+            f"The run retrieves {' and '.join(counts)} more than once for the same query; only the best-ranked "
+            "copy of each counts, as if the run had been deduplicated first.",
             stacklevel=3,
         )
-        kept = np.zeros(len(rows), dtype=bool)
-        kept[first] = True
-        dropped = rows[~kept]  # ascending, like rows
-        before = np.searchsorted(dropped, rows) - np.searchsorted(dropped, starts[hit_group])
+        before = at - np.searchsorted(dropped, starts[hit_group])
         num_retrieved = num_retrieved - np.bincount(group_sorted[dropped], minlength=nq)
         rows, hit_qrel, hit_group, rank = rows[kept], hit_qrel[kept], hit_group[kept], (rank - before)[kept]
         hit_score = hit_score[kept]

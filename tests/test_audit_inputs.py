@@ -1,0 +1,148 @@
+"""Regression tests for the input defects of audit B: httpx connection errors seen as offline, the hub's
+offline mode named, TREC topic files with closing tags, TREC runs split on whitespace only (no CSV quotes),
+messages naming the file and line, TSV corpus headers that do not name the text column."""
+
+from __future__ import annotations
+
+import socket
+import warnings
+
+import pytest
+import pytrec_eval
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval import console, hf
+from pyterrier_sparse_eval.cli import main
+from pyterrier_sparse_eval.datasets import read_qrels, read_run
+
+
+# the shape of httpx's (and httpcore's) exceptions, whatever the installed version calls its module
+class TransportError(Exception):
+    pass
+
+
+class NetworkError(TransportError):
+    pass
+
+
+class ConnectError(NetworkError):
+    pass
+
+
+def _raise_from(error: BaseException) -> None:
+    try:
+        raise error
+    except BaseException as e:
+        raise RuntimeError("could not open the collection") from e
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ConnectError("[Errno -2] Name or service not known"),
+        socket.gaierror(-2, "Name or service not known"),
+        ConnectionRefusedError(111, "Connection refused"),
+    ],
+)
+def test_connection_errors_exit_2_with_the_offline_hint(error, capsys):
+    assert console.looks_like_network(error)
+
+    def command() -> int:
+        _raise_from(error)
+        return 0
+
+    assert console.run(command) == console.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "may be offline" in err and "SPARSE_EVAL_HF_MIRROR" in err
+
+
+@pytest.mark.parametrize("error", [KeyError("gain"), ValueError("bad"), BrokenPipeError(), TypeError("x")])
+def test_other_errors_are_not_network_errors(error):
+    assert not console.looks_like_network(error)
+
+
+def test_hub_offline_mode_is_named_instead_of_a_missing_file(monkeypatch):
+    monkeypatch.delenv(hf.MIRROR_ENV, raising=False)
+    monkeypatch.setattr(hf, "_exists", lambda url: False)
+    monkeypatch.setattr(hf, "_offline", lambda: True)
+    with pytest.raises(FileNotFoundError, match=r"HF_HUB_OFFLINE is set.*SPARSE_EVAL_HF_MIRROR"):
+        pse.datasets.get("hf:mmarco:pt")
+    monkeypatch.setattr(hf, "_offline", lambda: False)
+    with pytest.raises(FileNotFoundError, match="mMARCO's queries file .* is missing"):
+        pse.datasets.get("hf:mmarco:pt")
+
+
+def _files(tmp_path, corpus: str, topics: str, qrels: str, topics_name: str = "t.trec") -> str:
+    (tmp_path / "c.tsv").write_text(corpus)
+    (tmp_path / topics_name).write_text(topics)
+    (tmp_path / "q.txt").write_text(qrels)
+    return f"files:{tmp_path / 'c.tsv'},{tmp_path / topics_name},{tmp_path / 'q.txt'}"
+
+
+def test_trec_topics_with_and_without_closing_tags(tmp_path):
+    topics = (
+        "<top>\n<num>q1</num>\n<title>red fruit</title>\n<desc>about fruit</desc>\n</top>\n"
+        "<top>\n<num> Number: 302\n<title> Topic: yellow  bananas\n\n<desc> Description:\nabout bananas\n</top>\n"
+        "<top><num>q3</num><title>green</title></top>\n"
+    )
+    spec = _files(
+        tmp_path, "d1\tred fruit\nd2\tyellow bananas\n", topics, "q1 0 d1 1\n302 0 d2 1\nq3 0 d1 0\n"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = pse.datasets.get(spec).get_topics().values.tolist()
+    assert got == [["q1", "red fruit"], ["302", "yellow bananas"], ["q3", "green"]]
+
+
+def test_run_fields_are_split_on_whitespace_only(tmp_path):
+    quoted = tmp_path / "quoted.run"
+    quoted.write_text('1 Q0 "d99 1 2.0 t\n1 Q0 d100 2 0.5 t\n')
+    run = read_run(str(quoted))
+    assert run["docno"].tolist() == ['"d99', "d100"]
+    # the same as pytrec_eval on the ids as written
+    res = pse.evaluate(run, {"1": {'"d99': 1}}, ["RR", "P@1"]).per_query
+    ref = pytrec_eval.RelevanceEvaluator({"1": {'"d99': 1}}, {"recip_rank", "P_1"}).evaluate(
+        {"1": {'"d99': 2.0, "d100": 0.5}}
+    )["1"]
+    assert res == {"RR": {"1": ref["recip_rank"]}, "P@1": {"1": ref["P_1"]}}
+    seven = tmp_path / "seven.run"
+    seven.write_text('1 Q0 d1 1 1.0 t\n1 Q0 "a b" 2 0.5 t\n')
+    with pytest.raises(ValueError, match=r"seven.run is not a TREC run file, line 2: expected 6 columns"):
+        read_run(str(seven))
+
+
+def test_file_messages_name_the_file_line_and_fix(tmp_path):
+    binary = tmp_path / "binary.run"
+    binary.write_bytes(b"\x00\x01\xff\xfe garbage\n")
+    with pytest.raises(ValueError, match=r"binary.run is not UTF-8 text .*convert it, e.g. iconv"):
+        read_run(str(binary))
+    blank = tmp_path / "blank.run"
+    blank.write_text("1 Q0 a 1 1.0 t\n\n  \n\n1 Q0 x 1 bad t\n")
+    with pytest.raises(ValueError, match=r"blank.run, line 5: the score \(5th column\) 'bad'"):
+        read_run(str(blank))
+    qrels = tmp_path / "blank.qrels"
+    qrels.write_text("1 0 a 1\n\n1 0 b 1.5\n")
+    with pytest.raises(ValueError, match=r"blank.qrels, line 3: the label"):
+        read_qrels(str(qrels))
+
+
+def test_file_errors_exit_2_on_the_command_line(tmp_path, capsys):
+    (tmp_path / "binary.run").write_bytes(b"\x00\x01\xff\xfe garbage\n")
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    assert main(["evaluate", "--run", str(tmp_path / "binary.run"), "--qrels", str(tmp_path / "q")]) == 2
+    err = capsys.readouterr().err
+    assert "binary.run is not UTF-8 text" in err and err.count("\n") == 1
+
+
+def test_tsv_corpus_header_must_name_the_text_column(tmp_path):
+    spec = _files(tmp_path, "doc_id\tcontents\nd1\tred\n", "q1\tred\n", "q1 0 d1 1\n", "t.tsv")
+    with pytest.raises(
+        ValueError, match=r"line 1: the header 'doc_id\\tcontents' does not name.*docno<TAB>text"
+    ):
+        list(pse.datasets.get(spec).get_corpus_iter(verbose=False))
+    for header in ("docno\ttext", "id\tTitle\ttext"):
+        columns = header.count("\t") + 1
+        row = "d1\tred" if columns == 2 else "d1\tRed\tred"
+        spec = _files(tmp_path, f"{header}\n{row}\n", "q1\tred\n", "q1 0 d1 1\n", "t.tsv")
+        docs = list(pse.datasets.get(spec).get_corpus_iter(verbose=False))
+        assert [d["docno"] for d in docs] == ["d1"]
