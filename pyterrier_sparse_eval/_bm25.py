@@ -160,9 +160,15 @@ class BM25:
         ``ties="lucene"``, see :class:`SparseRetriever`), so that the run evaluates as Anserini's does."""
         self.check_index(index)
         kwargs.setdefault("ties", "lucene" if self.lucene_scores else "trec_eval")
+        kwargs.setdefault("idf", True)
         if isinstance(index, ShardedIndex):
-            return index.retriever(num_results=num_results, idf=True, analyzer=self.analyzer, **kwargs)
-        return SparseRetriever(index, num_results=num_results, idf=True, analyzer=self.analyzer, **kwargs)
+            return index.retriever(num_results=num_results, analyzer=self.analyzer, **kwargs)
+        if "engine" in kwargs or "ray_address" in kwargs:
+            raise ValueError(
+                "engine= and ray_address= search the shards of a ShardedIndex (on Ray); this is a single "
+                "SparseIndex: build a ShardedIndex (pse.ShardedIndex(path, shards=N)) to search it on Ray."
+            )
+        return SparseRetriever(index, num_results=num_results, analyzer=self.analyzer, **kwargs)
 
     def query_encoder(self) -> TextEncoder:
         """Adds ``query_toks`` (term counts) to a query frame."""

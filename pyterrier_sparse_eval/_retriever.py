@@ -117,7 +117,7 @@ class SparseRetriever(pt.Transformer):
         verbose: show a progress bar over query batches.
         ties: the order of documents with equal scores: ``"trec_eval"`` (larger docno first, the order every
             evaluator applies to a run) or ``"lucene"`` (smaller docno first, as Lucene's and Anserini's runs; tied
-            scores are then nudged down by less than a float32 step so that evaluators keep that order).
+            scores are then nudged down by whole float32 steps so that evaluators keep that order).
     """
 
     def __init__(
@@ -142,7 +142,7 @@ class SparseRetriever(pt.Transformer):
             raise ImportError("backend='numba' needs numba: pip install numba (or use backend='scipy').")
         if not isinstance(threads, (int, np.integer)) or threads < 1:
             raise ValueError(f"threads must be a positive integer, got {threads!r}.")
-        if not isinstance(num_results, (int, np.integer)) or num_results < 1:
+        if not isinstance(num_results, (int, np.integer)) or isinstance(num_results, bool) or num_results < 1:
             raise ValueError(f"num_results must be a positive integer, got {num_results!r}.")
         if memory_budget < 1:
             raise ValueError("memory_budget must be a positive number of bytes.")
@@ -166,6 +166,8 @@ class SparseRetriever(pt.Transformer):
         self.bounds = bounds
         # the build this retriever serves: pinned now if the index exists, else at first use
         self._build_id: str | None = index.build_id if index.built() else None
+        if self._build_id is not None:  # else at first use (_check_build)
+            self._check_idf()
 
     def __repr__(self) -> str:
         return (
@@ -204,6 +206,7 @@ class SparseRetriever(pt.Transformer):
         self.index.check_current()
         if self._build_id is None:
             self._build_id = self.index.build_id
+            self._check_idf()
         elif self.index.build_id != self._build_id:
             raise StaleIndexError(
                 f"The index at {self.index.path} was rebuilt after this retriever was created; create a new "
@@ -308,6 +311,13 @@ class SparseRetriever(pt.Transformer):
         """Whether the index holds Lucene BM25 postings (scored as Lucene does; see :class:`~pyterrier_sparse_eval.BM25`)."""
         return self.index.encoder.get("scoring") == "lucene"
 
+    def _check_idf(self) -> None:
+        if self.lucene_ and not self.idf:  # Lucene's formula has idf inside
+            raise ValueError(
+                f"{self.index} holds Lucene BM25 postings, which are scored with idf; idf=False is for indexes of "
+                "learned weights (build with pse.BM25(lucene_scores=False) for a plain dot product over BM25 weights)."
+            )
+
     def _lucene_idf(self) -> np.ndarray:
         build = self.index.build_id
         if self._idf32 is None or self._idf32[0] != build:
@@ -339,11 +349,6 @@ class SparseRetriever(pt.Transformer):
         if len(inp) == 0:
             return self._empty(inp[keep])
         self._check_build()
-        if self.lucene_ and not self.idf:
-            raise ValueError(
-                f"{self.index} holds Lucene BM25 postings, which are scored with idf; idf=False is for indexes of "
-                "learned weights (build with pse.BM25(lucene_scores=False) for a plain dot product over BM25 weights)."
-            )
         if "query_toks" in inp.columns:
             q = self.query_matrix(self._query_weights(inp))
             indptr, terms, weights = q.indptr, q.indices, q.data
@@ -477,12 +482,8 @@ class SparseRetriever(pt.Transformer):
                 res_scores.append(s[top])
                 res_ranks.append(np.arange(len(top), dtype=np.int64))
         if not res_rows:
-            return (
-                np.zeros(0, np.int64),
-                np.zeros(0, np.int32),
-                np.zeros(0, np.float32),
-                np.zeros(0, np.int64),
-            )
+            res_rows, res_docs = [np.zeros(0, np.int64)], [np.zeros(0, np.int32)]
+            res_scores, res_ranks = [np.zeros(0, np.float32)], [np.zeros(0, np.int64)]
         return (
             np.concatenate(res_rows),
             np.concatenate(res_docs),

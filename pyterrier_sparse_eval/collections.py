@@ -53,8 +53,8 @@ def is_local_spec(spec: Any) -> bool:
 
 def _open(path: Path) -> IO[str]:
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+        return gzip.open(path, "rt", encoding="utf-8-sig")  # utf-8, a byte-order mark skipped
+    return open(path, encoding="utf-8-sig")
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -360,6 +360,8 @@ def _trec_topics(path: Path) -> list[tuple[str, str]]:
 def json_topic(rec: dict[str, Any], where: Any, n: int, kinds: Counter[str] | None = None) -> tuple[str, str]:
     """(qid, query) of a JSON query (``_id``/``qid``/``query_id`` and ``text``/``query``/``title``)."""
     text = next((rec[k] for k in QUERY_TEXT_KEYS if k in rec), None)
+    if text is None and any(k in rec for k in QUERY_TEXT_KEYS):
+        raise FieldError(f"{where}, line {n}: the query's text is null; give it a text (a string).")
     if text is None:
         raise FieldError(
             f"{where}, line {n}: the query has no text (looked for {list(QUERY_TEXT_KEYS)}; it has "

@@ -11,6 +11,7 @@ Offline or air-gapped use: point ``IR_DATASETS_HOME`` at a pre-filled ``ir_datas
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import re
@@ -24,9 +25,11 @@ import pandas as pd
 import pyterrier as pt
 
 from .collections import FieldError, LocalDataset, _lines, is_local_spec, load_local
+from .console import OFFLINE_HINT, looks_like_network
 from .hf import load_hf
 
 __all__ = [
+    "OfflineError",
     "load_dataset",
     "get",
     "dataset_identity",
@@ -109,6 +112,25 @@ def topic_fields(dataset: Any) -> tuple[str, ...]:
     return tuple(ds.queries_cls()._fields[1:])
 
 
+class OfflineError(ConnectionError):
+    """A collection's files are not in the local cache and could not be downloaded."""
+
+
+@contextlib.contextmanager
+def _downloading(dataset: Any, what: str) -> Iterator[None]:
+    """A failed download (an offline machine) re-raised as :class:`OfflineError`, saying what to do."""
+    try:
+        yield
+    except OfflineError:
+        raise
+    except Exception as e:
+        if looks_like_network(e):
+            ref = _irds(dataset)
+            name = f"irds:{ref.dataset_id()}" if ref is not None else "the collection"
+            raise OfflineError(f"{name}'s {what}: {OFFLINE_HINT}.") from e
+        raise
+
+
 def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = True) -> pd.DataFrame:
     """Topics as ``qid`` (str) + ``query`` (str), choosing a text field when there are several.
 
@@ -125,7 +147,8 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
             print(f"Topics have fields {list(fields)}; using {field!r} as the query (pass field= to change).")
     if field is not None and fields and field not in fields:
         raise ValueError(f"Topics have no field {field!r}; available: {list(fields)}.")
-    topics = ds.get_topics(field) if field is not None and len(fields) > 1 else ds.get_topics()
+    with _downloading(ds, "topics"):
+        topics = ds.get_topics(field) if field is not None and len(fields) > 1 else ds.get_topics()
     if "query" not in topics.columns:
         raise ValueError(f"Topics have no 'query' column (columns: {list(topics.columns)}); pass field=.")
     topics = topics[["qid", "query"]].copy()
@@ -144,7 +167,8 @@ def get_qrels(dataset: str | Any) -> pd.DataFrame:
             f"{name} has no relevance judgments; use a split that has them (for BEIR: {name}/test; "
             "`ir_datasets list` names them)."
         )
-    qrels = ds.get_qrels()
+    with _downloading(ds, "qrels"):
+        qrels = ds.get_qrels()
     qrels = qrels[["qid", "docno", "label"]].copy()
     qrels["qid"] = qrels["qid"].astype(str)
     qrels["docno"] = qrels["docno"].astype(str)
@@ -162,10 +186,11 @@ class Corpus:
         self.verbose = verbose
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for doc in self.dataset.get_corpus_iter(verbose=self.verbose):
-            if not isinstance(doc["docno"], str):
-                doc = {**doc, "docno": str(doc["docno"])}
-            yield doc
+        with _downloading(self.dataset, "documents"):
+            for doc in self.dataset.get_corpus_iter(verbose=self.verbose):
+                if not isinstance(doc["docno"], str):
+                    doc = {**doc, "docno": str(doc["docno"])}
+                yield doc
 
     def __len__(self) -> int:
         if self.count is None:

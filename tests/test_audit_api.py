@@ -1,0 +1,109 @@
+"""Retriever and dataset options a user passes: BM25's idf=False, Ray search on a single index, num_results, the
+tie order through SparseIndex.retriever, offline downloads from the Python API, BEIR files with a byte-order mark
+or a null query text."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval import datasets
+
+DOCS = [
+    {"docno": "d1", "text": "dielectric constant of water"},
+    {"docno": "d2", "text": "plasma waves in water"},
+    {"docno": "d3", "text": "plasma waves in water"},
+]
+QUERY = pd.DataFrame({"qid": ["1"], "query": ["dielectric water"]})
+
+
+def _index(tmp_path, bm25, name):
+    index = pse.SparseIndex(tmp_path / name)
+    bm25.indexer(index, verbose=False).index(DOCS)
+    return index
+
+
+def test_bm25_retriever_with_idf_false_is_the_plain_dot_product(tmp_path):
+    bm25 = pse.BM25(lucene_scores=False)
+    index = _index(tmp_path, bm25, "classic")
+    plain = bm25.retriever(index, idf=False)(QUERY)
+    # independent: the index's stored weights, summed over the query's terms (each once in the query)
+    postings, terms = index.postings, index.term_ids
+    rows = {d: i for i, d in enumerate(index.docnos.tolist())}
+    for docno, score in zip(plain["docno"], plain["score"]):
+        expected = sum(float(postings[terms[t], rows[docno]]) for t in ("dielectr", "water") if t in terms)
+        assert score == pytest.approx(expected, rel=1e-6)
+    weighted = bm25.retriever(index)(QUERY)
+    assert weighted["score"].iloc[0] != pytest.approx(plain["score"].iloc[0])  # idf does weigh in by default
+
+
+def test_lucene_bm25_refuses_idf_false_when_the_retriever_is_made(tmp_path):
+    bm25 = pse.BM25()
+    index = _index(tmp_path, bm25, "lucene")
+    with pytest.raises(ValueError, match="Lucene BM25 postings.*lucene_scores=False"):
+        bm25.retriever(index, idf=False)
+    with pytest.raises(ValueError, match="ShardedIndex"):
+        bm25.retriever(index, engine="ray")
+    with pytest.raises(ValueError, match="num_results must be a positive integer"):
+        index.retriever(num_results=True)
+
+
+def test_sparse_index_retriever_takes_the_tie_order(tmp_path):
+    bm25 = pse.BM25()
+    index = _index(tmp_path, bm25, "ties")
+    query = pd.DataFrame({"qid": ["1"], "query": ["plasma"]})  # d2 and d3 tie
+    trec = index.retriever(ties="trec_eval")(query)
+    lucene = index.retriever(ties="lucene")(query)
+    assert trec["docno"].tolist() == ["d3", "d2"] and lucene["docno"].tolist() == ["d2", "d3"]
+    assert lucene["docno"].tolist() == bm25.retriever(index)(query)["docno"].tolist()
+
+
+def test_offline_downloads_from_the_python_api_name_the_fix(monkeypatch):
+    """A dataset whose files are missing and whose download fails (as ir_datasets raises it offline)."""
+
+    class Offline:
+        def get_topics(self, *args):
+            raise RuntimeError("All download sources failed")
+
+        def get_qrels(self):
+            raise ConnectionError("HTTPSConnectionPool(host='example.org'): Max retries exceeded")
+
+        def get_corpus_iter(self, verbose=False):
+            raise ConnectionError("Name or service not known")
+            yield {}
+
+    ds = Offline()
+    monkeypatch.setattr(datasets, "load_dataset", lambda d: d)
+    monkeypatch.setattr(datasets, "topic_fields", lambda d: ())
+    monkeypatch.setattr(datasets, "_irds", lambda d: None)
+    for call in (
+        lambda: datasets.get_topics(ds),
+        lambda: datasets.get_qrels(ds),
+        lambda: list(datasets.Corpus(ds, None, False)),
+    ):
+        with pytest.raises(datasets.OfflineError, match="IR_DATASETS_HOME") as caught:
+            call()
+        assert isinstance(caught.value, ConnectionError) and caught.value.__cause__ is not None
+
+    class Broken(Offline):
+        def get_qrels(self):
+            raise ValueError("a bad line")  # not a download: left as it is
+
+    with pytest.raises(ValueError, match="a bad line"):
+        datasets.get_qrels(Broken())
+
+
+def test_beir_files_with_a_byte_order_mark_and_a_null_query_text(tmp_path):
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "title": "", "text": "plasma"}) + "\n")
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "plasma"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_bytes("\ufeffquery-id\tcorpus-id\tscore\nq1\td1\t1\n".encode())
+    qrels = datasets.get_qrels(f"beir:{folder}")
+    assert qrels.values.tolist() == [["q1", "d1", 1]]
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": None}) + "\n")
+    with pytest.raises(Exception, match="the query's text is null"):
+        datasets.get_topics(f"beir:{folder}")
