@@ -11,7 +11,9 @@ import os
 import select
 import socket
 import sys
+import warnings
 from collections.abc import Callable, Iterator
+from typing import Any
 
 __all__ = [
     "EXIT_OK",
@@ -52,7 +54,7 @@ def run(
     for anything else (a bug); the traceback only with ``debug``. A closed stdout (``| head``) is not an
     error; ``quiet`` silences every progress bar."""
     try:
-        with progress_bars(shown=not quiet), library_logs():
+        with progress_bars(shown=not quiet), library_logs(), _warnings_as_lines(prog, debug):
             return command()
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
@@ -136,6 +138,23 @@ def one_line(error: BaseException) -> str:
     """An error's message on one line (a KeyError's without the quotes repr adds)."""
     text = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
     return " ".join(str(text).split()) or type(error).__name__
+
+
+@contextlib.contextmanager
+def _warnings_as_lines(prog: str, debug: bool) -> Iterator[None]:
+    """A warning on the command line is one line, ``prog: warning: message``; libraries' deprecation notices
+    (pandas' to pyterrier, ...) are not for the user of the command (with ``--debug``: all of them, in Python's
+    form with the file and line they came from)."""
+    with warnings.catch_warnings():
+        if not debug:
+            for category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning):
+                warnings.simplefilter("ignore", category)
+
+            def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+                print(f"{prog}: warning: {one_line(Warning(message))}", file=sys.stderr)
+
+            warnings.showwarning = show
+        yield
 
 
 @contextlib.contextmanager

@@ -107,3 +107,16 @@ def test_beir_files_with_a_byte_order_mark_and_a_null_query_text(tmp_path):
     (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": None}) + "\n")
     with pytest.raises(Exception, match="the query's text is null"):
         datasets.get_topics(f"beir:{folder}")
+
+
+def test_the_command_line_prints_a_warning_as_one_line(tmp_path, capsys):
+    from pyterrier_sparse_eval.cli import main
+
+    (tmp_path / "run.txt").write_text("1 Q0 d1 0 2.0 x\n1 Q0 d1 1 1.0 x\n1 Q0 d2 2 0.5 x\n")
+    (tmp_path / "qrels.txt").write_text("1 0 d1 1\n")
+    assert main(["evaluate", "--run", str(tmp_path / "run.txt"), "--qrels", str(tmp_path / "qrels.txt")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "sparse-eval: warning: The run retrieves 1 judged documents more than once for the same query; only the "
+        "best-ranked copy of each counts, as if the run had been deduplicated first."
+    ]
