@@ -10,7 +10,7 @@ from ._experiment import Experiment, ExperimentResult, run_experiment
 from ._format import IndexCorruptError, StaleIndexError
 from ._index import SparseIndex
 from ._retriever import SparseRetriever
-from ._sharded import ShardedIndex, ShardedRetriever
+from ._sharded import ShardedIndex, ShardedRetriever, open_index
 from ._splade import Splade, SpladeEncoder
 from ._tokenize import LUCENE_ENGLISH_STOPWORDS, Analyzer
 from ._weights import bm25_saturation, idf_lucene
@@ -28,6 +28,7 @@ __all__ = [
     "StaleIndexError",
     "LUCENE_ENGLISH_STOPWORDS",
     "ShardedIndex",
+    "open_index",
     "ShardedRetriever",
     "SparseIndex",
     "SparseIndexer",

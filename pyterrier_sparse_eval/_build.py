@@ -141,7 +141,7 @@ def warn_empty(empty: int, total: int, fields: Sequence[str]) -> None:
     """Say once how many documents had no text in the indexed fields."""
     if empty:
         warnings.warn(
-            f"{empty:,} of {total:,} documents have no text in {' + '.join(fields)} (missing, None or NaN): "
+            f"{empty:,} of {total:,} documents have no text in {' + '.join(fields)} (missing, None, NaN or blank): "
             "they are indexed empty and can never be retrieved.",
             stacklevel=3,
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,9 +18,6 @@ from pandas.api.types import is_string_dtype
 
 from .measures import BackgroundModel, fit_background
 from .measures._prepare import to_qrels_frame, to_run_frame
-
-if TYPE_CHECKING:
-    from ._pool import Pool
 
 __all__ = [
     "BackgroundSample",
@@ -43,7 +40,7 @@ def str_qrels(qrels: Any) -> pd.DataFrame:
     return str_ids(to_qrels_frame(qrels))
 
 
-def pooled_run(run: Any, pool: Pool) -> pd.DataFrame:
+def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
     """A system's run over ``pool`` as a frame with string ids, checked: every document in the pool, each listed
     once per query (a duplicate keeps its highest score, with a warning)."""
     frame = str_ids(to_run_frame(run)).reset_index(drop=True)
@@ -121,7 +118,7 @@ class BackgroundSample:
 
 
 def background_from_run(
-    run: Any, pool: Pool, exclude: dict[str, set[str]] | None = None
+    run: Any, pool: Any, exclude: dict[str, set[str]] | None = None
 ) -> dict[str, BackgroundSample]:
     """Per query of the run, the scores of the pool's sampled documents it retrieved, the rest censored.
 
@@ -161,7 +158,7 @@ def background_from_run(
     return out
 
 
-def fit_run_backgrounds(run: Any, pool: Pool, family: str = "auto") -> dict[str, BackgroundModel]:
+def fit_run_backgrounds(run: Any, pool: Any, family: str = "auto") -> dict[str, BackgroundModel]:
     """One background model per query of the run (see :func:`background_from_run`)."""
     return {q: s.fit(family) for q, s in background_from_run(run, pool).items()}
 

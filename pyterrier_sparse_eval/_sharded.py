@@ -107,19 +107,18 @@ class ShardedIndex(pt.Artifact):
             self.__dict__.pop(name, None)
 
     # --- the manifest and its shards ------------------------------------------------------------------------
-    @cached_property
-    def _opened(self) -> tuple[dict[str, Any], tuple[int, int, int]]:
+    def _read_manifest(self) -> dict[str, Any]:
+        """The manifest as on disk now, checked: a sharded index's, of a known version, its checksum right."""
         path = self.directory
         if not self.built():
             raise FileNotFoundError(
                 f"No sharded index at {path}. Build one first, e.g. "
                 f"pse.BM25().indexer(pse.ShardedIndex({str(path)!r}, num_shards=N)).index(docs)."
             )
-        seen = generation(path)
         try:
             with open(path / META, encoding="utf-8") as f:
                 manifest = json.load(f)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise IndexCorruptError(
                 f'{path / META}: not valid JSON; rebuild the index (mode="overwrite").'
             ) from None
@@ -134,6 +133,13 @@ class ShardedIndex(pt.Artifact):
                 f"{path / META}: the manifest does not match its checksum (it was edited or is from a partial "
                 'write); rebuild the index (mode="overwrite").'
             )
+        return manifest
+
+    @cached_property
+    def _opened(self) -> tuple[dict[str, Any], tuple[int, int, int]]:
+        path = self.directory
+        seen = generation(path) if self.built() else (0, 0, 0)  # before reading: a rebuild meanwhile is stale
+        manifest = self._read_manifest()
         if self.num_shards_ is not None and self.num_shards_ != manifest["num_shards"]:
             raise ValueError(
                 f"{path} holds {manifest['num_shards']} shards, not num_shards={self.num_shards_}: open it "
@@ -163,33 +169,72 @@ class ShardedIndex(pt.Artifact):
         """The shards, each checked against the manifest (present, complete, of this build)."""
         manifest = self.meta
         out = []
-        for i, record in enumerate(manifest["shards"]):
-            where = self.directory / record["path"]
-            name = f"shard {i} of {manifest['num_shards']} ({where})"
-            if not (where / META).is_file():
-                raise IndexCorruptError(
-                    f"{name} is missing or incomplete (no {META}); the sharded index at {self.path} is damaged: "
-                    'rebuild it (mode="overwrite").'
-                )
-            shard = SparseIndex(where, mmap=self.mmap, checks=self.checks)
-            try:
-                meta = shard.meta
-            except (IndexCorruptError, ValueError, OSError) as e:
-                raise IndexCorruptError(f"{name} is damaged: {e}") from None
-            info = meta.get("shard") or {}
-            if meta.get("build_id") != record["build_id"] or info.get("of") != manifest["build_id"]:
-                raise IndexCorruptError(
-                    f"{name} is not the shard this manifest was built with (build {meta.get('build_id')!r}, "
-                    f"part of {info.get('of')!r}; the manifest expects build {record['build_id']!r} of "
-                    f"{manifest['build_id']!r}): shards of different builds are never mixed; rebuild the index "
-                    '(mode="overwrite").'
-                )
-            if meta["num_docs"] != record["num_docs"] or meta.get("encoder") != manifest["encoder"]:
-                raise IndexCorruptError(
-                    f"{name} disagrees with the manifest on its documents or its encoder."
-                )
+        for i in range(len(manifest["shards"])):
+            shard = SparseIndex(self._shard_dir(manifest, i), mmap=self.mmap, checks=self.checks)
+            self._check_shard(manifest, i, lambda s=shard: s.meta)
             out.append(shard)
         return out
+
+    def _shard_dir(self, manifest: dict[str, Any], i: int) -> Path:
+        where = self.directory / manifest["shards"][i]["path"]
+        if not (where / META).is_file():
+            raise IndexCorruptError(
+                f"shard {i} of {manifest['num_shards']} ({where}) is missing or incomplete (no {META}); the "
+                f'sharded index at {self.path} is damaged: rebuild it (mode="overwrite").'
+            )
+        return where
+
+    def _check_shard(self, manifest: dict[str, Any], i: int, read: Any) -> dict[str, Any]:
+        """``read()`` shard ``i``'s metadata (opening or verifying it) and check that it is the shard this
+        manifest was built with; an error names the shard."""
+        record = manifest["shards"][i]
+        name = f"shard {i} of {manifest['num_shards']} ({self.directory / record['path']})"
+        try:
+            meta: dict[str, Any] = read()
+        except (IndexCorruptError, ValueError, OSError) as e:
+            raise IndexCorruptError(f"{name} is damaged: {e}") from None
+        info = meta.get("shard") or {}
+        if meta.get("build_id") != record["build_id"] or info.get("of") != manifest["build_id"]:
+            raise IndexCorruptError(
+                f"{name} is not the shard this manifest was built with (build {meta.get('build_id')!r}, "
+                f"part of {info.get('of')!r}; the manifest expects build {record['build_id']!r} of "
+                f"{manifest['build_id']!r}): shards of different builds are never mixed; rebuild the index "
+                '(mode="overwrite").'
+            )
+        if meta["num_docs"] != record["num_docs"] or meta.get("encoder") != manifest["encoder"]:
+            raise IndexCorruptError(f"{name} disagrees with the manifest on its documents or its encoder.")
+        return meta
+
+    def verify(self) -> dict[str, Any]:
+        """Check everything: the manifest (its checksum, one record per shard, the documents adding up), every
+        shard with :meth:`SparseIndex.verify` (every file's size, CRC-32 and invariants), that each shard is the
+        one this manifest was built with, and that the folder holds nothing else. Raises
+        :class:`IndexCorruptError` naming the shard and the file; returns the verified manifest with
+        ``num_postings`` (all shards') added."""
+        manifest = self._read_manifest()
+        records = manifest.get("shards")
+        if (
+            not isinstance(records, list)
+            or len(records) != manifest.get("num_shards")
+            or sum(r["num_docs"] for r in records) != manifest.get("num_docs")
+        ):
+            raise IndexCorruptError(f"{self.directory / META}: its shard records do not add up; rebuild it.")
+        wanted = {META} | {r["path"] for r in records}
+        foreign = sorted({p.name for p in self.directory.iterdir()} - wanted)
+        if foreign:
+            raise IndexCorruptError(
+                f"{self.directory / foreign[0]}: not written by the build, in the sharded index folder; move it out."
+            )
+        postings = 0
+        for i in range(len(records)):
+            where = self._shard_dir(manifest, i)
+            meta = self._check_shard(manifest, i, SparseIndex(where).verify)
+            if meta["num_terms"] != manifest["num_terms"]:  # the shards share the corpus's term ids
+                raise IndexCorruptError(
+                    f"{where / META}: {meta['num_terms']} terms, not the corpus's; rebuild it."
+                )
+            postings += meta["num_postings"]
+        return {**manifest, "num_postings": postings}
 
     @property
     def num_shards(self) -> int:
@@ -304,6 +349,17 @@ class ShardedIndex(pt.Artifact):
         return ShardedRetriever(
             self, num_results=num_results, engine=engine, ray_address=ray_address, **kwargs
         )
+
+
+def open_index(path: str | os.PathLike[str]) -> SparseIndex | ShardedIndex:
+    """The index at ``path``: a :class:`ShardedIndex` when its ``pt_meta.json`` says so, else a
+    :class:`SparseIndex` (whose checks say what is wrong with anything else)."""
+    try:
+        with open(Path(path) / META, encoding="utf-8") as f:
+            sharded = json.load(f).get("format") == SHARDED_FORMAT
+    except (OSError, ValueError, RecursionError, AttributeError):
+        sharded = False
+    return ShardedIndex(path) if sharded else SparseIndex(path)
 
 
 class ShardedRetriever(pt.Transformer):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -18,18 +17,17 @@ from typing import Any
 
 from . import (
     IndexCorruptError,
-    SparseIndex,
     StaleIndexError,
     __version__,
     datasets,
+    open_index,
     plots,
     run_experiment,
     sdm,
 )
 from .console import EXIT_CHECK_FAILED, EXIT_OK, UsageError, one_line, run
-from .files import atomic_write_text
+from .files import atomic_write_text, check_destination
 from .measures import crosscheck, evaluate, inhouse, parse_measure, parse_measures
-from .measures._score_dist import WEIGHTED_FAMILIES
 from .systems import parse_system, resolve_baseline, specs_with_language
 
 DEFAULT_METRICS = ["nDCG@10", "R@100", "AP", "RR"]
@@ -61,36 +59,17 @@ def _measures(names: list[str] | None, parse: Any = parse_measures) -> list[Any]
     return list(parse(names or DEFAULT_METRICS))
 
 
-def _write(path: str, text: str, quiet: bool = True) -> None:
+def write(path: str, text: str, quiet: bool = True) -> None:
     atomic_write_text(path, text)
     if not quiet:
         print(f"Wrote {path}")
 
 
-def _check_destinations(output: str | None, plots: str | None = None) -> None:
-    """Refuse, before any work, an --output file or --plots folder that could not be written."""
-    for option, path, folder in (("--output", output, False), ("--plots", plots, True)):
-        if not path:
-            continue
-        target = Path(path)
-        if not folder and target.is_dir():
-            raise UsageError(
-                f"--output {path} is a folder; give a file in it, e.g. {target / 'results.json'}."
-            )
-        if folder and target.exists() and not target.is_dir():
-            raise UsageError(f"--plots {path} is a file; give a folder for the figures (created if needed).")
-        ancestor = next((a for a in target.parents if a.exists()), Path("."))
-        if not ancestor.is_dir():
-            raise UsageError(f"{option} {path}: {ancestor} is a file, not a folder; choose another path.")
-        if not os.access(ancestor, os.W_OK):
-            raise UsageError(f"{option} {path}: {ancestor} is not writable; choose another path.")
-
-
-def _need_matplotlib() -> None:
+def with_language(args: argparse.Namespace, specs: list[str]) -> list[str]:
     try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise UsageError("--plots needs matplotlib: pip install 'pyterrier-sparse-eval[plots]'.") from None
+        return specs_with_language(specs, args.dataset, args.language, quiet=args.quiet)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 _DATASET_HELP = (
@@ -101,13 +80,6 @@ _LANGUAGE_HELP = (
 )
 
 
-def _with_language(args: argparse.Namespace, specs: list[str]) -> list[str]:
-    try:
-        return specs_with_language(specs, args.dataset, args.language, quiet=args.quiet)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-
-
 def cmd_experiment(args: argparse.Namespace) -> int:
     files = [args.corpus, args.topics, args.qrels]
     if bool(args.dataset) == any(files) or (any(files) and not all(files)):
@@ -115,7 +87,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     args.dataset = args.dataset or "files:" + ",".join(files)
     import pandas as pd
 
-    specs = _with_language(args, args.system or ["bm25"])
+    specs = with_language(args, args.system or ["bm25"])
     systems = [parse_system(s) for s in specs]
     measures = _measures(args.metric, _inhouse_twins if args.measures == "in-house" else _any_measures)
     names = [s.name for s in systems]
@@ -124,16 +96,15 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     baseline = resolve_baseline(args.baseline, names)
     if args.output and Path(args.output).suffix not in (".json", ".csv"):
         raise UsageError(f"--output must end in .json or .csv, got {args.output!r}.")
-    _check_destinations(args.output, args.plots)
-    if args.plots:
-        _need_matplotlib()
+    check_destination(args.output, option="--output")
+    plots.check_folder(args.plots, option="--plots")
     if args.num_results < 1:
         raise UsageError(f"--num-results must be a positive number of documents, got {args.num_results}.")
     if args.shards is not None and args.shards < 1:
         raise UsageError(f"--shards must be a positive number of shards, got {args.shards}.")
     if args.engine == "ray" and args.shards is None:
         raise UsageError("--engine ray builds and searches shards: give --shards N too.")
-    _check_index_dir(args.index_dir)
+    check_destination(args.index_dir, option="--index-dir", folder=True)
     verbose = not args.quiet
     datasets.load_dataset(args.dataset)  # an unknown id fails here, before any work; loading reads nothing
     result = run_experiment(
@@ -175,9 +146,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                     "baseline": None if baseline is None else names[baseline],
                 },
             }
-            _write(args.output, json.dumps(payload, indent=2), quiet=not verbose)
+            write(args.output, json.dumps(payload, indent=2), quiet=not verbose)
         else:
-            _write(args.output, table.to_csv(index=False), quiet=not verbose)
+            write(args.output, table.to_csv(index=False), quiet=not verbose)
     if result.per_query is not None:
         reference = names[baseline if baseline is not None else 0]
         for path in plots.save_per_query_comparisons(
@@ -188,13 +159,6 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     elif args.plots and verbose:
         print("--plots: per-query comparisons need at least two systems; nothing drawn.")
     return EXIT_OK
-
-
-def _check_index_dir(path: str) -> None:
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise UsageError(
-            f"--index-dir {path} is a file; give a folder for the index cache (it is created if needed)."
-        )
 
 
 def _jsonable(v: Any) -> Any:
@@ -227,7 +191,7 @@ query, 1 when one differs or when no query could be compared (no judged query in
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     measures = _measures(args.metric)
-    _check_destinations(args.output)
+    check_destination(args.output, option="--output")
     run, qrels = datasets.read_run(args.run), datasets.read_qrels(args.qrels)
     result = evaluate(run, qrels, measures, missing_as_zero=args.missing_as_zero)
     width = max(len(str(m)) for m in measures)
@@ -244,7 +208,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.output:
-        _write(args.output, json.dumps(result.to_json(per_query=args.per_query), indent=2))
+        write(args.output, json.dumps(result.to_json(per_query=args.per_query), indent=2))
     if result.num_queries == 0:
         print(
             "sparse-eval: nothing was evaluated: no query of the run has judgments in the qrels (an empty run, "
@@ -257,11 +221,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     measures = _measures(args.metric)
-    _check_destinations(args.output)
+    check_destination(args.output, option="--output")
     report = crosscheck(datasets.read_run(args.run), datasets.read_qrels(args.qrels), measures)
     print(report.summary())
     if args.output:
-        _write(args.output, json.dumps(report.to_json(), indent=2))
+        write(args.output, json.dumps(report.to_json(), indent=2))
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 
@@ -284,10 +248,9 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         raise UsageError(f"Unknown --family {args.family!r}; choose one of {', '.join(sdm.FAMILIES)}.")
     if args.output and Path(args.output).suffix != ".json":
         raise UsageError(f"--output must end in .json, got {args.output!r}.")
-    _check_destinations(args.output, args.plots)
-    if args.plots:
-        _need_matplotlib()
-    _check_index_dir(args.index_dir)
+    check_destination(args.output, option="--output")
+    plots.check_folder(args.plots, option="--plots")
+    check_destination(args.index_dir, option="--index-dir", folder=True)
     for option, value in (
         ("--pool-depth", args.pool_depth),
         ("--sample", args.sample),
@@ -301,16 +264,16 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         raise UsageError(
             "--tail-depth bounds a tail band of the sample: give its size with --tail-sample too."
         )
-    if args.tail_sample and args.family not in WEIGHTED_FAMILIES:
+    if args.tail_sample and args.family not in sdm.WEIGHTED_FAMILIES:
         raise UsageError(
-            f"A stratified sample (--tail-sample) is fitted with --family {', '.join(WEIGHTED_FAMILIES)}; "
+            f"A stratified sample (--tail-sample) is fitted with --family {', '.join(sdm.WEIGHTED_FAMILIES)}; "
             f"not {args.family!r}."
         )
     ks = sorted(set(args.k or [10, 100, 1000]))
     report = sdm.three_way(
         args.dataset,
-        _with_language(args, args.system or ["bm25"]),
-        pool_runs=_with_language(args, args.pool_run) if args.pool_run else None,
+        with_language(args, args.system or ["bm25"]),
+        pool_runs=with_language(args, args.pool_run) if args.pool_run else None,
         depth=args.pool_depth,
         sample=args.sample,
         tail_sample=args.tail_sample or 0,
@@ -326,7 +289,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     )
     print(report.table())
     if args.output:
-        _write(args.output, json.dumps(report.to_json(per_query=args.per_query), indent=2), quiet=args.quiet)
+        write(args.output, json.dumps(report.to_json(per_query=args.per_query), indent=2), quiet=args.quiet)
     if args.plots:
         for path in plots.save_sdm_figures(report, args.plots):
             if not args.quiet:
@@ -338,14 +301,14 @@ CHECK_INDEX_EXAMPLE = """\
 example:
   sparse-eval check-index indexes/vaswani/bm25-k1=0.9-b=0.4-porter-lucene-1a2b3c4d
 
-Verifies every file against the sizes and CRC-32s recorded when the index was built, and every
-invariant the search relies on. Exit status 0 for an intact index, 1 for a damaged one (the
-message names the file and what is wrong), 2 when PATH is not an index.
+Verifies every file (every shard's, for a sharded index) against the sizes and CRC-32s of its
+build, and every invariant the search relies on. Exit status 0 for an intact index, 1 for a
+damaged one (the message names the shard, file and problem), 2 when PATH is not an index.
 """
 
 
 def cmd_check_index(args: argparse.Namespace) -> int:
-    index = SparseIndex(args.path)
+    index = open_index(args.path)  # a SparseIndex or a ShardedIndex, as its pt_meta.json says
     if not index.built():
         raise UsageError(f"{args.path} is not a sparse index (no pt_meta.json); give an index folder.")
     try:
@@ -353,9 +316,10 @@ def cmd_check_index(args: argparse.Namespace) -> int:
     except IndexCorruptError as e:
         print(f"sparse-eval: check failed: {one_line(e)}", file=sys.stderr)
         return EXIT_CHECK_FAILED
-    sealed = "" if "files" in meta else " (built before files were sealed: no CRC-32s to compare)"
+    shards = f"sharded, {meta['num_shards']} shards, " if "num_shards" in meta else ""  # a sharded index
+    sealed = "" if "files" in meta or shards else " (built before files were sealed: no CRC-32s to compare)"
     print(
-        f"{args.path}: intact{sealed}: {meta['num_docs']:,} documents, {meta['num_terms']:,} terms, "
+        f"{args.path}: intact{sealed}: {shards}{meta['num_docs']:,} documents, {meta['num_terms']:,} terms, "
         f"{meta['num_postings']:,} postings, build {meta.get('build_id', '(not recorded)')}"
     )
     return EXIT_OK
@@ -483,7 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(
         "check-index", "verify an index: sizes, checksums and invariants of every file", CHECK_INDEX_EXAMPLE
     )
-    p.add_argument("path", help="the index folder")
+    p.add_argument("path", help="the index folder (a single or a sharded index)")
     p.set_defaults(func=cmd_check_index)
 
     p = command("sdm", "pooled vs SDM-corrected vs full-corpus R@k and nDCG@k", SDM_EXAMPLE)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "check_destination",
     "atomic_write",
     "atomic_write_text",
     "atomic_write_json",
@@ -38,6 +39,23 @@ def _read_umask() -> int:
 
 
 _UMASK = _read_umask()
+
+
+def check_destination(path: str | os.PathLike[str] | None, *, option: str, folder: bool = False) -> None:
+    """Refuse, before any work, a destination file (``folder``: a folder, created if needed) that could not be
+    written: a ValueError naming ``option`` (the argument that gave it) and the fix. None: nothing to check."""
+    if not path:
+        return
+    target = Path(path)
+    if not folder and target.is_dir():
+        raise ValueError(f"{option} {path} is a folder; give a file in it, e.g. {target / 'results.json'}.")
+    if folder and target.exists() and not target.is_dir():
+        raise ValueError(f"{option} {path} is a file; give a folder (it is created if needed).")
+    ancestor = next((a for a in target.parents if a.exists()), Path("."))
+    if not ancestor.is_dir():
+        raise ValueError(f"{option} {path}: {ancestor} is a file, not a folder; choose another path.")
+    if not os.access(ancestor, os.W_OK):
+        raise ValueError(f"{option} {path}: {ancestor} is not writable; choose another path.")
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> Path:

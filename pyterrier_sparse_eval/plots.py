@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from .files import atomic_write, slug
+from .files import atomic_write, check_destination, slug
 
 __all__ = [
     "INSTALL_HINT",
+    "check_folder",
     "background_fit",
     "background_fits",
     "metric_vs_k",
@@ -28,6 +29,18 @@ __all__ = [
 ]
 
 INSTALL_HINT = "Plots need matplotlib: pip install 'pyterrier-sparse-eval[plots]'."
+
+
+def check_folder(folder: str | os.PathLike[str] | None, *, option: str = "folder") -> None:
+    """Before any work: a ValueError when figures could not be written to ``folder`` (``option``: the argument
+    that gave it), an ImportError (:data:`INSTALL_HINT`) when matplotlib is missing. None: no figures wanted."""
+    if not folder:
+        return
+    check_destination(folder, option=option, folder=True)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ImportError(INSTALL_HINT) from None
 
 
 def _plt() -> Any:

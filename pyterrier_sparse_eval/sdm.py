@@ -44,10 +44,12 @@ from ._sdm_report import ThreeWay, three_way
 from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background
 from .measures._metrics import GAINS
 from .measures._prepare import to_run_frame
+from .measures._score_dist import WEIGHTED_FAMILIES
 from .measures._sdm import corrected, evaluate_backgrounds, survival_of_rows
 
 __all__ = [
     "FAMILIES",
+    "WEIGHTED_FAMILIES",
     "BackgroundModel",
     "BackgroundSample",
     "Covariate",

@@ -76,6 +76,7 @@ LAYERS = {
     "_bm25": 40,
     "_splade": 40,  # encoders
     "systems": 50,
+    "_sample": 45,  # what SDM reads off a run over a pool
     "_pool": 50,
     "_covariate": 55,  # the pooling run as SDM's covariate
     "plots": 50,

@@ -58,9 +58,12 @@ def test_encoder_equals_reference_formula(model_dir, splade):
     # test measures at most 1.3e-6 apart (any torch thread count); once, late in the full suite, 2.8e-5 (CI,
     # 2026-11-26). 1e-4 still fails every formula slip (sum for max, no log, no ReLU: 1e-2 and more)
     for text, got_doc, got_query in zip(TEXTS, docs, queries["query_toks"]):
+        if not text:  # nothing to encode: the empty vector, not the model's vector of a bare [CLS] [SEP]
+            assert got_doc == got_query == {}
+            continue
         assert_same_vector(got_doc, reference(model_dir, text, 48), tol=1e-4)
         assert_same_vector(got_query, reference(model_dir, text, 12), tol=1e-4)
-    assert 0 < len(docs[0]) < 1000 and len(docs[1]) > 0  # empty text still has [CLS] [SEP]
+    assert 0 < len(docs[0]) < 1000 and docs[1] == {}
     assert all(isinstance(k, str) for k in docs[0]) and any(
         k.startswith("##") or k.isalpha() for k in docs[0]
     )
