@@ -152,6 +152,11 @@ def run_experiment(
     topics = datasets.get_topics(ds, topic_field, verbose=verbose)
     qrels = datasets.get_qrels(ds)
     topics = datasets.align_topics_qrels(topics, qrels)
+    if topics.empty:  # before any index is built
+        raise ValueError(
+            f"{dataset}: no topic has judgments (topics and qrels share no query id): nothing to evaluate; "
+            "check that both come from the same split and name queries alike."
+        )
     extra: dict[str, Any] = {} if shards is None else {"engine": engine, "ray_address": ray_address}
     retrievers: list[Any] = [
         s.retriever(

@@ -120,3 +120,16 @@ def test_the_command_line_prints_a_warning_as_one_line(tmp_path, capsys):
         "sparse-eval: warning: The run retrieves 1 judged documents more than once for the same query; only the "
         "best-ranked copy of each counts, as if the run had been deduplicated first."
     ]
+
+
+def test_experiment_without_a_judged_topic_stops_before_indexing(tmp_path, capsys):
+    from pyterrier_sparse_eval.cli import main
+
+    (tmp_path / "docs.tsv").write_text("d1\tplasma waves\nd2\tdielectric water\n")
+    (tmp_path / "topics.tsv").write_text("q1\tplasma\n")
+    (tmp_path / "qrels.txt").write_text("q9 0 d1 1\n")  # another query's judgments
+    spec = f"files:{tmp_path / 'docs.tsv'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.txt'}"
+    index_dir = tmp_path / "indexes"
+    code = main(["experiment", "--dataset", spec, "--index-dir", str(index_dir), "--quiet"])
+    assert code == 2 and "no topic has judgments" in capsys.readouterr().err
+    assert not index_dir.exists() or not any(index_dir.iterdir())
