@@ -196,3 +196,19 @@ def test_measure_parameters_on_the_command_line_exit_2(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "takes no parameter" in err and "internal error" not in err
     assert main(["evaluate", *files, "--metric", "pse.nDCG(gain='exp')@10"]) == 0
+
+
+@pytest.mark.parametrize("queries, per_query", [(4, 1000), (2000, 2)])  # a count per pair; a sort
+def test_repeat_check_finds_a_single_repeated_pair_either_way(queries, per_query):
+    """The fast check (no repeated (query, docno) pair: nothing more to do) against Python sets."""
+    from pyterrier_sparse_eval.measures._prepare import _has_repeats
+
+    rng = np.random.default_rng(0)
+    group = np.repeat(np.arange(queries), per_query)
+    local = np.concatenate([rng.permutation(4096)[:per_query] for _ in range(queries)])
+    assert not _has_repeats(group, local)
+    local[-1] = local[-2]  # the last query retrieves one document twice
+    assert _has_repeats(group, local)
+    local[-1] = local[0] if queries > 1 else local[-1]  # another query's document: not a repeat
+    pairs = list(zip(group.tolist(), local.tolist()))
+    assert _has_repeats(group, local) == (len(set(pairs)) < len(pairs))

@@ -209,11 +209,11 @@ def _judged_codes(
     d_code: np.ndarray,
     d_names: np.ndarray,
     nq: int,
-) -> tuple[np.ndarray, np.ndarray] | None:
+) -> tuple[np.ndarray, np.ndarray, bool] | None:
     """Per row, the code of its docno among the judged docnos (``d_names``), or -1 when it is not judged for
     any query of its neighbourhood (so rows with a code >= 0 are a superset of the judged rows); and a code of
     its docno that is equal for two rows of the same query exactly when their docnos are (to find documents
-    retrieved twice).
+    retrieved twice); and whether some query has such rows.
 
     One hash per row is unavoidable with str ids, and a table of all docnos misses the CPU cache every time
     once there are many queries. Runs keep each query's rows together, so consecutive queries are taken in
@@ -224,7 +224,7 @@ def _judged_codes(
     n = len(docnos)
     if n == 0 or len(d_code) == 0:
         local = pd.factorize(docnos, use_na_sentinel=False)[0].astype(np.int64)
-        return np.full(n, -1, dtype=np.int64), local
+        return np.full(n, -1, dtype=np.int64), local, True
     heads = np.concatenate([[0], np.flatnonzero(group[1:] != group[:-1]) + 1])
     head_groups = group[heads]
     if not is_contiguous(group, heads):
@@ -240,6 +240,7 @@ def _judged_codes(
     bounds = np.append(heads, n)
     out = np.empty(n, dtype=np.int64)
     local = np.empty(n, dtype=np.int64)
+    repeated = False
     for b0, b1 in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         gs = head_groups[b0:b1]
         counts = q_count[gs]
@@ -247,8 +248,20 @@ def _judged_codes(
         offsets = np.repeat(q_start[gs] - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
         r0, r1 = bounds[b0], bounds[b1]
         out[r0:r1], local[r0:r1] = _chunk_codes(d_sorted[offsets], c_sorted[offsets], docnos[r0:r1])
+        repeated = repeated or _has_repeats(group[r0:r1], local[r0:r1])
         local[r0:r1] += r0
-    return out, local
+    return out, local, repeated
+
+
+def _has_repeats(group: np.ndarray, local: np.ndarray) -> bool:
+    """Whether a chunk's rows repeat a (query, docno code) pair: a count per pair when the pairs are few (a few
+    microseconds a chunk), else a sort."""
+    g = group - group.min()
+    width = int(local.max()) + 1
+    key = g * width + local
+    if (int(g.max()) + 1) * width <= 16 * len(key):
+        return bool(np.bincount(key).max() > 1)
+    return len(np.unique(key)) < len(key)
 
 
 def _chunk_codes(keys: np.ndarray, codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -356,8 +369,8 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> JudgedRun:
         found_codes = _judged_codes(docnos, group, qrel_q, d_code, d_names, nq)
     if found_codes is None:  # pragma: no cover - rows in trec_eval order are grouped by query
         raise RuntimeError("internal error: rows in trec_eval order are not grouped by query")
-    codes, local = found_codes
-    dropped = _repeated(group, local, position)
+    codes, local, repeated = found_codes
+    dropped = _repeated(group, local, position) if repeated else np.zeros(0, dtype=np.int64)
     cand = np.flatnonzero(codes >= 0)
     qrel_key = qrel_q * n_codes + d_code
     cand_key = group[cand] * n_codes + codes[cand]
