@@ -79,7 +79,8 @@ class SparseRetriever(pt.Transformer):
     Input: a query frame with ``qid`` and either ``query_toks`` ({term: weight}) or ``query`` text (analysed
     with ``analyzer``, or with the analyzer recorded in the index). Output: the query columns plus ``docno``,
     ``score`` and ``rank`` (0-based), ranked by score descending and then docno descending, the order
-    trec_eval uses to break ties, so that a run evaluates identically everywhere.
+    trec_eval uses to break ties, so a run evaluates identically everywhere; only documents sharing a term
+    with the query are returned (with negative query weights, an unmatched one, at 0, would rank above some).
 
     Backends (identical rankings and bit-identical float32 scores; tests check it):
 
