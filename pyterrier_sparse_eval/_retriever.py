@@ -494,8 +494,5 @@ class SparseRetriever(pt.Transformer):
 
     @staticmethod
     def _empty(inp: pd.DataFrame) -> pd.DataFrame:
-        out = inp.iloc[:0].copy()
-        out["docno"] = empty_docno_column()
-        out["score"] = pd.Series([], dtype=np.float64)
-        out["rank"] = pd.Series([], dtype=np.int64)
-        return out
+        empty = {"score": pd.Series([], dtype=np.float64), "rank": pd.Series([], dtype=np.int64)}
+        return inp.iloc[:0].assign(docno=empty_docno_column(), **empty)
