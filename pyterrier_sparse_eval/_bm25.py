@@ -19,7 +19,7 @@ from ._build import (
     term_ids,
     warn_empty,
 )
-from ._index import SparseIndex
+from ._index import SparseIndex, refuse_ray_options
 from ._ray import Encoded
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex, ShardedRetriever
@@ -163,11 +163,7 @@ class BM25:
         kwargs.setdefault("idf", True)
         if isinstance(index, ShardedIndex):
             return index.retriever(num_results=num_results, analyzer=self.analyzer, **kwargs)
-        if "engine" in kwargs or "ray_address" in kwargs:
-            raise ValueError(
-                "engine= and ray_address= search the shards of a ShardedIndex (on Ray); this is a single "
-                "SparseIndex: build a ShardedIndex (pse.ShardedIndex(path, shards=N)) to search it on Ray."
-            )
+        refuse_ray_options(kwargs)
         return SparseRetriever(index, num_results=num_results, analyzer=self.analyzer, **kwargs)
 
     def query_encoder(self) -> TextEncoder:

@@ -45,6 +45,15 @@ __all__ = ["SparseIndex", "IndexCorruptError", "StaleIndexError"]
 _CHECKS = ("full", "structure")
 
 
+def refuse_ray_options(options: dict[str, Any]) -> None:
+    """``engine=`` / ``ray_address=`` search the shards of a ShardedIndex: on a single index, say what to build."""
+    if "engine" in options or "ray_address" in options:
+        raise ValueError(
+            "engine= and ray_address= search the shards of a ShardedIndex (on Ray); this is a single SparseIndex: "
+            "build a ShardedIndex (pse.ShardedIndex(path, num_shards=N)) to search it on Ray."
+        )
+
+
 class SparseIndex(pt.Artifact):
     """A sparse (term x document) index of non-negative term weights, loadable as a ``pt.Artifact``.
 

@@ -17,7 +17,7 @@ import pyterrier as pt
 
 from ._build import SparseIndexer, flatten_toks, warn_empty
 from ._format import file_crc32
-from ._index import SparseIndex
+from ._index import SparseIndex, refuse_ray_options
 from ._ray import Encoded
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex
@@ -353,6 +353,7 @@ class Splade:
             )
         if isinstance(index, ShardedIndex):
             return self.query_encoder() >> index.retriever(num_results=num_results, idf=idf, **kwargs)
+        refuse_ray_options(kwargs)
         return self.query_encoder() >> SparseRetriever(index, num_results=num_results, idf=idf, **kwargs)
 
 

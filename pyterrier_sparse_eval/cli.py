@@ -264,7 +264,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         raise UsageError(
             "--tail-depth bounds a tail band of the sample: give its size with --tail-sample too."
         )
-    if args.tail_sample and args.family not in sdm.WEIGHTED_FAMILIES:
+    if any(args.tail_sample or []) and args.family not in sdm.WEIGHTED_FAMILIES:
         raise UsageError(
             f"A stratified sample (--tail-sample) is fitted with --family {', '.join(sdm.WEIGHTED_FAMILIES)}; "
             f"not {args.family!r}."

@@ -139,7 +139,7 @@ def _count_records(path: Path) -> int:
                     first = line
                 count += 1
     if count and not _is_jsonl(path):
-        parts = first.decode("utf-8", "replace").rstrip("\r\n").split("\t")
+        parts = first.decode("utf-8-sig", "replace").rstrip("\r\n").split("\t")
         if parts[0].strip().lower() in _HEADER_IDS:  # a header row (tsv_docs skips it or refuses it)
             count -= 1
     return count

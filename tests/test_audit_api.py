@@ -45,8 +45,10 @@ def test_lucene_bm25_refuses_idf_false_when_the_retriever_is_made(tmp_path):
     index = _index(tmp_path, bm25, "lucene")
     with pytest.raises(ValueError, match="Lucene BM25 postings.*lucene_scores=False"):
         bm25.retriever(index, idf=False)
-    with pytest.raises(ValueError, match="ShardedIndex"):
+    with pytest.raises(ValueError, match=r"pse.ShardedIndex\(path, num_shards=N\)"):
         bm25.retriever(index, engine="ray")
+    sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=2)  # the advice, followed, is accepted
+    assert not sharded.built()
     with pytest.raises(ValueError, match="num_results must be a positive integer"):
         index.retriever(num_results=True)
 
@@ -133,3 +135,41 @@ def test_experiment_without_a_judged_topic_stops_before_indexing(tmp_path, capsy
     code = main(["experiment", "--dataset", spec, "--index-dir", str(index_dir), "--quiet"])
     assert code == 2 and "no topic has judgments" in capsys.readouterr().err
     assert not index_dir.exists() or not any(index_dir.iterdir())
+
+
+def test_numpy_integer_measure_parameters_are_read_as_numbers():
+    """nDCG@np.int64(10) is nDCG@10 (a cut-off computed with numpy), against pytrec_eval's value."""
+    import numpy as np
+    import pytrec_eval
+    from ir_measures import P, nDCG
+
+    run = pd.DataFrame({"qid": "1", "docno": [f"d{i}" for i in range(12)], "score": np.arange(12.0)[::-1]})
+    qrels = pd.DataFrame({"qid": "1", "docno": ["d1", "d3", "d11"], "label": [1, 2, 2]})
+    got = pse.evaluate(run, qrels, [nDCG @ np.int64(10), P(rel=np.int64(2)) @ np.int64(5)]).aggregate
+    evaluator = pytrec_eval.RelevanceEvaluator({"1": {"d1": 1, "d3": 2, "d11": 2}}, {"ndcg_cut_10"})
+    expected = evaluator.evaluate({"1": dict(zip(run.docno, run.score))})["1"]["ndcg_cut_10"]
+    assert got["nDCG@10"] == pytest.approx(expected, abs=1e-12) and got["P(rel=2)@5"] == pytest.approx(1 / 5)
+
+
+def test_a_run_row_without_a_docno_is_named_as_such():
+    run = pd.DataFrame({"qid": ["1", "1"], "docno": ["d1", None], "score": [2.0, 1.0]})
+    qrels = pd.DataFrame({"qid": ["1"], "docno": ["d1"], "label": [1]})
+    with pytest.raises(ValueError, match=r"1 rows without a docno \(None or NaN\): drop them"):
+        pse.evaluate(run, qrels, ["P@1"])
+
+
+def test_tail_sample_zero_is_a_uniform_sample_for_every_family(tmp_path, capsys):
+    from pyterrier_sparse_eval.cli import main
+
+    argv = ["sdm", "--dataset", "irds:nothing/here", "--index-dir", str(tmp_path / "i"), "--quiet"]
+    main([*argv, "--tail-sample", "0", "--family", "empirical-gpd"])
+    assert "stratified sample" not in capsys.readouterr().err  # refused later, for the unknown dataset only
+
+
+def test_a_tsv_corpus_with_a_byte_order_mark_and_a_header_counts_its_documents(tmp_path):
+    (tmp_path / "docs.tsv").write_bytes("\ufeffdocno\ttext\nd1\tplasma\nd2\twater\n".encode())
+    (tmp_path / "topics.tsv").write_text("q1\tplasma\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    spec = f"files:{tmp_path / 'docs.tsv'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.txt'}"
+    docs = list(datasets.corpus_iter(spec))
+    assert [d["docno"] for d in docs] == ["d1", "d2"] and datasets.num_docs(spec) == len(docs)

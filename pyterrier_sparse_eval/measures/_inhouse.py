@@ -343,7 +343,17 @@ def parse_measure(spec: Any) -> Measure:
     ('nDCG@10', 'pse.AP@100')
     """
     if isinstance(spec, Measure):
-        return spec if isinstance(spec, InHouseMeasure) else _checked(spec, f"{spec.NAME} {spec.params}")
+        if isinstance(spec, InHouseMeasure):
+            return spec
+        if any(isinstance(v, np.generic) for v in spec.params.values()):  # nDCG@np.int64(10): plain numbers
+            spec = type(spec)(
+                **{k: v.item() if isinstance(v, np.generic) else v for k, v in spec.params.items()}
+            )
+        try:
+            name = str(spec)
+        except Exception:  # ir_measures cannot print a measure with a parameter it does not take
+            name = f"{spec.NAME} {spec.params}"
+        return _checked(spec, name)
     if not isinstance(spec, str):
         raise TypeError(
             f"A measure is an ir_measures measure or its name, got {type(spec).__name__} {spec!r}."

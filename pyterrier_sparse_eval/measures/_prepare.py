@@ -115,6 +115,12 @@ def _id_types(column: pd.Series) -> set[str]:
 def _check_id_types(run: pd.DataFrame, qrels: pd.DataFrame) -> None:
     """Int and str ids never match each other: detect it, explain it, and say how to fix it."""
     for col in ("qid", "docno"):
+        for what, frame in (("run", run), ("qrels", qrels)):
+            if frame[col].isna().any():
+                raise ValueError(
+                    f"The {what} has {int(frame[col].isna().sum())} rows without a {col} (None or NaN): drop them "
+                    f"(e.g. {what} = {what}.dropna(subset=['{col}']))."
+                )
         r_types, q_types = _id_types(run[col]), _id_types(qrels[col])
         if r_types != q_types:
             raise TypeError(
