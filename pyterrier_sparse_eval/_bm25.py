@@ -84,8 +84,8 @@ class BM25:
         lowercase: bool = True,
         fields: Sequence[str] | None = None,
     ):
-        if k1 < 0 or not 0 <= b <= 1:
-            raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}.")
+        if not (0 <= k1 < float("inf") and 0 <= b <= 1):  # NaN fails both
+            raise ValueError(f"BM25 needs a finite k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}.")
         self.k1 = k1
         self.b = b
         self.language = language

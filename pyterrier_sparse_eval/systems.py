@@ -310,6 +310,8 @@ def parse_system(spec: str) -> System:
     for item in items:
         key, eq, value = item.partition("=")
         key = key.strip()
+        if key in params:
+            raise ValueError(f"{key} is given twice in {spec!r}; give each parameter once.")
         if not eq or key not in allowed:
             example = "'bm25:k1=1.2,b=0.75'" if kind == "bm25" else "'splade:MODEL,idf=false'"
             raise ValueError(

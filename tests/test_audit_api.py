@@ -173,3 +173,19 @@ def test_a_tsv_corpus_with_a_byte_order_mark_and_a_header_counts_its_documents(t
     spec = f"files:{tmp_path / 'docs.tsv'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.txt'}"
     docs = list(datasets.corpus_iter(spec))
     assert [d["docno"] for d in docs] == ["d1", "d2"] and datasets.num_docs(spec) == len(docs)
+
+
+@pytest.mark.parametrize("k1", ["nan", "inf", "-1"])
+def test_bm25_specs_refuse_k1_that_is_not_a_finite_nonnegative_number(k1):
+    from pyterrier_sparse_eval.systems import parse_system
+
+    with pytest.raises(ValueError, match="finite k1 >= 0"):
+        parse_system(f"bm25:k1={k1}")
+
+
+def test_a_system_spec_gives_each_parameter_once():
+    from pyterrier_sparse_eval.systems import parse_system
+
+    with pytest.raises(ValueError, match="k1 is given twice"):
+        parse_system("bm25:k1=1.2,k1=0.5")
+    assert parse_system("bm25:k1=1.2,b=0.5").params == {"k1": 1.2, "b": 0.5}
