@@ -141,6 +141,10 @@ def run_experiment(
     """
     if engine != "local" and shards is None:
         raise ValueError(f"engine={engine!r} builds and searches shards: give shards=N too.")
+    if not systems or not measures:
+        raise ValueError("Give at least one system and one measure, e.g. measures=['nDCG@10', 'R@100'].")
+    if baseline is not None and not 0 <= baseline < len(systems):
+        raise ValueError(f"baseline={baseline} is not a system index (0..{len(systems) - 1}).")
     run_files = [Path(save_runs) / f"{slug(s.name)}.run" for s in systems] if save_runs is not None else []
     if len(set(run_files)) < len(run_files):
         raise ValueError(

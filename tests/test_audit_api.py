@@ -189,3 +189,14 @@ def test_a_system_spec_gives_each_parameter_once():
     with pytest.raises(ValueError, match="k1 is given twice"):
         parse_system("bm25:k1=1.2,k1=0.5")
     assert parse_system("bm25:k1=1.2,b=0.5").params == {"k1": 1.2, "b": 0.5}
+
+
+def test_run_experiment_refuses_a_baseline_or_measures_it_cannot_use_before_any_work(tmp_path):
+    from pyterrier_sparse_eval.systems import parse_system
+
+    systems = [parse_system("bm25"), parse_system("bm25:k1=1.2")]
+    with pytest.raises(ValueError, match=r"baseline=5 is not a system index \(0..1\)"):
+        pse.run_experiment("irds:nothing/here", systems, ["P@5"], baseline=5, index_dir=tmp_path)
+    with pytest.raises(ValueError, match="at least one system and one measure"):
+        pse.run_experiment("irds:nothing/here", systems, [], index_dir=tmp_path)
+    assert not any(tmp_path.iterdir())
