@@ -181,7 +181,7 @@ def truths(covariate, pool_run: pd.DataFrame, deep: pd.DataFrame, pool) -> dict:
     from pyterrier_sparse_eval.measures._prepare import to_run_frame
 
     frame = to_run_frame(pool_run).reset_index(drop=True)
-    pooled = frozenset(pool.docnos)
+    pooled = pool.docno_set
     in_pool = frame["docno"].isin(pooled).to_numpy()
     docnos, x = frame["docno"].to_numpy(dtype=object), frame["score"].to_numpy(dtype=np.float64)
     rows_of = frame.groupby("qid", sort=False).indices  # as Covariate.from_run reads the run

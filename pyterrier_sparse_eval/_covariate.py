@@ -71,7 +71,7 @@ class Covariate:
             raise ValueError(
                 "The covariate run lists a document twice for a query; pass one ranking per query."
             )
-        in_pool = frame["docno"].isin(frozenset(pool.docnos)).to_numpy()
+        in_pool = frame["docno"].isin(pool.docno_set).to_numpy()
         is_sampled = frame["docno"].isin(pool.sample_set).to_numpy()
         x = frame["score"].to_numpy(dtype=np.float64)
         docnos = frame["docno"].to_numpy(dtype=object)
@@ -351,8 +351,6 @@ def evaluate_with_covariate(
     """``pse.sdm.evaluate(run, qrels, pool, covariate=pooling_run)`` (see there and the module docstring);
     ``report``: :func:`sdm_report`'s options (``gain``, ``bootstrap``, ``confidence``, ``seed``)."""
     cov = covariate if isinstance(covariate, Covariate) else Covariate.from_run(covariate, pool)
-    if not k_values or min(k_values) < 1:
-        raise ValueError("k values must be >= 1.")
     j, above, refit = covariate_above(run, qrels, pool, cov, max(int(k) for k in k_values), family)
     warn_overlap(j)
     per_query, aggregate = sdm_report(j, above, pool.n_unseen, k_values, refit=refit, **report)

@@ -207,9 +207,8 @@ class Pool:
         """
         from .datasets import corpus_iter
 
-        wanted = set(self.docnos)
         for doc in corpus_iter(dataset):
-            if doc["docno"] in wanted:
+            if doc["docno"] in self.docno_set:
                 yield doc
 
 

@@ -278,7 +278,7 @@ class Splade:
                 ).to(device)
                 # batches as ever (a non-empty text's vector is unchanged); texts without content get {}
                 content = ((enc.pop("special_tokens_mask") == 0) & (enc["attention_mask"] == 1)).any(dim=1)
-                keep = [bool(c) and bool(texts[i].strip()) for c, i in zip(content.tolist(), idx)]
+                keep = content.tolist()
                 logits = mlm(**enc).logits
                 weights = splade_max(logits.float(), enc["attention_mask"])
                 del logits  # free the (batch x length x vocab) tensor before the next forward pass

@@ -59,13 +59,13 @@ def _measures(names: list[str] | None, parse: Any = parse_measures) -> list[Any]
     return list(parse(names or DEFAULT_METRICS))
 
 
-def write(path: str, text: str, quiet: bool = True) -> None:
+def _write(path: str, text: str, quiet: bool = True) -> None:
     atomic_write_text(path, text)
     if not quiet:
         print(f"Wrote {path}")
 
 
-def with_language(args: argparse.Namespace, specs: list[str]) -> list[str]:
+def _with_language(args: argparse.Namespace, specs: list[str]) -> list[str]:
     try:
         return specs_with_language(specs, args.dataset, args.language, quiet=args.quiet)
     except ValueError as e:
@@ -87,7 +87,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     args.dataset = args.dataset or "files:" + ",".join(files)
     import pandas as pd
 
-    specs = with_language(args, args.system or ["bm25"])
+    specs = _with_language(args, args.system or ["bm25"])
     systems = [parse_system(s) for s in specs]
     measures = _measures(args.metric, _inhouse_twins if args.measures == "in-house" else _any_measures)
     names = [s.name for s in systems]
@@ -146,9 +146,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                     "baseline": None if baseline is None else names[baseline],
                 },
             }
-            write(args.output, json.dumps(payload, indent=2), quiet=not verbose)
+            _write(args.output, json.dumps(payload, indent=2), quiet=not verbose)
         else:
-            write(args.output, table.to_csv(index=False), quiet=not verbose)
+            _write(args.output, table.to_csv(index=False), quiet=not verbose)
     if result.per_query is not None:
         reference = names[baseline if baseline is not None else 0]
         for path in plots.save_per_query_comparisons(
@@ -208,7 +208,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.output:
-        write(args.output, json.dumps(result.to_json(per_query=args.per_query), indent=2))
+        _write(args.output, json.dumps(result.to_json(per_query=args.per_query), indent=2))
     if result.num_queries == 0:
         print(
             "sparse-eval: nothing was evaluated: no query of the run has judgments in the qrels (an empty run, "
@@ -225,7 +225,7 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     report = crosscheck(datasets.read_run(args.run), datasets.read_qrels(args.qrels), measures)
     print(report.summary())
     if args.output:
-        write(args.output, json.dumps(report.to_json(), indent=2))
+        _write(args.output, json.dumps(report.to_json(), indent=2))
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 
@@ -272,8 +272,8 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     ks = sorted(set(args.k or [10, 100, 1000]))
     report = sdm.three_way(
         args.dataset,
-        with_language(args, args.system or ["bm25"]),
-        pool_runs=with_language(args, args.pool_run) if args.pool_run else None,
+        _with_language(args, args.system or ["bm25"]),
+        pool_runs=_with_language(args, args.pool_run) if args.pool_run else None,
         depth=args.pool_depth,
         sample=args.sample,
         tail_sample=args.tail_sample or 0,
@@ -289,7 +289,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     )
     print(report.table())
     if args.output:
-        write(args.output, json.dumps(report.to_json(per_query=args.per_query), indent=2), quiet=args.quiet)
+        _write(args.output, json.dumps(report.to_json(per_query=args.per_query), indent=2), quiet=args.quiet)
     if args.plots:
         for path in plots.save_sdm_figures(report, args.plots):
             if not args.quiet:

@@ -146,9 +146,12 @@ def test_numpy_integer_measure_parameters_are_read_as_numbers():
     run = pd.DataFrame({"qid": "1", "docno": [f"d{i}" for i in range(12)], "score": np.arange(12.0)[::-1]})
     qrels = pd.DataFrame({"qid": "1", "docno": ["d1", "d3", "d11"], "label": [1, 2, 2]})
     got = pse.evaluate(run, qrels, [nDCG @ np.int64(10), P(rel=np.int64(2)) @ np.int64(5)]).aggregate
-    evaluator = pytrec_eval.RelevanceEvaluator({"1": {"d1": 1, "d3": 2, "d11": 2}}, {"ndcg_cut_10"})
-    expected = evaluator.evaluate({"1": dict(zip(run.docno, run.score))})["1"]["ndcg_cut_10"]
-    assert got["nDCG@10"] == pytest.approx(expected, abs=1e-12) and got["P(rel=2)@5"] == pytest.approx(1 / 5)
+    judged, ranked = {"1": {"d1": 1, "d3": 2, "d11": 2}}, {"1": dict(zip(run.docno, run.score))}
+    ndcg = pytrec_eval.RelevanceEvaluator(judged, {"ndcg_cut_10"}).evaluate(ranked)["1"]["ndcg_cut_10"]
+    p5 = pytrec_eval.RelevanceEvaluator(judged, {"P_5"}, relevance_level=2).evaluate(ranked)["1"]["P_5"]
+    assert got["nDCG@10"] == pytest.approx(ndcg, abs=1e-12) and got["P(rel=2)@5"] == pytest.approx(
+        p5, abs=1e-12
+    )
 
 
 def test_a_run_row_without_a_docno_is_named_as_such():
