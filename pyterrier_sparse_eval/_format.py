@@ -48,6 +48,8 @@ __all__ = [
     "seal",
     "read_meta",
     "is_index_dir",
+    "index_format",
+    "has_meta",
     "describe_path",
     "check_sizes",
     "check_array",
@@ -122,22 +124,34 @@ def seal(folder: Path, meta: dict[str, Any]) -> dict[str, Any]:
     return sealed
 
 
-def is_index_dir(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a folder (not a link to one) whose ``pt_meta.json`` says it is a sparse index of
-    this package (a single or a sharded one)."""
-    if os.path.islink(path):
-        return False
+def index_format(path: str | os.PathLike[str]) -> str | None:
+    """The kind of index of this package that the ``pt_meta.json`` at ``path`` declares: ``ARTIFACT_FORMAT``
+    (a single index) or ``SHARDED_FORMAT``; None when there is none, it is not valid JSON, or it declares
+    anything else. Reads the metadata only (no array)."""
     try:
         with open(Path(path) / META, encoding="utf-8") as f:
             meta = json.load(f)
     except (OSError, ValueError, RecursionError):
-        return False
-    return (
+        return None
+    if (
         isinstance(meta, dict)
         and meta.get("type") == ARTIFACT_TYPE
         and meta.get("format") in (ARTIFACT_FORMAT, SHARDED_FORMAT)
         and meta.get("package_hint", PACKAGE_HINT) == PACKAGE_HINT
-    )
+    ):
+        return str(meta["format"])
+    return None
+
+
+def has_meta(path: str | os.PathLike[str]) -> bool:
+    """Whether there is a ``pt_meta.json`` at ``path``: an index, or one whose checks say what is wrong."""
+    return os.path.isfile(os.path.join(path, META))
+
+
+def is_index_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder (not a link to one) whose ``pt_meta.json`` says it is a sparse index of
+    this package (a single or a sharded one)."""
+    return not os.path.islink(path) and index_format(path) is not None
 
 
 def describe_path(path: str | os.PathLike[str]) -> str:

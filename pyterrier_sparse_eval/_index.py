@@ -34,6 +34,8 @@ from ._format import (
     check_sizes,
     check_sorted_postings,
     generation,
+    has_meta,
+    index_format,
     read_meta,
 )
 from ._retriever import SparseRetriever
@@ -101,8 +103,9 @@ class SparseIndex(pt.Artifact):
         return Path(os.fspath(self.path))  # type: ignore[arg-type]  # always given: SparseIndex takes a path
 
     def built(self) -> bool:
-        """True when a complete index exists at ``path``."""
-        return (self.directory / META).is_file()
+        """True when a complete single index exists at ``path``: its ``pt_meta.json`` is valid JSON and says so
+        (a sharded index, or damaged metadata, is not one; opening it says what is wrong)."""
+        return index_format(self.directory) == ARTIFACT_FORMAT
 
     def reload(self) -> None:
         """Forget everything read from disk (metadata, arrays, the build seen); the next use reads the index
@@ -114,7 +117,7 @@ class SparseIndex(pt.Artifact):
 
     def _require_built(self) -> Path:
         path = self.directory
-        if not self.built():
+        if not has_meta(path):  # else the checks of the metadata say what is wrong with it
             raise FileNotFoundError(
                 f"No sparse index at {path}. Build one first, e.g. pse.BM25().indexer(index).index(docs) "
                 "or index.indexer().index(docs_with_toks)."

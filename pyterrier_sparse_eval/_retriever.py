@@ -13,7 +13,7 @@ import pyterrier as pt
 import scipy.sparse as sp
 
 from ._docnos import DocnoTable, docno_values, empty_docno_column, result_frame, take_column, take_docnos
-from ._format import StaleIndexError
+from ._format import StaleIndexError, has_meta
 from ._lucene import lucene_product, nudge_ties
 from ._numba import available_backends
 from ._tokenize import Analyzer
@@ -165,8 +165,8 @@ class SparseRetriever(pt.Transformer):
         self.prune = prune
         self.impacts = impacts
         self.bounds = bounds
-        # the build this retriever serves: pinned now if the index exists, else at first use
-        self._build_id: str | None = index.build_id if index.built() else None
+        # the build this retriever serves: pinned (and checked) now if there is an index, else at first use
+        self._build_id: str | None = index.build_id if has_meta(index.path) else None
         if self._build_id is not None:  # else at first use (_check_build)
             self._check_idf()
 

@@ -42,6 +42,8 @@ from ._format import (
     IndexCorruptError,
     StaleIndexError,
     generation,
+    has_meta,
+    index_format,
 )
 from ._index import SparseIndex
 from ._retriever import SparseRetriever, nudge_ties
@@ -98,8 +100,9 @@ class ShardedIndex(pt.Artifact):
         return Path(os.fspath(self.path))  # type: ignore[arg-type]
 
     def built(self) -> bool:
-        """True when a complete sharded index exists at ``path``."""
-        return (self.directory / META).is_file()
+        """True when a complete sharded index exists at ``path``: its manifest is valid JSON and says so (a
+        single index, or a damaged manifest, is not one; opening it says what is wrong)."""
+        return index_format(self.directory) == SHARDED_FORMAT
 
     def reload(self) -> None:
         """Forget everything read from disk; the next use reads (and checks) the index now at ``path``."""
@@ -110,7 +113,7 @@ class ShardedIndex(pt.Artifact):
     def _read_manifest(self) -> dict[str, Any]:
         """The manifest as on disk now, checked: a sharded index's, of a known version, its checksum right."""
         path = self.directory
-        if not self.built():
+        if not has_meta(path):  # else the checks below say what is wrong with it
             raise FileNotFoundError(
                 f"No sharded index at {path}. Build one first, e.g. "
                 f"pse.BM25().indexer(pse.ShardedIndex({str(path)!r}, num_shards=N)).index(docs)."
@@ -138,7 +141,8 @@ class ShardedIndex(pt.Artifact):
     @cached_property
     def _opened(self) -> tuple[dict[str, Any], tuple[int, int, int]]:
         path = self.directory
-        seen = generation(path) if self.built() else (0, 0, 0)  # before reading: a rebuild meanwhile is stale
+        # before reading: a rebuild meanwhile is stale
+        seen = generation(path) if has_meta(path) else (0, 0, 0)
         manifest = self._read_manifest()
         if self.num_shards_ is not None and self.num_shards_ != manifest["num_shards"]:
             raise ValueError(
@@ -158,7 +162,7 @@ class ShardedIndex(pt.Artifact):
 
     def check_current(self) -> None:
         """Raise :class:`StaleIndexError` if the index at ``path`` was rebuilt after this handle opened it."""
-        if not self.built() or generation(self.directory) != self._opened[1]:
+        if not has_meta(self.directory) or generation(self.directory) != self._opened[1]:
             raise StaleIndexError(
                 f"The sharded index at {self.path} was rebuilt after it was opened; call .reload() or open it "
                 "again."
@@ -354,12 +358,7 @@ class ShardedIndex(pt.Artifact):
 def open_index(path: str | os.PathLike[str]) -> SparseIndex | ShardedIndex:
     """The index at ``path``: a :class:`ShardedIndex` when its ``pt_meta.json`` says so, else a
     :class:`SparseIndex` (whose checks say what is wrong with anything else)."""
-    try:
-        with open(Path(path) / META, encoding="utf-8") as f:
-            sharded = json.load(f).get("format") == SHARDED_FORMAT
-    except (OSError, ValueError, RecursionError, AttributeError):
-        sharded = False
-    return ShardedIndex(path) if sharded else SparseIndex(path)
+    return ShardedIndex(path) if index_format(path) == SHARDED_FORMAT else SparseIndex(path)
 
 
 class ShardedRetriever(pt.Transformer):

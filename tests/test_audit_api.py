@@ -203,3 +203,22 @@ def test_run_experiment_refuses_a_baseline_or_measures_it_cannot_use_before_any_
     with pytest.raises(ValueError, match="at least one system and one measure"):
         pse.run_experiment("irds:nothing/here", systems, [], index_dir=tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+def test_built_is_true_only_for_an_index_of_its_own_kind_that_can_be_opened(tmp_path):
+    from pyterrier_sparse_eval.cli import main
+
+    single = _index(tmp_path, pse.BM25(), "single")
+    sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=2)
+    pse.BM25().indexer(sharded, verbose=False).index(DOCS)
+    assert single.built() and sharded.built()
+    assert not pse.ShardedIndex(single.path).built() and not pse.SparseIndex(sharded.path).built()
+    with pytest.raises(ValueError, match=r"is a sharded index: open it with pse.ShardedIndex"):
+        pse.SparseIndex(sharded.path).retriever()  # opening the other kind still says which it is
+    (tmp_path / "garbage").mkdir()
+    (tmp_path / "garbage" / "pt_meta.json").write_text("{oops")
+    assert not pse.SparseIndex(tmp_path / "garbage").built()
+    assert not pse.ShardedIndex(tmp_path / "garbage").built()
+    with pytest.raises(pse.IndexCorruptError, match="not valid JSON"):
+        _ = pse.SparseIndex(tmp_path / "garbage").num_docs  # damage, not "no index"
+    assert main(["check-index", str(tmp_path / "garbage")]) == 1  # a failed check, as before
