@@ -88,7 +88,6 @@ class BM25:
             raise ValueError(f"BM25 needs a finite k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}.")
         self.k1 = k1
         self.b = b
-        self.language = language
         self.exact_lengths = bool(exact_lengths)
         self.lucene_scores = bool(lucene_scores)
         self.tokenizer = tokenizer
@@ -99,6 +98,7 @@ class BM25:
         self.analyzer = Analyzer(
             language, tokenizer=tokenizer, lowercase=lowercase, stopwords=stopwords, stemmer=stemmer
         )
+        self.language = self.analyzer.language  # the code as the analyzer checked it ("FR" is "fr")
 
     def __repr__(self) -> str:
         options = "" if self.lucene_scores else ", lucene_scores=False"

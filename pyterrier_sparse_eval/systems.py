@@ -262,7 +262,7 @@ def specs_with_language(
 ) -> list[str]:
     """BM25 specs with the analyzer's language: ``language`` (``--language``), else the one the dataset declares
     (saying which it chose unless ``quiet``); other specs unchanged. An unknown ``language`` is a ValueError."""
-    from .analysis import LANGUAGES
+    from .analysis import language_code
     from .datasets import dataset_language
 
     source = "--language"
@@ -273,9 +273,11 @@ def specs_with_language(
             language = None
     if language is None:
         return list(specs)
-    if language not in LANGUAGES:
+    try:
+        language = language_code(language, source)  # as a spec's language=, in any case: "FR" is "fr"
+    except ValueError:
         if source == "--language":
-            raise ValueError(f"Unknown --language {language!r}; supported: {', '.join(LANGUAGES)}.")
+            raise
         print(
             f"The dataset's language {language!r} has no Lucene analyzer here; BM25 analyses it as English."
         )

@@ -222,3 +222,22 @@ def test_built_is_true_only_for_an_index_of_its_own_kind_that_can_be_opened(tmp_
     with pytest.raises(pse.IndexCorruptError, match="not valid JSON"):
         _ = pse.SparseIndex(tmp_path / "garbage").num_docs  # damage, not "no index"
     assert main(["check-index", str(tmp_path / "garbage")]) == 1  # a failed check, as before
+
+
+def test_a_language_code_in_any_case_is_one_language_in_a_spec_and_on_the_command_line(capsys):
+    from pyterrier_sparse_eval.cli import main
+    from pyterrier_sparse_eval.systems import parse_system, specs_with_language
+
+    upper, lower = parse_system("bm25:language=FR"), parse_system("bm25:language=fr")
+    assert upper.encoder.language == "fr" and pse.BM25(language="Fr").language == "fr"
+    assert (upper.name, upper.index_name) == (lower.name, lower.index_name)  # one cache entry, one name
+    assert specs_with_language(["bm25"], "irds:nothing/here", "FR", quiet=True) == ["bm25:language=fr"]
+    for bad in (lambda: parse_system("bm25:language=xx"), lambda: pse.BM25(language="XX")):
+        with pytest.raises(ValueError, match="Unknown language '(xx|XX)'; supported: ar, bn, de, en, "):
+            bad()
+    argv = ["experiment", "--dataset", "irds:nothing/here", "--quiet", "--system", "bm25:k1=x"]
+    assert main([*argv, "--language", "FR"]) == 2  # refused for the spec, not for --language FR
+    err = capsys.readouterr().err
+    assert "Bad value for k1" in err and "--language" not in err
+    assert main([*argv, "--language", "xx"]) == 2
+    assert "Unknown --language 'xx'; supported: ar, bn, de, en, " in capsys.readouterr().err

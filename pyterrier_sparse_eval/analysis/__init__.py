@@ -17,7 +17,16 @@ from ._english import ENGLISH
 from ._snowball import whitespace_tokens
 from ._standard import standard_tokens, standard_words
 
-__all__ = ["LANGUAGES", "Language", "Token", "analyze", "get_language", "tokenize_texts", "lower_java"]
+__all__ = [
+    "LANGUAGES",
+    "Language",
+    "Token",
+    "analyze",
+    "get_language",
+    "language_code",
+    "tokenize_texts",
+    "lower_java",
+]
 
 # code -> (module, name) of the chains written per language family; loaded on first use
 _MODULES = (
@@ -54,12 +63,19 @@ def _load() -> dict[str, Language]:
 LANGUAGES: dict[str, Language] = _load()
 
 
+def language_code(code: str, what: str = "language") -> str:
+    """The supported ISO 639-1 code that ``code`` names, in any case (``"FR"`` is ``"fr"``): the one check of a
+    language however it is given (``BM25(language=)``, a system spec, ``--language``). A ValueError names what
+    was unknown (``what``, e.g. ``"--language"``) and lists the supported codes."""
+    normal = str(code).strip().lower()
+    if normal not in LANGUAGES:
+        raise ValueError(f"Unknown {what} {code!r}; supported: {', '.join(LANGUAGES)}.")
+    return normal
+
+
 def get_language(code: str) -> Language:
-    """The :class:`Language` for an ISO 639-1 code; a ValueError lists the supported ones."""
-    lang = LANGUAGES.get(str(code).lower())
-    if lang is None:
-        raise ValueError(f"Unknown language {code!r}; supported: {', '.join(LANGUAGES)}.")
-    return lang
+    """The :class:`Language` for an ISO 639-1 code (any case); a ValueError lists the supported ones."""
+    return LANGUAGES[language_code(code)]
 
 
 def tokenize_texts(lang: Language, texts: Sequence[str]) -> list[list[str]]:
