@@ -249,12 +249,29 @@ def resolve_baseline(baseline: str | None, names: list[str]) -> int | None:
     )
 
 
-def with_language(spec: str, language: str | None) -> str:
-    """``spec`` with ``language=`` added when it is a BM25 spec that does not set one (others unchanged)."""
+class _LanguageAdded(str):
+    """A spec to which :func:`with_language` added ``language=``. It remembers the spec as the user wrote it,
+    which :func:`parse_system`'s errors quote, and where the language came from (``source``)."""
+
+    written: str
+    source: str | None
+
+    def __new__(cls, spec: str, written: str | None = None, source: str | None = None) -> _LanguageAdded:
+        self = super().__new__(cls, spec)
+        self.written = spec if written is None else written
+        self.source = source
+        return self
+
+
+def with_language(spec: str, language: str | None, source: str | None = None) -> str:
+    """``spec`` with ``language=`` added when it is a BM25 spec that does not set one (others unchanged); the
+    result remembers ``spec``, which :func:`parse_system`'s errors quote, and ``source`` (where ``language`` came
+    from)."""
     kind, _, rest = spec.strip().partition(":")
     if language is None or kind.strip().lower() != "bm25" or "language=" in rest:
         return spec
-    return f"bm25:{rest},language={language}" if rest.strip() else f"bm25:language={language}"
+    added = f"bm25:{rest},language={language}" if rest.strip() else f"bm25:language={language}"
+    return _LanguageAdded(added, getattr(spec, "written", spec), source)
 
 
 def specs_with_language(
@@ -284,19 +301,21 @@ def specs_with_language(
         return list(specs)
     if any(s.strip().lower().startswith("bm25") for s in specs) and not quiet:
         print(f"BM25 analyzer: language {language} (from {source})")
-    return [with_language(s, language) for s in specs]
+    return [with_language(s, language, source) for s in specs]
 
 
 def parse_system(spec: str) -> System:
     """Parse ``kind[:key=value,...]`` into a :class:`System`; raises ValueError with the accepted forms.
 
-    The encoder is built (and its parameters validated) here; no model is loaded.
+    The encoder is built (and its parameters validated) here; no model is loaded. Errors quote the spec as the
+    user wrote it (without the ``language=`` that :func:`with_language` added).
     """
+    written = getattr(spec, "written", spec)
     kind, _, rest = spec.strip().partition(":")
     kind = kind.strip().lower()
     if kind not in _PARAMS:
         raise ValueError(
-            f"Unknown system {spec!r}; use 'bm25', 'bm25:k1=1.2,b=0.75', 'splade:PATH_OR_HUB_ID' or "
+            f"Unknown system {written!r}; use 'bm25', 'bm25:k1=1.2,b=0.75', 'splade:PATH_OR_HUB_ID' or "
             "'splade:PATH_OR_HUB_ID,idf=false'."
         )
     items = [p.strip() for p in rest.split(",") if p.strip()]
@@ -304,7 +323,7 @@ def parse_system(spec: str) -> System:
     if kind == "splade":
         if not items or "=" in items[0]:
             raise ValueError(
-                f"{spec!r}: name the SPLADE model, e.g. 'splade:naver/splade-cocondenser-ensembledistil'."
+                f"{written!r}: name the SPLADE model, e.g. 'splade:naver/splade-cocondenser-ensembledistil'."
             )
         model = items.pop(0)
     allowed = _PARAMS[kind]
@@ -313,20 +332,22 @@ def parse_system(spec: str) -> System:
         key, eq, value = item.partition("=")
         key = key.strip()
         if key in params:
-            raise ValueError(f"{key} is given twice in {spec!r}; give each parameter once.")
+            raise ValueError(f"{key} is given twice in {written!r}; give each parameter once.")
         if not eq or key not in allowed:
             example = "'bm25:k1=1.2,b=0.75'" if kind == "bm25" else "'splade:MODEL,idf=false'"
             raise ValueError(
-                f"Bad system parameter {item!r} in {spec!r}; {kind} takes {', '.join(allowed)} as key=value, "
+                f"Bad system parameter {item!r} in {written!r}; {kind} takes {', '.join(allowed)} as key=value, "
                 f"e.g. {example}."
             )
         try:
             params[key] = allowed[key](value.strip())
         except ValueError:
-            raise ValueError(f"Bad value for {key} in {spec!r}: {value!r}.") from None
+            raise ValueError(f"Bad value for {key} in {written!r}: {value!r}.") from None
     if kind == "bm25":
-        return System(spec, BM25(**params), params)  # validates the values (k1 >= 0, 0 <= b <= 1, stemmer)
+        return System(
+            str(spec), BM25(**params), params
+        )  # validates the values (k1 >= 0, 0 <= b <= 1, stemmer)
     settings = {k: v for k, v in params.items() if k != "idf"}
     splade = Splade(model, **settings)
     splade.check_model_path()
-    return System(spec, splade, params, idf=bool(params.get("idf", False)))
+    return System(str(spec), splade, params, idf=bool(params.get("idf", False)))

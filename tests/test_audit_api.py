@@ -241,3 +241,20 @@ def test_a_language_code_in_any_case_is_one_language_in_a_spec_and_on_the_comman
     assert "Bad value for k1" in err and "--language" not in err
     assert main([*argv, "--language", "xx"]) == 2
     assert "Unknown --language 'xx'; supported: ar, bn, de, en, " in capsys.readouterr().err
+
+
+def test_spec_errors_quote_the_spec_as_written_not_with_the_language_added(monkeypatch, capsys):
+    from pyterrier_sparse_eval.cli import main
+    from pyterrier_sparse_eval.systems import parse_system, specs_with_language
+
+    (added,) = specs_with_language(["bm25:k1=1,k1=2"], "irds:nothing/here", "de", quiet=True)
+    assert added == "bm25:k1=1,k1=2,language=de"  # what is parsed
+    with pytest.raises(ValueError, match=r"k1 is given twice in 'bm25:k1=1,k1=2'; give"):
+        parse_system(added)
+    monkeypatch.setattr(datasets, "dataset_language", lambda d: "fr")  # a dataset that declares French
+    for command in ("experiment", "sdm"):
+        for language in ([], ["--language", "de"]):
+            argv = [command, "--dataset", "irds:nothing/here", "--quiet", "--system", "bm25:k1=x", *language]
+            assert main(argv) == 2
+            err = capsys.readouterr().err
+            assert "Bad value for k1 in 'bm25:k1=x': 'x'." in err and "language=" not in err, err
