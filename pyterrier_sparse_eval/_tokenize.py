@@ -23,7 +23,7 @@ import Stemmer
 from .analysis import LANGUAGES, Language, get_language, tokenize_texts
 from .analysis._english import LUCENE_ENGLISH_STOPWORDS, porter_stems, strip_possessive
 
-__all__ = ["Analyzer", "LUCENE_ENGLISH_STOPWORDS", "ANALYZER_VERSION"]
+__all__ = ["Analyzer", "EnglishOptionsError", "LUCENE_ENGLISH_STOPWORDS", "ANALYZER_VERSION"]
 
 # The "word" tokenizer (releases before Lucene parity): Unicode word characters, with inner apostrophes and
 # periods kept ("don't", "3.14", "u.s").
@@ -38,6 +38,11 @@ _TOKENIZERS = ("standard", "word")
 ANALYZER_VERSION = 2
 #: tokens an analyzer (and a retriever's token-to-term-id memo) keeps before starting afresh
 MAX_CACHE = 2_000_000
+
+
+class EnglishOptionsError(ValueError):
+    """Options that customise the English analyzer (tokenizer, lowercase, stopwords, stemmer) given with another
+    language's analyzer."""
 
 
 class Analyzer:
@@ -78,7 +83,7 @@ class Analyzer:
         english = self._lang.term is LANGUAGES["en"].term
         custom = (tokenizer, lowercase, stopwords, stemmer) != ("standard", True, "lucene", "porter")
         if custom and not english:
-            raise ValueError(
+            raise EnglishOptionsError(
                 f"tokenizer/lowercase/stopwords/stemmer customise the English analyzer; language={language!r} is "
                 "Lucene's analyzer for that language as it is (leave them at their defaults)."
             )

@@ -29,6 +29,7 @@ from ._format import FORMAT_VERSION, IndexCorruptError
 from ._index import SparseIndex
 from ._sharded import ShardedIndex
 from ._splade import Splade
+from ._tokenize import EnglishOptionsError
 from .files import slug
 
 __all__ = [
@@ -249,9 +250,14 @@ def resolve_baseline(baseline: str | None, names: list[str]) -> int | None:
     )
 
 
+#: where :func:`specs_with_language` found the language when ``--language`` was not given
+_FROM_DATASET = "the dataset"
+
+
 class _LanguageAdded(str):
     """A spec to which :func:`with_language` added ``language=``. It remembers the spec as the user wrote it,
-    which :func:`parse_system`'s errors quote, and where the language came from (``source``)."""
+    which :func:`parse_system`'s errors quote, and where the language came from (``source``), whose fix they
+    name."""
 
     written: str
     source: str | None
@@ -285,7 +291,7 @@ def specs_with_language(
     source = "--language"
     if language is None:
         try:
-            language, source = dataset_language(dataset), "the dataset"
+            language, source = dataset_language(dataset), _FROM_DATASET
         except ValueError:  # an unknown dataset is reported where it is loaded
             language = None
     if language is None:
@@ -344,9 +350,16 @@ def parse_system(spec: str) -> System:
         except ValueError:
             raise ValueError(f"Bad value for {key} in {written!r}: {value!r}.") from None
     if kind == "bm25":
-        return System(
-            str(spec), BM25(**params), params
-        )  # validates the values (k1 >= 0, 0 <= b <= 1, stemmer)
+        try:
+            bm25 = BM25(**params)  # validates the values (k1 >= 0, 0 <= b <= 1, stemmer)
+        except EnglishOptionsError as e:
+            if getattr(spec, "source", None) != _FROM_DATASET:
+                raise
+            raise EnglishOptionsError(  # the user did not choose that language: name the way back to English
+                f"{e} The language {params['language']} came from the dataset: to customise the English "
+                f"analyzer instead, give --language en (or write language=en in {written!r})."
+            ) from None
+        return System(str(spec), bm25, params)
     settings = {k: v for k, v in params.items() if k != "idf"}
     splade = Splade(model, **settings)
     splade.check_model_path()

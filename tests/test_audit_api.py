@@ -258,3 +258,20 @@ def test_spec_errors_quote_the_spec_as_written_not_with_the_language_added(monke
             assert main(argv) == 2
             err = capsys.readouterr().err
             assert "Bad value for k1 in 'bm25:k1=x': 'x'." in err and "language=" not in err, err
+
+
+def test_english_options_with_the_dataset_language_name_language_en_as_the_fix(monkeypatch, capsys):
+    from pyterrier_sparse_eval.cli import main
+
+    monkeypatch.setattr(datasets, "dataset_language", lambda d: "fr")  # a dataset that declares French
+    argv = ["experiment", "--dataset", "irds:nothing/here", "--quiet", "--system", "bm25:stemmer=none"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "leave them at their defaults" in err and err.count("\n") == 1
+    assert "The language fr came from the dataset" in err and "give --language en" in err
+    assert "language=en in 'bm25:stemmer=none'" in err
+    for fix in (["--language", "en"], ["--system", "bm25:stemmer=none,language=en"]):
+        assert main([*argv[:-2], *fix]) == 2  # either fix gets past the spec: refused for the dataset only
+        assert "Unknown dataset 'irds:nothing/here'" in capsys.readouterr().err
+    assert main([*argv, "--language", "fr"]) == 2  # French chosen: leave the options at their defaults
+    assert "--language en" not in capsys.readouterr().err
