@@ -5,6 +5,7 @@ or a null query text."""
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -275,3 +276,36 @@ def test_english_options_with_the_dataset_language_name_language_en_as_the_fix(m
         assert "Unknown dataset 'irds:nothing/here'" in capsys.readouterr().err
     assert main([*argv, "--language", "fr"]) == 2  # French chosen: leave the options at their defaults
     assert "--language en" not in capsys.readouterr().err
+
+
+def test_an_unknown_measure_name_suggests_the_known_one_it_is_close_to(tmp_path, capsys):
+    from pyterrier_sparse_eval.cli import main
+    from pyterrier_sparse_eval.measures import parse_measure, parse_measures
+
+    for wrong, meant in [
+        ("ndcg@10", "nDCG@10"),  # another case first: nDCG, not its alias NDCG
+        ("p(rel=2)@5", "P(rel=2)@5"),  # the parameters and cut-off kept as written
+        ("map", "MAP"),
+        ("nDGC@10", "nDCG@10"),  # misspelt: the closest name
+        ("pse.ndcg@10", "pse.nDCG@10"),  # in-house names too
+    ]:
+        with pytest.raises(
+            ValueError, match=rf"'{re.escape(wrong)}' \(did you mean '{re.escape(meant)}'\?\)"
+        ):
+            parse_measure(wrong)
+    with pytest.raises(ValueError, match=r"'nDGC@10' \(did you mean 'nDCG@10'\?\)"):
+        parse_measures(["AP", "nDGC@10"])
+    with pytest.raises(ValueError, match=r"Unknown measure 'zzz'; use") as nothing_close:
+        parse_measure("zzz")
+    assert "did you mean" not in str(nothing_close.value)
+    assert [str(parse_measure(n)) for n in ("nDCG@10", "NDCG@10", "P(rel=2)@5")] == ["nDCG@10"] * 2 + [
+        "P(rel=2)@5"
+    ]
+    (tmp_path / "run.txt").write_text("1 Q0 d1 0 2.0 x\n")
+    (tmp_path / "qrels.txt").write_text("1 0 d1 1\n")
+    files = ["--run", str(tmp_path / "run.txt"), "--qrels", str(tmp_path / "qrels.txt")]
+    assert main(["evaluate", *files, "--metric", "ndcg@10"]) == 2
+    assert "Unknown measure 'ndcg@10' (did you mean 'nDCG@10'?)" in capsys.readouterr().err
+    argv = ["experiment", "--dataset", "irds:nothing/here", "--quiet", "--metric", "Recall@100", "--metric"]
+    assert main([*argv, "mrr"]) == 2  # Recall@100 (an alias) parses; mrr is refused before any work
+    assert "Unknown measure 'mrr' (did you mean 'MRR'?)" in capsys.readouterr().err

@@ -18,6 +18,7 @@ standard measures do.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
@@ -324,7 +325,9 @@ def by_name(text: str) -> InHouseMeasure | None:
         return None
     base = ALL.get(f"pse.{m.group(1)}")
     if base is None:
-        raise ValueError(f"Unknown in-house measure {text!r}; available: {', '.join(ALL)}.")
+        raise ValueError(
+            f"Unknown in-house measure {text!r}{_did_you_mean(text, ALL)}; available: {', '.join(ALL)}."
+        )
     params: dict[str, Any] = {}
     for item in filter(None, (p.strip() for p in (m.group(2) or "").split(","))):
         key, _, value = item.partition("=")
@@ -364,11 +367,33 @@ def parse_measure(spec: Any) -> Measure:
     try:
         parsed: Measure = ir_measures.parse_measure(spec.strip())
     except Exception:
+        registry = ir_measures.measures.registry  # each measure's own name first, then its aliases
+        names = [*(str(m.NAME) for m in registry.values()), *registry, *ALL]
         raise ValueError(
-            f"Unknown measure {spec!r}; use ir_measures names such as {_EXAMPLES}, or in-house ones "
-            f"({', '.join(ALL)}, e.g. pse.nDCG@10)."
+            f"Unknown measure {spec!r}{_did_you_mean(spec, names)}; use ir_measures names such as {_EXAMPLES}, "
+            f"or in-house ones ({', '.join(ALL)}, e.g. pse.nDCG@10)."
         ) from None
     return _checked(parsed, spec.strip())
+
+
+def _did_you_mean(spec: str, names: Iterable[str]) -> str:
+    """`` (did you mean 'nDCG@10'?)`` when the measure name that ``spec`` starts with is not one of ``names``
+    (the first of a name's spellings wins) but one in another case, or else close to one (difflib); else ``""``.
+    The rest of ``spec`` (parameters, cut-off) is kept as written."""
+    text = spec.strip()
+    name = re.split(r"[(@\s]", text, maxsplit=1)[0]
+    known: dict[str, str] = {}
+    for n in names:
+        known.setdefault(n.lower(), n)
+    if not name or name in known.values():
+        return ""
+    match = known.get(name.lower())
+    if match is None:
+        close = difflib.get_close_matches(name.lower(), known, n=1)
+        if not close:
+            return ""
+        match = known[close[0]]
+    return f" (did you mean {match + text[len(name) :]!r}?)"
 
 
 def _checked(measure: Measure, name: str) -> Measure:
