@@ -25,7 +25,6 @@ from . import (
     run_experiment,
     sdm,
 )
-from ._format import has_meta
 from .console import EXIT_CHECK_FAILED, EXIT_OK, UsageError, one_line, run
 from .files import atomic_write_text, check_destination
 from .measures import crosscheck, evaluate, inhouse, parse_measure, parse_measures
@@ -310,7 +309,7 @@ damaged one (the message names the shard, file and problem), 2 when PATH is not 
 
 def cmd_check_index(args: argparse.Namespace) -> int:
     index = open_index(args.path)  # a SparseIndex or a ShardedIndex, as its pt_meta.json says
-    if not has_meta(args.path):  # damaged metadata is a failed check, below
+    if not (Path(args.path) / "pt_meta.json").is_file():  # damaged metadata is a failed check, below
         raise UsageError(f"{args.path} is not a sparse index (no pt_meta.json); give an index folder.")
     try:
         meta = index.verify()
