@@ -137,7 +137,8 @@ def run_experiment(
     under ``index_dir/<dataset>/<system>``. ``perquery=True`` also returns the per-query values of every
     measure (from the same runs). ``shards=N`` uses sharded indexes (built and searched with ``engine``,
     ``"local"`` or ``"ray"`` at ``ray_address``); ``save_runs=DIR`` writes each system's run as a TREC run file ``DIR/<name>.run``
-    (written atomically) and evaluates those same runs.
+    with the name reduced by :func:`~pyterrier_sparse_eval.files.slug` (``BM25(k1=0.9,b=0.4)`` writes
+    ``BM25_k1=0.9_b=0.4.run``), written atomically, and evaluates those same runs.
     """
     if engine != "local" and shards is None:
         raise ValueError(f"engine={engine!r} builds and searches shards: give shards=N too.")
