@@ -16,10 +16,11 @@ Layout (all readable with ``numpy.load(..., allow_pickle=False)`` and ``json``):
 Like Lucene's per-file checksum footers and ``CheckIndex``, an index checks itself: every file is sealed with
 its size and CRC-32 when it is built. Opening it checks the metadata and every file's size; with
 ``checks="full"`` (the default) every file's CRC-32 too, once per open. Each array is checked when first
-read: dtype, shape, and the invariants the search kernels rely on (doc ids in range, ``indptr`` monotone
-and ending at the number of postings, the docno ranks a permutation; with ``checks="full"`` also doc ids
-ascending within a term and finite weights). A failed check raises :class:`IndexCorruptError` naming the file, before any kernel sees
-the data: a damaged or edited index never crashes the interpreter nor returns rankings.
+read: dtype, shape, and the invariants the search kernels rely on (doc ids in range and ascending within a
+term, ``indptr`` monotone and ending at the number of postings, the docno ranks a permutation), whatever
+``checks`` is; with ``checks="full"`` also finite weights. A failed check raises :class:`IndexCorruptError`
+naming the file, before any kernel sees the data: a damaged or edited index never crashes the interpreter,
+and with ``checks="full"`` never returns rankings.
 """
 
 from __future__ import annotations
