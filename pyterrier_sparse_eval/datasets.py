@@ -135,9 +135,10 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
     """Topics as ``qid`` (str) + ``query`` (str), choosing a text field when there are several.
 
     Args:
-        dataset: an ``irds:`` identifier or a PyTerrier dataset.
+        dataset: a spec (``irds:``, ``beir:``, ``files:``, ``hf:``; see :func:`load_dataset`) or a loaded dataset.
         field: the topic field to use as ``query``; default: the only field, else the first of
             ``query``, ``title``, ``text`` that exists, else the first field.
+        verbose: say which field was chosen when the topics have several and ``field`` is not given.
     """
     ds = load_dataset(dataset)
     fields = topic_fields(ds)
