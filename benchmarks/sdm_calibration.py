@@ -43,6 +43,11 @@ that score >= each relevant row's score in the system's full-corpus ranking:
 ``--modes sdm`` adds SDM alone (no covariate) on the same pools, e.g. over several pools of the 1M corpus:
 
     python benchmarks/sdm_calibration.py --size 1000000 --budgets 0.005 0.01 0.02 --seeds 3 --modes sdm per-query
+
+``--modes features`` adds the covariate with a feature: the pooling run through ``sdm.MatchedTerms`` (each
+document's count of the query's terms, beside its pooling score; ``_covariate``'s docstring, step 1):
+
+    python benchmarks/sdm_calibration.py --modes per-query features --budgets 0.15 0.3
 """
 
 from __future__ import annotations
@@ -207,7 +212,7 @@ def calibration(mode: str, ranks: dict[str, np.ndarray], truth: dict | None = No
     keep = _covariate._above
     if mode in ORACLES:
         _covariate._above = oracle_above(mode, truth or {})
-    elif mode not in ("per-query", "sdm"):
+    elif mode not in ("per-query", "sdm", "features"):
         _covariate._above = pooled_above(mode, ranks)
     try:
         yield
@@ -227,7 +232,7 @@ def main() -> None:
     parser.add_argument(
         "--modes",
         nargs="+",
-        choices=("sdm",) + MODES + ORACLES,
+        choices=("sdm", "features") + MODES + ORACLES,
         default=list(MODES),
         help="calibrations to compare (sdm: SDM alone, no covariate); the oracles (corpora of at most 10,000 "
         "documents) replace a part of the package's model by the truth",
@@ -281,6 +286,12 @@ def main() -> None:
             key: float(np.mean([values.per_query[key].get(q, 0.0) for q in qids])) for key in values.per_query
         }
     pool_run, all_docnos = full_run["BM25 (pooling)"], index["BM25 (pooling)"].docnos
+    # --modes features: the covariate with each document's count of the query's terms beside its pooling score
+    matched = (
+        sdm.MatchedTerms(index["BM25 (pooling)"], sparse["BM25 (pooling)"][0]).transform(pool_run)
+        if "features" in args.modes
+        else None
+    )
     deep = {}  # every system's run over the whole corpus: the oracles' truth
     if oracles:
         deep = {name: retr(index[name], n_total).transform(topics) for name, (_, retr) in sparse.items()}
@@ -298,6 +309,7 @@ def main() -> None:
         for design, seed in itertools.product(designs, range(args.seeds)):
             pool = study.make_pool(qrels, pool_run, all_docnos, depth, seed, designs[design])
             covariate = sdm.Covariate.from_run(pool_run, pool)
+            featured = sdm.Covariate.from_run(matched, pool) if matched is not None else None
             for name in full_run:
                 run = study.run_over_pool(
                     pool, name, sparse, index, dense, topics, args.work / f"pool-{args.size}"
@@ -306,7 +318,7 @@ def main() -> None:
                 truth = truths(covariate, pool_run, deep[name], pool) if oracles else None
                 for mode in args.modes:
                     with calibration(mode, ranks, truth):
-                        with_covariate = covariate if mode != "sdm" else None
+                        with_covariate = {"sdm": None, "features": featured}.get(mode, covariate)
                         est = sdm.evaluate(run, qrels, pool, K_VALUES, covariate=with_covariate)["aggregate"]
                     for key, v in est.items():
                         rows.append(

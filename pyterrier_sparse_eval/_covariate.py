@@ -19,6 +19,12 @@ so are the pool's sampled documents in the same top D, with x_j and the system's
    random subsample of the query's top-D candidates, so C(s) is design-consistent whatever the line: a poor fit
    costs variance, not bias (exactly unbiased for a line fixed in advance, approximately for a fitted one). The
    p_i are scaled to sum to C(s).
+   *Features*: a pooling run with PyTerrier's ``features`` column (e.g. :class:`MatchedTerms`, each document's
+   count of the query's terms it holds) gives each query a second model, a plane y = a + b x + c . f through all
+   of its sampled top-D documents; the query keeps the plane or the line on x through the same documents,
+   whichever predicts them better left out one at a time (weighted PRESS; the plane only with two more points
+   than coefficients). A lexical system's score rests on which query terms a document holds, which the pooling
+   score mixes with their idf (``benchmarks/sdm_calibration.py --features``).
 3. *The rest*, U_R = N_unseen - U_T documents: SDM's fitted background (``family``) over the sampled documents
    outside the top D, as without a covariate.
 
@@ -31,10 +37,11 @@ retrieved (of positive weight), keeps SDM's background over its whole sample.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import signal, stats
 
 from ._pool import _UNRETRIEVED, BackgroundSample, Pool, background_from_run
@@ -63,20 +70,30 @@ class Covariate:
     depth: int  #: the run's deepest query
     unseen: dict[str, np.ndarray]
     sampled: dict[str, dict[str, float]]
+    #: the run's ``features`` columns (0: none), per query of the unseen top documents (rows as ``unseen``) and of
+    #: the sampled ones
+    n_features: int = 0
+    unseen_features: dict[str, np.ndarray] = field(default_factory=dict)
+    sampled_features: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
     @classmethod
     def from_run(cls, run: Any, pool: Pool) -> Covariate:
+        """The covariate of ``pool`` read off its full-corpus pooling ``run``; a ``features`` column (PyTerrier's:
+        an array per row, e.g. from :class:`MatchedTerms`) is used beside the score (module docstring, step 1)."""
         frame = str_ids(to_run_frame(run)).reset_index(drop=True)
         if frame.duplicated(["qid", "docno"]).any():
             raise ValueError(
                 "The covariate run lists a document twice for a query; pass one ranking per query."
             )
+        feats = _feature_matrix(run)
         in_pool = frame["docno"].isin(pool.docno_set).to_numpy()
         is_sampled = frame["docno"].isin(pool.sample_set).to_numpy()
         x = frame["score"].to_numpy(dtype=np.float64)
         docnos = frame["docno"].to_numpy(dtype=object)
         unseen: dict[str, np.ndarray] = {}
         sampled: dict[str, dict[str, float]] = {}
+        unseen_f: dict[str, np.ndarray] = {}
+        sampled_f: dict[str, dict[str, np.ndarray]] = {}
         depth = 0
         for qid, rows in frame.groupby("qid", sort=False).indices.items():
             depth = max(depth, len(rows))
@@ -89,12 +106,16 @@ class Covariate:
             unseen[str(qid)] = x[outside]
             mine = rows[is_sampled[rows]]
             sampled[str(qid)] = dict(zip(docnos[mine].tolist(), x[mine].tolist()))
+            if feats is not None:
+                unseen_f[str(qid)] = feats[outside]
+                sampled_f[str(qid)] = dict(zip(docnos[mine].tolist(), feats[mine]))
         if pool.n_unseen and len(frame) and not any(len(x) for x in unseen.values()):
             raise ValueError(
                 "The covariate run ranks no document outside the pool: it looks like a run over the pooled "
                 "corpus; pass the full-corpus run the pool was built from."
             )
-        return cls(pool.fingerprint, depth, unseen, sampled)
+        n_features = 0 if feats is None else feats.shape[1]
+        return cls(pool.fingerprint, depth, unseen, sampled, n_features, unseen_f, sampled_f)
 
     def check(self, pool: Pool) -> Covariate:
         if pool.fingerprint != self.pool:
@@ -104,8 +125,37 @@ class Covariate:
             )
         return self
 
+    def design(self, qid: str, names: list[str], x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Query ``qid``'s covariates (one row per document, the score first) of its sampled top documents
+        ``names`` (pooling scores ``x``) and of its unseen top documents."""
+        x_unseen = self.unseen.get(qid, np.zeros(0))
+        if not self.n_features:
+            return x[:, None], x_unseen[:, None]
+        mine = self.sampled_features.get(qid, {})
+        f = np.array([mine[d] for d in names], dtype=np.float64).reshape(len(names), self.n_features)
+        f_unseen = self.unseen_features.get(qid, np.zeros((0, self.n_features)))
+        return np.column_stack([x, f]), np.column_stack([x_unseen, f_unseen])
+
     def __repr__(self) -> str:
-        return f"Covariate(pool #{self.pool}, {len(self.unseen)} queries, depth {self.depth})"
+        also = f", {self.n_features} feature(s)" if self.n_features else ""
+        return f"Covariate(pool #{self.pool}, {len(self.unseen)} queries, depth {self.depth}{also})"
+
+
+def _feature_matrix(run: Any) -> np.ndarray | None:
+    """A run frame's ``features`` column as rows x features (None: no such column)."""
+    if not isinstance(run, pd.DataFrame) or "features" not in run.columns:
+        return None
+    try:
+        rows = [np.atleast_1d(np.asarray(f, dtype=np.float64)) for f in run["features"]]
+        feats = np.vstack(rows) if rows else np.zeros((0, 0))
+    except (TypeError, ValueError):
+        raise ValueError(
+            "The covariate run's features column must hold a numeric array of the same length on every row "
+            "(PyTerrier's features), e.g. from pse.sdm.MatchedTerms."
+        ) from None
+    if not np.isfinite(feats).all():
+        raise ValueError("The covariate run's features hold NaN or infinite values; fill or drop them first.")
+    return feats
 
 
 @dataclass(frozen=True)
@@ -113,8 +163,8 @@ class _TopFit:
     """One query's top part (see the module docstring): the line's predictions for the unseen top documents and
     for the sampled ones, the sampled documents' scores and calibration weights, the weighted residuals."""
 
-    x_unseen: np.ndarray  # the pooling run's scores of the unseen top documents
-    x: np.ndarray  # and of the sampled ones
+    x_unseen: np.ndarray  # the unseen top documents' covariates (rows: the pooling score, then any features)
+    x: np.ndarray  # and the sampled ones'
     pred_unseen: np.ndarray
     pred_sampled: np.ndarray
     y: np.ndarray  # the system's scores of the sampled top documents (-inf: not retrieved)
@@ -126,26 +176,35 @@ class _TopFit:
 
     @classmethod
     def fit(cls, x_unseen: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> _TopFit | None:
+        """The fit of one query's top part; ``x`` and ``x_unseen``: the pooling scores, or rows of covariates
+        (the score first, then the features: module docstring, step 1)."""
+        x = x[:, None] if x.ndim == 1 else x
+        x_unseen = x_unseen[:, None] if x_unseen.ndim == 1 else x_unseen
         ok = np.isfinite(y)
         # a sampled document of a stratum sampled whole stands for no unseen document (weight 0)
         pos = ok & (w > 0)
         if pos.sum() < MIN_FIT or not len(x_unseen):
             return None
-        # the line where it is used: on the retrieved sampled documents of highest pooling score (TOP_SHARE of
-        # those of positive weight, at least TOP_MIN), not pulled flat there by the bulk of the top D below
-        keep = max(TOP_MIN, int(np.ceil(TOP_SHARE * pos.sum())))
-        on = pos & (x >= np.sort(x[pos])[::-1][keep - 1]) if keep < pos.sum() else pos
+        if x.shape[1] == 1:
+            # the line where it is used: on the retrieved sampled documents of highest pooling score (TOP_SHARE of
+            # those of positive weight, at least TOP_MIN), not pulled flat there by the bulk of the top D below
+            keep = max(TOP_MIN, int(np.ceil(TOP_SHARE * pos.sum())))
+            on = pos & (x[:, 0] >= np.sort(x[pos, 0])[::-1][keep - 1]) if keep < pos.sum() else pos
+        else:
+            on = pos
+            use = min(
+                (c for c in (1, x.shape[1]) if c == 1 or on.sum() >= c + 3),
+                key=lambda c: _press(x[on, :c], y[on], w[on]),
+            )
+            x, x_unseen = x[:, :use], x_unseen[:, :use]
         design = np.column_stack([np.ones(int(on.sum())), x[on]])
         # the line and the residuals weighted by the design too (tried unweighted: no better overall)
         mw = w[on]
-        root = np.sqrt(mw)
-        coef = np.linalg.lstsq(design * root[:, None], y[on] * root, rcond=None)[0]
+        coef, leverage = _wls(design, y[on], mw)
         resid = y[on] - design @ coef
         # the sampled documents' predictions without themselves (leave-one-out, through their leverage): in
         # the calibration a fitted line would otherwise pass closer to them than to the unseen documents
-        gram = np.linalg.pinv((design * mw[:, None]).T @ design)
-        leverage = np.clip(mw * np.einsum("ij,jk,ik->i", design, gram, design), 0.0, 0.99)
-        pred = coef[0] + coef[1] * x
+        pred = coef[0] + x @ coef[1:]
         pred[on] = y[on] - resid / (1.0 - leverage)
         order = np.argsort(resid, kind="stable")
         tail = np.append(np.cumsum(mw[order][::-1])[::-1], 0.0)
@@ -154,14 +213,14 @@ class _TopFit:
         return cls(
             x_unseen,
             x,
-            coef[0] + coef[1] * x_unseen,
+            coef[0] + x_unseen @ coef[1:],
             pred,
             y,
             w * len(x_unseen) / w.sum(),
             resid[order],
             tail / tail[0],
             own,
-            np.where(on, y - (coef[0] + coef[1] * x), -np.inf),
+            np.where(on, y - (coef[0] + x @ coef[1:]), -np.inf),
         )
 
     def _share_at_least(self, t: np.ndarray) -> np.ndarray:
@@ -190,6 +249,22 @@ class _TopFit:
         n = len(self.y)
         picks = rng.integers(0, n, size=n)
         return _TopFit.fit(self.x_unseen, self.x[picks], self.y[picks], self.weight[picks])
+
+
+def _wls(design: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted least squares: the coefficients and each point's leverage (clipped to 0.99)."""
+    root = np.sqrt(w)
+    coef = np.linalg.lstsq(design * root[:, None], y * root, rcond=None)[0]
+    gram = np.linalg.pinv((design * w[:, None]).T @ design)
+    leverage = np.clip(w * np.einsum("ij,jk,ik->i", design, gram, design), 0.0, 0.99)
+    return coef, leverage
+
+
+def _press(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    """The weighted sum of squared leave-one-out residuals of the least-squares fit of y on x (with intercept)."""
+    design = np.column_stack([np.ones(len(y)), x])
+    coef, leverage = _wls(design, y, w)
+    return float(np.sum(w * ((y - design @ coef) / (1.0 - leverage)) ** 2))
 
 
 def scaled_to(p: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -249,11 +324,10 @@ def _parts(frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate) -> dict[s
     for q in j.qids.tolist():
         top_sampled = covariate.sampled.get(q, {})
         names = list(top_sampled)
-        x = np.array([top_sampled[d] for d in names], dtype=np.float64)
+        x, x_unseen = covariate.design(q, names, np.array([top_sampled[d] for d in names], dtype=np.float64))
         seen = score_of.get(q, {})
         y = np.array([seen.get(d, -np.inf) for d in names], dtype=np.float64)
         w = np.array([weight_of.get(d, 1.0) for d in names], dtype=np.float64)
-        x_unseen = covariate.unseen.get(q, np.zeros(0))
         tops[q] = _TopFit.fit(x_unseen, x, y, w)
     exclude = {q: set(covariate.sampled.get(q, {})) for q, fit in tops.items() if fit is not None}
     rest = background_from_run(frame, pool, exclude)

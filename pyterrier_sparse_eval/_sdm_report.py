@@ -18,6 +18,7 @@ from filelock import FileLock
 
 from . import datasets
 from ._covariate import Covariate, evaluate_with_covariate
+from ._features import MatchedTerms
 from ._index import SparseIndex
 from ._pool import BackgroundSample, Pool, background_from_run, build_pool, evaluate_on_pool
 from .measures import evaluate as evaluate_inhouse
@@ -55,7 +56,11 @@ class ThreeWay:
         covariate = self.config.get("covariate")
         rows = [
             _describe(self.pool)
-            + (f"\nSDM with {covariate}'s full-corpus run as covariate" if covariate else ""),
+            + (
+                f"\nSDM with {covariate}'s full-corpus run and matched query terms as covariate"
+                if covariate
+                else ""
+            ),
             f"{'system':<28} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}  SDM 95% CI",
         ]
         for system, measures in self.results.items():
@@ -116,7 +121,8 @@ def three_way(
     size), and corrected with its own per-query background fits. The full-corpus runs, which give the
     distractors and the exact values, retrieve ``num_results`` documents per query (default: the largest k
     or the pool depth, at least 1000); it must be at least the largest k and the pool depth. ``covariate``:
-    correct with the first pooling run's full-corpus run as covariate (``pse.sdm.evaluate(..., covariate=)``).
+    correct with the first pooling run's full-corpus run as covariate (``pse.sdm.evaluate(..., covariate=)``), each
+    document's count of the query's terms (:class:`MatchedTerms`) as its feature.
     """
     specs = [parse_system(s) for s in systems]
     by_name = {s.name: s for s in specs}
@@ -173,7 +179,11 @@ def three_way(
     )
     if verbose:
         print(f"Pooled corpus: {pool!r}")
-    cov = Covariate.from_run(pool_frames[pool_specs[0].name], pool) if covariate else None
+    cov = None
+    if covariate:  # the first pooling run, with each document's count of the query's terms as a feature
+        first_pool = pool_specs[0]
+        featured = MatchedTerms(full_index[first_pool.name], first_pool.encoder)
+        cov = Covariate.from_run(featured.transform(pool_frames[first_pool.name]), pool)
 
     results: dict[str, dict[str, dict[str, Any]]] = {}
     per_query: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}

@@ -28,6 +28,7 @@ from ir_measures import Metric
 from ir_measures.measures import Measure, ParamInfo
 
 from ._covariate import Covariate, covariate_above, evaluate_with_covariate
+from ._features import MatchedTerms
 from ._pool import (
     BackgroundSample,
     Pool,
@@ -53,6 +54,7 @@ __all__ = [
     "BackgroundModel",
     "BackgroundSample",
     "Covariate",
+    "MatchedTerms",
     "Pool",
     "SDM_R",
     "SDM_nDCG",

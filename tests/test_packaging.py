@@ -79,6 +79,7 @@ LAYERS = {
     "_sample": 45,  # what SDM reads off a run over a pool
     "_pool": 50,
     "_covariate": 55,  # the pooling run as SDM's covariate
+    "_features": 52,  # a run's features for it: the query terms each document holds
     "plots": 50,
     "_sdm_report": 60,
     "_experiment": 60,  # pipelines on a dataset

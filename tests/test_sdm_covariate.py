@@ -234,7 +234,9 @@ def test_cli_sdm_with_the_covariate(tmp_path, capsys):
     args = ["sdm", "--dataset", "irds:vaswani", "--system", "bm25", "--system", "bm25:k1=1.2,b=0.75"]
     args += ["--pool-depth", "5", "--sample", "1000", "--k", "10", "--k", "100", "--covariate"]
     assert main([*args, "--index-dir", str(tmp_path), "--output", str(out_json), "--quiet"]) == 0
-    assert "BM25(k1=0.9,b=0.4)'s full-corpus run as covariate" in capsys.readouterr().out
+    assert (
+        "BM25(k1=0.9,b=0.4)'s full-corpus run and matched query terms as covariate" in capsys.readouterr().out
+    )
     report = json.loads(out_json.read_text())
     assert report["config"]["covariate"] == "BM25(k1=0.9,b=0.4)"
     for measure, v in report["results"]["BM25(k1=0.9,b=0.4)"].items():
@@ -276,3 +278,118 @@ def test_the_line_is_fitted_on_the_top_of_the_documents_that_weigh():
     np.testing.assert_allclose(p, without.probs(s))
     # fitted on the top TOP_SHARE of the 40 that weigh: their residuals, none of those below
     assert len(fit.resid) == max(TOP_MIN, int(np.ceil(TOP_SHARE * 40))) < 40 and np.isfinite(fit.resid).all()
+
+
+def _featured_corpus(n=3000, queries=3, seed=21):
+    """A corpus whose system score is a plane in the pooling score and an integer feature (e.g. the query terms
+    a document holds): y = 0.4 x + 0.25 f, distinct in single precision; the pooling run ranks every document."""
+    rng = np.random.default_rng(seed)
+    docnos = np.array([f"d{i:05d}" for i in range(n)])
+    rows, truth, qrels = [], {}, []
+    for q in range(queries):
+        qid = f"q{q}"
+        x = rng.permutation(n) / n + rng.uniform(0, 1e-5, n)
+        f = rng.integers(0, 6, n).astype(float)
+        truth[qid] = (0.4 * x + 0.25 * f).astype(np.float32).astype(np.float64)
+        rows.append(pd.DataFrame({"qid": qid, "docno": docnos, "score": x, "features": list(f[:, None])}))
+        top = np.argsort(-truth[qid])[:60]
+        qrels += [{"qid": qid, "docno": docnos[i], "label": 1} for i in rng.choice(top, 6, replace=False)]
+    return docnos, truth, pd.concat(rows, ignore_index=True), pd.DataFrame(qrels)
+
+
+def test_features_that_give_the_system_score_correct_it_exactly():
+    """The system's score is a plane in the pooling score and a feature: with the feature the query keeps the
+    plane (its leave-one-out error is 0), every unseen document is counted where it belongs, and SDM gives the
+    full-corpus values per query (pytrec_eval on the system's full run); on the score alone it does not."""
+    docnos, truth, first, qrels = _featured_corpus()
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=300, seed=3)
+    run = system_run_over_pool(pool, docnos, truth)
+    full = pd.concat([pd.DataFrame({"qid": q, "docno": docnos, "score": s}) for q, s in truth.items()])
+    ref = _pytrec(full, qrels, [10, 100])
+    covariate = sdm.Covariate.from_run(first, pool)
+    assert covariate.n_features == 1 and "1 feature" in repr(covariate)
+    got = sdm.evaluate(run, qrels, pool, [10, 100], covariate=covariate, family="empirical")["per_query"]
+    plain = sdm.evaluate(run, qrels, pool, [10, 100], covariate=first.drop(columns="features"))["aggregate"]
+    for k in (10, 100):
+        for ours, theirs in ((f"R@{k}", f"recall_{k}"), (f"nDCG@{k}", f"ndcg_cut_{k}")):
+            for qid, v in got[ours].items():
+                assert v["sdm"] == pytest.approx(ref[qid][theirs], abs=1e-9), (ours, qid)
+    exact = np.mean([ref[q]["ndcg_cut_10"] for q in ref])
+    assert abs(plain["nDCG@10"]["sdm"] - exact) > 1e-3  # the score alone only estimates it
+
+
+def test_calibrated_count_with_features_is_unbiased_where_the_plane_is_wrong():
+    """As the test above the line's, with a feature: the system's score is quadratic in the pooling score and
+    in the feature, so the fitted plane (or the line, whichever each sample's leave-one-out error picks) is
+    wrong; over 1500 uniform samples of 80 of 1000 top documents the calibrated count of unseen documents scoring
+    >= t is on target, and the selection picks the plane most of the time."""
+    rng = np.random.default_rng(1)
+    x = rng.lognormal(0.0, 0.5, 1000)
+    f = rng.integers(0, 5, 1000).astype(float)
+    y = x**2 + 0.3 * f**2 + rng.normal(0.0, 0.3, 1000)
+    both = np.column_stack([x, f])
+    thresholds = np.quantile(y, [0.99, 0.95, 0.8])
+    errors, planes = [], 0
+    for _ in range(1500):
+        picks = rng.choice(1000, 80, replace=False)
+        unseen = np.setdiff1d(np.arange(1000), picks)
+        fit = _TopFit.fit(both[unseen], both[picks], y[picks], np.ones(80))
+        assert fit is not None
+        planes += fit.x.shape[1] == 2
+        true = np.array([np.sum(y[unseen] >= t) for t in thresholds])
+        errors.append(fit.probs(thresholds).sum(axis=1) - true)
+    errors = np.array(errors)
+    se = errors.std(axis=0, ddof=1) / np.sqrt(len(errors))
+    truth = np.array([np.sum(y >= t) for t in thresholds]) * 0.92
+    assert (np.abs(errors.mean(axis=0)) < np.maximum(4 * se, 0.015 * truth)).all(), (errors.mean(axis=0), se)
+    assert planes > 0.9 * 1500
+
+
+def test_bad_features_are_refused():
+    docnos, truth, first, qrels = _featured_corpus(600, 2, seed=2)
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=60, seed=0)
+    ragged = first.copy()
+    ragged.loc[0, "features"] = np.array([1.0, 2.0])
+    with pytest.raises(ValueError, match="same length on every row"):
+        sdm.Covariate.from_run(ragged, pool)
+    nan = first.copy()
+    nan.loc[3, "features"] = np.array([np.nan])
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        sdm.Covariate.from_run(nan, pool)
+
+
+def test_matched_terms_counts_the_query_terms_each_document_holds(tmp_path):
+    """MatchedTerms against a count made without the index: the analyzer's terms of the query and of the
+    document's text; the same from a sharded index; features already there are kept, the count appended."""
+    texts = {
+        "a": "the cat sat on the mat",
+        "b": "dogs and cats chase mats",
+        "c": "a bird sang",
+        "d": "cat cat cat",
+        "e": "mat dog bird cat",
+    }
+    docs = [{"docno": d, "text": t} for d, t in texts.items()]
+    bm25 = pse.BM25()
+    single = bm25.indexer(pse.SparseIndex(tmp_path / "one"), verbose=False).index(docs)
+    sharded = bm25.indexer(pse.ShardedIndex(tmp_path / "two", num_shards=2), verbose=False).index(docs)
+    topics = pd.DataFrame({"qid": ["1", "2"], "query": ["cat on a mat", "dog birds"]})
+    run = bm25.retriever(single, num_results=10, verbose=False).transform(topics)
+    run = run[run["docno"] != "c"].copy()  # some rows without a match are fine; rows of a query kept apart
+    run["features"] = [np.array([7.0])] * len(run)
+    got = sdm.MatchedTerms(single, bm25).transform(run)
+    query_terms = {q: set(bm25.analyzer(t)) for q, t in zip(topics.qid, topics["query"])}
+    expected = [len(query_terms[q] & set(bm25.analyzer(texts[d]))) for q, d in zip(run.qid, run.docno)]
+    assert [f.tolist() for f in got["features"]] == [[7.0, float(e)] for e in expected]
+    assert max(expected) >= 2 and min(expected) >= 1
+    plain = run.drop(columns="features")
+    assert [f.tolist() for f in sdm.MatchedTerms(sharded, bm25).transform(plain)["features"]] == [
+        [float(e)] for e in expected
+    ]
+    with pytest.raises(ValueError, match="not in .*index the run was retrieved from"):
+        sdm.MatchedTerms(single, bm25).transform(
+            pd.DataFrame({"qid": ["1"], "query": ["cat"], "docno": ["zz"], "score": [1.0]})
+        )
+    with pytest.raises(ValueError, match="lacks \\['query'\\]"):
+        sdm.MatchedTerms(single, bm25).transform(run.drop(columns="query"))
+    with pytest.raises(TypeError, match="encoder of the run's queries"):
+        sdm.MatchedTerms(single, "bm25")
