@@ -432,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="count judged queries missing from the run as 0 (trec_eval -c)",
     )
-    p.add_argument("--output", default=None, help="write {aggregate, per_query} JSON here")
+    p.add_argument("--output", default=None, help="write JSON: aggregate, per_query (--per-query), ...")
     p.set_defaults(func=cmd_evaluate)
 
     p = _trec_file_parser(

@@ -322,7 +322,7 @@ def parse_system(spec: str) -> System:
     if kind not in _PARAMS:
         raise ValueError(
             f"Unknown system {written!r}; use 'bm25', 'bm25:k1=1.2,b=0.75', 'splade:PATH_OR_HUB_ID' or "
-            "'splade:PATH_OR_HUB_ID,idf=false'."
+            "'splade:PATH_OR_HUB_ID,idf=true'."
         )
     items = [p.strip() for p in rest.split(",") if p.strip()]
     model = ""
@@ -340,7 +340,7 @@ def parse_system(spec: str) -> System:
         if key in params:
             raise ValueError(f"{key} is given twice in {written!r}; give each parameter once.")
         if not eq or key not in allowed:
-            example = "'bm25:k1=1.2,b=0.75'" if kind == "bm25" else "'splade:MODEL,idf=false'"
+            example = "'bm25:k1=1.2,b=0.75'" if kind == "bm25" else "'splade:MODEL,idf=true'"
             raise ValueError(
                 f"Bad system parameter {item!r} in {written!r}; {kind} takes {', '.join(allowed)} as key=value, "
                 f"e.g. {example}."
