@@ -227,7 +227,13 @@ def main() -> None:
         "--size", type=int, default=0, help="synthetic distractors (0: the real corpus alone)"
     )
     parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3])
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=5, help="pools per budget and design")
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="the first pool's seed (then the next ones)"
+    )
+    parser.add_argument(
+        "--designs", nargs="+", choices=("uniform", "stratified"), default=["uniform", "stratified"]
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
     parser.add_argument(
         "--modes",
@@ -306,7 +312,8 @@ def main() -> None:
             "uniform": {"sample": room},
             "stratified": study.stratified_design(room, depth, n_total, len(topics)),
         }
-        for design, seed in itertools.product(designs, range(args.seeds)):
+        seeds = range(args.first_seed, args.first_seed + args.seeds)
+        for design, seed in itertools.product(args.designs, seeds):
             pool = study.make_pool(qrels, pool_run, all_docnos, depth, seed, designs[design])
             covariate = sdm.Covariate.from_run(pool_run, pool)
             featured = sdm.Covariate.from_run(matched, pool) if matched is not None else None
