@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._format import describe_path, is_index_dir, seal
+from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_index_dir, seal
 from ._ray import Encoded
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from .datasets import FieldError
@@ -84,11 +84,19 @@ def check_mode(path: Any, mode: str) -> None:
         return
     if is_index_dir(path):
         if mode == "create":
+            sharded = index_format(path) == SHARDED_FORMAT
+            opener = "pse.ShardedIndex" if sharded else "pse.SparseIndex"
             raise FileExistsError(
-                f'An index already exists at {path}; pass mode="overwrite" to rebuild it '
-                "(or load it with pse.SparseIndex(path))."
+                f"A {'sharded' if sharded else 'single'} index already exists at {path}: open it with "
+                f'{opener}({str(path)!r}), or pass mode="overwrite" to replace it.'
             )
         return
+    if has_meta(path):
+        raise FileExistsError(
+            f"{path} holds a pt_meta.json that is not a readable index of this package (damaged, or another "
+            f"artifact): an index is only ever written over an index. `sparse-eval check-index {path}` says "
+            "what is wrong; move the folder away yourself if it is to be replaced."
+        )
     raise FileExistsError(
         f"{path} exists and is {describe_path(path)}: an index is only ever written over an index. Choose "
         "another path, or move that one away yourself."

@@ -223,6 +223,21 @@ def test_built_is_true_only_for_an_index_of_its_own_kind_that_can_be_opened(tmp_
     with pytest.raises(pse.IndexCorruptError, match="not valid JSON"):
         _ = pse.SparseIndex(tmp_path / "garbage").num_docs  # damage, not "no index"
     assert main(["check-index", str(tmp_path / "garbage")]) == 1  # a failed check, as before
+    # README's idiom `if not index.built(): indexer(index).index(docs)` on such folders says what is there
+    with pytest.raises(
+        FileExistsError, match=r"A sharded index already exists .* open it with pse.ShardedIndex"
+    ):
+        pse.BM25().indexer(pse.SparseIndex(sharded.path), verbose=False).index(DOCS)
+    with pytest.raises(
+        FileExistsError, match=r"A single index already exists .* open it with pse.SparseIndex"
+    ):
+        pse.BM25().indexer(pse.ShardedIndex(single.path, num_shards=2), verbose=False).index(DOCS)
+    with pytest.raises(FileExistsError, match=r"pt_meta.json that is not a readable index .* check-index"):
+        pse.BM25().indexer(pse.SparseIndex(tmp_path / "garbage"), verbose=False).index(DOCS)
+    assert (
+        pse.ShardedIndex(sharded.path).built()
+        and (tmp_path / "garbage" / "pt_meta.json").read_text() == "{oops"
+    )
 
 
 def test_a_language_code_in_any_case_is_one_language_in_a_spec_and_on_the_command_line(capsys):
