@@ -91,7 +91,7 @@ def check_mode(path: Any, mode: str) -> None:
                 f'{opener}({str(path)!r}), or pass mode="overwrite" to replace it.'
             )
         return
-    if has_meta(path):
+    if has_meta(path) and not os.path.islink(path):
         raise FileExistsError(
             f"{path} holds a pt_meta.json that is not a readable index of this package (damaged, or another "
             f"artifact): an index is only ever written over an index. `sparse-eval check-index {path}` says "
