@@ -249,7 +249,13 @@ def main() -> None:
         help="share of a query's sampled top-D documents, those of highest pooling score, its line is fitted on "
         "(default: the package's _covariate.TOP_SHARE; 1: all of them)",
     )
+    parser.add_argument(
+        "--from-csv", type=Path, help="only print the summary of an earlier run's calibration-SIZE.csv"
+    )
     args = parser.parse_args()
+    if args.from_csv is not None:
+        summarize(pd.read_csv(args.from_csv))
+        return
     if args.top_share is not None:
         if not 0 < args.top_share <= 1:
             parser.error("--top-share must be in (0, 1]")
@@ -336,6 +342,13 @@ def main() -> None:
         rows, columns=["budget", "design", "seed", "system", "measure", "mode", "pooled", "est", "full"]
     )
     table.to_csv(args.work / f"calibration-{args.size}.csv", index=False)
+    print(f"{args.dataset} + {args.size} distractors, {args.seeds} pools per budget and design")
+    summarize(table)
+
+
+def summarize(table: pd.DataFrame) -> None:
+    """Share of the gap closed (%), minimum and median over systems and R@k / nDCG@k, per budget, design, mode
+    and k = 10 / k >= 100; then each one's worst cell."""
 
     def closed(x: pd.DataFrame) -> float:
         gap = (x["pooled"] - x["full"]).abs().mean()
@@ -343,16 +356,21 @@ def main() -> None:
 
     cells = (
         table.groupby(["budget", "design", "mode", "system", "measure"])
-        .apply(closed)
+        .apply(closed, include_groups=False)
         .rename("closed")
         .reset_index()
+        .dropna()
     )
+    cells["closed"] *= 100
     cells["k"] = np.where(cells["measure"].str.endswith("@10"), "k = 10", "k >= 100")
     summary = cells.groupby(["budget", "design", "mode", "k"])["closed"].agg(["min", "median"]).unstack("k")
-    print(
-        f"{args.dataset} + {args.size} distractors, {args.seeds} pools per budget and design; share of the gap closed"
-    )
-    print(summary.round(2).to_string())
+    print("share of the gap closed (%; gaps under 0.01 not counted)")
+    print(summary.round(1).to_string())
+    worst = cells.sort_values("closed").groupby(["budget", "design", "mode", "k"]).head(1)
+    for row in worst.sort_values(["budget", "design", "mode", "k"]).itertuples():
+        print(
+            f"  worst {row.budget} {row.design} {row.mode} {row.k}: {row.system} {row.measure} {row.closed:.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -12,6 +12,13 @@ so are the pool's sampled documents in the same top D, with x_j and the system's
    p_i(s) = P(a + b x_i + e >= s). The line serves the unseen documents that outscore relevant ones, near the top
    of the pooling ranking; fitted on the whole top D, the bulk below pulls it flat there (SciFact, 15% pools:
    documents at pooling rank 1-3 scoring 10-20 above it).
+   *Features*: a pooling run with PyTerrier's ``features`` column (e.g. :class:`MatchedTerms`, each document's
+   count of the query's terms it holds) gives each query a second model, a plane y = a + b x + c . f through all
+   of its sampled top-D documents; the query keeps the plane or the line on x through the same documents,
+   whichever predicts them better left out one at a time (weighted PRESS; the plane only with two more points
+   than coefficients). A lexical system's score rests on which query terms a document holds, which the pooling
+   score mixes with their idf (``benchmarks/sdm_calibration.py --modes features``). A feature that does not vary
+   over those documents (a one-term query) is left out, and with none left the query has the line of step 1.
 2. *Calibration* (the generalised regression estimator, GREG): the unseen top documents scoring >= s number
    C(s) = sum_i p_i(s) + sum_j w_j (1[y_j >= s] - p_j(s)): the model's count plus the Horvitz-Thompson estimate of
    its error on the sample (w_j: the unseen top documents each sampled one stands for, summing to U_T; a sampled
@@ -19,12 +26,6 @@ so are the pool's sampled documents in the same top D, with x_j and the system's
    random subsample of the query's top-D candidates, so C(s) is design-consistent whatever the line: a poor fit
    costs variance, not bias (exactly unbiased for a line fixed in advance, approximately for a fitted one). The
    p_i are scaled to sum to C(s).
-   *Features*: a pooling run with PyTerrier's ``features`` column (e.g. :class:`MatchedTerms`, each document's
-   count of the query's terms it holds) gives each query a second model, a plane y = a + b x + c . f through all
-   of its sampled top-D documents; the query keeps the plane or the line on x through the same documents,
-   whichever predicts them better left out one at a time (weighted PRESS; the plane only with two more points
-   than coefficients). A lexical system's score rests on which query terms a document holds, which the pooling
-   score mixes with their idf (``benchmarks/sdm_calibration.py --features``).
 3. *The rest*, U_R = N_unseen - U_T documents: SDM's fitted background (``family``) over the sampled documents
    outside the top D, as without a covariate.
 
@@ -173,6 +174,7 @@ class _TopFit:
     resid_tail: np.ndarray  # weighted share of resid[i:], one more entry (0) at the end
     own_share: np.ndarray  # each sampled document's share of the residuals' weight (0: not among them)
     resid_own: np.ndarray  # each sampled document's own residual (-inf: not retrieved, not among them)
+    columns: tuple[int, ...] = (0,)  # the covariates the query's model uses (0: the pooling score)
 
     @classmethod
     def fit(cls, x_unseen: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> _TopFit | None:
@@ -185,18 +187,22 @@ class _TopFit:
         pos = ok & (w > 0)
         if pos.sum() < MIN_FIT or not len(x_unseen):
             return None
-        if x.shape[1] == 1:
+        every, every_unseen = x, x_unseen  # kept whole: a bootstrap round chooses its model again
+        # a feature that does not vary over these documents (a one-term query: each holds its term) says nothing
+        varies = [0] + [c for c in range(1, x.shape[1]) if np.ptp(x[pos, c]) > 0]
+        if len(varies) == 1:
             # the line where it is used: on the retrieved sampled documents of highest pooling score (TOP_SHARE of
             # those of positive weight, at least TOP_MIN), not pulled flat there by the bulk of the top D below
             keep = max(TOP_MIN, int(np.ceil(TOP_SHARE * pos.sum())))
             on = pos & (x[:, 0] >= np.sort(x[pos, 0])[::-1][keep - 1]) if keep < pos.sum() else pos
+            use = [0]
         else:
             on = pos
             use = min(
-                (c for c in (1, x.shape[1]) if c == 1 or on.sum() >= c + 3),
-                key=lambda c: _press(x[on, :c], y[on], w[on]),
+                ([0], varies) if on.sum() >= len(varies) + 3 else ([0],),
+                key=lambda cols: _press(x[on][:, cols], y[on], w[on]),
             )
-            x, x_unseen = x[:, :use], x_unseen[:, :use]
+        x, x_unseen = x[:, use], x_unseen[:, use]
         design = np.column_stack([np.ones(int(on.sum())), x[on]])
         # the line and the residuals weighted by the design too (tried unweighted: no better overall)
         mw = w[on]
@@ -211,8 +217,8 @@ class _TopFit:
         own = np.zeros(len(y))
         own[on] = mw / tail[0]
         return cls(
-            x_unseen,
-            x,
+            every_unseen,
+            every,
             coef[0] + x_unseen @ coef[1:],
             pred,
             y,
@@ -221,6 +227,7 @@ class _TopFit:
             tail / tail[0],
             own,
             np.where(on, y - (coef[0] + x @ coef[1:]), -np.inf),
+            tuple(use),
         )
 
     def _share_at_least(self, t: np.ndarray) -> np.ndarray:

@@ -43,6 +43,9 @@ class MatchedTerms(pt.Transformer):
             )
         self.index = index
         self.encoder = encoder
+        self._sorted: dict[
+            str, tuple[np.ndarray, np.ndarray]
+        ] = {}  # per shard: its docnos in order, their ids
 
     def __repr__(self) -> str:
         return f"MatchedTerms({self.index!r}, {self.encoder!r})"
@@ -59,12 +62,15 @@ class MatchedTerms(pt.Transformer):
         if len(out):
             queries = out[["qid", "query"]].drop_duplicates("qid")
             toks = self.encoder.query_encoder().transform(queries)
-            terms = {q: [t for t, v in d.items() if v > 0] for q, d in zip(toks["qid"], toks["query_toks"])}
+            terms = {
+                str(q): [t for t, v in d.items() if v > 0] for q, d in zip(toks["qid"], toks["query_toks"])
+            }
             shards = self.index.shards if isinstance(self.index, ShardedIndex) else [self.index]
             docnos = out["docno"].astype(str).to_numpy(dtype=object)
+            qids = out["qid"].astype(str).to_numpy(dtype=object)
             found = np.zeros(len(out), dtype=bool)
             for shard in shards:
-                _count_in(shard, out["qid"].to_numpy(), docnos, terms, count, found)
+                _count_in(shard, self._order(shard), qids, docnos, terms, count, found)
             if not found.all():
                 raise ValueError(
                     f"{int((~found).sum())} retrieved documents (e.g. {docnos[~found][0]!r}) are not in {self.index!r}: "
@@ -74,21 +80,30 @@ class MatchedTerms(pt.Transformer):
         out["features"] = [np.append(np.asarray(f, dtype=np.float64), c) for f, c in zip(old, count)]
         return out
 
+    def _order(self, shard: SparseIndex) -> tuple[np.ndarray, np.ndarray]:
+        """A shard's docnos in ascending order and the internal id of each (sorted once per transformer)."""
+        key = str(shard.directory)
+        if key not in self._sorted:
+            names = np.asarray(shard.docnos, dtype=object)
+            order = np.argsort(names, kind="stable")
+            self._sorted[key] = (names[order], order)
+        return self._sorted[key]
+
 
 def _count_in(
     index: SparseIndex,
+    ordered: tuple[np.ndarray, np.ndarray],
     qids: np.ndarray,
     docnos: np.ndarray,
-    terms: dict[Any, list[str]],
+    terms: dict[str, list[str]],
     count: np.ndarray,
     found: np.ndarray,
 ) -> None:
-    """The counts of the rows whose documents ``index`` holds, into ``count``; those rows marked in ``found``."""
-    names = np.asarray(index.docnos, dtype=object)
-    order = np.argsort(names, kind="stable")
-    sorted_names = names[order]
-    at = np.clip(np.searchsorted(sorted_names, docnos), 0, max(len(order) - 1, 0))
-    here = np.flatnonzero(sorted_names[at] == docnos) if len(order) else np.zeros(0, dtype=np.int64)
+    """The counts of the rows whose documents ``index`` holds (``ordered``: its docnos sorted, and their ids),
+    into ``count``; those rows marked in ``found``."""
+    sorted_names, order = ordered
+    at = np.minimum(np.searchsorted(sorted_names, docnos), len(order) - 1)
+    here = np.flatnonzero(sorted_names[at] == docnos)
     found[here] = True
     doc = order[at]
     term_ids = index.term_ids

@@ -247,8 +247,8 @@ def build_pool(
         depth: distractors per query (non-relevant documents ranked highest by the runs).
         sample: size of the uniform random background sample from the remaining documents.
         seed: seed of the sample (numpy's default_rng over the sorted remaining docnos).
-        dataset: the collection's id, recorded in the pool (its name in ``repr`` and in ``spec()``, for
-            :meth:`Pool.corpus_iter` and the command line's report); nothing is read from it here.
+        dataset: the collection's id, recorded in the pool (its name in ``repr`` and in ``spec()``, so a saved
+            pool says what it was cut from); nothing is read from it here.
         tail_sample: documents sampled from the tail stratum (see the module docstring): those a pooling run
             ranks within ``tail_depth`` for some query, outside the pool; ``sample`` is then drawn from the
             rest. 0: a uniform sample. Lists: one band per entry (``tail_depth`` increasing).

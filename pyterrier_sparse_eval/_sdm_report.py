@@ -254,6 +254,7 @@ def three_way(
         "seed": seed,
         "family": family,
         "covariate": pool_specs[0].name if covariate else None,
+        "covariate_features": ["matched query terms"] if covariate else [],
         "k": list(k_values),
         "bootstrap": bootstrap,
         "num_results": full_depth,

@@ -300,7 +300,10 @@ def test_an_unknown_measure_name_suggests_the_known_one_it_is_close_to(tmp_path,
     for wrong, meant in [
         ("ndcg@10", "nDCG@10"),  # another case first: nDCG, not its alias NDCG
         ("p(rel=2)@5", "P(rel=2)@5"),  # the parameters and cut-off kept as written
-        ("map", "MAP"),
+        ("map", "AP"),  # trec_eval's names: ir_measures' for them
+        ("recall_100", "R@100"),
+        ("ndcg_cut_10", "nDCG@10"),
+        ("P_10", "P@10"),
         ("nDGC@10", "nDCG@10"),  # misspelt: the closest name
         ("pse.ndcg@10", "pse.nDCG@10"),  # in-house names too
     ]:
@@ -308,6 +311,7 @@ def test_an_unknown_measure_name_suggests_the_known_one_it_is_close_to(tmp_path,
             ValueError, match=rf"'{re.escape(wrong)}' \(did you mean '{re.escape(meant)}'\?\)"
         ):
             parse_measure(wrong)
+        assert str(parse_measure(meant)) == meant  # the suggestion parses
     with pytest.raises(ValueError, match=r"'nDGC@10' \(did you mean 'nDCG@10'\?\)"):
         parse_measures(["AP", "nDGC@10"])
     with pytest.raises(ValueError, match=r"Unknown measure 'zzz'; use") as nothing_close:

@@ -239,6 +239,7 @@ def test_cli_sdm_with_the_covariate(tmp_path, capsys):
     )
     report = json.loads(out_json.read_text())
     assert report["config"]["covariate"] == "BM25(k1=0.9,b=0.4)"
+    assert report["config"]["covariate_features"] == ["matched query terms"]
     for measure, v in report["results"]["BM25(k1=0.9,b=0.4)"].items():
         assert abs(v["pooled"] - v["full"]) > 0.01 and abs(v["sdm"] - v["full"]) < 2e-3, (measure, v)
 
@@ -335,7 +336,7 @@ def test_calibrated_count_with_features_is_unbiased_where_the_plane_is_wrong():
         unseen = np.setdiff1d(np.arange(1000), picks)
         fit = _TopFit.fit(both[unseen], both[picks], y[picks], np.ones(80))
         assert fit is not None
-        planes += fit.x.shape[1] == 2
+        planes += fit.columns == (0, 1)
         true = np.array([np.sum(y[unseen] >= t) for t in thresholds])
         errors.append(fit.probs(thresholds).sum(axis=1) - true)
     errors = np.array(errors)
@@ -374,7 +375,7 @@ def test_matched_terms_counts_the_query_terms_each_document_holds(tmp_path):
     sharded = bm25.indexer(pse.ShardedIndex(tmp_path / "two", num_shards=2), verbose=False).index(docs)
     topics = pd.DataFrame({"qid": ["1", "2"], "query": ["cat on a mat", "dog birds"]})
     run = bm25.retriever(single, num_results=10, verbose=False).transform(topics)
-    run = run[run["docno"] != "c"].copy()  # some rows without a match are fine; rows of a query kept apart
+    run = run[run["docno"] != "c"].copy()
     run["features"] = [np.array([7.0])] * len(run)
     got = sdm.MatchedTerms(single, bm25).transform(run)
     query_terms = {q: set(bm25.analyzer(t)) for q, t in zip(topics.qid, topics["query"])}
@@ -385,6 +386,18 @@ def test_matched_terms_counts_the_query_terms_each_document_holds(tmp_path):
     assert [f.tolist() for f in sdm.MatchedTerms(sharded, bm25).transform(plain)["features"]] == [
         [float(e)] for e in expected
     ]
+    # every (query, document) pair, shuffled so that queries interleave, int qids, zero counts among them
+    pairs = pd.DataFrame(
+        [(q, t, d, 0.0) for q, t in [(1, "cat on a mat"), (2, "dog birds"), (3, "zebra")] for d in texts],
+        columns=["qid", "query", "docno", "score"],
+    ).sample(frac=1.0, random_state=0)
+    terms = {q: set(bm25.analyzer(t)) for q, t in zip(pairs.qid, pairs["query"])}
+    expected = [len(terms[q] & set(bm25.analyzer(texts[d]))) for q, d in zip(pairs.qid, pairs.docno)]
+    assert expected.count(0) >= 6 and len(set(pairs.qid.head(4))) > 1
+    for index in (single, sharded):
+        got = sdm.MatchedTerms(index, bm25).transform(pairs)
+        assert got.qid.tolist() == pairs.qid.tolist()  # the rows as they came
+        assert [f.tolist() for f in got["features"]] == [[float(e)] for e in expected]
     with pytest.raises(ValueError, match="not in .*index the run was retrieved from"):
         sdm.MatchedTerms(single, bm25).transform(
             pd.DataFrame({"qid": ["1"], "query": ["cat"], "docno": ["zz"], "score": [1.0]})
@@ -393,3 +406,23 @@ def test_matched_terms_counts_the_query_terms_each_document_holds(tmp_path):
         sdm.MatchedTerms(single, bm25).transform(run.drop(columns="query"))
     with pytest.raises(TypeError, match="encoder of the run's queries"):
         sdm.MatchedTerms(single, "bm25")
+
+
+def test_a_feature_that_does_not_vary_leaves_the_line_on_the_score():
+    """A one-term query: every document holds its term, so the count is constant; the fit is then the line on the
+    pooling score alone (top share), to the bit, and a bootstrap round keeps choosing from every covariate."""
+    rng = np.random.default_rng(4)
+    x = rng.lognormal(0.0, 0.5, 300)
+    y = 2 * x**2 + rng.normal(0.0, 0.3, 300)
+    picks = rng.choice(300, 60, replace=False)
+    unseen = np.setdiff1d(np.arange(300), picks)
+    ones = np.ones(300)
+    plain = _TopFit.fit(x[unseen], x[picks], y[picks], np.ones(60))
+    constant = _TopFit.fit(
+        np.column_stack([x, ones])[unseen], np.column_stack([x, ones])[picks], y[picks], np.ones(60)
+    )
+    assert constant.columns == (0,) and constant.x.shape[1] == 2
+    np.testing.assert_array_equal(constant.pred_unseen, plain.pred_unseen)
+    np.testing.assert_array_equal(constant.pred_sampled, plain.pred_sampled)
+    again = constant.resampled(np.random.default_rng(0))
+    assert again is not None and again.x.shape[1] == 2

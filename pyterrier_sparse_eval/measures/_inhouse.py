@@ -381,6 +381,12 @@ def _did_you_mean(spec: str, names: Iterable[str]) -> str:
     (the first of a name's spellings wins) but one in another case, or else close to one (difflib); else ``""``.
     The rest of ``spec`` (parameters, cut-off) is kept as written."""
     text = spec.strip()
+    try:  # trec_eval's name (recall_100, ndcg_cut_10, P_10, map): ir_measures' for it
+        trec = ir_measures.parse_trec_measure(text)
+    except Exception:
+        trec = []
+    if len(trec) == 1 and str(trec[0]) != text:
+        return f" (did you mean {str(trec[0])!r}?)"
     name = re.split(r"[(@\s]", text, maxsplit=1)[0]
     known: dict[str, str] = {}
     for n in names:
