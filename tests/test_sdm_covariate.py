@@ -147,13 +147,15 @@ def test_nothing_unseen_gives_trec_eval():
     pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=probe.n_unseen)
     assert pool.n_unseen == 0
     run = system_run_over_pool(pool, docnos, truth)
-    got = sdm.evaluate(run, qrels, pool, [5, 20, 100], covariate=first)["per_query"]
+    featured = first.assign(features=list(np.random.default_rng(0).integers(0, 4, (len(first), 1))))
     ref = _pytrec(run, qrels, [5, 20, 100])
-    for k in (5, 20, 100):
-        for ours, theirs in ((f"R@{k}", f"recall_{k}"), (f"nDCG@{k}", f"ndcg_cut_{k}")):
-            for qid, v in got[ours].items():
-                assert v["sdm"] == pytest.approx(ref[qid][theirs], abs=1e-12)
-                assert v["pooled"] == pytest.approx(ref[qid][theirs], abs=1e-12)
+    for covariate in (first, featured):
+        got = sdm.evaluate(run, qrels, pool, [5, 20, 100], covariate=covariate)["per_query"]
+        for k in (5, 20, 100):
+            for ours, theirs in ((f"R@{k}", f"recall_{k}"), (f"nDCG@{k}", f"ndcg_cut_{k}")):
+                for qid, v in got[ours].items():
+                    assert v["sdm"] == pytest.approx(ref[qid][theirs], abs=1e-12)
+                    assert v["pooled"] == pytest.approx(ref[qid][theirs], abs=1e-12)
 
 
 def test_measures_in_pt_experiment_equal_evaluate_and_bootstrap():
@@ -175,6 +177,13 @@ def test_measures_in_pt_experiment_equal_evaluate_and_bootstrap():
     assert direct["nDCG@10"]["sdm"] != pytest.approx(plain["nDCG@10"]["sdm"], abs=1e-6)
     lo, hi = direct["nDCG@10"]["sdm_ci"]
     assert lo <= hi and lo - 0.05 <= direct["nDCG@10"]["sdm"] <= hi + 0.05
+    # a covariate with features, the same way
+    features = first.assign(features=list(np.random.default_rng(1).integers(0, 4, (len(first), 1))))
+    featured = sdm.Covariate.from_run(features, pool)
+    measure = sdm.SDM_nDCG(pool=pool, covariate=featured) @ 10
+    table = pt.Experiment([run], topics, qrels, [measure], names=["truth"])
+    direct = sdm.evaluate(run, qrels, pool, [10], covariate=featured)["aggregate"]
+    assert table.loc[0, str(measure)] == pytest.approx(direct["nDCG@10"]["sdm"], abs=1e-12)
 
 
 def test_bad_covariates_are_refused():
