@@ -54,13 +54,10 @@ class ThreeWay:
     def table(self) -> str:
         """A text table (fits 100 columns): the pool's size, then one row per system and measure."""
         covariate = self.config.get("covariate")
+        terms = " and matched query terms" if self.config.get("covariate_features") else ""
         rows = [
             _describe(self.pool)
-            + (
-                f"\nSDM with {covariate}'s full-corpus run and matched query terms as covariate"
-                if covariate
-                else ""
-            ),
+            + (f"\nSDM with {covariate}'s full-corpus run{terms} as covariate" if covariate else ""),
             f"{'system':<28} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}  SDM 95% CI",
         ]
         for system, measures in self.results.items():
@@ -108,7 +105,7 @@ def three_way(
     index_dir: str | Path = "indexes",
     num_results: int | None = None,
     bootstrap: int = 0,
-    covariate: bool = False,
+    covariate: bool | str = False,
     curves: bool = True,
     verbose: bool = True,
 ) -> ThreeWay:
@@ -121,9 +118,10 @@ def three_way(
     size), and corrected with its own per-query background fits. The full-corpus runs, which give the
     distractors and the exact values, retrieve ``num_results`` documents per query (default: the largest k
     or the pool depth, at least 1000); it must be at least the largest k and the pool depth. ``covariate``:
-    correct with the first pooling run's full-corpus run as covariate (``pse.sdm.evaluate(..., covariate=)``), each
-    document's count of the query's terms (:class:`MatchedTerms`) as its feature.
-    """
+    correct with the first pooling run's full-corpus run as covariate (``pse.sdm.evaluate(..., covariate=)``);
+    ``"terms"``: with each document's count of the query's terms (:class:`MatchedTerms`) as a feature."""
+    if covariate not in (False, True, "score", "terms"):
+        raise ValueError(f"covariate={covariate!r}: give False, True (or 'score'), or 'terms'.")
     specs = [parse_system(s) for s in systems]
     by_name = {s.name: s for s in specs}
     pool_specs = [by_name.get(p.name, p) for p in (parse_system(s) for s in (pool_runs or systems[:1]))]
@@ -180,10 +178,12 @@ def three_way(
     if verbose:
         print(f"Pooled corpus: {pool!r}")
     cov = None
-    if covariate:  # the first pooling run, with each document's count of the query's terms as a feature
+    if covariate:  # the first pooling run, and with "terms" each document's count of the query's terms
         first_pool = pool_specs[0]
-        featured = MatchedTerms(full_index[first_pool.name], first_pool.encoder)
-        cov = Covariate.from_run(featured.transform(pool_frames[first_pool.name]), pool)
+        cov_run = pool_frames[first_pool.name]
+        if covariate == "terms":
+            cov_run = MatchedTerms(full_index[first_pool.name], first_pool.encoder).transform(cov_run)
+        cov = Covariate.from_run(cov_run, pool)
 
     results: dict[str, dict[str, dict[str, Any]]] = {}
     per_query: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
@@ -254,7 +254,7 @@ def three_way(
         "seed": seed,
         "family": family,
         "covariate": pool_specs[0].name if covariate else None,
-        "covariate_features": ["matched query terms"] if covariate else [],
+        "covariate_features": ["matched query terms"] if covariate == "terms" else [],
         "k": list(k_values),
         "bootstrap": bootstrap,
         "num_results": full_depth,

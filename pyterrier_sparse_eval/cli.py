@@ -238,7 +238,7 @@ Pools the corpus (relevant documents + the top --pool-depth non-relevant documen
 query of the --pool-run systems + --sample random background documents), evaluates every
 system on the pool, corrects R@k and nDCG@k for the unseen documents by Score Distribution
 Modeling, and compares both with the exact full-corpus values (--covariate: the unseen documents
-the first --pool-run ranks high modelled one by one from their scores and query terms held).
+the first --pool-run ranks high modelled from their scores; --covariate terms: and the terms held).
 JSON: {"results": {system: {measure: {"pooled", "sdm", "full"}}}, "config": {...}}.
 """
 
@@ -284,7 +284,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         index_dir=args.index_dir,
         num_results=args.num_results,
         bootstrap=args.bootstrap,
-        covariate=args.covariate,
+        covariate=args.covariate or False,
         verbose=not args.quiet,
     )
     print(report.table())
@@ -472,7 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tail-sample", type=int, action="append", help="sampled from a tail band (repeatable)")
     p.add_argument("--tail-depth", type=int, action="append", help="rank bounding a tail band (default 100)")
     p.add_argument("--bootstrap", type=int, default=0, help="bootstrap rounds for SDM confidence intervals")
-    p.add_argument("--covariate", action="store_true", help="the first pool run (+ terms matched): covariate")
+    p.add_argument("--covariate", nargs="?", const="score", choices=("score", "terms"), help="see above")
     p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
     p.add_argument("--output", default=None, help="write the report as JSON here")
     p.add_argument("--per-query", action="store_true", help="include per-query values in the JSON")

@@ -103,7 +103,9 @@ def evaluate(
         covariate: the full-corpus pooling run (or a :class:`Covariate` built from it with the pool), deep
             (1000 per query): the unseen documents it ranks in each query's top are then modelled one by one from
             their pooling scores (regression calibrated on the sample, GREG), which corrects nDCG@k and small k
-            far better; the rest of the corpus keeps the fitted background (see ``_covariate``'s docstring).
+            far better; the rest of the corpus keeps the fitted background (see ``_covariate``'s docstring). A
+            ``features`` column (e.g. from :class:`MatchedTerms`: each document's count of the query's terms) is
+            used beside the score.
         family: background score family (see :data:`FAMILIES`).
         gain: nDCG gain, ``linear`` (trec_eval) or ``exp``.
         bootstrap: resamples of each query's background sample (refitted each time) for percentile

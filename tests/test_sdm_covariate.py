@@ -19,7 +19,7 @@ from scipy import stats
 import pyterrier_sparse_eval as pse
 from pyterrier_sparse_eval import sdm
 from pyterrier_sparse_eval._covariate import TOP_MIN, TOP_SHARE, _poisson_binomial, _TopFit
-from pyterrier_sparse_eval.cli import main
+from pyterrier_sparse_eval.cli import build_parser, main
 from pyterrier_sparse_eval.measures._prepare import prepare
 from pyterrier_sparse_eval.measures._sdm import UnseenAbove, correctable, corrected, survival_of_rows
 
@@ -241,7 +241,7 @@ def test_cli_sdm_with_the_covariate(tmp_path, capsys):
     own scores are the covariate), and the report says which run the covariate is."""
     out_json = tmp_path / "sdm.json"
     args = ["sdm", "--dataset", "irds:vaswani", "--system", "bm25", "--system", "bm25:k1=1.2,b=0.75"]
-    args += ["--pool-depth", "5", "--sample", "1000", "--k", "10", "--k", "100", "--covariate"]
+    args += ["--pool-depth", "5", "--sample", "1000", "--k", "10", "--k", "100", "--covariate", "terms"]
     assert main([*args, "--index-dir", str(tmp_path), "--output", str(out_json), "--quiet"]) == 0
     assert (
         "BM25(k1=0.9,b=0.4)'s full-corpus run and matched query terms as covariate" in capsys.readouterr().out
@@ -251,6 +251,10 @@ def test_cli_sdm_with_the_covariate(tmp_path, capsys):
     assert report["config"]["covariate_features"] == ["matched query terms"]
     for measure, v in report["results"]["BM25(k1=0.9,b=0.4)"].items():
         assert abs(v["pooled"] - v["full"]) > 0.01 and abs(v["sdm"] - v["full"]) < 2e-3, (measure, v)
+    plain = build_parser().parse_args(["sdm", "--dataset", "irds:vaswani", "--covariate"])
+    assert plain.covariate == "score"  # the pooling scores alone, as before
+    with pytest.raises(ValueError, match="give False, True"):
+        sdm.three_way("irds:vaswani", ["bm25"], covariate="tems")
 
 
 def test_a_tail_band_sampled_whole_stands_for_nothing():
