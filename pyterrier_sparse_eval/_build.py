@@ -82,9 +82,10 @@ def check_mode(path: Any, mode: str) -> None:
     clean_leftovers(path)  # first: it may move back an index that a killed writer had moved aside
     if not os.path.lexists(path):
         return
-    if is_index_dir(path):
+    kind = None if os.path.islink(path) else index_format(path)  # is_index_dir, the kind kept
+    if kind is not None:
         if mode == "create":
-            sharded = index_format(path) == SHARDED_FORMAT
+            sharded = kind == SHARDED_FORMAT
             opener = "pse.ShardedIndex" if sharded else "pse.SparseIndex"
             raise FileExistsError(
                 f"A {'sharded' if sharded else 'single'} index already exists at {path}: open it with "

@@ -42,9 +42,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from scipy import signal, stats
 
+from ._features import feature_matrix
 from ._pool import _UNRETRIEVED, BackgroundSample, Pool, background_from_run
 from ._sample import pooled_run, str_ids, str_qrels
 from .measures import BackgroundModel, JudgedRun, prepare
@@ -86,7 +86,7 @@ class Covariate:
             raise ValueError(
                 "The covariate run lists a document twice for a query; pass one ranking per query."
             )
-        feats = _feature_matrix(run)
+        feats = feature_matrix(run)
         in_pool = frame["docno"].isin(pool.docno_set).to_numpy()
         is_sampled = frame["docno"].isin(pool.sample_set).to_numpy()
         x = frame["score"].to_numpy(dtype=np.float64)
@@ -140,23 +140,6 @@ class Covariate:
     def __repr__(self) -> str:
         also = f", {self.n_features} feature(s)" if self.n_features else ""
         return f"Covariate(pool #{self.pool}, {len(self.unseen)} queries, depth {self.depth}{also})"
-
-
-def _feature_matrix(run: Any) -> np.ndarray | None:
-    """A run frame's ``features`` column as rows x features (None: no such column)."""
-    if not isinstance(run, pd.DataFrame) or "features" not in run.columns:
-        return None
-    try:
-        rows = [np.atleast_1d(np.asarray(f, dtype=np.float64)) for f in run["features"]]
-        feats = np.vstack(rows) if rows else np.zeros((0, 0))
-    except (TypeError, ValueError):
-        raise ValueError(
-            "The covariate run's features column must hold a numeric array of the same length on every row "
-            "(PyTerrier's features), e.g. from pse.sdm.MatchedTerms."
-        ) from None
-    if not np.isfinite(feats).all():
-        raise ValueError("The covariate run's features hold NaN or infinite values; fill or drop them first.")
-    return feats
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import pyterrier as pt
 from ._index import SparseIndex
 from ._sharded import ShardedIndex
 
-__all__ = ["MatchedTerms"]
+__all__ = ["MatchedTerms", "feature_matrix"]
 
 
 class MatchedTerms(pt.Transformer):
@@ -43,9 +43,6 @@ class MatchedTerms(pt.Transformer):
             )
         self.index = index
         self.encoder = encoder
-        self._sorted: dict[
-            str, tuple[np.ndarray, np.ndarray]
-        ] = {}  # per shard: its docnos in order, their ids
 
     def __repr__(self) -> str:
         return f"MatchedTerms({self.index!r}, {self.encoder!r})"
@@ -70,46 +67,56 @@ class MatchedTerms(pt.Transformer):
             qids = out["qid"].astype(str).to_numpy(dtype=object)
             found = np.zeros(len(out), dtype=bool)
             for shard in shards:
-                _count_in(shard, self._order(shard), qids, docnos, terms, count, found)
+                _count_in(shard, qids, docnos, terms, count, found)
             if not found.all():
                 raise ValueError(
                     f"{int((~found).sum())} retrieved documents (e.g. {docnos[~found][0]!r}) are not in {self.index!r}: "
                     "give MatchedTerms the index the run was retrieved from."
                 )
-        old = out["features"].tolist() if "features" in out.columns else [np.zeros(0)] * len(out)
-        out["features"] = [np.append(np.asarray(f, dtype=np.float64), c) for f, c in zip(old, count)]
+        before = feature_matrix(out)  # the features already there, kept
+        if before is None:
+            before = np.zeros((len(out), 0))
+        out["features"] = list(np.column_stack([before, count]))
         return out
-
-    def _order(self, shard: SparseIndex) -> tuple[np.ndarray, np.ndarray]:
-        """A shard's docnos in ascending order and the internal id of each (sorted once per transformer)."""
-        key = str(shard.directory)
-        if key not in self._sorted:
-            names = np.asarray(shard.docnos, dtype=object)
-            order = np.argsort(names, kind="stable")
-            self._sorted[key] = (names[order], order)
-        return self._sorted[key]
 
 
 def _count_in(
     index: SparseIndex,
-    ordered: tuple[np.ndarray, np.ndarray],
     qids: np.ndarray,
     docnos: np.ndarray,
     terms: dict[str, list[str]],
     count: np.ndarray,
     found: np.ndarray,
 ) -> None:
-    """The counts of the rows whose documents ``index`` holds (``ordered``: its docnos sorted, and their ids),
-    into ``count``; those rows marked in ``found``."""
-    sorted_names, order = ordered
-    at = np.minimum(np.searchsorted(sorted_names, docnos), len(order) - 1)
-    here = np.flatnonzero(sorted_names[at] == docnos)
+    """The counts of the rows whose documents ``index`` holds, into ``count``; those rows marked in ``found``."""
+    doc = pd.Index(np.asarray(index.docnos, dtype=object)).get_indexer(docnos)  # -1: not in this index
+    here = np.flatnonzero(doc >= 0)
     found[here] = True
-    doc = order[at]
     term_ids = index.term_ids
-    postings = index.postings
+    postings = index.postings  # term-major; each term's doc ids ascending (the index checks it)
     for q, pos in pd.Series(here).groupby(qids[here], sort=False).indices.items():
-        ids = sorted({term_ids[t] for t in terms.get(q, []) if t in term_ids})
-        if ids:
-            rows = here[pos]
-            count[rows] = np.asarray((postings[ids][:, doc[rows]] != 0).sum(axis=0)).ravel()
+        rows = here[pos]
+        for t in {term_ids[t] for t in terms.get(q, []) if t in term_ids}:
+            start, end = postings.indptr[t], postings.indptr[t + 1]
+            if end == start:  # a term of the vocabulary none of these documents holds (a subset's index)
+                continue
+            docs = postings.indices[start:end]
+            at = np.minimum(np.searchsorted(docs, doc[rows]), end - start - 1)
+            count[rows] += (docs[at] == doc[rows]) & (postings.data[start:end][at] != 0)
+
+
+def feature_matrix(run: Any) -> np.ndarray | None:
+    """A run frame's ``features`` column as rows x features (None: no such column)."""
+    if not isinstance(run, pd.DataFrame) or "features" not in run.columns:
+        return None
+    try:
+        rows = [np.atleast_1d(np.asarray(f, dtype=np.float64)) for f in run["features"]]
+        feats = np.vstack(rows) if rows else np.zeros((0, 0))
+    except (TypeError, ValueError):
+        raise ValueError(
+            "The run's features column must hold a numeric array of the same length on every row "
+            "(PyTerrier's features), e.g. from pse.sdm.MatchedTerms."
+        ) from None
+    if not np.isfinite(feats).all():
+        raise ValueError("The run's features hold NaN or infinite values; fill or drop them first.")
+    return feats

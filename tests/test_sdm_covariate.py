@@ -411,6 +411,11 @@ def test_matched_terms_counts_the_query_terms_each_document_holds(tmp_path):
         got = sdm.MatchedTerms(index, bm25).transform(pairs)
         assert got.qid.tolist() == pairs.qid.tolist()  # the rows as they came
         assert [f.tolist() for f in got["features"]] == [[float(e)] for e in expected]
+    # a subset's index keeps the vocabulary, with terms none of its documents holds ("bird": only in c and e)
+    subset = single.subset(["a", "b", "d"], tmp_path / "subset")
+    kept = pairs["docno"].isin(["a", "b", "d"]).to_numpy()
+    got = sdm.MatchedTerms(subset, bm25).transform(pairs[kept])
+    assert [f.tolist() for f in got["features"]] == [[float(e)] for e, k in zip(expected, kept) if k]
     with pytest.raises(ValueError, match="not in .*index the run was retrieved from"):
         sdm.MatchedTerms(single, bm25).transform(
             pd.DataFrame({"qid": ["1"], "query": ["cat"], "docno": ["zz"], "score": [1.0]})
