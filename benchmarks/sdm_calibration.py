@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import itertools
 import sys
 from pathlib import Path
@@ -220,6 +221,70 @@ def calibration(mode: str, ranks: dict[str, np.ndarray], truth: dict | None = No
         _covariate._above = keep
 
 
+@dataclasses.dataclass
+class Study:
+    """``bench_sdm_scale``'s corpus (a real collection plus ``size`` synthetic distractors), its systems' full
+    indexes and runs (1000 per query), and their exact full-corpus R@k and nDCG@k (mean over ``qids``)."""
+
+    qrels: pd.DataFrame
+    topics: pd.DataFrame
+    qids: list[str]
+    n_total: int
+    sparse: dict
+    index: dict
+    full_run: dict
+    dense: object
+    full: dict
+
+
+def load_study(dataset: str, size: int, work: Path) -> Study:
+    """The study's corpus, indexes (built once in ``work``) and full runs; SPLADE-tiny and the dense model on
+    corpora of at most 10,000 documents, as in ``bench_sdm_scale``."""
+    import pyterrier_sparse_eval as pse
+
+    ds = pse.datasets.load_dataset(dataset)
+    qrels = pse.datasets.get_qrels(ds)
+    topics = pse.datasets.align_topics_qrels(pse.datasets.get_topics(ds, verbose=False), qrels)
+    qids = [str(q) for q in topics["qid"]]
+    docs = real_docs(dataset)
+    n_total = len(docs) + size
+    corpus = write_corpus(docs, size, work / f"corpus-{size}.tsv", seed=0)
+    sparse = study.systems(with_splade=n_total <= 10_000)
+    index, full_run = {}, {}
+    for name, (enc, retr) in sparse.items():
+        index[name] = pse.SparseIndex(work / f"index-{size}-{pse.files.slug(name)}")
+        if not index[name].built():
+            enc.indexer(index[name], verbose=False).index(iter_corpus(corpus))
+        full_run[name] = retr(index[name], 1000).transform(topics)
+    dense = study.Dense(corpus, work / f"dense-{size}.npz") if n_total <= 10_000 else None
+    if dense:
+        full_run["MiniLM-L6 (dense)"] = dense.run(topics, 1000)
+    full = {}
+    for name, run in full_run.items():
+        values = pse.measures.evaluate(
+            run, qrels, [f"{m}@{k}" for k in K_VALUES for m in ("R", "nDCG")], warn=False
+        )
+        full[name] = {
+            key: float(np.mean([values.per_query[key].get(q, 0.0) for q in qids])) for key in values.per_query
+        }
+    return Study(qrels, topics, qids, n_total, sparse, index, full_run, dense, full)
+
+
+def pool_designs(budget: float, st: Study, pool_run: pd.DataFrame, all_docnos) -> tuple[int, dict]:
+    """``bench_sdm_scale``'s pool at ``budget`` (a share of the corpus): its depth, and the keyword arguments of
+    ``make_pool`` for each sampling design."""
+    from pyterrier_sparse_eval import sdm
+
+    total = int(budget * st.n_total)
+    depth = int(np.clip(0.3 * total / len(st.topics), 1, 50))
+    room = total - sdm.build_pool(st.qrels, [pool_run], all_docnos=all_docnos, depth=depth, sample=0).size
+    designs = {
+        "uniform": {"sample": room},
+        "stratified": study.stratified_design(room, depth, st.n_total, len(st.topics)),
+    }
+    return depth, designs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dataset", default="irds:beir/scifact/test")
@@ -266,37 +331,13 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     use_shared_data(args.work)
 
-    import pyterrier_sparse_eval as pse
     from pyterrier_sparse_eval import sdm
 
-    ds = pse.datasets.load_dataset(args.dataset)
-    topics = pse.datasets.align_topics_qrels(
-        pse.datasets.get_topics(ds, verbose=False), qrels := pse.datasets.get_qrels(ds)
-    )
-    qids = [str(q) for q in topics["qid"]]
-    docs = real_docs(args.dataset)
-    n_total = len(docs) + args.size
-    if oracles and n_total > 10_000:
+    if oracles and len(real_docs(args.dataset)) + args.size > 10_000:
         parser.error(f"--modes {' '.join(oracles)} needs a corpus of at most 10,000 documents (--size 0)")
-    corpus = write_corpus(docs, args.size, args.work / f"corpus-{args.size}.tsv", seed=0)
-    sparse = study.systems(with_splade=n_total <= 10_000)
-    index, full_run = {}, {}
-    for name, (enc, retr) in sparse.items():
-        index[name] = pse.SparseIndex(args.work / f"index-{args.size}-{pse.files.slug(name)}")
-        if not index[name].built():
-            enc.indexer(index[name], verbose=False).index(iter_corpus(corpus))
-        full_run[name] = retr(index[name], 1000).transform(topics)
-    dense = study.Dense(corpus, args.work / f"dense-{args.size}.npz") if n_total <= 10_000 else None
-    if dense:
-        full_run["MiniLM-L6 (dense)"] = dense.run(topics, 1000)
-    full = {}
-    for name, run in full_run.items():
-        values = pse.measures.evaluate(
-            run, qrels, [f"{m}@{k}" for k in K_VALUES for m in ("R", "nDCG")], warn=False
-        )
-        full[name] = {
-            key: float(np.mean([values.per_query[key].get(q, 0.0) for q in qids])) for key in values.per_query
-        }
+    st = load_study(args.dataset, args.size, args.work)
+    qrels, topics, n_total = st.qrels, st.topics, st.n_total
+    sparse, index, full_run, dense, full = st.sparse, st.index, st.full_run, st.dense, st.full
     pool_run, all_docnos = full_run["BM25 (pooling)"], index["BM25 (pooling)"].docnos
     # --modes features: the covariate with each document's count of the query's terms beside its pooling score
     matched = (
@@ -311,13 +352,7 @@ def main() -> None:
             deep["MiniLM-L6 (dense)"] = dense.run(topics, n_total)
     rows = []
     for budget in args.budgets:
-        total = int(budget * n_total)
-        depth = int(np.clip(0.3 * total / len(topics), 1, 50))
-        room = total - sdm.build_pool(qrels, [pool_run], all_docnos=all_docnos, depth=depth, sample=0).size
-        designs = {
-            "uniform": {"sample": room},
-            "stratified": study.stratified_design(room, depth, n_total, len(topics)),
-        }
+        depth, designs = pool_designs(budget, st, pool_run, all_docnos)
         seeds = range(args.first_seed, args.first_seed + args.seeds)
         for design, seed in itertools.product(args.designs, seeds):
             pool = study.make_pool(qrels, pool_run, all_docnos, depth, seed, designs[design])

@@ -1,0 +1,182 @@
+"""SDM against the SDM paper's reference estimator, pool by pool: a paired comparison of their errors on R@k.
+
+The reference (``sdm.threshold_recall``: a skew-normal background and the score threshold at which the pooled
+run plus the expected unseen documents hold k, found by bisection) and SDM (``sdm.evaluate``, alone and with the
+pooling run as covariate) estimate the same full-corpus R@k from the same pool. ``bench_sdm_scale`` reports each
+one's mean |error| over 5 pools; at that count a cell's difference is often within the noise of the pools. Here
+each (budget, design, system, R@k) cell is measured over ``--seeds`` pools (``bench_sdm_scale``'s corpus, pooling
+run, pools and systems: pool seeds 0-4 are its pools) and compared pool by pool: d = |reference - full| - |SDM -
+full| (positive: SDM closer), its mean over the pools and that mean's standard error (SE). A cell is *SDM
+closer* / *reference closer* when the mean d is more than 2 SE from 0, else *within noise*.
+
+    python benchmarks/sdm_reference.py                          # SciFact, 15% and 30% uniform pools, 20 each
+    python benchmarks/sdm_reference.py --family skewnorm --systems "MiniLM-L6 (dense)"   # the reference's family
+    python benchmarks/sdm_reference.py --from-csv /tmp/sdm-calibration/reference-0-auto.csv
+
+Each pool's rows are appended to ``--output`` (default ``--work``/reference-SIZE-FAMILY.csv) as soon as they are
+computed, so an interrupted run keeps its pools (a rerun starts the file over). Two runs side by side (e.g. one
+budget each, each with its ``--output``) are summarised together with ``--from-csv A B``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_sdm_scale as study  # noqa: E402
+from sdm_calibration import load_study, pool_designs  # noqa: E402
+from semisynthetic import use_shared_data  # noqa: E402
+
+K_VALUES = (10, 100, 1000)
+METHODS = ("SDM", "covariate", "reference")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dataset", default="irds:beir/scifact/test")
+    parser.add_argument(
+        "--size", type=int, default=0, help="synthetic distractors (0: the real corpus alone)"
+    )
+    parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3])
+    parser.add_argument("--seeds", type=int, default=20, help="pools per budget and design")
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="the first pool's seed (then the next ones)"
+    )
+    parser.add_argument("--designs", nargs="+", choices=("uniform", "stratified"), default=["uniform"])
+    parser.add_argument("--family", default="auto", help="SDM's background family (sdm.FAMILIES)")
+    parser.add_argument("--systems", nargs="+", help="only these systems (names as printed; default: all)")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
+    parser.add_argument("--output", type=Path, help="the CSV (default: WORK/reference-SIZE-FAMILY.csv)")
+    parser.add_argument(
+        "--from-csv", type=Path, nargs="+", help="only print the summary of earlier runs' CSVs"
+    )
+    args = parser.parse_args()
+    if args.from_csv is not None:
+        summarize(pd.concat([pd.read_csv(f) for f in args.from_csv]))
+        return
+    if args.seeds < 2:
+        parser.error("--seeds must be at least 2: the comparison needs a standard error over pools")
+    from pyterrier_sparse_eval import sdm
+
+    if args.family not in sdm.FAMILIES:
+        parser.error(f"--family must be one of {', '.join(sdm.FAMILIES)}")
+    args.work.mkdir(parents=True, exist_ok=True)
+    use_shared_data(args.work)
+    st = load_study(args.dataset, args.size, args.work)
+    pool_run, all_docnos = st.full_run["BM25 (pooling)"], st.index["BM25 (pooling)"].docnos
+    unknown = set(args.systems or ()) - set(st.full_run)
+    if unknown:
+        parser.error(f"unknown systems {sorted(unknown)}; choose from {list(st.full_run)}")
+    names = args.systems or list(st.full_run)
+    out = args.output or args.work / f"reference-{args.size}-{args.family}.csv"
+    out.unlink(missing_ok=True)
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    for budget in args.budgets:
+        depth, designs = pool_designs(budget, st, pool_run, all_docnos)
+        for design, seed in itertools.product(args.designs, seeds):
+            pool = study.make_pool(st.qrels, pool_run, all_docnos, depth, seed, designs[design])
+            covariate = sdm.Covariate.from_run(pool_run, pool)
+            rows = []
+            for name in names:
+                run = study.run_over_pool(
+                    pool, name, st.sparse, st.index, st.dense, st.topics, args.work / f"pool-{args.size}"
+                )
+                for method, cov in (("SDM", None), ("covariate", covariate)):
+                    est = sdm.evaluate(run, st.qrels, pool, K_VALUES, covariate=cov, family=args.family)
+                    rows += [
+                        (budget, design, seed, name, f"R@{k}", method, est["aggregate"][f"R@{k}"]["sdm"])
+                        for k in K_VALUES
+                    ]
+                models = sdm.fit_run_backgrounds(run, pool, "skewnorm")  # the reference's family, fitted once
+                for k in K_VALUES:
+                    ref = sdm.threshold_recall(run, st.qrels, pool, k, models=models)  # per query
+                    rows.append(
+                        (
+                            budget,
+                            design,
+                            seed,
+                            name,
+                            f"R@{k}",
+                            "reference",
+                            np.mean([ref.get(q, 0.0) for q in st.qids]),
+                        )
+                    )
+            frame = pd.DataFrame(
+                rows, columns=["budget", "design", "seed", "system", "measure", "method", "est"]
+            )
+            frame["full"] = [st.full[s][m] for s, m in zip(frame["system"], frame["measure"])]
+            frame.to_csv(out, mode="a", header=not out.exists(), index=False)
+            print(f"pool {pool.fraction:.2%} {design} seed {seed} done", flush=True)
+    print(
+        f"{args.dataset} + {args.size} distractors, {args.seeds} pools per budget and design, SDM family {args.family}"
+    )
+    summarize(pd.read_csv(out))
+
+
+def paired(table: pd.DataFrame) -> pd.DataFrame:
+    """Per cell: each method's mean |error| (x 1000) and, for SDM and the covariate, the paired difference d =
+    |reference error| - |method error| over the pools (mean, SE, x 1000) and the verdict."""
+    table = table.assign(err=(table["est"] - table["full"]).abs() * 1000)
+    wide = table.pivot_table(
+        index=["budget", "design", "system", "measure", "seed"], columns="method", values="err"
+    ).reset_index()
+    out = []
+    for cell, x in wide.groupby(["budget", "design", "system", "measure"]):
+        row = dict(zip(["budget", "design", "system", "measure"], cell), pools=len(x))
+        for method in METHODS:
+            row[method] = x[method].mean()
+        for method in METHODS[:2]:
+            d = x["reference"] - x[method]
+            se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+            row[f"{method} d"], row[f"{method} se"] = d.mean(), se
+            row[f"{method} verdict"] = (
+                "closer"
+                if d.mean() > 2 * se
+                else "reference closer"
+                if d.mean() < -2 * se
+                else "within noise"
+            )
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def summarize(table: pd.DataFrame) -> None:
+    """The per-cell comparison (mean |error| x 1000 over the pools; d and its SE), then the verdicts' counts."""
+    cells = paired(table)
+    pd.set_option("display.width", 200)
+    shown = cells.copy()
+    for method in METHODS[:2]:
+        shown[f"{method} d"] = [
+            f"{d:+.2f} ({se:.2f})" for d, se in zip(cells[f"{method} d"], cells[f"{method} se"])
+        ]
+    print(
+        shown[["budget", "design", "system", "measure", "pools", *METHODS, "SDM d", "covariate d"]]
+        .round(2)
+        .to_string(index=False)
+    )
+    # a cell where every method is exact in every pool (nothing to estimate) is left out of the counts
+    live = cells[cells[list(METHODS)].max(axis=1) > 0]
+    for method in METHODS[:2]:
+        verdicts = live[f"{method} verdict"].value_counts()
+        print(
+            f"{method} against the reference, {len(live)} cells: closer on average in "
+            f"{int((live[f'{method} d'] > 0).sum())}; by more than 2 SE in {verdicts.get('closer', 0)}, "
+            f"reference closer by more than 2 SE in {verdicts.get('reference closer', 0)}, "
+            f"within noise in {verdicts.get('within noise', 0)}"
+        )
+        worse = live[live[f"{method} verdict"] == "reference closer"]
+        for _, r in worse.iterrows():
+            print(
+                f"  reference closer: {r['budget']:.0%} {r['design']} {r['system']} {r['measure']}: "
+                f"{r['reference']:.2f} against {r[method]:.2f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
