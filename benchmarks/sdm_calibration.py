@@ -285,20 +285,24 @@ def pool_designs(budget: float, st: Study, pool_run: pd.DataFrame, all_docnos) -
     return depth, designs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_pool_arguments(parser: argparse.ArgumentParser, seeds: int, designs: list[str]) -> None:
+    """The corpus and pool options ``load_study`` and ``pool_designs`` take: --dataset, --size, --budgets, --seeds,
+    --first-seed, --designs."""
     parser.add_argument("--dataset", default="irds:beir/scifact/test")
     parser.add_argument(
         "--size", type=int, default=0, help="synthetic distractors (0: the real corpus alone)"
     )
     parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3])
-    parser.add_argument("--seeds", type=int, default=5, help="pools per budget and design")
+    parser.add_argument("--seeds", type=int, default=seeds, help="pools per budget and design")
     parser.add_argument(
         "--first-seed", type=int, default=0, help="the first pool's seed (then the next ones)"
     )
-    parser.add_argument(
-        "--designs", nargs="+", choices=("uniform", "stratified"), default=["uniform", "stratified"]
-    )
+    parser.add_argument("--designs", nargs="+", choices=("uniform", "stratified"), default=designs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_pool_arguments(parser, seeds=5, designs=["uniform", "stratified"])
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
     parser.add_argument(
         "--modes",

@@ -9,7 +9,7 @@ run, pools and systems: pool seeds 0-4 are its pools) and compared pool by pool:
 full| (positive: SDM closer), its mean over the pools and that mean's standard error (SE). A cell is *SDM
 closer* / *reference closer* when the mean d is more than 2 SE from 0, else *within noise*.
 
-    python benchmarks/sdm_reference.py                          # SciFact, 15% and 30% uniform pools, 20 each
+    python benchmarks/sdm_reference.py                          # SciFact, 15% and 30% uniform pools, 15 each
     python benchmarks/sdm_reference.py --family skewnorm --systems "MiniLM-L6 (dense)"   # the reference's family
     python benchmarks/sdm_reference.py --from-csv /tmp/sdm-calibration/reference-0-auto.csv
 
@@ -30,7 +30,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sdm_scale as study  # noqa: E402
-from sdm_calibration import load_study, pool_designs  # noqa: E402
+from sdm_calibration import add_pool_arguments, load_study, pool_designs  # noqa: E402
 from semisynthetic import use_shared_data  # noqa: E402
 
 K_VALUES = (10, 100, 1000)
@@ -39,16 +39,7 @@ METHODS = ("SDM", "covariate", "reference")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--dataset", default="irds:beir/scifact/test")
-    parser.add_argument(
-        "--size", type=int, default=0, help="synthetic distractors (0: the real corpus alone)"
-    )
-    parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3])
-    parser.add_argument("--seeds", type=int, default=20, help="pools per budget and design")
-    parser.add_argument(
-        "--first-seed", type=int, default=0, help="the first pool's seed (then the next ones)"
-    )
-    parser.add_argument("--designs", nargs="+", choices=("uniform", "stratified"), default=["uniform"])
+    add_pool_arguments(parser, seeds=15, designs=["uniform"])
     parser.add_argument("--family", default="auto", help="SDM's background family (sdm.FAMILIES)")
     parser.add_argument("--systems", nargs="+", help="only these systems (names as printed; default: all)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
