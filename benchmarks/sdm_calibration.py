@@ -242,6 +242,13 @@ def load_study(dataset: str, size: int, work: Path) -> Study:
     corpora of at most 10,000 documents, as in ``bench_sdm_scale``."""
     import pyterrier_sparse_eval as pse
 
+    # the cached corpus and indexes are named by size alone: one folder per dataset
+    marker = work / "dataset.txt"
+    if marker.exists() and marker.read_text().strip() != dataset:
+        raise SystemExit(
+            f"{work} holds the study of {marker.read_text().strip()}, not {dataset}: give another --work folder."
+        )
+    marker.write_text(dataset + "\n")
     ds = pse.datasets.load_dataset(dataset)
     qrels = pse.datasets.get_qrels(ds)
     topics = pse.datasets.align_topics_qrels(pse.datasets.get_topics(ds, verbose=False), qrels)
@@ -278,6 +285,11 @@ def pool_designs(budget: float, st: Study, pool_run: pd.DataFrame, all_docnos) -
     total = int(budget * st.n_total)
     depth = int(np.clip(0.3 * total / len(st.topics), 1, 50))
     room = total - sdm.build_pool(st.qrels, [pool_run], all_docnos=all_docnos, depth=depth, sample=0).size
+    if room < 2:
+        raise SystemExit(
+            f"A pool of {budget:.0%} ({total} documents) leaves {room} for the background sample after the relevant "
+            f"documents and the top {depth} per query: give a larger --budgets value."
+        )
     designs = {
         "uniform": {"sample": room},
         "stratified": study.stratified_design(room, depth, st.n_total, len(st.topics)),
