@@ -131,6 +131,25 @@ def stratified_design(room: int, depth: int, n_total: int, queries: int) -> dict
     return {"sample": room - sum(tail), "tail_sample": tail, "tail_depth": [b1, b2]}
 
 
+#: the smallest background sample a pool budget must leave room for
+MIN_SAMPLE = 50
+
+
+def pool_plan(
+    budget: float, n_total: int, qrels, pool_run, all_docnos, queries: int
+) -> tuple[int, int, dict]:
+    """A pool of ``budget`` (a share of the ``n_total``-document corpus): its depth (30% of the budget spread over
+    the queries, 1-50), the room left for the background sample after the relevant documents and that depth, and
+    ``make_pool``'s keyword arguments for each sampling design."""
+    from pyterrier_sparse_eval import sdm
+
+    total = int(budget * n_total)
+    depth = int(np.clip(0.3 * total / queries, 1, 50))
+    room = total - sdm.build_pool(qrels, [pool_run], all_docnos=all_docnos, depth=depth, sample=0).size
+    designs = {"uniform": {"sample": room}, "stratified": stratified_design(room, depth, n_total, queries)}
+    return depth, room, designs
+
+
 def make_pool(qrels, pool_run, all_docnos, depth, seed, kw):
     """build_pool; a band smaller than its share of the sample (small corpora) is sampled whole instead, the
     difference going to the rest."""
@@ -320,17 +339,10 @@ def main() -> None:
             print(f"realism: {checks[-1]}", flush=True)
         all_docnos = full_index["BM25 (pooling)"].docnos
         for budget in args.budgets if n_syn else args.real_budgets:
-            total = int(budget * n_total)
-            depth = int(np.clip(0.3 * total / len(topics), 1, 50))
-            probe = sdm.build_pool(qrels, [pool_run], all_docnos=all_docnos, depth=depth, sample=0)
-            room = total - probe.size
-            if room < 50:
+            depth, room, designs = pool_plan(budget, n_total, qrels, pool_run, all_docnos, len(topics))
+            if room < MIN_SAMPLE:
                 print(f"budget {budget:.1%}: no room for a sample, skipped")
                 continue
-            designs = {
-                "uniform": {"sample": room},
-                "stratified": stratified_design(room, depth, n_total, len(topics)),
-            }
             if n_syn == args.coverage_size and budget == args.coverage_budget:
                 for design, kw in designs.items():
                     coverage.extend(

@@ -278,22 +278,14 @@ def load_study(dataset: str, size: int, work: Path) -> Study:
 
 
 def pool_designs(budget: float, st: Study, pool_run: pd.DataFrame, all_docnos) -> tuple[int, dict]:
-    """``bench_sdm_scale``'s pool at ``budget`` (a share of the corpus): its depth, and the keyword arguments of
-    ``make_pool`` for each sampling design."""
-    from pyterrier_sparse_eval import sdm
-
-    total = int(budget * st.n_total)
-    depth = int(np.clip(0.3 * total / len(st.topics), 1, 50))
-    room = total - sdm.build_pool(st.qrels, [pool_run], all_docnos=all_docnos, depth=depth, sample=0).size
-    if room < 2:
+    """``bench_sdm_scale.pool_plan`` for the study ``st``: the depth and each design's ``make_pool`` arguments,
+    refusing a budget that leaves less than the study's smallest sample."""
+    depth, room, designs = study.pool_plan(budget, st.n_total, st.qrels, pool_run, all_docnos, len(st.topics))
+    if room < study.MIN_SAMPLE:
         raise SystemExit(
-            f"A pool of {budget:.0%} ({total} documents) leaves {room} for the background sample after the relevant "
+            f"A pool of {budget:.0%} leaves {room} documents for the background sample after the relevant "
             f"documents and the top {depth} per query: give a larger --budgets value."
         )
-    designs = {
-        "uniform": {"sample": room},
-        "stratified": study.stratified_design(room, depth, st.n_total, len(st.topics)),
-    }
     return depth, designs
 
 

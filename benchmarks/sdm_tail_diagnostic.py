@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_sdm_scale import Dense, gap_closed, make_pool, stratified_design, systems  # noqa: E402
+from bench_sdm_scale import Dense, gap_closed, make_pool, pool_plan, systems  # noqa: E402
 from semisynthetic import iter_corpus, real_docs, use_shared_data, write_corpus  # noqa: E402
 
 K_VALUES = (10, 100, 1000)
@@ -109,13 +109,9 @@ def main() -> None:
         indexes[name] = index
     n_docs = indexes["BM25 (pooling)"].num_docs
     pool_run = sparse["BM25 (pooling)"][1](indexes["BM25 (pooling)"], 1000).transform(topics)
-    total = int(args.budget * n_docs)
-    depth = int(np.clip(0.3 * total / len(topics), 1, 50))
     all_docnos = indexes["BM25 (pooling)"].docnos
-    probe = sdm.build_pool(qrels, [pool_run], all_docnos=all_docnos, depth=depth, sample=0)
-    room = total - probe.size
-    kw = {"sample": room} if args.design == "uniform" else stratified_design(room, depth, n_docs, len(topics))
-    pool = make_pool(qrels, pool_run, all_docnos, depth, args.seed, kw)
+    depth, _, designs = pool_plan(args.budget, n_docs, qrels, pool_run, all_docnos, len(topics))
+    pool = make_pool(qrels, pool_run, all_docnos, depth, args.seed, designs[args.design])
     if args.system in sparse:
         sub = args.work / f"pool-0-{pool.fingerprint}-{pse.files.slug(args.system)}"
         pooled = pse.SparseIndex(sub)
