@@ -1,0 +1,219 @@
+"""Background families against the truth, tail region by tail region, over several pools.
+
+    python benchmarks/sdm_families.py                                   # the dense model, SciFact 15% and 30%
+    python benchmarks/sdm_families.py --systems "BM25 no idf" --families auto skewnorm hg
+
+For each pool (``bench_sdm_scale``'s corpus, pooling run, uniform pools and systems, as in ``sdm_reference``) and
+each system, every relevant row of the system's run over the pool gets the true number of unseen documents (outside
+the pool) that score at least as high in the full corpus, next to the number each background family expects,
+N_unseen * p(s). Rows are grouped by that true count (0, 1-2, 3-9, ... : the region of the background's tail the
+row's fate depends on: R@10 and the nDCG@k of the top rows on the first groups, R@100 on 30-299) and the table gives
+the ratio of expected to true counts per group, then each family's SDM R@k / nDCG@k error (mean |error| and mean
+signed error over the pools, x 1000). ``det`` rows count R@k the way the reference estimator does
+(``sdm.threshold_recall``): a relevant row is in the top k when its pooled rank plus its expected unseen count is,
+with no binomial spread, which separates the reference's family from its counting rule.
+
+Families: the package's (``sdm.FAMILIES``) and variants tried as replacements for ``auto`` (a Gaussian KDE,
+Silverman's bandwidth), built here on the same sample:
+
+- ``hg``: the KDE with a normal parametric start (N. L. Hjort and I. K. Glad, Nonparametric density estimation
+  with a parametric start, Annals of Statistics 23(3), 1995): f(x) = f0(x) * mean_i K_h(x - x_i) / f0(x_i), whose
+  bias vanishes where the start fits; with a normal f0 each kernel is a normal again (closed form), shrunk toward
+  the mean and narrower, weighted up in the tails;
+- ``kde*F``: the KDE with its bandwidth times F;
+- ``kde+exp``: the KDE up to the sample's 11th largest score t, an exponential tail above it (the mean excess of
+  the top 10 over t);
+- ``A|kde``: family A (``empirical`` or ``skewnorm``) up to the sample's 4th largest score t, the KDE's tail above
+  it, scaled to A's value at t.
+
+Only uniform pools (the reference's setting); a system's censored or zero-inflated background keeps ``auto``'s
+censoring, the variant replacing the fit of its observed part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_sdm_scale as study  # noqa: E402
+from sdm_calibration import add_pool_arguments, load_study, pool_designs  # noqa: E402
+from semisynthetic import use_shared_data  # noqa: E402
+
+K_VALUES = (10, 100, 1000)
+GROUPS = [0, 1, 3, 10, 30, 100, 300, 1000]  # true unseen counts, left-closed
+VARIANTS = ("hg", "kde*0.7", "kde*1.4", "kde+exp", "empirical|kde", "skewnorm|kde")
+
+
+class Variant:
+    """``auto``'s censoring (mass below c) around another fit of the observed part."""
+
+    def __init__(self, base: Any, observed_sf: Any):
+        self.params, self._observed_sf = base.params, observed_sf
+
+    def sf(self, s: Any) -> np.ndarray:
+        s = np.asarray(s, dtype=np.float64)
+        w, c = self.params.get("below_share", 0.0), self.params.get("below", -np.inf)
+        return np.where(s < c, 1.0, (1.0 - w) * self._observed_sf(s))
+
+
+def kernels_sf(centers: np.ndarray, width: float, weights: np.ndarray) -> Any:
+    share = weights / weights.sum()
+
+    def sf(s: Any) -> np.ndarray:
+        flat = np.asarray(s, dtype=np.float64).ravel()
+        out = np.empty(len(flat))
+        for i in range(0, len(flat), 256):
+            out[i : i + 256] = stats.norm.sf((flat[i : i + 256, None] - centers[None, :]) / width) @ share
+        return out.reshape(np.shape(s))
+
+    return sf
+
+
+def spliced(body: Any, tail: Any, t: float) -> Any:
+    """``body`` up to t, ``tail`` above it scaled to meet ``body`` at t."""
+    scale = float(body(np.array([t]))[0]) / max(float(tail(np.array([t]))[0]), 1e-300)
+    return lambda s: np.where(np.asarray(s) <= t, body(s), scale * tail(s))
+
+
+def fit_variant(sample: Any, family: str) -> Any:
+    """One query's background under ``family`` (a package family or one of :data:`VARIANTS`)."""
+    if family not in VARIANTS:
+        return sample.fit(family)
+    base = sample.fit("auto")
+    if base.family != "kde":  # too few observed scores for a KDE: auto's parametric fit
+        return base
+    x, h, kde = base._sample, base.params["bandwidth"], base._sf_observed
+    if family == "hg":
+        mu, sd = x.mean(), x.std(ddof=1)
+        v = sd**2 + h**2
+        logw = 0.5 * (x - mu) ** 2 * (1 / sd**2 - 1 / v)
+        return Variant(
+            base, kernels_sf((x * sd**2 + mu * h**2) / v, h * sd / np.sqrt(v), np.exp(logw - logw.max()))
+        )
+    if family.startswith("kde*"):
+        return Variant(base, kernels_sf(x, h * float(family[4:]), np.ones(len(x))))
+    if family == "kde+exp":
+        t = x[-11] if len(x) > 10 else x[0]
+        beta = max(float(np.mean(x[-10:] - t)), 1e-12)
+        return Variant(base, spliced(kde, lambda s: np.exp(-(np.asarray(s) - t) / beta), t))
+    t = x[-4] if len(x) > 3 else x[0]
+    if family == "empirical|kde":
+        body = lambda s: 1.0 - np.searchsorted(x, s, side="left") / len(x)  # noqa: E731
+    else:
+        a, loc, scale = stats.skewnorm.fit(x)
+        body = lambda s: stats.skewnorm.sf(s, a, loc, scale)  # noqa: E731
+    return Variant(base, spliced(body, kde, t))
+
+
+def full_scores(st: Any, name: str) -> dict[str, pd.Series]:
+    """Every document's score for the dense model; the full run's top 1000 for a sparse system."""
+    if name in st.index:
+        return {
+            str(q): pd.Series(g["score"].to_numpy(), index=g["docno"].astype(str))
+            for q, g in st.full_run[name].groupby("qid")
+        }
+    q = st.dense.model.encode(st.topics["query"].tolist(), batch_size=64, normalize_embeddings=True)
+    scores = q.astype(np.float32) @ st.dense.emb.T
+    return {str(qid): pd.Series(scores[i], index=st.dense.docnos) for i, qid in enumerate(st.topics["qid"])}
+
+
+def main() -> None:
+    from pyterrier_sparse_eval import sdm
+    from pyterrier_sparse_eval._pool import judged_with_backgrounds
+    from pyterrier_sparse_eval.measures._sdm import correctable, sdm_table, survival_of_rows
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_pool_arguments(parser, seeds=5, designs=["uniform"])
+    parser.add_argument("--systems", nargs="+", default=["MiniLM-L6 (dense)"])
+    parser.add_argument(
+        "--families",
+        nargs="+",
+        default=["auto", "skewnorm", "empirical", "empirical-gpd", *VARIANTS],
+        help=f"sdm.FAMILIES and {', '.join(VARIANTS)}",
+    )
+    parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
+    args = parser.parse_args()
+    unknown = set(args.families) - set(sdm.FAMILIES) - set(VARIANTS)
+    if unknown:
+        parser.error(f"unknown families {sorted(unknown)}; choose from {list(sdm.FAMILIES) + list(VARIANTS)}")
+    if args.designs != ["uniform"]:
+        parser.error("only uniform pools: --designs uniform")
+    args.work.mkdir(parents=True, exist_ok=True)
+    use_shared_data(args.work)
+    st = load_study(args.dataset, args.size, args.work)
+    unknown = set(args.systems) - set(st.full_run)
+    if unknown:
+        parser.error(f"unknown systems {sorted(unknown)}; choose from {list(st.full_run)}")
+    pool_run, all_docnos = st.full_run["BM25 (pooling)"], st.index["BM25 (pooling)"].docnos
+    truth = {name: full_scores(st, name) for name in args.systems}
+    counts, errors = [], []
+    for budget in args.budgets:
+        depth, designs = pool_designs(budget, st, pool_run, all_docnos)
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            pool = study.make_pool(st.qrels, pool_run, all_docnos, depth, seed, designs["uniform"])
+            n_unseen = pool.n_unseen
+            for name in args.systems:
+                run = study.run_over_pool(
+                    pool, name, st.sparse, st.index, st.dense, st.topics, args.work / f"pool-{args.size}"
+                )
+                j, samples = judged_with_backgrounds(run, st.qrels, pool)
+                qids = j.qids.tolist()
+                rel = np.flatnonzero(j.label > 0)
+                true = np.full(len(j.rank), np.nan)
+                for i in rel:
+                    full = truth[name].get(qids[j.group[i]])
+                    if full is None or (name in st.index and len(full) >= 1000 and j.score[i] < full.min()):
+                        continue  # below a sparse full run's top 1000: the count is not known
+                    true[i] = float((full[~full.index.isin(pool.docno_set)].to_numpy() >= j.score[i]).sum())
+                known = rel[~np.isnan(true[rel])]
+                for family in args.families:
+                    p = survival_of_rows(j, [fit_variant(samples[q], family) for q in qids])
+                    counts += [(budget, name, family, true[i], p[i] * n_unseen) for i in known]
+                    per_query, _ = sdm_table(j, p, n_unseen, correctable(K_VALUES))
+                    for measure, values in per_query.items():
+                        est = np.mean([values.get(q, {"sdm": 0.0})["sdm"] for q in st.qids])
+                        errors.append((budget, name, family, measure, est - st.full[name][measure]))
+                    if family in ("auto", "skewnorm"):  # the reference's counting rule, the same family
+                        for k in K_VALUES:
+                            inside = (j.label > 0) & (j.rank + 1 + p * n_unseen <= k)
+                            hits = np.bincount(j.group[inside], minlength=len(qids)) / np.maximum(
+                                j.num_rel, 1
+                            )
+                            est = np.sum(hits) / len(st.qids)
+                            errors.append(
+                                (budget, name, f"{family} det", f"R@{k}", est - st.full[name][f"R@{k}"])
+                            )
+            print(f"pool {pool.fraction:.2%} seed {seed} done", flush=True)
+    report(pd.DataFrame(counts, columns=["budget", "system", "family", "true", "expected"]), errors)
+
+
+def report(counts: pd.DataFrame, errors: list) -> None:
+    pd.set_option("display.width", 250)
+    pd.set_option("display.max_columns", 50)
+    counts["group"] = pd.cut(counts["true"], GROUPS + [np.inf], right=False)
+    ratio = counts.groupby(["budget", "system", "group", "family"], observed=True).agg(
+        rows=("true", "size"), true=("true", "mean"), expected=("expected", "mean")
+    )
+    ratio["ratio"] = ratio["expected"] / ratio["true"]
+    shown = ratio["ratio"].where(ratio["true"] > 0, ratio["expected"]).unstack("family").round(2)
+    print("expected / true unseen count per group (group [0, 1): the expected count itself)")
+    print(shown.to_string())
+    e = pd.DataFrame(errors, columns=["budget", "system", "family", "measure", "error"])
+    e["error"] *= 1000
+    table = e.groupby(["budget", "system", "measure", "family"]).agg(
+        mae=("error", lambda x: x.abs().mean()), bias=("error", "mean")
+    )
+    print("\nSDM error x 1000 over the pools: mean |error| (mean signed error)")
+    cell = table["mae"].round(1).astype(str) + " (" + table["bias"].round(1).map("{:+}".format) + ")"
+    print(cell.unstack("family").fillna("").to_string())
+
+
+if __name__ == "__main__":
+    main()
