@@ -46,6 +46,8 @@ import bench_sdm_scale as study  # noqa: E402
 from sdm_calibration import add_pool_arguments, load_study, pool_designs  # noqa: E402
 from semisynthetic import use_shared_data  # noqa: E402
 
+from pyterrier_sparse_eval.measures import BackgroundModel, fit_background  # noqa: E402
+
 K_VALUES = (10, 100, 1000)
 GROUPS = [0, 1, 3, 10, 30, 100, 300, 1000]  # true unseen counts, left-closed
 VARIANTS = ("hg", "kde*0.7", "kde*1.4", "kde+exp", "empirical|kde", "skewnorm|kde")
@@ -63,17 +65,10 @@ class Variant:
         return np.where(s < c, 1.0, (1.0 - w) * self._observed_sf(s))
 
 
-def kernels_sf(centers: np.ndarray, width: float, weights: np.ndarray) -> Any:
-    share = weights / weights.sum()
-
-    def sf(s: Any) -> np.ndarray:
-        flat = np.asarray(s, dtype=np.float64).ravel()
-        out = np.empty(len(flat))
-        for i in range(0, len(flat), 256):
-            out[i : i + 256] = stats.norm.sf((flat[i : i + 256, None] - centers[None, :]) / width) @ share
-        return out.reshape(np.shape(s))
-
-    return sf
+def kernels(base: Any, centers: np.ndarray, width: float, weights: np.ndarray | None = None) -> Any:
+    """The package's KDE (``BackgroundModel`` "kde": weighted normal kernels) on other centers, width and weights,
+    with ``base``'s censoring."""
+    return BackgroundModel("kde", {**base.params, "bandwidth": width}, {}, centers, weights)
 
 
 def spliced(body: Any, tail: Any, t: float) -> Any:
@@ -94,18 +89,16 @@ def fit_variant(sample: Any, family: str) -> Any:
         mu, sd = x.mean(), x.std(ddof=1)
         v = sd**2 + h**2
         logw = 0.5 * (x - mu) ** 2 * (1 / sd**2 - 1 / v)
-        return Variant(
-            base, kernels_sf((x * sd**2 + mu * h**2) / v, h * sd / np.sqrt(v), np.exp(logw - logw.max()))
-        )
+        return kernels(base, (x * sd**2 + mu * h**2) / v, h * sd / np.sqrt(v), np.exp(logw - logw.max()))
     if family.startswith("kde*"):
-        return Variant(base, kernels_sf(x, h * float(family[4:]), np.ones(len(x))))
+        return kernels(base, x, h * float(family[4:]))
     if family == "kde+exp":
         t = x[-11] if len(x) > 10 else x[0]
         beta = max(float(np.mean(x[-10:] - t)), 1e-12)
         return Variant(base, spliced(kde, lambda s: np.exp(-(np.asarray(s) - t) / beta), t))
     t = x[-4] if len(x) > 3 else x[0]
     if family == "empirical|kde":
-        body = lambda s: 1.0 - np.searchsorted(x, s, side="left") / len(x)  # noqa: E731
+        body = fit_background(x, "empirical")._sf_observed
     else:
         a, loc, scale = stats.skewnorm.fit(x)
         body = lambda s: stats.skewnorm.sf(s, a, loc, scale)  # noqa: E731
@@ -114,14 +107,10 @@ def fit_variant(sample: Any, family: str) -> Any:
 
 def full_scores(st: Any, name: str) -> dict[str, pd.Series]:
     """Every document's score for the dense model; the full run's top 1000 for a sparse system."""
-    if name in st.index:
-        return {
-            str(q): pd.Series(g["score"].to_numpy(), index=g["docno"].astype(str))
-            for q, g in st.full_run[name].groupby("qid")
-        }
-    q = st.dense.model.encode(st.topics["query"].tolist(), batch_size=64, normalize_embeddings=True)
-    scores = q.astype(np.float32) @ st.dense.emb.T
-    return {str(qid): pd.Series(scores[i], index=st.dense.docnos) for i, qid in enumerate(st.topics["qid"])}
+    run = st.full_run[name] if name in st.index else st.dense.run(st.topics, len(st.dense.docnos))
+    return {
+        str(q): pd.Series(g["score"].to_numpy(), index=g["docno"].astype(str)) for q, g in run.groupby("qid")
+    }
 
 
 def main() -> None:
@@ -167,11 +156,15 @@ def main() -> None:
                 qids = j.qids.tolist()
                 rel = np.flatnonzero(j.label > 0)
                 true = np.full(len(j.rank), np.nan)
+                unseen: dict[str, np.ndarray] = {}  # per query: the sorted full scores outside the pool
                 for i in rel:
-                    full = truth[name].get(qids[j.group[i]])
+                    q = qids[j.group[i]]
+                    full = truth[name].get(q)
                     if full is None or (name in st.index and len(full) >= 1000 and j.score[i] < full.min()):
                         continue  # below a sparse full run's top 1000: the count is not known
-                    true[i] = float((full[~full.index.isin(pool.docno_set)].to_numpy() >= j.score[i]).sum())
+                    if q not in unseen:
+                        unseen[q] = np.sort(full[~full.index.isin(pool.docno_set)].to_numpy())
+                    true[i] = len(unseen[q]) - np.searchsorted(unseen[q], j.score[i], side="left")
                 known = rel[~np.isnan(true[rel])]
                 for family in args.families:
                     p = survival_of_rows(j, [fit_variant(samples[q], family) for q in qids])
