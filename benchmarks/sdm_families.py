@@ -3,7 +3,7 @@
     python benchmarks/sdm_families.py                                   # the dense model, SciFact 15% and 30%
     python benchmarks/sdm_families.py --systems "BM25 no idf" --families auto skewnorm hg
 
-For each pool (``bench_sdm_scale``'s corpus, pooling run, uniform pools and systems, as in ``sdm_reference``) and
+For each pool (``bench_sdm_scale``'s corpus, pooling run, pools and systems, as in ``sdm_reference``) and
 each system, every relevant row of the system's run over the pool gets the true number of unseen documents (outside
 the pool) that score at least as high in the full corpus, next to the number each background family expects,
 N_unseen * p(s). Rows are grouped by that true count (0, 1-2, 3-9, ... : the region of the background's tail the
@@ -21,18 +21,29 @@ Silverman's bandwidth), built here on the same sample:
   bias vanishes where the start fits; with a normal f0 each kernel is a normal again (closed form), shrunk toward
   the mean and narrower, weighted up in the tails;
 - ``kde*F``: the KDE with its bandwidth times F;
+- ``kde-vc``: the variance-corrected KDE (M. C. Jones, On correcting for variance inflation in kernel density
+  estimation, Computational Statistics & Data Analysis 11, 1991): the KDE shrunk toward the sample mean by
+  c = 1 / sqrt(1 + h^2 / sd^2), centers and bandwidth alike, so that it keeps the sample's variance sd^2 (a
+  plain KDE's is sd^2 + h^2). The shrinkage is large for a near-normal sample and small for a heavy-tailed one,
+  whose h (from the IQR) is small next to its sd;
+- ``F+delta`` (any KDE family F above): F with each row's SDM term corrected for the noise of its survival
+  estimate through the term's curvature (``sdm_recall(..., variance=)``: the second-order bias correction of a
+  plug-in estimate, the variance of p(s) estimated from the sampled documents' kernel terms,
+  ``BackgroundModel.sf_variance``);
 - ``kde+exp``: the KDE up to the sample's 11th largest score t, an exponential tail above it (the mean excess of
   the top 10 over t);
 - ``A|kde``: family A (``empirical`` or ``skewnorm``) up to the sample's 4th largest score t, the KDE's tail above
   it, scaled to A's value at t.
 
-Only uniform pools (the reference's setting); a system's censored or zero-inflated background keeps ``auto``'s
-censoring, the variant replacing the fit of its observed part.
+Uniform pools by default (the reference's setting); ``--designs stratified`` takes the weighted families
+(``sdm.WEIGHTED_FAMILIES``, with or without ``+delta``). A system's censored or zero-inflated background keeps
+``auto``'s censoring, the variant replacing the fit of its observed part.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,7 +61,7 @@ from pyterrier_sparse_eval.measures import BackgroundModel, fit_background  # no
 
 K_VALUES = (10, 100, 1000)
 GROUPS = [0, 1, 3, 10, 30, 100, 300, 1000]  # true unseen counts, left-closed
-VARIANTS = ("hg", "kde*0.7", "kde*1.4", "kde+exp", "empirical|kde", "skewnorm|kde")
+VARIANTS = ("hg", "kde-vc", "kde*0.7", "kde*1.4", "kde+exp", "empirical|kde", "skewnorm|kde")
 
 
 class Variant:
@@ -90,6 +101,10 @@ def fit_variant(sample: Any, family: str) -> Any:
         v = sd**2 + h**2
         logw = 0.5 * (x - mu) ** 2 * (1 / sd**2 - 1 / v)
         return kernels(base, (x * sd**2 + mu * h**2) / v, h * sd / np.sqrt(v), np.exp(logw - logw.max()))
+    if family == "kde-vc":
+        mu, sd = x.mean(), x.std(ddof=1)
+        c = 1 / np.sqrt(1 + h**2 / sd**2)
+        return kernels(base, mu + c * (x - mu), c * h)
     if family.startswith("kde*"):
         return kernels(base, x, h * float(family[4:]))
     if family == "kde+exp":
@@ -116,7 +131,7 @@ def full_scores(st: Any, name: str) -> dict[str, pd.Series]:
 def main() -> None:
     from pyterrier_sparse_eval import sdm
     from pyterrier_sparse_eval._pool import judged_with_backgrounds
-    from pyterrier_sparse_eval.measures._sdm import correctable, sdm_table, survival_of_rows
+    from pyterrier_sparse_eval.measures._sdm import sdm_ndcg, sdm_recall, survival_of_rows, variance_of_rows
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_pool_arguments(parser, seeds=5, designs=["uniform"])
@@ -128,12 +143,17 @@ def main() -> None:
         help=f"sdm.FAMILIES and {', '.join(VARIANTS)}",
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
+    parser.add_argument("--output", type=Path, help="also write each pool's SDM errors to this CSV")
     args = parser.parse_args()
-    unknown = set(args.families) - set(sdm.FAMILIES) - set(VARIANTS)
+    unknown = {f.removesuffix("+delta") for f in args.families} - set(sdm.FAMILIES) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown families {sorted(unknown)}; choose from {list(sdm.FAMILIES) + list(VARIANTS)}")
-    if args.designs != ["uniform"]:
-        parser.error("only uniform pools: --designs uniform")
+    bases = {f.removesuffix("+delta") for f in args.families}
+    if "stratified" in args.designs and not bases <= set(sdm.WEIGHTED_FAMILIES):
+        parser.error(
+            f"a stratified pool is fitted with {', '.join(sdm.WEIGHTED_FAMILIES)} (and +delta), "
+            f"not {sorted(bases - set(sdm.WEIGHTED_FAMILIES))}"
+        )
     args.work.mkdir(parents=True, exist_ok=True)
     use_shared_data(args.work)
     st = load_study(args.dataset, args.size, args.work)
@@ -145,8 +165,11 @@ def main() -> None:
     counts, errors = [], []
     for budget in args.budgets:
         depth, designs = pool_designs(budget, st, pool_run, all_docnos)
-        for seed in range(args.first_seed, args.first_seed + args.seeds):
-            pool = study.make_pool(st.qrels, pool_run, all_docnos, depth, seed, designs["uniform"])
+        for design, seed in itertools.product(
+            args.designs, range(args.first_seed, args.first_seed + args.seeds)
+        ):
+            pool = study.make_pool(st.qrels, pool_run, all_docnos, depth, seed, designs[design])
+            label = f"{budget:g} {design}"
             n_unseen = pool.n_unseen
             for name in args.systems:
                 run = study.run_over_pool(
@@ -167,12 +190,18 @@ def main() -> None:
                     true[i] = len(unseen[q]) - np.searchsorted(unseen[q], j.score[i], side="left")
                 known = rel[~np.isnan(true[rel])]
                 for family in args.families:
-                    p = survival_of_rows(j, [fit_variant(samples[q], family) for q in qids])
-                    counts += [(budget, name, family, true[i], p[i] * n_unseen) for i in known]
-                    per_query, _ = sdm_table(j, p, n_unseen, correctable(K_VALUES))
-                    for measure, values in per_query.items():
-                        est = np.mean([values.get(q, {"sdm": 0.0})["sdm"] for q in st.qids])
-                        errors.append((budget, name, family, measure, est - st.full[name][measure]))
+                    delta = family.endswith("+delta")
+                    models = [fit_variant(samples[q], family.removesuffix("+delta")) for q in qids]
+                    p = survival_of_rows(j, models)
+                    counts += [(label, name, family, true[i], p[i] * n_unseen) for i in known]
+                    v = variance_of_rows(j, models) if delta else None
+                    for k in K_VALUES:
+                        for measure, value in (
+                            (f"R@{k}", sdm_recall(j, k, p, n_unseen, variance=v)),
+                            (f"nDCG@{k}", sdm_ndcg(j, k, p, n_unseen, variance=v)),
+                        ):
+                            est = value.sum() / len(st.qids)  # a query the run lacks counts 0
+                            errors.append((label, seed, name, family, measure, est - st.full[name][measure]))
                     if family in ("auto", "skewnorm"):  # the reference's counting rule, the same family
                         for k in K_VALUES:
                             inside = (j.label > 0) & (j.rank + 1 + p * n_unseen <= k)
@@ -181,26 +210,28 @@ def main() -> None:
                             )
                             est = np.sum(hits) / len(st.qids)
                             errors.append(
-                                (budget, name, f"{family} det", f"R@{k}", est - st.full[name][f"R@{k}"])
+                                (label, seed, name, f"{family} det", f"R@{k}", est - st.full[name][f"R@{k}"])
                             )
-            print(f"pool {pool.fraction:.2%} seed {seed} done", flush=True)
-    report(pd.DataFrame(counts, columns=["budget", "system", "family", "true", "expected"]), errors)
+            print(f"pool {pool.fraction:.2%} {design} seed {seed} done", flush=True)
+    e = pd.DataFrame(errors, columns=["pool", "seed", "system", "family", "measure", "error"])
+    if args.output:
+        e.to_csv(args.output, index=False)
+    report(pd.DataFrame(counts, columns=["pool", "system", "family", "true", "expected"]), e)
 
 
-def report(counts: pd.DataFrame, errors: list) -> None:
+def report(counts: pd.DataFrame, e: pd.DataFrame) -> None:
     pd.set_option("display.width", 250)
     pd.set_option("display.max_columns", 50)
     counts["group"] = pd.cut(counts["true"], GROUPS + [np.inf], right=False)
-    ratio = counts.groupby(["budget", "system", "group", "family"], observed=True).agg(
+    ratio = counts.groupby(["pool", "system", "group", "family"], observed=True).agg(
         rows=("true", "size"), true=("true", "mean"), expected=("expected", "mean")
     )
     ratio["ratio"] = ratio["expected"] / ratio["true"]
     shown = ratio["ratio"].where(ratio["true"] > 0, ratio["expected"]).unstack("family").round(2)
     print("expected / true unseen count per group (group [0, 1): the expected count itself)")
     print(shown.to_string())
-    e = pd.DataFrame(errors, columns=["budget", "system", "family", "measure", "error"])
-    e["error"] *= 1000
-    table = e.groupby(["budget", "system", "measure", "family"]).agg(
+    e = e.assign(error=e["error"] * 1000)
+    table = e.groupby(["pool", "system", "measure", "family"]).agg(
         mae=("error", lambda x: x.abs().mean()), bias=("error", "mean")
     )
     print("\nSDM error x 1000 over the pools: mean |error| (mean signed error)")

@@ -12,6 +12,7 @@ closer* / *reference closer* when the mean d is more than 2 SE from 0, else *wit
     python benchmarks/sdm_reference.py                          # SciFact, 15% and 30% uniform pools, 15 each
     python benchmarks/sdm_reference.py --family skewnorm --systems "MiniLM-L6 (dense)"   # the reference's family
     python benchmarks/sdm_reference.py --from-csv /tmp/sdm-calibration/reference-0-auto.csv
+    python benchmarks/sdm_reference.py --terms        # also the covariate with the matched query terms ("terms")
 
 Each pool's rows are appended to ``--output`` (default ``--work``/reference-SIZE-FAMILY.csv) as soon as they are
 computed, so an interrupted run keeps its pools (a rerun starts the file over). Two runs side by side (e.g. one
@@ -24,6 +25,7 @@ import argparse
 import itertools
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,7 +36,7 @@ from sdm_calibration import add_pool_arguments, load_study, pool_designs  # noqa
 from semisynthetic import use_shared_data  # noqa: E402
 
 K_VALUES = (10, 100, 1000)
-METHODS = ("SDM", "covariate", "reference")
+METHODS = ("SDM", "covariate", "terms", "reference")
 
 
 def main() -> None:
@@ -42,6 +44,11 @@ def main() -> None:
     add_pool_arguments(parser, seeds=15, designs=["uniform"])
     parser.add_argument("--family", default="auto", help="SDM's background family (sdm.FAMILIES)")
     parser.add_argument("--systems", nargs="+", help="only these systems (names as printed; default: all)")
+    parser.add_argument(
+        "--terms",
+        action="store_true",
+        help="also SDM with the pooling run and its matched query terms as covariate (sdm.MatchedTerms)",
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
     parser.add_argument("--output", type=Path, help="the CSV (default: WORK/reference-SIZE-FAMILY.csv)")
     parser.add_argument(
@@ -65,6 +72,11 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown systems {sorted(unknown)}; choose from {list(st.full_run)}")
     names = args.systems or list(st.full_run)
+    matched = (
+        sdm.MatchedTerms(st.index["BM25 (pooling)"], st.sparse["BM25 (pooling)"][0]).transform(pool_run)
+        if args.terms
+        else None
+    )
     out = args.output or args.work / f"reference-{args.size}-{args.family}.csv"
     out.unlink(missing_ok=True)
     seeds = range(args.first_seed, args.first_seed + args.seeds)
@@ -72,13 +84,18 @@ def main() -> None:
         depth, designs = pool_designs(budget, st, pool_run, all_docnos)
         for design, seed in itertools.product(args.designs, seeds):
             pool = study.make_pool(st.qrels, pool_run, all_docnos, depth, seed, designs[design])
-            covariate = sdm.Covariate.from_run(pool_run, pool)
+            methods: list[tuple[str, Any]] = [
+                ("SDM", None),
+                ("covariate", sdm.Covariate.from_run(pool_run, pool)),
+            ]
+            if matched is not None:
+                methods.append(("terms", sdm.Covariate.from_run(matched, pool)))
             rows = []
             for name in names:
                 run = study.run_over_pool(
                     pool, name, st.sparse, st.index, st.dense, st.topics, args.work / f"pool-{args.size}"
                 )
-                for method, cov in (("SDM", None), ("covariate", covariate)):
+                for method, cov in methods:
                     est = sdm.evaluate(run, st.qrels, pool, K_VALUES, covariate=cov, family=args.family)
                     rows += [
                         (budget, design, seed, name, f"R@{k}", method, est["aggregate"][f"R@{k}"]["sdm"])
@@ -110,9 +127,15 @@ def main() -> None:
     summarize(pd.read_csv(out))
 
 
+def methods(table: pd.DataFrame) -> list[str]:
+    """The methods a table holds, in :data:`METHODS` order (the reference last; ``terms`` only with --terms)."""
+    return [m for m in METHODS if m in set(table["method"])]
+
+
 def paired(table: pd.DataFrame) -> pd.DataFrame:
-    """Per cell: each method's mean |error| (x 1000) and, for SDM and the covariate, the paired difference d =
-    |reference error| - |method error| over the pools (mean, SE, x 1000) and the verdict."""
+    """Per cell: each method's mean |error| (x 1000) and, for each SDM method (SDM, the covariate, the terms when
+    measured), the paired difference d = |reference error| - |method error| over the pools (mean, SE, x 1000) and
+    the verdict."""
     table = table.assign(err=(table["est"] - table["full"]).abs() * 1000)
     wide = table.pivot_table(
         index=["budget", "design", "system", "measure", "seed"], columns="method", values="err"
@@ -120,9 +143,9 @@ def paired(table: pd.DataFrame) -> pd.DataFrame:
     out = []
     for cell, x in wide.groupby(["budget", "design", "system", "measure"]):
         row = dict(zip(["budget", "design", "system", "measure"], cell), pools=len(x))
-        for method in METHODS:
+        for method in methods(table):
             row[method] = x[method].mean()
-        for method in METHODS[:2]:
+        for method in methods(table)[:-1]:
             d = x["reference"] - x[method]
             se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
             row[f"{method} d"], row[f"{method} se"] = d.mean(), se
@@ -142,18 +165,29 @@ def summarize(table: pd.DataFrame) -> None:
     cells = paired(table)
     pd.set_option("display.width", 200)
     shown = cells.copy()
-    for method in METHODS[:2]:
+    estimators = methods(table)[:-1]
+    for method in estimators:
         shown[f"{method} d"] = [
             f"{d:+.2f} ({se:.2f})" for d, se in zip(cells[f"{method} d"], cells[f"{method} se"])
         ]
     print(
-        shown[["budget", "design", "system", "measure", "pools", *METHODS, "SDM d", "covariate d"]]
+        shown[
+            [
+                "budget",
+                "design",
+                "system",
+                "measure",
+                "pools",
+                *methods(table),
+                *(f"{m} d" for m in estimators),
+            ]
+        ]
         .round(2)
         .to_string(index=False)
     )
     # a cell where every method is exact in every pool (nothing to estimate) is left out of the counts
-    live = cells[cells[list(METHODS)].max(axis=1) > 0]
-    for method in METHODS[:2]:
+    live = cells[cells[methods(table)].max(axis=1) > 0]
+    for method in estimators:
         verdicts = live[f"{method} verdict"].value_counts()
         print(
             f"{method} against the reference, {len(live)} cells: closer on average in "

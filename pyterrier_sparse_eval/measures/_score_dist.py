@@ -105,6 +105,34 @@ class BackgroundModel:
             return np.where(s <= top, body, tail)
         raise ValueError(f"unknown family {fam!r}")
 
+    def sf_variance(self, s: Any) -> np.ndarray:
+        """The estimated sampling variance of ``sf(s)``, for ``kde``: its p(s) is a mean over the sampled documents
+        of their kernel terms K_i(s) (0 for a censored one), whose variance is estimated from those terms: the
+        sample variance over n; for a weighted (stratified) sample the linearized variance of the weighted mean,
+        sum_i (w_i / W)^2 (K_i - p)^2 over the observed documents (a censored one adds O(p^2 / n); its weight
+        is not kept). 0 for the other families (a fitted shape's noise is not a mean's) and below the censoring
+        point."""
+        s = np.asarray(s, dtype=np.float64)
+        out = np.zeros(s.shape)
+        if self.family != "kde" or self._sample is None:
+            return out
+        x, h = self._sample, self.params["bandwidth"]
+        w, c = self.params.get("below_share", 0.0), self.params.get("below", -np.inf)
+        flat, var = s.ravel(), out.ravel()
+        if self._weights is None:
+            n = float(self.diagnostics.get("n") or (len(x) / (1.0 - w) if w < 1 else len(x)))
+        else:
+            share = self._weights * (1.0 - w) / self._weights.sum()  # w_i / W, W with the censored weight
+        for i in range(0, len(flat), 256):
+            kernels = stats.norm.sf((flat[i : i + 256, None] - x[None, :]) / h)
+            if self._weights is None:
+                p = kernels.sum(axis=1) / n
+                var[i : i + 256] = np.maximum((kernels**2).sum(axis=1) / n - p**2, 0.0) / max(n - 1.0, 1.0)
+            else:
+                p = kernels @ share
+                var[i : i + 256] = ((share[None, :] * (kernels - p[:, None])) ** 2).sum(axis=1)
+        return np.where(s < c, 0.0, var.reshape(s.shape))
+
     def cdf_observed(self, s: Any) -> np.ndarray:
         """CDF of the observed (uncensored) part alone, for plots and goodness of fit."""
         return 1.0 - self._sf_observed(np.asarray(s, dtype=np.float64))

@@ -34,6 +34,8 @@ __all__ = [
     "sdm_recall",
     "sdm_ndcg",
     "survival_of_rows",
+    "variance_of_rows",
+    "second_order",
     "CORRECTIONS",
     "corrected",
     "correctable",
@@ -65,6 +67,18 @@ def survival_of_rows(j: JudgedRun, models: Sequence[Any] | dict[str, Any]) -> np
     return p
 
 
+def variance_of_rows(j: JudgedRun, models: Sequence[Any]) -> np.ndarray:
+    """The estimated variance of each relevant row's survival (``BackgroundModel.sf_variance``; 0 for a model
+    without one), ``models`` per query as for :func:`survival_of_rows`: the ``variance`` of :func:`sdm_recall`."""
+    v = np.zeros(len(j.rank))
+    judged = j.label > 0
+    for g in np.unique(j.group[judged]):
+        rows = judged & (j.group == g)
+        if hasattr(models[g], "sf_variance"):
+            v[rows] = models[g].sf_variance(j.score[rows])
+    return v
+
+
 def _unseen(j: JudgedRun, n_unseen: Any) -> np.ndarray:
     n = np.broadcast_to(np.asarray(n_unseen, dtype=np.int64), (j.num_queries,))
     if (n < 0).any():
@@ -72,18 +86,13 @@ def _unseen(j: JudgedRun, n_unseen: Any) -> np.ndarray:
     return n
 
 
-def sdm_recall(j: JudgedRun, k: int, p: np.ndarray, n_unseen: Any) -> np.ndarray:
-    """Expected Recall@k over the full corpus (see module docstring); ``p`` from :func:`survival_of_rows`."""
-    n = _unseen(j, n_unseen)[j.group]
+def _recall_hits(j: JudgedRun, k: int, p: np.ndarray, n: np.ndarray) -> np.ndarray:
     room = k - 1 - j.rank  # unseen documents a relevant row can afford above it and stay in the top k
     prob = np.where(room >= 0, stats.binom.cdf(np.maximum(room, 0), n, p), 0.0)
-    hits = j.total(np.where(j.is_rel, prob, 0.0))
-    return np.divide(hits, j.num_rel, out=np.zeros(j.num_queries), where=j.num_rel > 0)
+    return np.where(j.is_rel, prob, 0.0)
 
 
-def sdm_ndcg(j: JudgedRun, k: int, p: np.ndarray, n_unseen: Any, *, gain: str = "linear") -> np.ndarray:
-    """Expected nDCG@k over the full corpus (see module docstring), graded gains, exact expectation."""
-    n = _unseen(j, n_unseen)[j.group]
+def _ndcg_gains(j: JudgedRun, k: int, p: np.ndarray, n: np.ndarray, gain: str) -> np.ndarray:
     gains = gain_values(j.label, gain)
     rows = np.flatnonzero((gains > 0) & (j.rank < k))
     m = np.arange(k)[None, :]  # unseen documents above the row
@@ -92,7 +101,44 @@ def sdm_ndcg(j: JudgedRun, k: int, p: np.ndarray, n_unseen: Any, *, gain: str = 
     discount = np.where(a + m < k, 1.0 / np.log2(a + m + 2.0), 0.0)
     expected = np.zeros(len(j.rank))
     expected[rows] = gains[rows] * (pmf * discount).sum(axis=1)
-    dcg = j.total(expected)
+    return expected
+
+
+def second_order(term: Callable[[np.ndarray], np.ndarray], p: np.ndarray, variance: Any) -> np.ndarray:
+    """Each row's ``term(p)`` corrected for the noise of its estimated survival p (variance v) to second order:
+    an unbiased but noisy p gives E term(p^) = term(p) + term''(p) v / 2, so the plug-in's bias is removed by
+    2 term(p^) - E term(P'), P' two points with p^'s mean and variance (p^ -+ sd; where sd > p^, 0 and p^ + v / p^,
+    so that P' >= 0). ``variance`` 0 leaves the term as it is."""
+    v = np.broadcast_to(np.asarray(variance, dtype=np.float64), p.shape)
+    low = np.maximum(p - np.sqrt(v), 0.0)
+    below = p - low
+    above = np.divide(v, below, out=np.zeros_like(p), where=below > 0)
+    w_low = np.divide(above, below + above, out=np.zeros_like(p), where=below + above > 0)
+    at = term(p)
+    return 2.0 * at - w_low * term(low) - (1.0 - w_low) * term(np.minimum(p + above, 1.0))
+
+
+def sdm_recall(j: JudgedRun, k: int, p: np.ndarray, n_unseen: Any, *, variance: Any = None) -> np.ndarray:
+    """Expected Recall@k over the full corpus (see module docstring); ``p`` from :func:`survival_of_rows`;
+    ``variance`` (per row, e.g. :meth:`BackgroundModel.sf_variance`): corrected for p's noise (:func:`second_order`)."""
+    n = _unseen(j, n_unseen)[j.group]
+    if variance is None:
+        hits = j.total(_recall_hits(j, k, p, n))
+    else:
+        hits = j.total(second_order(lambda q: _recall_hits(j, k, q, n), p, variance))
+    return np.divide(hits, j.num_rel, out=np.zeros(j.num_queries), where=j.num_rel > 0)
+
+
+def sdm_ndcg(
+    j: JudgedRun, k: int, p: np.ndarray, n_unseen: Any, *, gain: str = "linear", variance: Any = None
+) -> np.ndarray:
+    """Expected nDCG@k over the full corpus (see module docstring), graded gains, exact expectation; ``variance``
+    as in :func:`sdm_recall`."""
+    n = _unseen(j, n_unseen)[j.group]
+    if variance is None:
+        dcg = j.total(_ndcg_gains(j, k, p, n, gain))
+    else:
+        dcg = j.total(second_order(lambda q: _ndcg_gains(j, k, q, n, gain), p, variance))
     ideal = ideal_dcg(j, k, gain)
     return np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
 
