@@ -218,6 +218,9 @@ def test_second_order_correction_with_no_noise_or_nothing_unseen_changes_nothing
         ):
             for qid, value in zip(j.qids.tolist(), values.tolist()):
                 assert abs(value - ref[qid][name]) <= 1e-9, (name, qid)
+        # the largest noise a uniform sample's kernel mean can have (v = p^2) keeps every value a measure's
+        for values in (sdm_recall(j, k, p, 1000, variance=p**2), sdm_ndcg(j, k, p, 1000, variance=p**2)):
+            assert np.all((values >= 0) & (values <= 1 + 1e-12))
 
 
 def test_kde_variance_is_unbiased_and_the_correction_removes_the_noise_bias():

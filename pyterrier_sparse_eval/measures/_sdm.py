@@ -108,14 +108,16 @@ def second_order(term: Callable[[np.ndarray], np.ndarray], p: np.ndarray, varian
     """Each row's ``term(p)`` corrected for the noise of its estimated survival p (variance v) to second order:
     an unbiased but noisy p gives E term(p^) = term(p) + term''(p) v / 2, so the plug-in's bias is removed by
     2 term(p^) - E term(P'), P' two points with p^'s mean and variance (p^ -+ sd; where sd > p^, 0 and p^ + v / p^,
-    so that P' >= 0). ``variance`` 0 leaves the term as it is."""
+    so that P' >= 0), kept within the term's range, 0 to its value with nothing unseen above (a term falls as p
+    grows). ``variance`` 0 leaves the term as it is."""
     v = np.broadcast_to(np.asarray(variance, dtype=np.float64), p.shape)
     low = np.maximum(p - np.sqrt(v), 0.0)
     below = p - low
     above = np.divide(v, below, out=np.zeros_like(p), where=below > 0)
     w_low = np.divide(above, below + above, out=np.zeros_like(p), where=below + above > 0)
     at = term(p)
-    return 2.0 * at - w_low * term(low) - (1.0 - w_low) * term(np.minimum(p + above, 1.0))
+    fixed = 2.0 * at - w_low * term(low) - (1.0 - w_low) * term(np.minimum(p + above, 1.0))
+    return np.clip(fixed, 0.0, term(np.zeros_like(p)))
 
 
 def sdm_recall(j: JudgedRun, k: int, p: np.ndarray, n_unseen: Any, *, variance: Any = None) -> np.ndarray:
