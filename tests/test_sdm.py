@@ -246,7 +246,7 @@ def test_kde_variance_is_unbiased_and_the_correction_removes_the_noise_bias():
     se = np.std(plug) / np.sqrt(len(plug))
     bias_plug, bias_fixed = np.mean(plug) - target, np.mean(fixed) - target
     assert bias_plug > 8 * se  # the noise's bias is there (0.028, SE 0.002)
-    assert abs(bias_fixed) < 0.35 * bias_plug  # and mostly gone (0.005)
+    assert abs(bias_fixed) < 0.35 * bias_plug  # and mostly gone (0.006)
 
 
 def test_weighted_kde_variance_follows_a_stratified_sample():
