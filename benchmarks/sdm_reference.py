@@ -146,7 +146,7 @@ def paired(table: pd.DataFrame) -> pd.DataFrame:
         for method in methods(table):
             row[method] = x[method].mean()
         for method in methods(table)[:-1]:
-            d = x["reference"] - x[method]
+            d = (x["reference"] - x[method]).dropna()  # a merged run without --terms has no terms rows
             se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
             row[f"{method} d"], row[f"{method} se"] = d.mean(), se
             row[f"{method} verdict"] = (
