@@ -150,7 +150,9 @@ def paired(table: pd.DataFrame) -> pd.DataFrame:
             se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
             row[f"{method} d"], row[f"{method} se"] = d.mean(), se
             row[f"{method} verdict"] = (
-                "closer"
+                "not measured"
+                if d.empty
+                else "closer"
                 if d.mean() > 2 * se
                 else "reference closer"
                 if d.mean() < -2 * se
@@ -186,8 +188,9 @@ def summarize(table: pd.DataFrame) -> None:
         .to_string(index=False)
     )
     # a cell where every method is exact in every pool (nothing to estimate) is left out of the counts
-    live = cells[cells[methods(table)].max(axis=1) > 0]
+    measured = cells[cells[methods(table)].max(axis=1) > 0]
     for method in estimators:
+        live = measured[measured[f"{method} verdict"] != "not measured"]  # (terms: only with --terms)
         verdicts = live[f"{method} verdict"].value_counts()
         print(
             f"{method} against the reference, {len(live)} cells: closer on average in "
