@@ -140,12 +140,13 @@ def paired(table: pd.DataFrame) -> pd.DataFrame:
     wide = table.pivot_table(
         index=["budget", "design", "system", "measure", "seed"], columns="method", values="err"
     ).reset_index()
+    present = methods(table)
     out = []
     for cell, x in wide.groupby(["budget", "design", "system", "measure"]):
         row = dict(zip(["budget", "design", "system", "measure"], cell), pools=len(x))
-        for method in methods(table):
+        for method in present:
             row[method] = x[method].mean()
-        for method in methods(table)[:-1]:
+        for method in present[:-1]:
             d = (x["reference"] - x[method]).dropna()  # a merged run without --terms has no terms rows
             se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
             row[f"{method} d"], row[f"{method} se"] = d.mean(), se
@@ -167,7 +168,8 @@ def summarize(table: pd.DataFrame) -> None:
     cells = paired(table)
     pd.set_option("display.width", 200)
     shown = cells.copy()
-    estimators = methods(table)[:-1]
+    present = methods(table)
+    estimators = present[:-1]
     for method in estimators:
         shown[f"{method} d"] = [
             f"{d:+.2f} ({se:.2f})" for d, se in zip(cells[f"{method} d"], cells[f"{method} se"])
@@ -180,7 +182,7 @@ def summarize(table: pd.DataFrame) -> None:
                 "system",
                 "measure",
                 "pools",
-                *methods(table),
+                *present,
                 *(f"{m} d" for m in estimators),
             ]
         ]
@@ -188,7 +190,7 @@ def summarize(table: pd.DataFrame) -> None:
         .to_string(index=False)
     )
     # a cell where every method is exact in every pool (nothing to estimate) is left out of the counts
-    measured = cells[cells[methods(table)].max(axis=1) > 0]
+    measured = cells[cells[present].max(axis=1) > 0]
     for method in estimators:
         live = measured[measured[f"{method} verdict"] != "not measured"]  # (terms: only with --terms)
         verdicts = live[f"{method} verdict"].value_counts()

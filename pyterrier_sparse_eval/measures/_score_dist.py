@@ -31,6 +31,7 @@ get explicit models, named in ``family``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,13 +93,10 @@ class BackgroundModel:
             if fam == "empirical":
                 return body
             if fam == "kde":
-                h = p["bandwidth"]
-                flat = s.ravel()
-                out = np.empty(len(flat))
+                out = np.empty(s.size)
                 share = None if weights is None else weights / weights.sum()
-                for i in range(0, len(flat), 256):
-                    kernels = stats.norm.sf((flat[i : i + 256, None] - sample[None, :]) / h)
-                    out[i : i + 256] = kernels.mean(axis=1) if share is None else kernels @ share
+                for rows, kernels in self._kernels(s):
+                    out[rows] = kernels.mean(axis=1) if share is None else kernels @ share
                 return out.reshape(s.shape)
             top, tail_p = p["max"], p["tail_share"]
             tail = tail_p * stats.genpareto.sf(s - top, p["shape"], 0, p["scale"])
@@ -116,22 +114,29 @@ class BackgroundModel:
         out = np.zeros(s.shape)
         if self.family != "kde" or self._sample is None:
             return out
-        x, h = self._sample, self.params["bandwidth"]
+        x = self._sample
         w, c = self.params.get("below_share", 0.0), self.params.get("below", -np.inf)
-        flat, var = s.ravel(), out.ravel()
+        var = out.ravel()
         if self._weights is None:
             n = float(self.diagnostics.get("n") or (len(x) / (1.0 - w) if w < 1 else len(x)))
         else:
             share = self._weights * (1.0 - w) / self._weights.sum()  # w_i / W, W with the censored weight
-        for i in range(0, len(flat), 256):
-            kernels = stats.norm.sf((flat[i : i + 256, None] - x[None, :]) / h)
+        for rows, kernels in self._kernels(s):
             if self._weights is None:
                 p = kernels.sum(axis=1) / n
-                var[i : i + 256] = np.maximum((kernels**2).sum(axis=1) / n - p**2, 0.0) / max(n - 1.0, 1.0)
+                var[rows] = np.maximum((kernels**2).sum(axis=1) / n - p**2, 0.0) / max(n - 1.0, 1.0)
             else:
                 p = kernels @ share
-                var[i : i + 256] = ((share[None, :] * (kernels - p[:, None])) ** 2).sum(axis=1)
+                var[rows] = ((share[None, :] * (kernels - p[:, None])) ** 2).sum(axis=1)
         return np.where(s < c, 0.0, var.reshape(s.shape))
+
+    def _kernels(self, s: np.ndarray, chunk: int = 256) -> Iterator[tuple[slice, np.ndarray]]:
+        """The ``kde``'s kernel terms K_i(s) = P(x_i + hZ >= s), 256 scores of ``s`` (flattened) at a time:
+        (the chunk's positions, its scores x the sampled scores)."""
+        flat, x, h = s.ravel(), self._sample, self.params["bandwidth"]
+        assert x is not None
+        for i in range(0, len(flat), chunk):
+            yield slice(i, i + chunk), stats.norm.sf((flat[i : i + chunk, None] - x[None, :]) / h)
 
     def cdf_observed(self, s: Any) -> np.ndarray:
         """CDF of the observed (uncensored) part alone, for plots and goodness of fit."""

@@ -48,35 +48,42 @@ __all__ = [
 _P_FLOOR = 1e-280
 
 
-def survival_of_rows(j: JudgedRun, models: Sequence[Any] | dict[str, Any]) -> np.ndarray:
-    """p(s) = P(background >= s) for every relevant row (label > 0), each with its own query's model; 0 for the
-    other rows, which R@k and nDCG@k never read."""
+def _per_relevant_row(
+    j: JudgedRun, models: Sequence[Any] | dict[str, Any], of: Callable[[Any, np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """``of(model, scores)`` for every relevant row (label > 0), each with its own query's model (``models`` per
+    query id, or in the order of ``j.qids``); 0 for the other rows, which R@k and nDCG@k never read."""
     if isinstance(models, dict):
         missing = [q for q in j.qids.tolist() if q not in models]
         if missing:
             raise KeyError(f"No background model for queries {missing[:5]}; fit one per evaluated query.")
         models = [models[q] for q in j.qids.tolist()]
-    p = np.zeros(len(j.rank))
-    judged = j.label > 0  # only relevant rows enter R@k and nDCG@k: no other row's p is ever read
+    out = np.zeros(len(j.rank))
+    judged = j.label > 0
     for g in np.unique(j.group[judged]):
         rows = judged & (j.group == g)
-        p[rows] = np.clip(models[g].sf(j.score[rows]), 0.0, 1.0)
+        out[rows] = of(models[g], j.score[rows])
+    return out
+
+
+def survival_of_rows(j: JudgedRun, models: Sequence[Any] | dict[str, Any]) -> np.ndarray:
+    """p(s) = P(background >= s) for every relevant row (label > 0), each with its own query's model; 0 for the
+    other rows, which R@k and nDCG@k never read."""
+    p = _per_relevant_row(j, models, lambda model, s: np.clip(model.sf(s), 0.0, 1.0))
     # scipy's binomial raises OverflowError for p in about [1e-308, 1e-303]; any p < 1e-280 changes no
     # probability by more than N * p < 1e-270, so it is exactly 0 here
     p[p < _P_FLOOR] = 0.0
     return p
 
 
-def variance_of_rows(j: JudgedRun, models: Sequence[Any]) -> np.ndarray:
+def variance_of_rows(j: JudgedRun, models: Sequence[Any] | dict[str, Any]) -> np.ndarray:
     """The estimated variance of each relevant row's survival (``BackgroundModel.sf_variance``; 0 for a model
-    without one), ``models`` per query as for :func:`survival_of_rows`: the ``variance`` of :func:`sdm_recall`."""
-    v = np.zeros(len(j.rank))
-    judged = j.label > 0
-    for g in np.unique(j.group[judged]):
-        rows = judged & (j.group == g)
-        if hasattr(models[g], "sf_variance"):
-            v[rows] = models[g].sf_variance(j.score[rows])
-    return v
+    without one), ``models`` as for :func:`survival_of_rows`: the ``variance`` of :func:`sdm_recall`."""
+    return _per_relevant_row(
+        j,
+        models,
+        lambda model, s: model.sf_variance(s) if hasattr(model, "sf_variance") else np.zeros(len(s)),
+    )
 
 
 def _unseen(j: JudgedRun, n_unseen: Any) -> np.ndarray:
