@@ -4,9 +4,10 @@
 over pools. Whatever the one corpus happens to hold near a relevant document's score is then common to every pool,
 and SDM's own model says how large that part is: under it each relevant document's full-corpus rank is random
 (the unseen documents are draws from the background), so the full-corpus R@k of a query lies around SDM's
-expectation with variance sum_r P_r (1 - P_r) / R^2. On SciFact its square root over the queries' mean (the
-*realization SD*, ``sdm_realization_sd.py``) is 0.002-0.004 for the dense model's R@100, about the size of the
-differences between the two estimators there. More pools cannot average it away; more corpora can.
+expectation with variance sum_r P_r (1 - P_r) / R^2. On SciFact the standard deviation this gives the mean over
+the queries (the *realization SD*, ``sdm_realization_sd.py``) is 0.002-0.004 for the dense model's R@100, about
+the size of the differences between the two estimators there. More pools cannot average it away; more corpora
+can.
 
 Here each *realization* is a corpus drawn from the real one: every judged document once, and the others resampled
 with replacement to the same number (a document drawn twice is two documents with the same scores: the
@@ -21,6 +22,7 @@ realizations; also each method's mean signed error (its bias over corpora like t
 
     python benchmarks/sdm_realizations.py                                  # SciFact, 15% and 30%, 30 corpora
     python benchmarks/sdm_realizations.py --systems "MiniLM-L6 (dense)" --realizations 60
+    python benchmarks/sdm_realizations.py --ndcg --family skewnorm --systems "MiniLM-L6 (dense)"  # + nDCG@k
     python benchmarks/sdm_realizations.py --from-csv /tmp/sdm-calibration/realizations-auto.csv
 
 Rows are appended to ``--output`` (default WORK/realizations-FAMILY.csv) realization by realization; realization
@@ -99,6 +101,9 @@ def main() -> None:
     parser.add_argument("--realizations", type=int, default=30, help="bootstrap corpora (after the real one)")
     parser.add_argument("--family", default="auto", help="SDM's background family (sdm.FAMILIES)")
     parser.add_argument("--systems", nargs="+", help="only these systems (names as printed; default: all)")
+    parser.add_argument(
+        "--ndcg", action="store_true", help="also SDM's and the covariate's nDCG@k (the reference has none)"
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
     parser.add_argument("--output", type=Path, help="the CSV (default: WORK/realizations-FAMILY.csv)")
     parser.add_argument(
@@ -127,7 +132,8 @@ def main() -> None:
     judged = np.isin(real, st.qrels["docno"].astype(str).unique())
     runs = full_depth_runs(st, [POOLING, *names], len(real))
     doc = {name: run["docno"].map(position).to_numpy() for name, run in runs.items()}
-    metrics = [f"R@{k}" for k in K_VALUES]
+    recall = [f"R@{k}" for k in K_VALUES]
+    metrics = recall + ([f"nDCG@{k}" for k in K_VALUES] if args.ndcg else [])
     out = args.output or args.work / f"realizations-{args.family}.csv"
     out.unlink(missing_ok=True)
     for r in range(args.realizations + 1):
@@ -145,6 +151,11 @@ def main() -> None:
             depth, room, designs = study.pool_plan(
                 budget, len(corpus.docnos), st.qrels, pool_run, corpus.docnos, len(st.topics)
             )
+            if room < study.MIN_SAMPLE:
+                raise SystemExit(
+                    f"A pool of {budget:.0%} leaves {room} documents for the background sample after the relevant "
+                    f"documents and the top {depth} per query: give a larger --budgets value."
+                )
             pool = study.make_pool(st.qrels, pool_run, corpus.docnos, depth, r, designs["uniform"])
             covariate = sdm.Covariate.from_run(pool_run, pool)
             for name in names:
@@ -154,7 +165,7 @@ def main() -> None:
                     rows += [(budget, r, name, m, method, est["aggregate"][m]["sdm"]) for m in metrics]
                 models = sdm.fit_run_backgrounds(run, pool, "skewnorm")  # the reference's family, fitted once
                 for k in K_VALUES:
-                    ref = sdm.threshold_recall(run, st.qrels, pool, k, models=models)
+                    ref = sdm.threshold_recall(run, st.qrels, pool, k, models=models)  # R@k only
                     rows.append(
                         (budget, r, name, f"R@{k}", "reference", np.mean([ref.get(q, 0.0) for q in st.qids]))
                     )
@@ -170,8 +181,11 @@ def main() -> None:
 
 
 def report(table: pd.DataFrame) -> None:
-    """The real corpus (realization 0) alone, then the bootstrap corpora: ``sdm_reference``'s paired summary (seed
-    = realization), and each method's mean signed error x 1000 (with its SE) over the bootstrap corpora."""
+    """The real corpus (realization 0) alone, then the bootstrap corpora: ``sdm_reference``'s paired summary of R@k
+    (seed = realization), each method's mean signed error x 1000 (with its SE) over the bootstrap corpora, and
+    with ``--ndcg`` SDM's and the covariate's mean |error| and signed error on nDCG@k."""
+    ndcg = table[table["measure"].str.startswith("nDCG")]
+    table = table[table["measure"].str.startswith("R@")]
     real, boot = table[table["seed"] == 0], table[table["seed"] > 0]
     if len(real):
         print("The real corpus (one pool per budget):")
@@ -191,6 +205,19 @@ def report(table: pd.DataFrame) -> None:
     bias = signed.mean().round(2).astype(str) + " (" + signed.sem().round(2).astype(str) + ")"
     print("\nMean signed error x 1000 (SE) over the bootstrap corpora:")
     print(bias.unstack("method").to_string())
+    boot = ndcg[ndcg["seed"] > 0]
+    if len(boot):
+        err = boot.assign(err=(boot["est"] - boot["full"]) * 1000).groupby(
+            ["budget", "system", "measure", "method"]
+        )
+        both = (
+            err["err"].apply(lambda e: e.abs().mean()).round(2).astype(str)
+            + " ("
+            + err["err"].mean().round(2).map("{:+}".format)
+            + ")"
+        )
+        print("\nnDCG@k, mean |error| x 1000 (mean signed error) over the bootstrap corpora:")
+        print(both.unstack("method").to_string())
 
 
 if __name__ == "__main__":
