@@ -139,7 +139,8 @@ def main() -> None:
     for r in range(args.realizations + 1):
         corpus = Corpus(real, judged, None if r == 0 else np.random.default_rng(1000 + r))
         expanded = {name: corpus.expand(run, doc[name]) for name, run in runs.items()}
-        pool_run = expanded[POOLING].groupby("qid", sort=False).head(1000)
+        ranked = expanded[POOLING].sort_values("score", ascending=False, kind="stable")
+        pool_run = ranked.groupby("qid", sort=False).head(1000)  # the pooling run, 1000 deep
         rows = []
         full = {}
         for name in names:
