@@ -277,6 +277,18 @@ def load_study(dataset: str, size: int, work: Path) -> Study:
     return Study(qrels, topics, qids, n_total, sparse, index, full_run, dense, full)
 
 
+def open_study(parser: argparse.ArgumentParser, args: argparse.Namespace, size: int | None = None) -> Study:
+    """:func:`load_study` of a script's ``--dataset``, ``--size`` (or ``size``) and ``--work`` (created, the shared
+    data linked into it), refusing ``--systems`` the study does not have with the choices."""
+    args.work.mkdir(parents=True, exist_ok=True)
+    use_shared_data(args.work)
+    st = load_study(args.dataset, args.size if size is None else size, args.work)
+    unknown = set(getattr(args, "systems", None) or ()) - set(st.full_run)
+    if unknown:
+        parser.error(f"unknown systems {sorted(unknown)}; choose from {list(st.full_run)}")
+    return st
+
+
 def pool_designs(budget: float, st: Study, pool_run: pd.DataFrame, all_docnos) -> tuple[int, dict]:
     """``bench_sdm_scale.pool_plan`` for the study ``st``: the depth and each design's ``make_pool`` arguments,
     refusing a budget that leaves less than the study's smallest sample."""

@@ -59,8 +59,7 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sdm_scale as study  # noqa: E402
-from sdm_calibration import add_pool_arguments, load_study, pool_designs  # noqa: E402
-from semisynthetic import use_shared_data  # noqa: E402
+from sdm_calibration import add_pool_arguments, open_study, pool_designs  # noqa: E402
 
 from pyterrier_sparse_eval.measures import BackgroundModel, fit_background  # noqa: E402
 
@@ -178,12 +177,7 @@ def main() -> None:
             f"a stratified pool is fitted with {', '.join(sdm.WEIGHTED_FAMILIES)} (and +delta), "
             f"not {sorted(bases - set(sdm.WEIGHTED_FAMILIES))}"
         )
-    args.work.mkdir(parents=True, exist_ok=True)
-    use_shared_data(args.work)
-    st = load_study(args.dataset, args.size, args.work)
-    unknown = set(args.systems) - set(st.full_run)
-    if unknown:
-        parser.error(f"unknown systems {sorted(unknown)}; choose from {list(st.full_run)}")
+    st = open_study(parser, args)
     pool_run, all_docnos = st.full_run["BM25 (pooling)"], st.index["BM25 (pooling)"].docnos
     truth = {name: full_scores(st, name) for name in args.systems}
     counts, errors = [], []

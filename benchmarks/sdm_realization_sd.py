@@ -24,8 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sdm_scale as study  # noqa: E402
-from sdm_calibration import add_pool_arguments, load_study, pool_designs  # noqa: E402
-from semisynthetic import use_shared_data  # noqa: E402
+from sdm_calibration import add_pool_arguments, open_study, pool_designs  # noqa: E402
 
 K_VALUES = (10, 100)
 
@@ -49,12 +48,7 @@ def main() -> None:
     from pyterrier_sparse_eval._pool import judged_with_backgrounds, models_for
     from pyterrier_sparse_eval.measures._sdm import _recall_hits, _unseen, survival_of_rows
 
-    args.work.mkdir(parents=True, exist_ok=True)
-    use_shared_data(args.work)
-    st = load_study(args.dataset, args.size, args.work)
-    unknown = set(args.systems) - set(st.full_run)
-    if unknown:
-        parser.error(f"unknown systems {sorted(unknown)}; choose from {list(st.full_run)}")
+    st = open_study(parser, args)
     pool_run, all_docnos = st.full_run["BM25 (pooling)"], st.index["BM25 (pooling)"].docnos
     print("pool, system, R@k: full | SDM (realization SD) | covariate (realization SD), all x 1000")
     for budget in args.budgets:

@@ -40,9 +40,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sdm_scale as study  # noqa: E402
-from sdm_calibration import load_study  # noqa: E402
-from sdm_reference import summarize  # noqa: E402
-from semisynthetic import use_shared_data  # noqa: E402
+from sdm_calibration import open_study  # noqa: E402
+from sdm_reference import add_csv_arguments, summarize  # noqa: E402
 
 K_VALUES = (10, 100, 1000)
 POOLING = "BM25 (pooling)"
@@ -104,11 +103,7 @@ def main() -> None:
     parser.add_argument(
         "--ndcg", action="store_true", help="also SDM's and the covariate's nDCG@k (the reference has none)"
     )
-    parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
-    parser.add_argument("--output", type=Path, help="the CSV (default: WORK/realizations-FAMILY.csv)")
-    parser.add_argument(
-        "--from-csv", type=Path, nargs="+", help="only print the summary of earlier runs' CSVs"
-    )
+    add_csv_arguments(parser, "realizations-FAMILY.csv")
     args = parser.parse_args()
     if args.from_csv is not None:
         report(pd.concat([pd.read_csv(f) for f in args.from_csv]))
@@ -120,12 +115,7 @@ def main() -> None:
 
     if args.family not in sdm.FAMILIES:
         parser.error(f"--family must be one of {', '.join(sdm.FAMILIES)}")
-    args.work.mkdir(parents=True, exist_ok=True)
-    use_shared_data(args.work)
-    st = load_study(args.dataset, 0, args.work)  # the real corpus alone: every system ranks all of it
-    unknown = set(args.systems or ()) - set(st.full_run)
-    if unknown:
-        parser.error(f"unknown systems {sorted(unknown)}; choose from {list(st.full_run)}")
+    st = open_study(parser, args, size=0)  # the real corpus alone: every system ranks all of it
     names = [n for n in (args.systems or list(st.full_run)) if n != POOLING]
     real = np.asarray(st.index[POOLING].docnos, dtype=object)
     position = {d: i for i, d in enumerate(real.tolist())}

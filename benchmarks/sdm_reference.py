@@ -32,8 +32,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sdm_scale as study  # noqa: E402
-from sdm_calibration import add_pool_arguments, load_study, pool_designs  # noqa: E402
-from semisynthetic import use_shared_data  # noqa: E402
+from sdm_calibration import add_pool_arguments, open_study, pool_designs  # noqa: E402
 
 K_VALUES = (10, 100, 1000)
 METHODS = ("SDM", "covariate", "terms", "reference")
@@ -49,11 +48,7 @@ def main() -> None:
         action="store_true",
         help="also SDM with the pooling run and its matched query terms as covariate (sdm.MatchedTerms)",
     )
-    parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
-    parser.add_argument("--output", type=Path, help="the CSV (default: WORK/reference-SIZE-FAMILY.csv)")
-    parser.add_argument(
-        "--from-csv", type=Path, nargs="+", help="only print the summary of earlier runs' CSVs"
-    )
+    add_csv_arguments(parser, "reference-SIZE-FAMILY.csv")
     args = parser.parse_args()
     if args.from_csv is not None:
         summarize(pd.concat([pd.read_csv(f) for f in args.from_csv]))
@@ -64,13 +59,8 @@ def main() -> None:
 
     if args.family not in sdm.FAMILIES:
         parser.error(f"--family must be one of {', '.join(sdm.FAMILIES)}")
-    args.work.mkdir(parents=True, exist_ok=True)
-    use_shared_data(args.work)
-    st = load_study(args.dataset, args.size, args.work)
+    st = open_study(parser, args)
     pool_run, all_docnos = st.full_run["BM25 (pooling)"], st.index["BM25 (pooling)"].docnos
-    unknown = set(args.systems or ()) - set(st.full_run)
-    if unknown:
-        parser.error(f"unknown systems {sorted(unknown)}; choose from {list(st.full_run)}")
     names = args.systems or list(st.full_run)
     matched = (
         sdm.MatchedTerms(st.index["BM25 (pooling)"], st.sparse["BM25 (pooling)"][0]).transform(pool_run)
@@ -125,6 +115,15 @@ def main() -> None:
         f"{args.dataset} + {args.size} distractors, {args.seeds} pools per budget and design, SDM family {args.family}"
     )
     summarize(pd.read_csv(out))
+
+
+def add_csv_arguments(parser: argparse.ArgumentParser, default: str) -> None:
+    """--work, --output (default: WORK/``default``) and --from-csv."""
+    parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
+    parser.add_argument("--output", type=Path, help=f"the CSV (default: WORK/{default})")
+    parser.add_argument(
+        "--from-csv", type=Path, nargs="+", help="only print the summary of earlier runs' CSVs"
+    )
 
 
 def methods(table: pd.DataFrame) -> list[str]:
