@@ -47,9 +47,16 @@ K_VALUES = (10, 100, 1000)
 POOLING = "BM25 (pooling)"
 
 
+def _repeated(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each item i repeated ``counts[i]`` times: (the item, the copy's number 0, 1, ... within it)."""
+    starts = np.cumsum(counts) - counts
+    item = np.repeat(np.arange(len(counts)), counts)
+    return item, np.arange(len(item)) - starts[item]
+
+
 class Corpus:
-    """One realization: ``orig[i]`` is the real document behind realization document ``docnos[i]`` (a copy's
-    docno is the original's plus ``~c``)."""
+    """One realization: ``counts[d]`` copies of real document d, named ``docnos`` (a copy's docno is the
+    original's plus ``~c``), real document d's first copy at position ``first[d]``."""
 
     def __init__(self, real: np.ndarray, judged: np.ndarray, rng: np.random.Generator | None):
         if rng is None:
@@ -59,17 +66,14 @@ class Corpus:
             counts = judged.astype(np.int64)
             counts += np.bincount(rng.choice(others, size=len(others)), minlength=len(real))
         self.counts = counts
-        self.orig = np.repeat(np.arange(len(real)), counts)
-        self.copy = np.arange(len(self.orig)) - np.repeat(np.cumsum(counts) - counts, counts)
-        self.first = np.cumsum(counts) - counts  # realization position of each real document's first copy
-        suffix = np.where(self.copy == 0, "", np.char.add("~", self.copy.astype(str)))
-        self.docnos = np.char.add(real[self.orig].astype(str), suffix).astype(object)
+        self.first = np.cumsum(counts) - counts
+        orig, copy = _repeated(counts)
+        suffix = np.where(copy == 0, "", np.char.add("~", copy.astype(str)))
+        self.docnos = np.char.add(real[orig].astype(str), suffix).astype(object)
 
     def expand(self, run: pd.DataFrame, doc: np.ndarray) -> pd.DataFrame:
         """A run over the real corpus (``doc``: each row's real document index) as a run over the realization."""
-        m = self.counts[doc]
-        rows = np.repeat(np.arange(len(run)), m)
-        copy = np.arange(len(rows)) - np.repeat(np.cumsum(m) - m, m)
+        rows, copy = _repeated(self.counts[doc])
         pos = self.first[doc[rows]] + copy
         return pd.DataFrame(
             {

@@ -188,10 +188,9 @@ def summarize(table: pd.DataFrame) -> None:
         .round(2)
         .to_string(index=False)
     )
-    # a cell where every method is exact in every pool (nothing to estimate) is left out of the counts
-    measured = cells[
-        cells[present].max(axis=1) > 1e-6
-    ]  # (x 1000: float rounding of an exact 1.0 is not an error)
+    # a cell where every method is exact in every pool (nothing to estimate) is left out of the counts (errors x
+    # 1000 up to 1e-6: float rounding of an exact value)
+    measured = cells[cells[present].max(axis=1) > 1e-6]
     for method in estimators:
         live = measured[measured[f"{method} verdict"] != "not measured"]  # (terms: only with --terms)
         verdicts = live[f"{method} verdict"].value_counts()
