@@ -263,10 +263,13 @@ def add_bootstrap(
     aggregate: dict,
 ) -> None:
     """Add ``sdm_ci`` percentile intervals to a :func:`sdm_table`: ``refit(rng)`` returns one round's models
-    (per query, in order or by qid) or an :class:`UnseenAbove`, fitted on resampled background samples."""
+    (per query, in order or by qid) or an :class:`UnseenAbove`, fitted on resampled background samples. A
+    progress bar counts the rounds on a terminal (tqdm's automatic setting; ``sparse-eval --quiet`` hides it)."""
+    from tqdm.auto import tqdm
+
     rng = np.random.default_rng(seed)
     draws: dict[str, list[np.ndarray]] = {str(m.standard()): [] for m in measures}
-    for _ in range(rounds):
+    for _ in tqdm(range(rounds), desc="SDM bootstrap", unit="round", disable=None):
         p = _rows_view(j, refit(rng))
         for measure in measures:
             draws[str(measure.standard())].append(corrected(measure, j, p, unseen))
