@@ -38,6 +38,7 @@ retrieved (of positive weight), keeps SDM's background over its whole sample.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +47,7 @@ from scipy import signal, stats
 
 from ._features import feature_matrix
 from ._pool import _UNRETRIEVED, BackgroundSample, Pool, background_from_run
-from ._sample import pooled_run, str_ids, str_qrels
+from ._sample import check_relevant_in_pool, pooled_run, str_ids, str_qrels
 from .measures import BackgroundModel, JudgedRun, prepare
 from .measures._evaluate import warn_overlap
 from .measures._prepare import to_run_frame
@@ -86,8 +87,17 @@ class Covariate:
             raise ValueError(
                 "The covariate run lists a document twice for a query; pass one ranking per query."
             )
+        if frame.empty:
+            raise ValueError(
+                "The covariate run is empty: pass the full-corpus pooling run the pool was built from."
+            )
         feats = feature_matrix(run)
         in_pool = frame["docno"].isin(pool.docno_set).to_numpy()
+        if not in_pool.any():
+            raise ValueError(
+                f"The covariate run ranks no document of {pool!r} (e.g. {frame['docno'].head(3).tolist()}): pass the "
+                "full-corpus run the pool was built from, with the corpus's docnos."
+            )
         is_sampled = frame["docno"].isin(pool.sample_set).to_numpy()
         x = frame["score"].to_numpy(dtype=np.float64)
         docnos = frame["docno"].to_numpy(dtype=object)
@@ -386,8 +396,18 @@ def covariate_above(
     """A run over the pool prepared for evaluation, the distribution of the unseen documents above each of its
     relevant rows (``width`` terms: the largest cut-off), and ``refit(rng)`` giving one bootstrap round's."""
     covariate.check(pool)
-    frame = pooled_run(run, pool)
-    j = prepare(frame, str_qrels(qrels), rel=pool.rel)
+    frame, q = pooled_run(run, pool), str_qrels(qrels)
+    check_relevant_in_pool(frame, q, pool)
+    j = prepare(frame, q, rel=pool.rel)
+    missing = [qid for qid in j.qids.tolist() if qid not in covariate.unseen]
+    if missing:
+        message = (
+            f"The covariate has no ranking for {len(missing)} of the {j.num_queries} evaluated queries (e.g. "
+            f"{missing[:3]}): pass the pooling run for the run's queries, with their query ids."
+        )
+        if len(missing) == j.num_queries:
+            raise ValueError(message)
+        warnings.warn(message + " Those queries keep SDM's fitted background alone.", stacklevel=3)
     parts = _parts(frame, j, pool, covariate)
 
     def refit(rng: np.random.Generator) -> UnseenAbove:

@@ -33,6 +33,7 @@ from ._sample import (
     _UNRETRIEVED,
     BackgroundSample,
     background_from_run,
+    check_relevant_in_pool,
     fit_run_backgrounds,
     pooled_run,
     str_ids,
@@ -253,20 +254,10 @@ def build_pool(
             ranks within ``tail_depth`` for some query, outside the pool; ``sample`` is then drawn from the
             rest. 0: a uniform sample. Lists: one band per entry (``tail_depth`` increasing).
     """
-    tail_samples, bounds = _per_band(tail_sample), _per_band(tail_depth)
-    if not tail_samples:
-        raise ValueError(
-            "tail_sample is an empty list: give one size per tail band, or 0 for a uniform sample."
-        )
-    if len(bounds) != len(tail_samples):
-        raise ValueError(
-            f"{len(tail_samples)} tail samples for {len(bounds)} tail depths: give one per band."
-        )
-    if depth < 0 or sample < 0 or min(tail_samples) < 0:
-        raise ValueError("depth, sample and tail_sample must be >= 0.")
+    if runs is None or isinstance(runs, (pd.DataFrame, str)):
+        raise TypeError("runs is a list of full-corpus runs (or a {name: run} dict): pass [run] for one run.")
+    tail_samples, bounds = check_pool_options(depth, sample, seed, tail_sample, tail_depth)
     stratified = sum(tail_samples) > 0
-    if stratified and (bounds[0] <= depth or any(b <= a for a, b in zip(bounds, bounds[1:]))):
-        raise ValueError(f"tail_depth {bounds} must be deeper than the pool depth ({depth}) and increasing.")
     if stratified and not runs:
         raise ValueError("A tail sample needs pooling runs: the tail stratum is what they rank high.")
     names = list(runs) if isinstance(runs, dict) else [f"run{i}" for i in range(len(runs))]
@@ -292,6 +283,12 @@ def build_pool(
         ranked = ranked.sort_values(["qid", "rank", "docno"], kind="stable")
         top = ranked.groupby("qid", sort=False).head(depth)
         distractors = [d for d in dict.fromkeys(top["docno"].tolist()) if d not in relevant_set]
+        strangers = [d for d in distractors if d not in in_corpus]
+        if strangers:
+            raise ValueError(
+                f"{len(strangers)} documents the pooling runs rank in the top {depth} are not in the corpus, e.g. "
+                f"{strangers[:5]}: are the runs and all_docnos from the same dataset?"
+            )
     taken = relevant_set | set(distractors)
     band_docs: list[list[str]] = []
     if stratified:
@@ -342,11 +339,42 @@ def build_pool(
     )
 
 
+def check_pool_options(
+    depth: Any, sample: Any, seed: Any, tail_sample: Any, tail_depth: Any
+) -> tuple[list[int], list[int]]:
+    """:func:`build_pool`'s options checked before any work (``sparse-eval sdm`` checks them before indexing):
+    the tail samples and tail depths, one per band."""
+    for name, value in (("depth", depth), ("sample", sample), ("seed", seed)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+            raise TypeError(f"{name}={value!r}: give a whole number (depth and sample count documents).")
+    if seed < 0:
+        raise ValueError(f"seed={seed}: give an integer >= 0.")
+    tail_samples, bounds = _per_band(tail_sample), _per_band(tail_depth)
+    if not tail_samples:
+        raise ValueError(
+            "tail_sample is an empty list: give one size per tail band, or 0 for a uniform sample."
+        )
+    if len(bounds) != len(tail_samples):
+        raise ValueError(
+            f"{len(tail_samples)} tail samples for {len(bounds)} tail depths: give one per band."
+        )
+    if depth < 0 or sample < 0 or min(tail_samples) < 0:
+        raise ValueError("depth, sample and tail_sample must be >= 0.")
+    stratified = sum(tail_samples) > 0
+    if stratified and (bounds[0] <= depth or any(b <= a for a, b in zip(bounds, bounds[1:]))):
+        raise ValueError(f"tail_depth {bounds} must be deeper than the pool depth ({depth}) and increasing.")
+    return tail_samples, bounds
+
+
 def _per_band(value: int | Sequence[int]) -> list[int]:
     """One number, or one per tail band (numpy integers too)."""
-    if isinstance(value, (int, np.integer)):
-        return [int(value)]
-    return [int(t) for t in value]
+    values = [value] if isinstance(value, (int, np.integer)) else value
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{value!r}: give a whole number, or a list of them (one per tail band).")
+    values = list(values)
+    if not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) for t in values):
+        raise TypeError(f"{value!r}: tail_sample and tail_depth are whole numbers of documents and ranks.")
+    return [int(t) for t in values]
 
 
 def _tail_bands(
@@ -384,8 +412,9 @@ def judged_with_backgrounds(
     run: Any, qrels: Any, pool: Pool
 ) -> tuple[JudgedRun, dict[str, BackgroundSample]]:
     """A run on the pool prepared for evaluation, and each query's background sample as the run shows it."""
-    frame = pooled_run(run, pool)
-    return prepare(frame, str_qrels(qrels), rel=pool.rel), background_from_run(frame, pool)
+    frame, q = pooled_run(run, pool), str_qrels(qrels)
+    check_relevant_in_pool(frame, q, pool)
+    return prepare(frame, q, rel=pool.rel), background_from_run(frame, pool)
 
 
 def models_for(j: JudgedRun, samples: dict[str, BackgroundSample], family: str) -> list[BackgroundModel]:

@@ -22,6 +22,7 @@ from .measures._prepare import to_qrels_frame, to_run_frame
 __all__ = [
     "BackgroundSample",
     "background_from_run",
+    "check_relevant_in_pool",
     "fit_run_backgrounds",
     "pooled_run",
     "str_ids",
@@ -53,6 +54,13 @@ def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
         )
         best = frame.sort_values("score", ascending=False, kind="stable").drop_duplicates(["qid", "docno"])
         frame = best.sort_index().reset_index(drop=True)
+    infinite = ~np.isfinite(frame["score"].to_numpy())
+    if infinite.any():
+        raise ValueError(
+            f"The run has {int(infinite.sum())} infinite scores: SDM models the distribution of the scores and needs "
+            "finite ones. Drop those rows (a sampled document the run leaves out counts as scoring below its lowest "
+            "score) or replace them by finite scores."
+        )
     outside = ~frame["docno"].isin(pool.docno_set)
     if outside.any():
         examples = list(dict.fromkeys(frame.loc[outside, "docno"].head(1000)))[:3]
@@ -62,6 +70,22 @@ def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
             "pool's documents), not from the full corpus or another pool."
         )
     return frame
+
+
+def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) -> None:
+    """Refuse qrels whose relevant documents (label >= the pool's ``rel``) for the run's queries are not all in
+    ``pool``: SDM counts every document outside the pool as non-relevant, so such a document would silently be
+    counted as missed (qrels other than the pool's, or queries the pool was not built for)."""
+    rel = qrels[(qrels["label"] >= pool.rel) & qrels["qid"].isin(set(frame["qid"]))]
+    outside = rel[~rel["docno"].isin(pool.docno_set)]
+    if len(outside):
+        examples = [f"{q}/{d}" for q, d in zip(outside["qid"].head(3), outside["docno"].head(3))]
+        raise ValueError(
+            f"{len(outside)} relevant documents of the qrels for {outside['qid'].nunique()} of the run's queries "
+            f"are not in {pool!r} (qid/docno, e.g. {examples}); SDM counts every document outside the pool as "
+            "non-relevant. Evaluate with the qrels the pool was built from, or build the pool with these qrels "
+            "(sdm.build_pool(qrels, ...))."
+        )
 
 
 @dataclass

@@ -20,7 +20,14 @@ from . import datasets
 from ._covariate import Covariate, evaluate_with_covariate
 from ._features import MatchedTerms
 from ._index import SparseIndex
-from ._pool import BackgroundSample, Pool, background_from_run, build_pool, evaluate_on_pool
+from ._pool import (
+    BackgroundSample,
+    Pool,
+    background_from_run,
+    build_pool,
+    check_pool_options,
+    evaluate_on_pool,
+)
 from .measures import evaluate as evaluate_inhouse
 from .systems import index_folder, parse_system
 
@@ -130,8 +137,9 @@ def three_way(
         raise ValueError(f"The same system is given twice: {names}.")
     if not k_values or min(k_values) < 1:
         raise ValueError("k values must be >= 1.")
-    tail_samples = [tail_sample] if isinstance(tail_sample, int) else list(tail_sample)
-    depths = [tail_depth] if isinstance(tail_depth, int) else list(tail_depth)
+    tail_samples, depths = check_pool_options(
+        depth, sample, seed, tail_sample, tail_depth
+    )  # before any indexing
     tail = max(depths) if sum(tail_samples) else 0
     full_depth = max(max(k_values), depth, tail, 1000) if num_results is None else int(num_results)
     if full_depth < max(max(k_values), depth, tail):

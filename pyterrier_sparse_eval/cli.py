@@ -251,15 +251,17 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     check_destination(args.output, option="--output")
     plots.check_folder(args.plots, option="--plots")
     check_destination(args.index_dir, option="--index-dir", folder=True)
-    for option, value in (
-        ("--pool-depth", args.pool_depth),
-        ("--sample", args.sample),
-        ("--tail-sample", min(args.tail_sample or [0])),
-        ("--bootstrap", args.bootstrap),
-        ("--seed", args.seed),
+    for option, value, least in (
+        ("--pool-depth", args.pool_depth, 0),
+        ("--sample", args.sample, 2),  # the background SDM fits per query
+        ("--tail-sample", min(args.tail_sample or [0]), 0),
+        ("--bootstrap", args.bootstrap, 0),
+        ("--seed", args.seed, 0),
     ):
-        if value < 0:
-            raise UsageError(f"{option} must be >= 0, got {value}.")
+        if value < least:
+            raise UsageError(f"{option} must be >= {least}, got {value}.")
+    if args.tail_sample and len(args.tail_sample) != len(args.tail_depth or [100]):
+        raise UsageError("Give one --tail-depth per --tail-sample (each tail band has a size and a depth).")
     if args.tail_depth and not args.tail_sample:
         raise UsageError(
             "--tail-depth bounds a tail band of the sample: give its size with --tail-sample too."

@@ -19,6 +19,7 @@ collection where those are cheap to compute.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -40,7 +41,7 @@ from ._pool import (
     models_for,
     tail_band_sizes,
 )
-from ._sample import pooled_run, str_qrels
+from ._sample import check_relevant_in_pool, pooled_run, str_qrels
 from ._sdm_report import ThreeWay, three_way
 from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background
 from .measures._metrics import GAINS
@@ -118,9 +119,25 @@ def evaluate(
     {qid: {...}}}, "models": {qid: BackgroundModel}}`` with measures named ``R@k`` and ``nDCG@k`` (with a
     covariate, ``"covariate"`` in place of ``"models"``); with a pool, query ids are strings.
     """
-    k_values = list(k_values)
-    if not k_values or min(k_values) < 1:
-        raise ValueError(f"k_values={k_values}: give at least one cut-off, each >= 1, e.g. (10, 100, 1000).")
+    k_values = _cutoffs(k_values)
+    _check_pool(pool)
+    if family not in FAMILIES:
+        raise ValueError(f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}.")
+    if not _is_int(bootstrap) or bootstrap < 0:
+        raise ValueError(
+            f"bootstrap={bootstrap!r}: give a number of rounds >= 0 (e.g. 200), 0 for no intervals."
+        )
+    if not 0 < confidence < 1:
+        raise ValueError(
+            f"confidence={confidence!r}: give the intervals' coverage as a share in (0, 1), e.g. 0.95."
+        )
+    if not _is_int(seed) or seed < 0:
+        raise ValueError(f"seed={seed!r}: give an integer >= 0.")
+    if covariate is not None and pool is None:
+        raise ValueError(
+            "covariate= needs the pool the run was retrieved from (the covariate is read off the pool's sample): "
+            "pass pool=, or drop covariate= to evaluate from background= and n_unseen=."
+        )
     options: dict[str, Any] = {
         "family": family,
         "gain": gain,
@@ -137,6 +154,34 @@ def evaluate(
     if covariate is not None:
         return evaluate_with_covariate(run, qrels, pool, covariate, k_values, **options)
     return evaluate_on_pool(run, qrels, pool, k_values, **options)
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _cutoffs(k_values: Any) -> list[int]:
+    """``k_values`` as a list of cut-offs, refused unless each is an integer >= 1."""
+    if _is_int(k_values):
+        raise ValueError(
+            f"k_values={k_values!r}: give a list of cut-offs, e.g. [{k_values}] or (10, 100, 1000)."
+        )
+    k_list = list(k_values)
+    if not k_list or not all(_is_int(k) and k >= 1 for k in k_list):
+        raise ValueError(
+            f"k_values={k_list}: give at least one cut-off, each an integer >= 1, e.g. (10, 100, 1000)."
+        )
+    return [int(k) for k in k_list]
+
+
+def _check_pool(pool: Any) -> None:
+    if pool is not None and not isinstance(pool, Pool):
+        fix = (
+            "sdm.Pool.load(path)"
+            if isinstance(pool, (str, os.PathLike))
+            else "sdm.build_pool(...) or sdm.Pool.load(path)"
+        )
+        raise TypeError(f"pool must be an sdm.Pool, not {type(pool).__name__}: pass {fix}.")
 
 
 def threshold_recall(
@@ -157,11 +202,21 @@ def threshold_recall(
     the bracket is the run's own score range widened until it holds the root, not a fixed [-1, 1].
     Prefer :func:`evaluate` (an exact expectation); this is a plug-in approximation.
     """
+    if not _is_int(k) or k < 1:
+        raise ValueError(f"k={k!r}: give one cut-off, an integer >= 1 (call once per k).")
+    _check_pool(pool)
     frame = pooled_run(run, pool)
     q = str_qrels(qrels)
+    check_relevant_in_pool(frame, q, pool)
     relevant = q[q["label"] >= pool.rel].groupby("qid")["docno"].apply(set).to_dict()
     if models is None:
         models = fit_run_backgrounds(frame, pool, family)
+    missing = [str(qid) for qid in frame["qid"].unique() if str(qid) in relevant and str(qid) not in models]
+    if missing:
+        raise ValueError(
+            f"models has no background for {len(missing)} of the run's queries (e.g. {missing[:3]}): give one per "
+            "query keyed by its string query id, as sdm.fit_run_backgrounds(run, pool, family) returns them."
+        )
     out: dict[str, float] = {}
     for qid, rows in frame.groupby("qid", sort=False):
         rel_docs = relevant.get(qid)
@@ -205,7 +260,30 @@ class _SDMMeasure(Measure):
 
     POOLED: str  # the in-house measure corrected (a key of measures.REGISTRY)
 
+    def validate_params(self) -> None:
+        """ir_measures' check, after the mistakes it would only report as an assertion, each named with its fix."""
+        if not self.validated:
+            pool, covariate = self.params.get("pool"), self.params.get("covariate")
+            usage = f"sdm.{self.NAME}(pool=pool) @ 100"
+            if pool is None:
+                raise ValueError(f"{self.NAME} needs the pool the run was retrieved from: {usage}.")
+            _check_pool(pool)
+            if "cutoff" not in self.params:
+                raise ValueError(f"{self.NAME} needs a cut-off: {usage}.")
+            family = self.params.get("family", "auto")
+            if family not in FAMILIES:
+                raise ValueError(
+                    f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}."
+                )
+            if covariate is not None and not isinstance(covariate, Covariate):
+                raise TypeError(
+                    f"covariate must be a Covariate, not {type(covariate).__name__}: pass "
+                    "sdm.Covariate.from_run(pooling_run, pool)."
+                )
+        super().validate_params()
+
     def runtime_impl(self, qrels: Any, run: Any) -> Iterator[Metric]:
+        self.validate_params()
         pool: Pool = self.params["pool"]
         rel = self.params.get("rel")
         if rel is not None and rel != pool.rel:

@@ -198,9 +198,26 @@ def test_bad_covariates_are_refused():
     with pytest.raises(ValueError, match="twice"):
         sdm.Covariate.from_run(pd.concat([first, first.head(3)]), pool)
     corpus = sorted(set(docnos[:500]) | set(qrels.docno))  # a smaller corpus than the run's
-    small = sdm.build_pool(qrels, [first], all_docnos=corpus, depth=5, sample=10)
+    with pytest.raises(ValueError, match="not in the corpus.*same dataset"):
+        sdm.build_pool(qrels, [first], all_docnos=corpus, depth=5, sample=10)
+    small = sdm.build_pool(qrels, [first[first.docno.isin(corpus)]], all_docnos=corpus, depth=5, sample=10)
     with pytest.raises(ValueError, match="pass the full-corpus run the pool was built from"):
         sdm.Covariate.from_run(first, small)
+    with pytest.raises(ValueError, match="ranks no document of Pool"):
+        sdm.Covariate.from_run(first.assign(docno="z" + first.docno), pool)
+    with pytest.raises(ValueError, match="covariate run is empty"):
+        sdm.Covariate.from_run(first.head(0), pool)
+    with pytest.raises(ValueError, match="no ranking for 2 of the 2 evaluated queries"):
+        sdm.evaluate(run, qrels, pool, [10], covariate=first.assign(qid="other" + first.qid))
+    with pytest.warns(UserWarning, match="no ranking for 1 of the 2 .* keep SDM's fitted background"):
+        partial = sdm.evaluate(run, qrels, pool, [10], covariate=first[first.qid == first.qid.iloc[0]])
+    alone = sdm.evaluate(run, qrels, pool, [10])["per_query"]["R@10"]
+    missing = [q for q in alone if q != str(first.qid.iloc[0])]
+    assert [partial["per_query"]["R@10"][q]["sdm"] for q in missing] == [alone[q]["sdm"] for q in missing]
+    with pytest.raises(ValueError, match="covariate= needs the pool"):
+        sdm.evaluate(
+            run, qrels, background={q: np.arange(9.0) for q in qrels.qid}, n_unseen=10, covariate=first
+        )
 
 
 @needs_data

@@ -129,6 +129,95 @@ def test_bad_arguments_name_the_fix(setup, tmp_path):
         )
 
 
+def test_inputs_that_would_give_wrong_numbers_are_refused(setup):
+    """Each of these once gave an SDM value with no error: infinite scores (their sampled documents dropped from
+    the background), relevant documents outside the pool (counted as missed), a share given as n_unseen (read as
+    0: the pooled value), a covariate without a pool (ignored), pooling runs from another corpus."""
+    docnos, first, qrels, pool, run, _ = setup
+    low = run.groupby("qid")["score"].transform("median")
+    with pytest.raises(ValueError, match="3.* infinite scores.*Drop those rows"):
+        sdm.evaluate(run.assign(score=run["score"].where(run.index > 2, -np.inf)), qrels, pool, KS)
+    with pytest.raises(ValueError, match="infinite scores"):
+        sdm.threshold_recall(
+            run.assign(score=run["score"].where(run["score"] >= low, np.inf)), qrels, pool, 10
+        )
+    some = qrels[qrels["qid"].isin(["0", "1", "2"])]  # a pool built for three of the eight queries
+    small = sdm.build_pool(some, [first], all_docnos=docnos, depth=10, sample=300, seed=0)
+    other = run[run["docno"].isin(small.docno_set)]
+    for evaluate in (
+        lambda: sdm.evaluate(other, qrels, small, KS),
+        lambda: sdm.evaluate(other, qrels, small, KS, covariate=first),
+        lambda: sdm.threshold_recall(other, qrels, small, 10),
+        lambda: list((sdm.SDM_R(pool=small) @ 10).runtime_impl(qrels, other)),
+    ):
+        with pytest.raises(
+            ValueError, match="relevant documents of the qrels for 5 of the run's queries are not in"
+        ):
+            evaluate()
+    with pytest.warns(UserWarning, match="5 run queries have no judgments"):  # the pool's own qrels are fine
+        assert sdm.evaluate(other, some, small, KS)["aggregate"]["R@10"]["sdm"] > 0
+    background = {q: np.linspace(0.0, 1.0, 20) for q in qrels["qid"].unique()}
+    for n_unseen, message in (
+        (0.05, "whole number, not a share"),
+        (1700.5, "whole number"),
+        ([5, 6], "dict"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            sdm.evaluate(run, qrels, background=background, n_unseen=n_unseen)
+    assert sdm.evaluate(run, qrels, background=background, n_unseen=1700.0)[
+        "aggregate"
+    ]  # a whole float is one
+    with pytest.raises(ValueError, match="covariate= needs the pool"):
+        sdm.evaluate(run, qrels, background=background, n_unseen=1700, covariate=first)
+    with pytest.raises(ValueError, match="not in the corpus"):
+        sdm.build_pool(
+            qrels, [first.assign(docno="x" + first["docno"])], all_docnos=docnos, depth=10, sample=300
+        )
+
+
+def test_api_arguments_name_the_fix(setup, tmp_path):
+    """Mistakes that once hung (threshold_recall with k < 0) or raised an error that named no fix."""
+    docnos, first, qrels, pool, run, _ = setup
+    for k in (-1, 0, 10.5, [10, 100]):
+        with pytest.raises(ValueError, match="integer >= 1"):
+            sdm.threshold_recall(run, qrels, pool, k)
+    with pytest.raises(ValueError, match="models has no background for 8 .* sdm.fit_run_backgrounds"):
+        sdm.threshold_recall(run, qrels, pool, 10, models={})
+    for options, message in (
+        ({"bootstrap": -1}, "bootstrap=-1"),
+        ({"confidence": 95}, r"share in \(0, 1\)"),
+        ({"seed": -1}, "seed=-1"),
+        ({"family": "KDE"}, "Unknown background family 'KDE'"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            sdm.evaluate(run, qrels, pool, KS, covariate=first, **options)
+    with pytest.raises(ValueError, match=r"list of cut-offs, e.g. \[10\]"):
+        sdm.evaluate(run, qrels, pool, 10)
+    with pytest.raises(ValueError, match="each an integer >= 1"):
+        sdm.evaluate(run, qrels, pool, [10.5])
+    pool.save(tmp_path / "pool.json")
+    with pytest.raises(TypeError, match=r"sdm.Pool.load\(path\)"):
+        sdm.evaluate(run, qrels, str(tmp_path / "pool.json"), KS)
+    for measure, message in (
+        (sdm.SDM_R @ 10, r"needs the pool .* sdm.SDM_R\(pool=pool\) @ 100"),
+        (sdm.SDM_nDCG(pool=pool), "needs a cut-off"),
+        (sdm.SDM_R(pool=pool, family="KDE") @ 10, "choose one of auto"),
+        (sdm.SDM_R(pool=pool, covariate=first) @ 10, r"Covariate.from_run\(pooling_run, pool\)"),
+        (sdm.SDM_R(pool="pool.json") @ 10, r"sdm.Pool.load\(path\)"),
+    ):
+        with pytest.raises((ValueError, TypeError), match=message):
+            list(measure.runtime_impl(qrels, run))
+    for options, message in (
+        ({"sample": 0.05}, "sample=0.05: give a whole number"),
+        ({"tail_sample": 0.5}, "whole number"),
+        ({"seed": -2}, "seed=-2"),
+    ):
+        with pytest.raises((ValueError, TypeError), match=message):
+            sdm.build_pool(qrels, [first], all_docnos=docnos, **{"depth": 10, "sample": 300, **options})
+    with pytest.raises(TypeError, match=r"pass \[run\] for one run"):
+        sdm.build_pool(qrels, first, all_docnos=docnos)
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
@@ -137,6 +226,9 @@ def test_bad_arguments_name_the_fix(setup, tmp_path):
         (["--tail-sample", "10", "--family", "empirical-gpd"], "stratified sample"),
         (["--output", "{tmp}/dir.json"], "is a folder"),
         (["--output", "{tmp}/afile/x.json"], "is a file, not a folder"),
+        (["--sample", "1"], "--sample must be >= 2"),
+        (["--tail-sample", "10", "--tail-sample", "20", "--tail-depth", "200"], "one --tail-depth per"),
+        (["--pool-depth", "50", "--tail-sample", "10", "--tail-depth", "40"], "must be deeper than the pool"),
     ],
 )
 def test_sdm_command_refuses_bad_options_before_any_work(tmp_path, capsys, argv, message):

@@ -87,7 +87,18 @@ def variance_of_rows(j: JudgedRun, models: Sequence[Any] | dict[str, Any]) -> np
 
 
 def _unseen(j: JudgedRun, n_unseen: Any) -> np.ndarray:
-    n = np.broadcast_to(np.asarray(n_unseen, dtype=np.int64), (j.num_queries,))
+    given = np.asarray(n_unseen)
+    if given.ndim > 1 or (given.ndim == 1 and len(given) != j.num_queries):
+        raise ValueError(
+            f"n_unseen has shape {given.shape} for {j.num_queries} evaluated queries: give one number, or one per "
+            "query as a {qid: count} dict."
+        )
+    if given.dtype == bool or not np.issubdtype(given.dtype, np.number) or np.any(given != np.round(given)):
+        raise ValueError(
+            f"n_unseen={n_unseen!r} counts documents (N - documents in the pooled corpus): give a whole number, "
+            "not a share or a fraction."
+        )
+    n = np.broadcast_to(given.astype(np.int64), (j.num_queries,))
     if (n < 0).any():
         raise ValueError("n_unseen must be >= 0 (N - documents in the pooled corpus).")
     return n
@@ -343,6 +354,10 @@ def evaluate_backgrounds(
         for q in qids
         if q in background
     }
+    if not isinstance(n_unseen, dict) and np.ndim(n_unseen) != 0:
+        raise ValueError(
+            "n_unseen is one number, or a {qid: count} dict (a list's query order is not defined)."
+        )
     unseen = np.array([n_unseen[q] for q in qids]) if isinstance(n_unseen, dict) else n_unseen
     samples = {q: np.asarray(background[q], dtype=np.float64) for q in qids} if bootstrap else {}
     if any(x.ndim != 1 for x in samples.values()):
