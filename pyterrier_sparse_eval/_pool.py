@@ -179,7 +179,13 @@ class Pool:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Pool:
         with open(path, encoding="utf-8") as f:
-            return cls.from_spec(json.load(f))
+            try:
+                spec = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ValueError(
+                    f"{path} is not a pool written by Pool.save ({e}); rebuild it with sdm.build_pool(...) and save it."
+                ) from None
+        return cls.from_spec(spec)
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> Pool:
@@ -194,6 +200,15 @@ class Pool:
             )
         fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()}
         fields["bands"] = tuple(tuple(int(x) for x in b) for b in fields.get("bands", ()))
+        typed = {"num_docs": int, "depth": int, "seed": int, "rel": int, "relevant": tuple, "sample": tuple}
+        wrong = [k for k, t in typed.items() if k in fields and not isinstance(fields[k], t)]
+        parts = [fields[k] for k in ("relevant", "distractors", "sample", "tail")]
+        docs = [d for part in parts if isinstance(part, tuple) for d in part]
+        if wrong or len(set(docs)) != len(docs):
+            what = f"wrongly typed {wrong}" if wrong else "documents listed twice"
+            raise ValueError(
+                f"Not a pool written by Pool.save ({what}); rebuild it with sdm.build_pool(...)."
+            )
         return cls(**fields)
 
     def index(self, full_index: Any, path: str | os.PathLike[str], *, mode: str = "create") -> Any:

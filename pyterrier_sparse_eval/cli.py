@@ -246,7 +246,7 @@ JSON: {"results": {system: {measure: {"pooled", "sdm", "full"}}}, "config": {...
 def cmd_sdm(args: argparse.Namespace) -> int:
     if args.family not in sdm.FAMILIES:
         raise UsageError(f"Unknown --family {args.family!r}; choose one of {', '.join(sdm.FAMILIES)}.")
-    if args.output and Path(args.output).suffix != ".json":
+    if args.output and Path(args.output).suffix.lower() != ".json":
         raise UsageError(f"--output must end in .json, got {args.output!r}.")
     check_destination(args.output, option="--output")
     plots.check_folder(args.plots, option="--plots")

@@ -119,6 +119,15 @@ def test_bad_arguments_name_the_fix(setup, tmp_path):
     broken.write_text(json.dumps({"num_docs": 5}))
     with pytest.raises(ValueError, match="Not a pool written by Pool.save: missing"):
         sdm.Pool.load(broken)
+    spec = pool.spec()
+    for text, message in (
+        (json.dumps(spec)[:50], "is not a pool written by Pool.save .*Unterminated string"),  # a cut-off file
+        (json.dumps({**spec, "num_docs": str(spec["num_docs"])}), r"wrongly typed \['num_docs'\]"),
+        (json.dumps({**spec, "sample": spec["sample"] + spec["relevant"][:1]}), "documents listed twice"),
+    ):
+        broken.write_text(text)
+        with pytest.raises(ValueError, match=message):
+            sdm.Pool.load(broken)
     measure = sdm.SDM_R(pool=pool, rel=2) @ 10
     assert "rel=2" in repr(measure)
     with pytest.raises(ValueError, match=r"build_pool\(\.\.\., rel=2\)"):
