@@ -122,8 +122,9 @@ class Covariate:
                 sampled_f[str(qid)] = dict(zip(docnos[mine].tolist(), feats[mine]))
         if pool.n_unseen and len(frame) and not any(len(x) for x in unseen.values()):
             raise ValueError(
-                "The covariate run ranks no document outside the pool: it looks like a run over the pooled "
-                "corpus; pass the full-corpus run the pool was built from."
+                f"The covariate run ranks no document outside the pool ({depth} per query at most): it looks like a "
+                "run over the pooled corpus, or one cut at the pool's depth; pass the full-corpus run the pool was "
+                "built from, 1000 deep."
             )
         n_features = 0 if feats is None else feats.shape[1]
         return cls(pool.fingerprint, depth, unseen, sampled, n_features, unseen_f, sampled_f)
