@@ -408,7 +408,7 @@ def covariate_above(
         )
         if len(missing) == j.num_queries:
             raise ValueError(message)
-        warnings.warn(message + " Those queries keep SDM's fitted background alone.", stacklevel=3)
+        warnings.warn(message + " Those queries keep SDM's fitted background alone.", stacklevel=4)
     parts = _parts(frame, j, pool, covariate)
 
     def refit(rng: np.random.Generator) -> UnseenAbove:

@@ -178,6 +178,11 @@ class Pool:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Pool:
+        if os.path.isdir(path):
+            raise ValueError(
+                f"{path} is a folder: pass the JSON file Pool.save wrote (a pooled index keeps its pool in its "
+                "metadata, under 'pool')."
+            )
         with open(path, encoding="utf-8") as f:
             try:
                 spec = json.load(f)
@@ -199,10 +204,21 @@ class Pool:
                 "sdm.build_pool(...) and save it again."
             )
         fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()}
-        fields["bands"] = tuple(tuple(int(x) for x in b) for b in fields.get("bands", ()))
-        typed = {"num_docs": int, "depth": int, "seed": int, "rel": int, "relevant": tuple, "sample": tuple}
-        wrong = [k for k, t in typed.items() if k in fields and not isinstance(fields[k], t)]
-        parts = [fields[k] for k in ("relevant", "distractors", "sample", "tail")]
+        bands = fields.get("bands", ())
+        ok_bands = isinstance(bands, tuple) and all(
+            isinstance(b, (list, tuple)) and len(b) == 3 for b in bands
+        )
+        fields["bands"] = tuple(tuple(int(x) for x in b) for b in bands) if ok_bands else bands
+        lists = ("relevant", "distractors", "sample", "tail", "pool_runs")
+        wrong: list[str] = [
+            k for k in ("num_docs", "depth", "seed", "rel") if k in fields and not _whole(fields[k])
+        ]
+        wrong += [k for k in lists if k in fields and not isinstance(fields[k], tuple)]
+        wrong += [] if ok_bands else ["bands"]
+        fields.update(
+            {k: int(fields[k]) for k in ("num_docs", "depth", "seed", "rel") if k in fields and not wrong}
+        )
+        parts = [fields.get(k, ()) for k in ("relevant", "distractors", "sample", "tail")]
         docs = [d for part in parts if isinstance(part, tuple) for d in part]
         if wrong or len(set(docs)) != len(docs):
             what = f"wrongly typed {wrong}" if wrong else "documents listed twice"
@@ -272,6 +288,7 @@ def build_pool(
     if runs is None or isinstance(runs, (pd.DataFrame, str)):
         raise TypeError("runs is a list of full-corpus runs (or a {name: run} dict): pass [run] for one run.")
     tail_samples, bounds = check_pool_options(depth, sample, seed, tail_sample, tail_depth)
+    depth, sample, seed, rel = int(depth), int(sample), int(seed), int(rel)  # plain ints in the pool's JSON
     stratified = sum(tail_samples) > 0
     if stratified and not runs:
         raise ValueError("A tail sample needs pooling runs: the tail stratum is what they rank high.")
@@ -360,8 +377,8 @@ def check_pool_options(
     """:func:`build_pool`'s options checked before any work (``sparse-eval sdm`` checks them before indexing):
     the tail samples and tail depths, one per band."""
     for name, value in (("depth", depth), ("sample", sample), ("seed", seed)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-            raise TypeError(f"{name}={value!r}: give a whole number (depth and sample count documents).")
+        if not _whole(value):
+            raise TypeError(f"{name}={value!r}: give a whole number.")
     if seed < 0:
         raise ValueError(f"seed={seed}: give an integer >= 0.")
     tail_samples, bounds = _per_band(tail_sample), _per_band(tail_depth)
@@ -383,13 +400,20 @@ def check_pool_options(
 
 def _per_band(value: int | Sequence[int]) -> list[int]:
     """One number, or one per tail band (numpy integers too)."""
-    values = [value] if isinstance(value, (int, np.integer)) else value
+    values: Any = [value] if _whole(value) else value
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{value!r}: give a whole number, or a list of them (one per tail band).")
     values = list(values)
-    if not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) for t in values):
+    if not all(_whole(t) for t in values):
         raise TypeError(f"{value!r}: tail_sample and tail_depth are whole numbers of documents and ranks.")
     return [int(t) for t in values]
+
+
+def _whole(x: Any) -> bool:
+    """An int, a numpy integer or a float without a fraction (e.g. read from JSON); not a bool."""
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    return isinstance(x, (int, np.integer)) or (isinstance(x, (float, np.floating)) and float(x).is_integer())
 
 
 def _tail_bands(
@@ -449,7 +473,8 @@ def evaluate_on_pool(
     gain: str = "linear",
     bootstrap: int = 0,
     confidence: float = 0.95,
-    seed: int = 0,
+    seed: int | None = 0,
+    verbose: bool = True,
 ) -> dict[str, Any]:
     """``pse.sdm.evaluate(run, qrels, pool, ...)``: pooled and SDM-corrected R@k / nDCG@k (see there)."""
     j, samples = judged_with_backgrounds(run, qrels, pool)
@@ -469,5 +494,6 @@ def evaluate_on_pool(
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
+        verbose=verbose,
     )
     return {"aggregate": aggregate, "per_query": per_query, "models": dict(zip(j.qids.tolist(), models))}

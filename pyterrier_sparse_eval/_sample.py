@@ -74,16 +74,19 @@ def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
 
 def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) -> None:
     """Refuse qrels whose relevant documents (label >= the pool's ``rel``) for the run's queries are not all in
-    ``pool``: SDM counts every document outside the pool as non-relevant, so such a document would silently be
-    counted as missed (qrels other than the pool's, or queries the pool was not built for)."""
-    rel = qrels[(qrels["label"] >= pool.rel) & qrels["qid"].isin(set(frame["qid"]))]
-    outside = rel[~rel["docno"].isin(pool.docno_set)]
+    ``pool``: SDM models every unseen document as non-relevant, so such a document would silently be counted as
+    missed (qrels other than the pool's, or queries the pool was not built for)."""
+    rel = qrels[(qrels["label"] >= pool.rel) & qrels["qid"].isin(frame["qid"].unique())]
+    inside = (
+        pool.docno_set
+    )  # a membership test per qrels row (pandas' isin would hash the whole pool each call)
+    outside = rel[np.fromiter((d not in inside for d in rel["docno"].tolist()), dtype=bool, count=len(rel))]
     if len(outside):
         examples = [f"{q}/{d}" for q, d in zip(outside["qid"].head(3), outside["docno"].head(3))]
         raise ValueError(
             f"{len(outside)} relevant documents of the qrels for {outside['qid'].nunique()} of the run's queries "
-            f"are not in {pool!r} (qid/docno, e.g. {examples}); SDM counts every document outside the pool as "
-            "non-relevant. Evaluate with the qrels the pool was built from, or build the pool with these qrels "
+            f"are not in {pool!r} (qid/docno, e.g. {examples}): no run over the pool can retrieve them, and SDM "
+            "models every unseen document as non-relevant, so each would count as missed. Evaluate with the qrels the pool was built from, or build the pool with these qrels "
             "(sdm.build_pool(qrels, ...))."
         )
 

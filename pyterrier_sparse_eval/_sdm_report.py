@@ -210,7 +210,7 @@ def three_way(
             print(f"Retrieving {spec.name} over the pooled corpus")
         pooled_run = spec.retriever(pooled_index, num_results=pool.size, verbose=verbose).transform(topics)
         ks = _curve_ks(k_values) if curves else list(k_values)
-        options: dict[str, Any] = {"family": family, "bootstrap": bootstrap, "seed": seed}
+        options: dict[str, Any] = {"family": family, "bootstrap": bootstrap, "seed": seed, "verbose": verbose}
         if cov is not None:
             corrected = evaluate_with_covariate(pooled_run, qrels, pool, cov, ks, **options)
         else:

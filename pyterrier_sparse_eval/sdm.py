@@ -84,7 +84,8 @@ def evaluate(
     gain: str = "linear",
     bootstrap: int = 0,
     confidence: float = 0.95,
-    seed: int = 0,
+    seed: int | None = 0,
+    verbose: bool = True,
 ) -> dict[str, Any]:
     """Pooled and SDM-corrected R@k and nDCG@k of a run over a pooled corpus.
 
@@ -113,7 +114,8 @@ def evaluate(
             intervals; 0 skips them. The interval reflects the uncertainty of the fit, not the sampling of
             queries.
         confidence: coverage of the intervals.
-        seed: seed of the bootstrap.
+        seed: seed of the bootstrap (None: a fresh one each call).
+        verbose: a progress bar over the bootstrap rounds (shown on a terminal only).
 
     Returns ``{"aggregate": {measure: {"pooled": x, "sdm": y[, "sdm_ci": [lo, hi]]}}, "per_query": {measure:
     {qid: {...}}}, "models": {qid: BackgroundModel}}`` with measures named ``R@k`` and ``nDCG@k`` (with a
@@ -127,12 +129,13 @@ def evaluate(
         raise ValueError(
             f"bootstrap={bootstrap!r}: give a number of rounds >= 0 (e.g. 200), 0 for no intervals."
         )
-    if not 0 < confidence < 1:
+    bootstrap = int(bootstrap)
+    if bootstrap and not (isinstance(confidence, (float, int, np.number)) and 0 < confidence < 1):
         raise ValueError(
             f"confidence={confidence!r}: give the intervals' coverage as a share in (0, 1), e.g. 0.95."
         )
-    if not _is_int(seed) or seed < 0:
-        raise ValueError(f"seed={seed!r}: give an integer >= 0.")
+    if bootstrap and seed is not None and not (_is_int(seed) and seed >= 0):
+        raise ValueError(f"seed={seed!r}: give an integer >= 0 (or None for a fresh seed).")
     if covariate is not None and pool is None:
         raise ValueError(
             "covariate= needs the pool the run was retrieved from (the covariate is read off the pool's sample): "
@@ -144,7 +147,10 @@ def evaluate(
         "bootstrap": bootstrap,
         "confidence": confidence,
         "seed": seed,
+        "verbose": verbose,
     }
+    if isinstance(n_unseen, pd.Series):
+        n_unseen = n_unseen.to_dict()
     if pool is None:
         if background is None or n_unseen is None:
             raise ValueError("Pass the pool the run was retrieved from, or background= and n_unseen=.")
@@ -157,7 +163,10 @@ def evaluate(
 
 
 def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+    """A whole number: an int, a numpy integer or a float without a fraction (e.g. read from JSON); not a bool."""
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    return isinstance(x, (int, np.integer)) or (isinstance(x, (float, np.floating)) and float(x).is_integer())
 
 
 def _cutoffs(k_values: Any) -> list[int]:
@@ -204,6 +213,7 @@ def threshold_recall(
     """
     if not _is_int(k) or k < 1:
         raise ValueError(f"k={k!r}: give one cut-off, an integer >= 1 (call once per k).")
+    k = int(k)
     _check_pool(pool)
     frame = pooled_run(run, pool)
     q = str_qrels(qrels)

@@ -124,6 +124,8 @@ def test_bad_arguments_name_the_fix(setup, tmp_path):
         (json.dumps(spec)[:50], "is not a pool written by Pool.save .*Unterminated string"),  # a cut-off file
         (json.dumps({**spec, "num_docs": str(spec["num_docs"])}), r"wrongly typed \['num_docs'\]"),
         (json.dumps({**spec, "sample": spec["sample"] + spec["relevant"][:1]}), "documents listed twice"),
+        (json.dumps({**spec, "distractors": "abc"}), r"wrongly typed \['distractors'\]"),
+        (json.dumps({**spec, "bands": [[1, 2]]}), r"wrongly typed \['bands'\]"),
     ):
         broken.write_text(text)
         with pytest.raises(ValueError, match=message):
@@ -194,8 +196,8 @@ def test_api_arguments_name_the_fix(setup, tmp_path):
         sdm.threshold_recall(run, qrels, pool, 10, models={})
     for options, message in (
         ({"bootstrap": -1}, "bootstrap=-1"),
-        ({"confidence": 95}, r"share in \(0, 1\)"),
-        ({"seed": -1}, "seed=-1"),
+        ({"bootstrap": 2, "confidence": 95}, r"share in \(0, 1\)"),
+        ({"bootstrap": 2, "seed": -1}, "seed=-1"),
         ({"family": "KDE"}, "Unknown background family 'KDE'"),
     ):
         with pytest.raises(ValueError, match=message):
@@ -225,6 +227,23 @@ def test_api_arguments_name_the_fix(setup, tmp_path):
             sdm.build_pool(qrels, [first], all_docnos=docnos, **{"depth": 10, "sample": 300, **options})
     with pytest.raises(TypeError, match=r"pass \[run\] for one run"):
         sdm.build_pool(qrels, first, all_docnos=docnos)
+    # whole numbers of any type are numbers (read from JSON or numpy): the same pool, the same values
+    same = sdm.build_pool(
+        qrels, [first], all_docnos=docnos, depth=np.int64(10), sample=300.0, seed=np.int64(0)
+    )
+    assert same == pool and sdm.Pool.from_spec(json.loads(json.dumps(same.spec()))) == pool
+    assert _values(sdm.evaluate(run, qrels, pool, [10.0, np.int64(50)], seed=None)) == _values(
+        sdm.evaluate(run, qrels, pool, KS)
+    )
+    background = {q: np.linspace(0.0, 1.0, 20) for q in qrels["qid"].unique()}
+    by_query = pd.Series({q: 1700 for q in background})
+    assert _values(sdm.evaluate(run, qrels, background=background, n_unseen=by_query)) == _values(
+        sdm.evaluate(run, qrels, background=background, n_unseen=1700)
+    )
+    with pytest.raises(ValueError, match="whole number"):
+        sdm.evaluate(run, qrels, background=background, n_unseen=np.inf)
+    with pytest.raises(ValueError, match="is a folder: pass the JSON file"):
+        sdm.Pool.load(tmp_path)
 
 
 @pytest.mark.parametrize(

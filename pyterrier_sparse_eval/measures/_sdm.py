@@ -93,7 +93,12 @@ def _unseen(j: JudgedRun, n_unseen: Any) -> np.ndarray:
             f"n_unseen has shape {given.shape} for {j.num_queries} evaluated queries: give one number, or one per "
             "query as a {qid: count} dict."
         )
-    if given.dtype == bool or not np.issubdtype(given.dtype, np.number) or np.any(given != np.round(given)):
+    if (
+        given.dtype == bool
+        or not np.issubdtype(given.dtype, np.number)
+        or not np.isfinite(given).all()
+        or np.any(given != np.round(given))
+    ):
         raise ValueError(
             f"n_unseen={n_unseen!r} counts documents (N - documents in the pooled corpus): give a whole number, "
             "not a share or a fraction."
@@ -269,18 +274,19 @@ def add_bootstrap(
     measures: Sequence[InHouseMeasure],
     rounds: int,
     confidence: float,
-    seed: int,
+    seed: int | None,
     per_query: dict,
     aggregate: dict,
+    verbose: bool = True,
 ) -> None:
     """Add ``sdm_ci`` percentile intervals to a :func:`sdm_table`: ``refit(rng)`` returns one round's models
     (per query, in order or by qid) or an :class:`UnseenAbove`, fitted on resampled background samples. A
-    progress bar counts the rounds on a terminal (tqdm's automatic setting; ``sparse-eval --quiet`` hides it)."""
+    progress bar counts the rounds on a terminal (tqdm's automatic setting), unless ``verbose`` is False."""
     from tqdm.auto import tqdm
 
     rng = np.random.default_rng(seed)
     draws: dict[str, list[np.ndarray]] = {str(m.standard()): [] for m in measures}
-    for _ in tqdm(range(rounds), desc="SDM bootstrap", unit="round", disable=None):
+    for _ in tqdm(range(rounds), desc="SDM bootstrap", unit="round", disable=None if verbose else True):
         p = _rows_view(j, refit(rng))
         for measure in measures:
             draws[str(measure.standard())].append(corrected(measure, j, p, unseen))
@@ -304,7 +310,8 @@ def sdm_report(
     refit: Callable[[np.random.Generator], Any] | None = None,
     bootstrap: int = 0,
     confidence: float = 0.95,
-    seed: int = 0,
+    seed: int | None = 0,
+    verbose: bool = True,
 ) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
     """:func:`sdm_table` of every correctable measure at ``k_values``, with :func:`add_bootstrap` intervals
     when ``bootstrap`` rounds are asked for (``refit(rng)`` gives one round's models). ``models`` may also be
@@ -314,7 +321,7 @@ def sdm_report(
     if bootstrap:
         if refit is None:
             raise ValueError("bootstrap needs a way to refit the background models.")
-        add_bootstrap(j, refit, unseen, measures, bootstrap, confidence, seed, per_query, aggregate)
+        add_bootstrap(j, refit, unseen, measures, bootstrap, confidence, seed, per_query, aggregate, verbose)
     return per_query, aggregate
 
 
@@ -329,7 +336,8 @@ def evaluate_backgrounds(
     gain: str = "linear",
     bootstrap: int = 0,
     confidence: float = 0.95,
-    seed: int = 0,
+    seed: int | None = 0,
+    verbose: bool = True,
 ) -> dict[str, Any]:
     """Pooled and SDM-corrected R@k and nDCG@k of a run, from per-query background samples or models.
 
@@ -347,6 +355,11 @@ def evaluate_backgrounds(
                 f"{name} has no entry for {len(lacking)} evaluated queries, e.g. {lacking[:3]}: give one per query "
                 "of the run that has judgments, keyed by its query id as the run has it."
             )
+    if not isinstance(n_unseen, dict) and np.ndim(n_unseen) != 0:
+        raise ValueError(
+            "n_unseen is one number, or a {qid: count} dict (a list's query order is not defined)."
+        )
+    unseen = _unseen(j, np.array([n_unseen[q] for q in qids]) if isinstance(n_unseen, dict) else n_unseen)
     models = {
         q: background[q]
         if isinstance(background.get(q), BackgroundModel)
@@ -354,11 +367,6 @@ def evaluate_backgrounds(
         for q in qids
         if q in background
     }
-    if not isinstance(n_unseen, dict) and np.ndim(n_unseen) != 0:
-        raise ValueError(
-            "n_unseen is one number, or a {qid: count} dict (a list's query order is not defined)."
-        )
-    unseen = np.array([n_unseen[q] for q in qids]) if isinstance(n_unseen, dict) else n_unseen
     samples = {q: np.asarray(background[q], dtype=np.float64) for q in qids} if bootstrap else {}
     if any(x.ndim != 1 for x in samples.values()):
         raise ValueError("bootstrap needs each query's background sample as an array of scores.")
@@ -378,5 +386,6 @@ def evaluate_backgrounds(
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
+        verbose=verbose,
     )
     return {"per_query": per_query, "aggregate": aggregate, "models": models}
