@@ -33,6 +33,7 @@ from ._features import MatchedTerms
 from ._pool import (
     BackgroundSample,
     Pool,
+    _whole,
     background_from_run,
     build_pool,
     evaluate_on_pool,
@@ -125,7 +126,7 @@ def evaluate(
     _check_pool(pool)
     if family not in FAMILIES:
         raise ValueError(f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}.")
-    if not _is_int(bootstrap) or bootstrap < 0:
+    if not _whole(bootstrap) or bootstrap < 0:
         raise ValueError(
             f"bootstrap={bootstrap!r}: give a number of rounds >= 0 (e.g. 200), 0 for no intervals."
         )
@@ -134,7 +135,7 @@ def evaluate(
         raise ValueError(
             f"confidence={confidence!r}: give the intervals' coverage as a share in (0, 1), e.g. 0.95."
         )
-    if bootstrap and seed is not None and not (_is_int(seed) and seed >= 0):
+    if bootstrap and seed is not None and not (_whole(seed) and seed >= 0):
         raise ValueError(f"seed={seed!r}: give an integer >= 0 (or None for a fresh seed).")
     if covariate is not None and pool is None:
         raise ValueError(
@@ -162,21 +163,14 @@ def evaluate(
     return evaluate_on_pool(run, qrels, pool, k_values, **options)
 
 
-def _is_int(x: Any) -> bool:
-    """A whole number: an int, a numpy integer or a float without a fraction (e.g. read from JSON); not a bool."""
-    if isinstance(x, (bool, np.bool_)):
-        return False
-    return isinstance(x, (int, np.integer)) or (isinstance(x, (float, np.floating)) and float(x).is_integer())
-
-
 def _cutoffs(k_values: Any) -> list[int]:
     """``k_values`` as a list of cut-offs, refused unless each is an integer >= 1."""
-    if _is_int(k_values):
+    if _whole(k_values):
         raise ValueError(
             f"k_values={k_values!r}: give a list of cut-offs, e.g. [{k_values}] or (10, 100, 1000)."
         )
     k_list = list(k_values)
-    if not k_list or not all(_is_int(k) and k >= 1 for k in k_list):
+    if not k_list or not all(_whole(k) and k >= 1 for k in k_list):
         raise ValueError(
             f"k_values={k_list}: give at least one cut-off, each an integer >= 1, e.g. (10, 100, 1000)."
         )
@@ -211,7 +205,7 @@ def threshold_recall(
     the bracket is the run's own score range widened until it holds the root, not a fixed [-1, 1].
     Prefer :func:`evaluate` (an exact expectation); this is a plug-in approximation.
     """
-    if not _is_int(k) or k < 1:
+    if not _whole(k) or k < 1:
         raise ValueError(f"k={k!r}: give one cut-off, an integer >= 1 (call once per k).")
     k = int(k)
     _check_pool(pool)
