@@ -44,7 +44,8 @@ from ._pool import (
 )
 from ._sample import check_relevant_in_pool, pooled_run, str_qrels
 from ._sdm_report import ThreeWay, three_way
-from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background
+from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background, prepare
+from .measures._evaluate import warn_overlap
 from .measures._metrics import GAINS
 from .measures._prepare import to_run_frame
 from .measures._score_dist import WEIGHTED_FAMILIES
@@ -212,6 +213,7 @@ def threshold_recall(
     frame = pooled_run(run, pool)
     q = str_qrels(qrels)
     check_relevant_in_pool(frame, q, pool)
+    warn_overlap(prepare(frame, q, rel=pool.rel))  # judged queries the run lacks are left out, as in evaluate
     relevant = q[q["label"] >= pool.rel].groupby("qid")["docno"].apply(set).to_dict()
     if models is None:
         models = fit_run_backgrounds(frame, pool, family)

@@ -92,6 +92,8 @@ def test_a_judged_query_without_results_is_reported(setup):
     _, _, qrels, pool, run, _ = setup
     with pytest.warns(UserWarning, match="evaluating 7 of 8 judged queries"):
         got = sdm.evaluate(run[run["qid"] != "0"], qrels, pool, KS)
+    with pytest.warns(UserWarning, match="evaluating 7 of 8 judged queries"):
+        assert "0" not in sdm.threshold_recall(run[run["qid"] != "0"], qrels, pool, 10)
     assert "0" not in got["per_query"]["R@10"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the complete run warns of nothing
