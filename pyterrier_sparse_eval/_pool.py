@@ -394,7 +394,9 @@ def check_pool_options(
         raise ValueError("depth, sample and tail_sample must be >= 0.")
     stratified = sum(tail_samples) > 0
     if stratified and (bounds[0] <= depth or any(b <= a for a, b in zip(bounds, bounds[1:]))):
-        raise ValueError(f"tail_depth {bounds} must be deeper than the pool depth ({depth}) and increasing.")
+        raise ValueError(
+            f"tail_depth (--tail-depth) {bounds} must be deeper than the pool depth ({depth}) and increasing."
+        )
     return tail_samples, bounds
 
 

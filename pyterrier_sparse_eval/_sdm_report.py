@@ -144,7 +144,7 @@ def three_way(
     full_depth = max(max(k_values), depth, tail, 1000) if num_results is None else int(num_results)
     if full_depth < max(max(k_values), depth, tail):
         raise ValueError(
-            f"num_results={full_depth} is below the largest k ({max(k_values)}), the pool depth ({depth}) or "
+            f"num_results (--num-results) {full_depth} is below the largest k ({max(k_values)}), the pool depth ({depth}) or "
             f"the tail depth ({tail}): the full-corpus runs could not give the exact values; raise it."
         )
     ds = datasets.load_dataset(dataset)
