@@ -209,15 +209,13 @@ class Pool:
             isinstance(b, (list, tuple)) and len(b) == 3 for b in bands
         )
         fields["bands"] = tuple(tuple(int(x) for x in b) for b in bands) if ok_bands else bands
-        lists = ("relevant", "distractors", "sample", "tail", "pool_runs")
-        wrong: list[str] = [
-            k for k in ("num_docs", "depth", "seed", "rel") if k in fields and not _whole(fields[k])
-        ]
-        wrong += [k for k in lists if k in fields and not isinstance(fields[k], tuple)]
-        wrong += [] if ok_bands else ["bands"]
-        fields.update(
-            {k: int(fields[k]) for k in ("num_docs", "depth", "seed", "rel") if k in fields and not wrong}
+        ints, lists = (
+            ("num_docs", "depth", "seed", "rel"),
+            ("relevant", "distractors", "sample", "tail", "pool_runs"),
         )
+        wrong = [k for k in ints if k in fields and not _whole(fields[k])] + ([] if ok_bands else ["bands"])
+        wrong += [k for k in lists if k in fields and not isinstance(fields[k], tuple)]
+        fields.update({k: int(fields[k]) for k in ints if k in fields and not wrong})
         parts = [fields.get(k, ()) for k in ("relevant", "distractors", "sample", "tail")]
         docs = [d for part in parts if isinstance(part, tuple) for d in part]
         if wrong or len(set(docs)) != len(docs):
@@ -476,7 +474,7 @@ def evaluate_on_pool(
     bootstrap: int = 0,
     confidence: float = 0.95,
     seed: int | None = 0,
-    verbose: bool = True,
+    progress: Any = None,
 ) -> dict[str, Any]:
     """``pse.sdm.evaluate(run, qrels, pool, ...)``: pooled and SDM-corrected R@k / nDCG@k (see there)."""
     j, samples = judged_with_backgrounds(run, qrels, pool)
@@ -496,6 +494,6 @@ def evaluate_on_pool(
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
-        verbose=verbose,
+        progress=progress,
     )
     return {"aggregate": aggregate, "per_query": per_query, "models": dict(zip(j.qids.tolist(), models))}

@@ -9,6 +9,7 @@ be counted both as retrieved and among the unseen documents the estimate adds, s
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from .measures._prepare import to_qrels_frame, to_run_frame
 __all__ = [
     "BackgroundSample",
     "background_from_run",
+    "bootstrap_bar",
     "check_relevant_in_pool",
     "fit_run_backgrounds",
     "pooled_run",
@@ -72,6 +74,13 @@ def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
             "pool's documents), not from the full corpus or another pool."
         )
     return frame
+
+
+def bootstrap_bar(rounds: range) -> Iterable[int]:
+    """The bootstrap's rounds with a progress bar (on a terminal only: tqdm's automatic setting)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(rounds, desc="SDM bootstrap", unit="round", disable=None)
 
 
 def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) -> None:

@@ -28,6 +28,7 @@ from ._pool import (
     check_pool_options,
     evaluate_on_pool,
 )
+from ._sample import bootstrap_bar
 from .measures import evaluate as evaluate_inhouse
 from .systems import index_folder, parse_system
 
@@ -210,7 +211,13 @@ def three_way(
             print(f"Retrieving {spec.name} over the pooled corpus")
         pooled_run = spec.retriever(pooled_index, num_results=pool.size, verbose=verbose).transform(topics)
         ks = _curve_ks(k_values) if curves else list(k_values)
-        options: dict[str, Any] = {"family": family, "bootstrap": bootstrap, "seed": seed, "verbose": verbose}
+        progress = bootstrap_bar if verbose else None
+        options: dict[str, Any] = {
+            "family": family,
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "progress": progress,
+        }
         if cov is not None:
             corrected = evaluate_with_covariate(pooled_run, qrels, pool, cov, ks, **options)
         else:

@@ -42,7 +42,7 @@ from ._pool import (
     models_for,
     tail_band_sizes,
 )
-from ._sample import check_relevant_in_pool, pooled_run, str_qrels
+from ._sample import bootstrap_bar, check_relevant_in_pool, pooled_run, str_qrels
 from ._sdm_report import ThreeWay, three_way
 from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background, prepare
 from .measures._evaluate import warn_overlap
@@ -149,7 +149,7 @@ def evaluate(
         "bootstrap": bootstrap,
         "confidence": confidence,
         "seed": seed,
-        "verbose": verbose,
+        "progress": bootstrap_bar if verbose else None,
     }
     if isinstance(n_unseen, pd.Series):
         n_unseen = n_unseen.to_dict()

@@ -17,7 +17,7 @@ from scipy's incomplete-beta machinery (log-space, no underflow for N up to 10^9
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -277,16 +277,14 @@ def add_bootstrap(
     seed: int | None,
     per_query: dict,
     aggregate: dict,
-    verbose: bool = True,
+    progress: Callable[[range], Iterable[int]] | None = None,
 ) -> None:
     """Add ``sdm_ci`` percentile intervals to a :func:`sdm_table`: ``refit(rng)`` returns one round's models
     (per query, in order or by qid) or an :class:`UnseenAbove`, fitted on resampled background samples. A
-    progress bar counts the rounds on a terminal (tqdm's automatic setting), unless ``verbose`` is False."""
-    from tqdm.auto import tqdm
-
+    ``progress`` wraps the rounds (e.g. in a progress bar)."""
     rng = np.random.default_rng(seed)
     draws: dict[str, list[np.ndarray]] = {str(m.standard()): [] for m in measures}
-    for _ in tqdm(range(rounds), desc="SDM bootstrap", unit="round", disable=None if verbose else True):
+    for _ in (progress or iter)(range(rounds)):
         p = _rows_view(j, refit(rng))
         for measure in measures:
             draws[str(measure.standard())].append(corrected(measure, j, p, unseen))
@@ -311,7 +309,7 @@ def sdm_report(
     bootstrap: int = 0,
     confidence: float = 0.95,
     seed: int | None = 0,
-    verbose: bool = True,
+    progress: Callable[[range], Iterable[int]] | None = None,
 ) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
     """:func:`sdm_table` of every correctable measure at ``k_values``, with :func:`add_bootstrap` intervals
     when ``bootstrap`` rounds are asked for (``refit(rng)`` gives one round's models). ``models`` may also be
@@ -321,7 +319,7 @@ def sdm_report(
     if bootstrap:
         if refit is None:
             raise ValueError("bootstrap needs a way to refit the background models.")
-        add_bootstrap(j, refit, unseen, measures, bootstrap, confidence, seed, per_query, aggregate, verbose)
+        add_bootstrap(j, refit, unseen, measures, bootstrap, confidence, seed, per_query, aggregate, progress)
     return per_query, aggregate
 
 
@@ -337,7 +335,7 @@ def evaluate_backgrounds(
     bootstrap: int = 0,
     confidence: float = 0.95,
     seed: int | None = 0,
-    verbose: bool = True,
+    progress: Callable[[range], Iterable[int]] | None = None,
 ) -> dict[str, Any]:
     """Pooled and SDM-corrected R@k and nDCG@k of a run, from per-query background samples or models.
 
@@ -386,6 +384,6 @@ def evaluate_backgrounds(
         bootstrap=bootstrap,
         confidence=confidence,
         seed=seed,
-        verbose=verbose,
+        progress=progress,
     )
     return {"per_query": per_query, "aggregate": aggregate, "models": models}
