@@ -47,7 +47,7 @@ from scipy import signal, stats
 
 from ._features import feature_matrix
 from ._pool import _UNRETRIEVED, BackgroundSample, Pool, background_from_run
-from ._sample import check_relevant_in_pool, pooled_run, str_ids, str_qrels
+from ._sample import check_relevant_in_pool, in_set, pooled_run, str_ids, str_qrels
 from .measures import BackgroundModel, JudgedRun, prepare
 from .measures._evaluate import warn_overlap
 from .measures._prepare import to_run_frame
@@ -92,13 +92,13 @@ class Covariate:
                 "The covariate run is empty: pass the full-corpus pooling run the pool was built from."
             )
         feats = feature_matrix(run)
-        in_pool = frame["docno"].isin(pool.docno_set).to_numpy()
+        in_pool = in_set(frame["docno"], pool.docno_set)
         if not in_pool.any():
             raise ValueError(
                 f"The covariate run ranks no document of {pool!r} (e.g. {frame['docno'].head(3).tolist()}): pass the "
                 "full-corpus run the pool was built from, with the corpus's docnos."
             )
-        is_sampled = frame["docno"].isin(pool.sample_set).to_numpy()
+        is_sampled = in_set(frame["docno"], pool.sample_set)
         x = frame["score"].to_numpy(dtype=np.float64)
         docnos = frame["docno"].to_numpy(dtype=object)
         unseen: dict[str, np.ndarray] = {}
@@ -317,7 +317,7 @@ def _parts(frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate) -> dict[s
     score_of: dict[str, dict[str, float]] = {}
     scores = frame["score"].to_numpy(dtype=np.float64).astype(np.float32).astype(np.float64)
     docnos = frame["docno"].to_numpy(dtype=object)
-    is_sampled = frame["docno"].isin(pool.sample_set).to_numpy()
+    is_sampled = in_set(frame["docno"], pool.sample_set)
     for qid, rows in frame.groupby("qid", sort=False).indices.items():
         mine = rows[is_sampled[rows]]
         score_of[str(qid)] = dict(zip(docnos[mine].tolist(), scores[mine].tolist()))

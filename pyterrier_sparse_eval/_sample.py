@@ -26,6 +26,7 @@ __all__ = [
     "bootstrap_bar",
     "check_relevant_in_pool",
     "fit_run_backgrounds",
+    "in_set",
     "pooled_run",
     "str_ids",
     "str_qrels",
@@ -63,9 +64,7 @@ def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
             "finite ones. Drop those rows (a sampled document the run leaves out counts as scoring below its lowest "
             "score) or replace them by finite scores."
         )
-    codes, names = pd.factorize(frame["docno"])  # a membership test per distinct docno: 3x pandas' isin(set)
-    inside = pool.docno_set
-    outside = ~np.fromiter((d in inside for d in names.tolist()), dtype=bool, count=len(names))[codes]
+    outside = ~in_set(frame["docno"], pool.docno_set)
     if outside.any():
         examples = list(dict.fromkeys(frame.loc[outside, "docno"].head(1000)))[:3]
         raise ValueError(
@@ -74,6 +73,13 @@ def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
             "pool's documents), not from the full corpus or another pool."
         )
     return frame
+
+
+def in_set(values: pd.Series, members: frozenset[str]) -> np.ndarray:
+    """``values.isin(members)``, one membership test per distinct value: pandas' isin hashes every member on each
+    call (5-7 s for a 1M-document pool against a 7M-row run; this: 1-2 s)."""
+    codes, names = pd.factorize(values, use_na_sentinel=False)
+    return np.fromiter((v in members for v in names.tolist()), dtype=bool, count=len(names))[codes]
 
 
 def bootstrap_bar(rounds: range) -> Iterable[int]:
@@ -88,17 +94,14 @@ def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) 
     ``pool``: SDM models every unseen document as non-relevant, so such a document would silently be counted as
     missed (qrels other than the pool's, or queries the pool was not built for)."""
     rel = qrels[(qrels["label"] >= pool.rel) & qrels["qid"].isin(frame["qid"].unique())]
-    inside = (
-        pool.docno_set
-    )  # a membership test per qrels row (pandas' isin would hash the whole pool each call)
-    outside = rel[np.fromiter((d not in inside for d in rel["docno"].tolist()), dtype=bool, count=len(rel))]
+    outside = rel[~in_set(rel["docno"], pool.docno_set)]
     if len(outside):
         examples = [f"{q}/{d}" for q, d in zip(outside["qid"].head(3), outside["docno"].head(3))]
         raise ValueError(
             f"{len(outside)} relevant documents of the qrels for {outside['qid'].nunique()} of the run's queries "
             f"are not in {pool!r} (qid/docno, e.g. {examples}): no run over the pool can retrieve them, and SDM "
-            "models every unseen document as non-relevant, so each would count as missed. Evaluate with the qrels the pool was built from, or build the pool with these qrels "
-            "(sdm.build_pool(qrels, ...))."
+            "models every unseen document as non-relevant, so each would count as missed. Evaluate with the qrels "
+            "the pool was built from, or build the pool with these qrels (sdm.build_pool(qrels, ...))."
         )
 
 
@@ -168,7 +171,7 @@ def background_from_run(
         raise ValueError(
             f"{pool!r} has a background sample of {m}; SDM needs at least 2 (use a larger sample)."
         )
-    is_sample = frame["docno"].isin(pool.sample_set).to_numpy()
+    is_sample = in_set(frame["docno"], pool.sample_set)
     scores = frame["score"].to_numpy(dtype=np.float64)
     out: dict[str, BackgroundSample] = {}
     if pool.stratified:

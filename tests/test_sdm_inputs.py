@@ -142,6 +142,19 @@ def test_bad_arguments_name_the_fix(setup, tmp_path):
         )
 
 
+def test_pool_membership_is_pandas_isin():
+    """The pool-membership test SDM runs on every run (one test per distinct docno) answers as pandas' isin does,
+    repeated docnos and a missing one included."""
+    from pyterrier_sparse_eval._sample import in_set
+
+    rng = np.random.default_rng(5)
+    values = pd.Series(rng.choice([f"d{i}" for i in range(50)], size=2000).astype(object))
+    values[[3, 700]] = None
+    members = frozenset(f"d{i}" for i in range(0, 80, 3))
+    got = in_set(values, members)
+    assert got.dtype == bool and got.tolist() == values.isin(members).tolist() and 0 < got.sum() < len(values)
+
+
 def test_inputs_that_would_give_wrong_numbers_are_refused(setup):
     """Each of these once gave an SDM value with no error: infinite scores (their sampled documents dropped from
     the background), relevant documents outside the pool (counted as missed), a share given as n_unseen (read as
