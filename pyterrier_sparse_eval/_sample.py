@@ -93,7 +93,17 @@ def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) 
     """Refuse qrels whose relevant documents (label >= the pool's ``rel``) for the run's queries are not all in
     ``pool``: SDM models every unseen document as non-relevant, so such a document would silently be counted as
     missed (qrels other than the pool's, or queries the pool was not built for)."""
-    rel = qrels[(qrels["label"] >= pool.rel) & qrels["qid"].isin(frame["qid"].unique())]
+    judged = qrels[qrels["qid"].isin(frame["qid"].unique()) & (qrels["label"] > 0)]
+    graded = judged[(judged["label"] < pool.rel) & ~in_set(judged["docno"], pool.docno_set)]
+    if len(graded):
+        warnings.warn(
+            f"{len(graded)} judged documents with labels 1 to {pool.rel - 1} for the run's queries are outside "
+            f"{pool!r}: nDCG@k counts their gain in its ideal ranking, but no run over the pool can retrieve them, "
+            f"so SDM's nDCG@k comes out low (R@k at rel={pool.rel} is not affected). For nDCG@k, build the pool "
+            "with rel=1.",
+            stacklevel=4,
+        )
+    rel = judged[judged["label"] >= pool.rel]
     outside = rel[~in_set(rel["docno"], pool.docno_set)]
     if len(outside):
         examples = [f"{q}/{d}" for q, d in zip(outside["qid"].head(3), outside["docno"].head(3))]

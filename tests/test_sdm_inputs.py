@@ -201,6 +201,24 @@ def test_inputs_that_would_give_wrong_numbers_are_refused(setup):
         )
 
 
+def test_a_pool_above_rel_1_warns_that_ndcg_misses_the_lower_grades(setup):
+    """With rel=2 the pool holds the label-2 documents only; the label-1 ones outside it keep their gain in
+    nDCG@k's ideal ranking, which no run over the pool can earn: a warning, and nothing for a rel=1 pool."""
+    docnos, first, qrels, pool, run, truth = setup
+    graded = qrels.assign(label=np.where(np.arange(len(qrels)) % 2 == 0, 2, 1))
+    strict = sdm.build_pool(graded, [first], all_docnos=docnos, depth=10, sample=300, seed=0, rel=2)
+    over = system_run_over_pool(strict, docnos, truth)
+    outside = int((~graded[graded["label"] == 1]["docno"].isin(strict.docno_set)).sum())
+    assert outside > 0
+    with pytest.warns(
+        UserWarning, match=f"{outside} judged documents with labels 1 to 1 .* build the pool with rel=1"
+    ):
+        sdm.evaluate(over, graded, strict, KS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sdm.evaluate(run, qrels, pool, KS)
+
+
 def test_api_arguments_name_the_fix(setup, tmp_path):
     """Mistakes that once hung (threshold_recall with k < 0) or raised an error that named no fix."""
     docnos, first, qrels, pool, run, _ = setup
