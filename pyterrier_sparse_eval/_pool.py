@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -38,6 +38,7 @@ from ._sample import (
     pooled_run,
     str_ids,
     str_qrels,
+    whole,
 )
 from .files import atomic_write_json
 from .measures import FAMILIES, BackgroundModel, JudgedRun, prepare, trec_ranks
@@ -188,7 +189,8 @@ class Pool:
                 spec = json.load(f)
             except json.JSONDecodeError as e:
                 raise ValueError(
-                    f"{path} is not a pool written by Pool.save ({e}); rebuild it with sdm.build_pool(...) and save it."
+                    f"{path} is not a pool written by Pool.save ({e}); rebuild it with sdm.build_pool(...) and "
+                    "save it."
                 ) from None
         return cls.from_spec(spec)
 
@@ -213,7 +215,7 @@ class Pool:
             ("num_docs", "depth", "seed", "rel"),
             ("relevant", "distractors", "sample", "tail", "pool_runs"),
         )
-        wrong = [k for k in ints if k in fields and not _whole(fields[k])] + ([] if ok_bands else ["bands"])
+        wrong = [k for k in ints if k in fields and not whole(fields[k])] + ([] if ok_bands else ["bands"])
         wrong += [k for k in lists if k in fields and not isinstance(fields[k], tuple)]
         fields.update({k: int(fields[k]) for k in ints if k in fields and not wrong})
         parts = [fields.get(k, ()) for k in ("relevant", "distractors", "sample", "tail")]
@@ -375,7 +377,7 @@ def check_pool_options(
     """:func:`build_pool`'s options checked before any work (``sparse-eval sdm`` checks them before indexing):
     the tail samples and tail depths, one per band."""
     for name, value in (("depth", depth), ("sample", sample), ("seed", seed)):
-        if not _whole(value):
+        if not whole(value):
             raise TypeError(f"{name}={value!r}: give a whole number.")
     if seed < 0:
         raise ValueError(f"seed={seed}: give an integer >= 0.")
@@ -400,20 +402,13 @@ def check_pool_options(
 
 def _per_band(value: int | Sequence[int]) -> list[int]:
     """One number, or one per tail band (numpy integers too)."""
-    values: Any = [value] if _whole(value) else value
+    values: Any = [value] if whole(value) else value
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{value!r}: give a whole number, or a list of them (one per tail band).")
     values = list(values)
-    if not all(_whole(t) for t in values):
+    if not all(whole(t) for t in values):
         raise TypeError(f"{value!r}: tail_sample and tail_depth are whole numbers of documents and ranks.")
     return [int(t) for t in values]
-
-
-def _whole(x: Any) -> bool:
-    """An int, a numpy integer or a float without a fraction (e.g. read from JSON); not a bool."""
-    if isinstance(x, (bool, np.bool_)):
-        return False
-    return isinstance(x, (int, np.integer)) or (isinstance(x, (float, np.floating)) and float(x).is_integer())
 
 
 def _tail_bands(
@@ -474,7 +469,7 @@ def evaluate_on_pool(
     bootstrap: int = 0,
     confidence: float = 0.95,
     seed: int | None = 0,
-    progress: Any = None,
+    progress: Callable[[range], Iterable[int]] | None = None,
 ) -> dict[str, Any]:
     """``pse.sdm.evaluate(run, qrels, pool, ...)``: pooled and SDM-corrected R@k / nDCG@k (see there)."""
     j, samples = judged_with_backgrounds(run, qrels, pool)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_string_dtype
 
-from .measures import BackgroundModel, fit_background
+from .measures import FAMILIES, BackgroundModel, fit_background
 from .measures._prepare import to_qrels_frame, to_run_frame
 
 __all__ = [
@@ -25,11 +25,13 @@ __all__ = [
     "background_from_run",
     "bootstrap_bar",
     "check_relevant_in_pool",
+    "check_sdm_options",
     "fit_run_backgrounds",
     "in_set",
     "pooled_run",
     "str_ids",
     "str_qrels",
+    "whole",
 ]
 
 
@@ -87,6 +89,42 @@ def bootstrap_bar(rounds: range) -> Iterable[int]:
     from tqdm.auto import tqdm
 
     return tqdm(rounds, desc="SDM bootstrap", unit="round", disable=None)
+
+
+def whole(x: Any) -> bool:
+    """An int, a numpy integer or a float without a fraction (e.g. read from JSON); not a bool."""
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    return isinstance(x, (int, np.integer)) or (isinstance(x, (float, np.floating)) and float(x).is_integer())
+
+
+def check_sdm_options(
+    k_values: Any, family: str, bootstrap: Any, confidence: Any, seed: Any
+) -> tuple[list[int], int]:
+    """SDM's evaluation options checked before any work (``sdm.evaluate``, ``three_way``), each mistake named
+    with its fix: the cut-offs and the bootstrap rounds as ints."""
+    if whole(k_values):
+        raise ValueError(
+            f"k_values={k_values!r}: give a list of cut-offs, e.g. [{k_values}] or (10, 100, 1000)."
+        )
+    k_list = list(k_values)
+    if not k_list or not all(whole(k) and k >= 1 for k in k_list):
+        raise ValueError(
+            f"k_values={k_list}: give at least one cut-off, each an integer >= 1, e.g. (10, 100, 1000)."
+        )
+    if family not in FAMILIES:
+        raise ValueError(f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}.")
+    if not whole(bootstrap) or bootstrap < 0:
+        raise ValueError(
+            f"bootstrap={bootstrap!r}: give a number of rounds >= 0 (e.g. 200), 0 for no intervals."
+        )
+    if bootstrap and not (isinstance(confidence, (float, int, np.number)) and 0 < confidence < 1):
+        raise ValueError(
+            f"confidence={confidence!r}: give the intervals' coverage as a share in (0, 1), e.g. 0.95."
+        )
+    if bootstrap and seed is not None and not (whole(seed) and seed >= 0):
+        raise ValueError(f"seed={seed!r}: give an integer >= 0 (or None for a fresh seed).")
+    return [int(k) for k in k_list], int(bootstrap)
 
 
 def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) -> None:

@@ -28,7 +28,7 @@ from ._pool import (
     check_pool_options,
     evaluate_on_pool,
 )
-from ._sample import bootstrap_bar
+from ._sample import bootstrap_bar, check_sdm_options
 from .measures import evaluate as evaluate_inhouse
 from .systems import index_folder, parse_system
 
@@ -136,17 +136,15 @@ def three_way(
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise ValueError(f"The same system is given twice: {names}.")
-    if not k_values or min(k_values) < 1:
-        raise ValueError("k values must be >= 1.")
-    tail_samples, depths = check_pool_options(
-        depth, sample, seed, tail_sample, tail_depth
-    )  # before any indexing
+    # every option checked before any indexing
+    k_values, bootstrap = check_sdm_options(k_values, family, bootstrap, 0.95, seed)
+    tail_samples, depths = check_pool_options(depth, sample, seed, tail_sample, tail_depth)
     tail = max(depths) if sum(tail_samples) else 0
     full_depth = max(max(k_values), depth, tail, 1000) if num_results is None else int(num_results)
     if full_depth < max(max(k_values), depth, tail):
         raise ValueError(
-            f"num_results (--num-results) {full_depth} is below the largest k ({max(k_values)}), the pool depth ({depth}) or "
-            f"the tail depth ({tail}): the full-corpus runs could not give the exact values; raise it."
+            f"num_results (--num-results) {full_depth} is below the largest k ({max(k_values)}), the pool depth "
+            f"({depth}) or the tail depth ({tail}): the full-corpus runs could not give the exact values; raise it."
         )
     ds = datasets.load_dataset(dataset)
     topics = datasets.get_topics(ds, verbose=verbose)

@@ -33,7 +33,6 @@ from ._features import MatchedTerms
 from ._pool import (
     BackgroundSample,
     Pool,
-    _whole,
     background_from_run,
     build_pool,
     evaluate_on_pool,
@@ -42,7 +41,7 @@ from ._pool import (
     models_for,
     tail_band_sizes,
 )
-from ._sample import bootstrap_bar, check_relevant_in_pool, pooled_run, str_qrels
+from ._sample import bootstrap_bar, check_relevant_in_pool, check_sdm_options, pooled_run, str_qrels, whole
 from ._sdm_report import ThreeWay, three_way
 from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background, prepare
 from .measures._evaluate import warn_overlap
@@ -123,21 +122,8 @@ def evaluate(
     {qid: {...}}}, "models": {qid: BackgroundModel}}`` with measures named ``R@k`` and ``nDCG@k`` (with a
     covariate, ``"covariate"`` in place of ``"models"``); with a pool, query ids are strings.
     """
-    k_values = _cutoffs(k_values)
+    k_values, bootstrap = check_sdm_options(k_values, family, bootstrap, confidence, seed)
     _check_pool(pool)
-    if family not in FAMILIES:
-        raise ValueError(f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}.")
-    if not _whole(bootstrap) or bootstrap < 0:
-        raise ValueError(
-            f"bootstrap={bootstrap!r}: give a number of rounds >= 0 (e.g. 200), 0 for no intervals."
-        )
-    bootstrap = int(bootstrap)
-    if bootstrap and not (isinstance(confidence, (float, int, np.number)) and 0 < confidence < 1):
-        raise ValueError(
-            f"confidence={confidence!r}: give the intervals' coverage as a share in (0, 1), e.g. 0.95."
-        )
-    if bootstrap and seed is not None and not (_whole(seed) and seed >= 0):
-        raise ValueError(f"seed={seed!r}: give an integer >= 0 (or None for a fresh seed).")
     if covariate is not None and pool is None:
         raise ValueError(
             "covariate= needs the pool the run was retrieved from (the covariate is read off the pool's sample): "
@@ -162,20 +148,6 @@ def evaluate(
     if covariate is not None:
         return evaluate_with_covariate(run, qrels, pool, covariate, k_values, **options)
     return evaluate_on_pool(run, qrels, pool, k_values, **options)
-
-
-def _cutoffs(k_values: Any) -> list[int]:
-    """``k_values`` as a list of cut-offs, refused unless each is an integer >= 1."""
-    if _whole(k_values):
-        raise ValueError(
-            f"k_values={k_values!r}: give a list of cut-offs, e.g. [{k_values}] or (10, 100, 1000)."
-        )
-    k_list = list(k_values)
-    if not k_list or not all(_whole(k) and k >= 1 for k in k_list):
-        raise ValueError(
-            f"k_values={k_list}: give at least one cut-off, each an integer >= 1, e.g. (10, 100, 1000)."
-        )
-    return [int(k) for k in k_list]
 
 
 def _check_pool(pool: Any) -> None:
@@ -206,7 +178,7 @@ def threshold_recall(
     the bracket is the run's own score range widened until it holds the root, not a fixed [-1, 1].
     Prefer :func:`evaluate` (an exact expectation); this is a plug-in approximation.
     """
-    if not _whole(k) or k < 1:
+    if not whole(k) or k < 1:
         raise ValueError(f"k={k!r}: give one cut-off, an integer >= 1 (call once per k).")
     k = int(k)
     _check_pool(pool)

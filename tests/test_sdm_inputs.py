@@ -258,6 +258,13 @@ def test_api_arguments_name_the_fix(setup, tmp_path):
     ):
         with pytest.raises((ValueError, TypeError), match=message):
             sdm.build_pool(qrels, [first], all_docnos=docnos, **{"depth": 10, "sample": 300, **options})
+    for options, message in (
+        ({"family": "KDE"}, "Unknown background family"),
+        ({"k_values": [0]}, "integer >= 1"),
+    ):
+        with pytest.raises(ValueError, match=message):  # three_way: refused before the dataset is looked up
+            sdm.three_way("irds:nothing/here", ["bm25"], index_dir=tmp_path / "never", **options)
+    assert not (tmp_path / "never").exists()
     with pytest.raises(TypeError, match=r"pass \[run\] for one run"):
         sdm.build_pool(qrels, first, all_docnos=docnos)
     # whole numbers of any type are numbers (read from JSON or numpy): the same pool, the same values
