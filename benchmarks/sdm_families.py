@@ -37,6 +37,9 @@ Silverman's bandwidth), built here on the same sample:
   largest score, the KDE's tail above;
 - ``kde+exp``: the KDE up to the sample's 11th largest score t, an exponential tail above it (the mean excess of
   the top 10 over t);
+- ``skewt``: the Jones-Faddy skew-t (``scipy.stats.jf_skew_t``) by maximum likelihood; ``select`` / ``select-t``:
+  per query, the skew-normal / skew-t where its log-likelihood less its parameter count (AIC's penalty) beats the
+  KDE's leave-one-out log-likelihood of the same sample, else the KDE (the count of each choice is printed);
 - ``A|kde``: family A (``empirical`` or ``skewnorm``) up to the sample's 4th largest score t, the KDE's tail above
   it, scaled to A's value at t.
 
@@ -50,6 +53,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +79,9 @@ VARIANTS = (
     "kde+exp",
     "empirical|kde",
     "skewnorm|kde",
+    "skewt",
+    "select",
+    "select-t",
 )
 
 
@@ -134,6 +141,8 @@ def fit_variant(sample: Any, family: str) -> Any:
         t = x[-11] if len(x) > 10 else x[0]
         beta = max(float(np.mean(x[-10:] - t)), 1e-12)
         return Variant(base, spliced(kde, lambda s: np.exp(-(np.asarray(s) - t) / beta), t))
+    if family in ("skewt", "select", "select-t"):
+        return Variant(base, selected(x, h, kde, family))
     t = x[-4] if len(x) > 3 else x[0]
     if family == "empirical|kde":
         body = fit_background(x, "empirical")._sf_observed
@@ -141,6 +150,37 @@ def fit_variant(sample: Any, family: str) -> Any:
         a, loc, scale = stats.skewnorm.fit(x)
         body = lambda s: stats.skewnorm.sf(s, a, loc, scale)  # noqa: E731
     return Variant(base, spliced(body, kde, t))
+
+
+def kde_loo_loglik(x: np.ndarray, h: float) -> float:
+    """The KDE's leave-one-out log-likelihood of its own sample (each score under the other scores' kernels)."""
+    d = stats.norm.pdf((x[:, None] - x[None, :]) / h) / h
+    np.fill_diagonal(d, 0.0)
+    return float(np.sum(np.log(np.maximum(d.sum(axis=1) / (len(x) - 1), 1e-300))))
+
+
+def selected(x: np.ndarray, h: float, kde: Any, family: str) -> Any:
+    """``skewt``: the Jones-Faddy skew-t by maximum likelihood; ``select`` / ``select-t``: the skew-normal /
+    skew-t where its log-likelihood less its parameter count (AIC's penalty) beats the KDE's leave-one-out
+    log-likelihood, else the KDE."""
+    if family == "select":
+        a, loc, scale = stats.skewnorm.fit(x)
+        ll, k = float(np.sum(stats.skewnorm.logpdf(x, a, loc, scale))), 3
+        para = lambda s: stats.skewnorm.sf(s, a, loc, scale)  # noqa: E731
+    else:
+        with warnings.catch_warnings():  # scipy's optimizer tries shapes whose normalizing constant overflows
+            warnings.simplefilter("ignore", RuntimeWarning)
+            a, b, loc, scale = stats.jf_skew_t.fit(x)
+            ll, k = float(np.sum(stats.jf_skew_t.logpdf(x, a, b, loc, scale))), 4
+        para = lambda s: stats.jf_skew_t.sf(s, a, b, loc, scale)  # noqa: E731
+    if family == "skewt" or ll - k > kde_loo_loglik(x, h):
+        CHOICES[family] = CHOICES.get(family, 0) + 1
+        return para
+    CHOICES[family + " kde"] = CHOICES.get(family + " kde", 0) + 1
+    return kde
+
+
+CHOICES: dict[str, int] = {}
 
 
 def full_scores(st: Any, name: str) -> dict[str, pd.Series]:
@@ -231,6 +271,7 @@ def main() -> None:
                                 (label, seed, name, f"{family} det", f"R@{k}", est - st.full[name][f"R@{k}"])
                             )
             print(f"pool {pool.fraction:.2%} {design} seed {seed} done", flush=True)
+    print("fits chosen:", CHOICES)
     e = pd.DataFrame(errors, columns=["pool", "seed", "system", "family", "measure", "error"])
     if args.output:
         e.to_csv(args.output, index=False)
