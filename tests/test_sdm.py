@@ -105,6 +105,33 @@ def test_skewnorm_fit_is_scipys_to_the_last_bit():
         assert skewnorm_mle(x) == tuple(float(v) for v in stats.skewnorm.fit(x)), (i, size)
 
 
+def test_kde_quantiles_are_numpys_to_the_last_bit():
+    """The KDE's bandwidth reads the sample's quartiles with sorted_quantile, which must be np.percentile's
+    (default linear method) exactly: on samples of every size from 1, with ties, integers and negative scores."""
+    from pyterrier_sparse_eval.measures._score_dist import sorted_quantile
+
+    rng = np.random.default_rng(12)
+    for i in range(600):
+        size = int(rng.integers(1, 60)) if i % 2 else int(rng.integers(60, 5000))
+        x = rng.normal(size=size) * 10 ** rng.uniform(-3, 3)
+        if i % 3 == 0:
+            x = np.round(x)  # ties
+        x = np.sort(x)
+        for q in (0.25, 0.75, 0.5, 0.1, 0.0, 1.0):
+            assert sorted_quantile(x, q) == float(np.percentile(x, q * 100)), (i, size, q)
+
+
+def test_kde_survival_is_the_mean_of_normal_kernels():
+    """The KDE's survival, computed with special.ndtr, is the mean of scipy.stats.norm.sf's kernels exactly."""
+    rng = np.random.default_rng(13)
+    x = rng.gamma(2.0, size=700)
+    model = fit_background(x, "kde")
+    s = np.concatenate([np.linspace(-1, 15, 600), x[:50]])
+    h = model.params["bandwidth"]
+    want = stats.norm.sf((s[:, None] - np.sort(x)[None, :]) / h).mean(axis=1)
+    assert np.array_equal(model.sf(s), want)
+
+
 def test_background_families():
     from pyterrier_sparse_eval.measures._score_dist import _fit_parametric
 

@@ -136,7 +136,8 @@ class BackgroundModel:
         flat, x, h = s.ravel(), self._sample, self.params["bandwidth"]
         assert x is not None
         for i in range(0, len(flat), chunk):
-            yield slice(i, i + chunk), stats.norm.sf((flat[i : i + chunk, None] - x[None, :]) / h)
+            # stats.norm.sf(u) is special.ndtr(-u), called here without the distribution's per-call checks
+            yield slice(i, i + chunk), special.ndtr((x[None, :] - flat[i : i + chunk, None]) / h)
 
     def cdf_observed(self, s: Any) -> np.ndarray:
         """CDF of the observed (uncensored) part alone, for plots and goodness of fit."""
@@ -218,12 +219,25 @@ def _fit_empirical(x: np.ndarray) -> BackgroundModel:
     )
 
 
+def sorted_quantile(sample: np.ndarray, q: float) -> float:
+    """``np.percentile(sample, 100 * q)`` (numpy's default linear method, the same float operations) of a sorted
+    non-empty sample, without its per-call overhead (a third of a KDE fit's time on bootstrap rounds)."""
+    n = len(sample)
+    virtual = (n - 1) * q
+    if virtual >= n - 1:
+        return float(sample[-1])
+    i = int(np.floor(virtual))
+    gamma, a, b = virtual - i, sample[i], sample[i + 1]
+    diff = b - a
+    return float(b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma)
+
+
 def _fit_kde(x: np.ndarray) -> BackgroundModel:
     """Gaussian kernels on every sampled score, bandwidth h = 0.9 * min(sd, IQR / 1.34) * n^(-1/5):
     Silverman's rule of thumb (B. W. Silverman, Density Estimation for Statistics and Data Analysis,
     Chapman & Hall, 1986, eq. 3.31), robust to the heavy right tail of retrieval scores through the IQR."""
     sample = np.sort(x)
-    iqr = float(np.subtract(*np.percentile(sample, [75, 25])))
+    iqr = sorted_quantile(sample, 0.75) - sorted_quantile(sample, 0.25)
     sd = float(sample.std(ddof=1))
     h = 0.9 * min(sd, iqr / 1.34 if iqr > 0 else sd) * len(sample) ** -0.2
     return BackgroundModel(
