@@ -220,8 +220,9 @@ def _fit_empirical(x: np.ndarray) -> BackgroundModel:
 
 
 def sorted_quantile(sample: np.ndarray, q: float) -> float:
-    """``np.percentile(sample, 100 * q)`` (numpy's default linear method, the same float operations) of a sorted
-    non-empty sample, without its per-call overhead (a third of a KDE fit's time on bootstrap rounds)."""
+    """``np.percentile(sample, 100 * q)`` (numpy's default linear method, the same float operations) of a sorted,
+    finite, non-empty sample (as the fits receive it), without its per-call overhead (a third of a KDE fit's time
+    on bootstrap rounds)."""
     n = len(sample)
     virtual = (n - 1) * q
     if virtual >= n - 1:
