@@ -124,9 +124,13 @@ def expected_recall(
     p = stats.gamma.sf(score / rel["qid"].map(scale).to_numpy(), 2.0)
     above = np.zeros(len(rel))
     n_listed = np.zeros(len(rel))
+    in_pool, unseen_of = pool.docno_set, {}
     for i, (q, sc) in enumerate(zip(qid, score)):
-        names, scores = listed[q]
-        unseen = np.sort(scores[~np.isin(names, list(pool.docno_set))]) if len(names) else scores
+        if q not in unseen_of:  # the system's scores of q's listed documents outside the pool, sorted
+            names, scores = listed[q]
+            outside = np.fromiter((n not in in_pool for n in names), dtype=bool, count=len(names))
+            unseen_of[q] = np.sort(scores[outside])
+        unseen = unseen_of[q]
         above[i] = len(unseen) - np.searchsorted(unseen, sc, side="left")
         n_listed[i] = len(unseen)
     n_rel = qrels[qrels["label"] > 0].groupby("qid").size()
