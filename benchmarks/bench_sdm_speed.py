@@ -38,6 +38,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import command_line, machine_facts, today, write_section  # noqa: E402
 
+from pyterrier_sparse_eval._sample import in_set  # noqa: E402
+
 K_VALUES = (10, 100, 1000)
 
 
@@ -63,13 +65,13 @@ def make_corpus(n_docs: int, n_queries: int, seed: int = 0, shift: tuple[float, 
     rel_docs = rng.choice(n_docs, int(n_rel.sum()), replace=False)
     qrels = pd.DataFrame({"qid": np.repeat(qids, n_rel), "docno": docnos[rel_docs], "label": 1})
     scale = rng.uniform(0.5, 2.0, size=n_queries)
-    relevant = set(rel_docs.tolist())
+    relevant = np.sort(rel_docs)
     frames, listed = [], {}
     starts = np.concatenate([[0], np.cumsum(n_rel)[:-1]])
     for q, qid in enumerate(qids):
         c, mine = scale[q], rel_docs[starts[q] : starts[q] + n_rel[q]]
         others = np.unique(rng.integers(0, n_docs, size=1000))
-        others = others[~np.isin(others, list(relevant))]
+        others = others[~np.isin(others, relevant)]
         top = c * stats.gamma.isf(rng.uniform(0, min(1000 / n_docs, 1.0), size=len(others)), 2.0)
         rel_scores = c * (rng.gamma(2.0, size=len(mine)) + rng.uniform(*shift, size=len(mine)))
         frames.append(
@@ -122,17 +124,13 @@ def expected_recall(
     qid = rel["qid"].to_numpy()
     score = rel["score"].to_numpy()
     p = stats.gamma.sf(score / rel["qid"].map(scale).to_numpy(), 2.0)
-    above = np.zeros(len(rel))
-    n_listed = np.zeros(len(rel))
-    in_pool, unseen_of = pool.docno_set, {}
-    for i, (q, sc) in enumerate(zip(qid, score)):
-        if q not in unseen_of:  # the system's scores of q's listed documents outside the pool, sorted
-            names, scores = listed[q]
-            outside = np.fromiter((n not in in_pool for n in names), dtype=bool, count=len(names))
-            unseen_of[q] = np.sort(scores[outside])
-        unseen = unseen_of[q]
-        above[i] = len(unseen) - np.searchsorted(unseen, sc, side="left")
-        n_listed[i] = len(unseen)
+    # per query, the system's scores of its listed documents outside the pool, sorted
+    queries = list(listed)
+    names = pd.Series(np.concatenate([listed[q][0] for q in queries]))
+    outside = np.split(~in_set(names, pool.docno_set), np.cumsum([len(listed[q][0]) for q in queries])[:-1])
+    unseen_of = {q: np.sort(listed[q][1][out]) for q, out in zip(queries, outside)}
+    n_listed = np.array([len(unseen_of[q]) for q in qid], dtype=np.float64)
+    above = n_listed - np.array([np.searchsorted(unseen_of[q], sc, side="left") for q, sc in zip(qid, score)])
     n_rel = qrels[qrels["label"] > 0].groupby("qid").size()
     out = {}
     for k in K_VALUES:

@@ -54,6 +54,7 @@ import argparse
 import itertools
 import sys
 import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -174,13 +175,13 @@ def selected(x: np.ndarray, h: float, kde: Any, family: str) -> Any:
             ll, k = float(np.sum(stats.jf_skew_t.logpdf(x, a, b, loc, scale))), 4
         para = lambda s: stats.jf_skew_t.sf(s, a, b, loc, scale)  # noqa: E731
     if family == "skewt" or ll - k > kde_loo_loglik(x, h):
-        CHOICES[family] = CHOICES.get(family, 0) + 1
+        CHOICES[family] += 1
         return para
-    CHOICES[family + " kde"] = CHOICES.get(family + " kde", 0) + 1
+    CHOICES[family + " kde"] += 1
     return kde
 
 
-CHOICES: dict[str, int] = {}
+CHOICES: Counter[str] = Counter()  # fits chosen, printed at the end
 
 
 def full_scores(st: Any, name: str) -> dict[str, pd.Series]:
@@ -271,7 +272,7 @@ def main() -> None:
                                 (label, seed, name, f"{family} det", f"R@{k}", est - st.full[name][f"R@{k}"])
                             )
             print(f"pool {pool.fraction:.2%} {design} seed {seed} done", flush=True)
-    print("fits chosen:", CHOICES)
+    print("fits chosen:", dict(CHOICES))
     e = pd.DataFrame(errors, columns=["pool", "seed", "system", "family", "measure", "error"])
     if args.output:
         e.to_csv(args.output, index=False)
