@@ -128,7 +128,7 @@ def pooled_above(kind: str, ranks: dict[str, np.ndarray]):
                 continue
             p = line[q][0]
             count = np.clip(p.sum(1) * ratio[band[q]], 0.0, p.shape[1])
-            pmf[at] = cov.added(cov._poisson_binomial(cov.scaled_to(p, count), width), rest)
+            pmf[at] = cov.added(cov.poisson_binomial(cov.scaled_to(p, count), width), rest)
         return cov.UnseenAbove(rows_all, pmf)
 
     return above
@@ -169,11 +169,11 @@ def oracle_above(kind: str, truth: dict[str, tuple[np.ndarray, np.ndarray]]):
             if kind in ("oracle-top", "oracle-both"):
                 top = point(count(top_y, s), width)
             elif kind == "exact-count":
-                top = cov._poisson_binomial(
+                top = cov.poisson_binomial(
                     cov.scaled_to(part.top.terms(s)[0], count(top_y, s).astype(np.float64)), width
                 )
             else:
-                top = cov._poisson_binomial(part.top.probs(s), width)
+                top = cov.poisson_binomial(part.top.probs(s), width)
             pmf[at] = cov.added(top, rest)
         return cov.UnseenAbove(rows_all, pmf)
 

@@ -51,7 +51,7 @@ from ._sample import check_relevant_in_pool, in_set, pooled_run, str_ids, str_qr
 from .measures import BackgroundModel, JudgedRun, prepare
 from .measures._evaluate import warn_overlap
 from .measures._prepare import to_run_frame
-from .measures._sdm import _P_FLOOR, UnseenAbove, sdm_report
+from .measures._sdm import _P_FLOOR, UnseenAbove, poisson_binomial, sdm_report
 
 __all__ = ["Covariate", "MIN_FIT", "covariate_above", "evaluate_with_covariate"]
 
@@ -284,44 +284,6 @@ def scaled_to(p: np.ndarray, count: np.ndarray) -> np.ndarray:
     return p
 
 
-_DIRECT = 24  # polynomials up to this length are multiplied term by term, longer ones by FFT
-
-
-def _poisson_binomial(p: np.ndarray, width: int) -> np.ndarray:
-    """rows x width: P(sum over i of independent Bernoulli(p[row, i]) = m), m < width.
-
-    The product of the factors (1 - p_i + p_i z), multiplied pairwise in a tree (about log2(columns) array
-    operations, not one per column) and cut at degree width - 1 (higher terms never reach the lower ones). Long
-    products go by FFT: an absolute error of about 1e-16, clipped to [0, 1]."""
-    out = np.zeros((p.shape[0], width))
-    if p.shape[0] == 0:
-        return out
-    certain = (p >= 1.0).sum(axis=1)
-    live = np.where((p > 0.0) & (p < 1.0), p, 0.0)
-    q = live[:, np.flatnonzero(live.any(axis=0))]
-    polys = np.stack([1.0 - q, q], axis=-1)  # rows x factors x coefficients
-    while polys.shape[1] > 1:
-        if polys.shape[1] % 2:  # an odd factor out: pair it with the polynomial 1
-            one = np.zeros((polys.shape[0], 1, polys.shape[2]))
-            one[..., 0] = 1.0
-            polys = np.concatenate([polys, one], axis=1)
-        a, b = polys[:, 0::2], polys[:, 1::2]
-        n = a.shape[-1]
-        if n <= _DIRECT:
-            c = np.zeros(a.shape[:2] + (2 * n - 1,))
-            for k in range(n):
-                c[..., k : k + n] += a[..., k : k + 1] * b
-        else:
-            c = np.clip(signal.fftconvolve(a, b, axes=-1), 0.0, 1.0)
-        polys = c[..., :width]
-    poly = polys[:, 0] if polys.shape[1] else np.ones((p.shape[0], 1))
-    for r, c0 in enumerate(certain.tolist()):  # the certain documents shift the count
-        if c0 < width:
-            m = min(width - c0, poly.shape[1])
-            out[r, c0 : c0 + m] = poly[r, :m]
-    return out
-
-
 @dataclass
 class _QueryParts:
     top: _TopFit | None
@@ -370,13 +332,18 @@ def _parts(frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate) -> dict[s
     return out
 
 
-def rest_pmf(part: _QueryParts, family: str, s: np.ndarray, width: int) -> np.ndarray:
-    """rows x width: P(m of the query's rest score >= s[row]): its U_R unseen documents outside the top D (with no
-    line, every unseen document)."""
+def rest_sf(part: _QueryParts, family: str, s: np.ndarray) -> np.ndarray:
+    """P(one of the query's rest scores >= s[row]), 0 below the floor (with no rest sample, 0)."""
     model = part.fit_rest(family)
     p_rest = np.clip(model.sf(s), 0.0, 1.0) if model is not None else np.zeros(len(s))
     p_rest[p_rest < _P_FLOOR] = 0.0
-    return stats.binom.pmf(np.arange(width)[None, :], part.n_rest, p_rest[:, None])
+    return p_rest
+
+
+def rest_pmf(part: _QueryParts, family: str, s: np.ndarray, width: int) -> np.ndarray:
+    """rows x width: P(m of the query's rest score >= s[row]): its U_R unseen documents outside the top D (with no
+    line, every unseen document)."""
+    return stats.binom.pmf(np.arange(width)[None, :], part.n_rest, rest_sf(part, family, s)[:, None])
 
 
 def added(top: np.ndarray, rest: np.ndarray) -> np.ndarray:
@@ -397,13 +364,45 @@ def relevant_groups(j: JudgedRun, width: int) -> tuple[np.ndarray, list[tuple[st
     return rows_all, out
 
 
+_CHUNK = 2048  # relevant rows per batch of the arrays below (each batch: rows x width floats, a few times)
+
+
 def _above(j: JudgedRun, parts: dict[str, _QueryParts], family: str, width: int) -> UnseenAbove:
+    """Every relevant row's count distribution, the queries' rows batched together (array operations per batch of
+    rows, not per query): the rest's binomials, then the top parts' Poisson-binomials, each query's probabilities
+    padded to its batch's widest with impossible documents (factors 1), added to their rows' rest."""
     rows_all, groups = relevant_groups(j, width)
-    pmf = np.zeros((len(rows_all), width))
+    n_rest, p_rest = np.zeros(len(rows_all)), np.zeros(len(rows_all))
+    tops: list[tuple[np.ndarray, np.ndarray]] = []
     for q, at, s in groups:
         part = parts[q]
-        rest = rest_pmf(part, family, s, width)
-        pmf[at] = rest if part.top is None else added(_poisson_binomial(part.top.probs(s), width), rest)
+        n_rest[at], p_rest[at] = part.n_rest, rest_sf(part, family, s)
+        if part.top is not None:
+            tops.append((at, part.top.probs(s)))
+    pmf = np.zeros((len(rows_all), width))
+    pmf[:, 0] = 1.0  # no rest document can score above the row: a point mass at 0
+    some = np.flatnonzero((p_rest > 0.0) & (n_rest > 0))
+    for c in range(0, len(some), _CHUNK):
+        at = some[c : c + _CHUNK]
+        pmf[at] = stats.binom.pmf(np.arange(width)[None, :], n_rest[at, None], p_rest[at, None])
+    has_rest = np.zeros(len(rows_all), dtype=bool)
+    has_rest[some] = True
+    first = 0
+    while first < len(tops):  # batches of whole queries, at most _CHUNK rows unless one query has more
+        last, used = first + 1, len(tops[first][0])
+        while last < len(tops) and used + len(tops[last][0]) <= _CHUNK:
+            used, last = used + len(tops[last][0]), last + 1
+        batch, first = tops[first:last], last
+        p = np.zeros((used, max(probs.shape[1] for _, probs in batch)))
+        r = 0
+        for at, probs in batch:
+            p[r : r + len(at), : probs.shape[1]] = probs
+            r += len(at)
+        at = np.concatenate([at for at, _ in batch])
+        top, also = poisson_binomial(p, width), has_rest[at]
+        pmf[at[~also]] = top[~also]  # the rest a point mass at 0: the top part's count alone
+        if also.any():
+            pmf[at[also]] = added(top[also], pmf[at[also]])
     return UnseenAbove(rows_all, pmf)
 
 

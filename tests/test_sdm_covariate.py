@@ -17,11 +17,17 @@ from helpers import simulated_pool_corpus, system_run_over_pool
 from scipy import stats
 
 import pyterrier_sparse_eval as pse
-from pyterrier_sparse_eval import sdm
-from pyterrier_sparse_eval._covariate import TOP_MIN, TOP_SHARE, _poisson_binomial, _TopFit
+from pyterrier_sparse_eval import _covariate, sdm
+from pyterrier_sparse_eval._covariate import TOP_MIN, TOP_SHARE, _TopFit
 from pyterrier_sparse_eval.cli import build_parser, main
 from pyterrier_sparse_eval.measures._prepare import prepare
-from pyterrier_sparse_eval.measures._sdm import UnseenAbove, correctable, corrected, survival_of_rows
+from pyterrier_sparse_eval.measures._sdm import (
+    UnseenAbove,
+    correctable,
+    corrected,
+    poisson_binomial,
+    survival_of_rows,
+)
 
 
 def _pytrec(run, qrels, ks):
@@ -80,7 +86,7 @@ def test_poisson_binomial_equals_enumeration():
     p[0, :3] = [0.0, 1.0, 1.0]
     p[1, :2] = 1.0
     p[2] = 0.0
-    got = _poisson_binomial(p, 7)
+    got = poisson_binomial(p, 7)
     for r in range(p.shape[0]):
         expected = np.zeros(10)
         for bits in itertools.product([0, 1], repeat=9):
@@ -111,13 +117,60 @@ def test_poisson_binomial_long_products():
         if cols > 5:
             p[:, : int(rng.integers(0, 4))] = 1.0
             p[0, 4] = 0.0
-        got = _poisson_binomial(p, width)
+        got = poisson_binomial(p, width)
         np.testing.assert_allclose(
             got, recursion(p, width), rtol=0, atol=1e-14, err_msg=str((trial, cols, width))
         )
         assert got.min() >= 0.0
-    assert _poisson_binomial(np.zeros((0, 5)), 3).shape == (0, 3)
-    np.testing.assert_array_equal(_poisson_binomial(np.zeros((2, 0)), 3), [[1, 0, 0], [1, 0, 0]])
+    assert poisson_binomial(np.zeros((0, 5)), 3).shape == (0, 3)
+    np.testing.assert_array_equal(poisson_binomial(np.zeros((2, 0)), 3), [[1, 0, 0], [1, 0, 0]])
+    # many rows whose live factors (0 < p < 1) number from none to all, at scattered places, some certain: the
+    # rows are packed and grouped by that count, each row's result the recursion's on the row alone
+    for trial in range(10):
+        rows, cols, width = 60, int(rng.integers(1, 700)), int(rng.choice([5, 100, 1000]))
+        p = rng.uniform(size=(rows, cols)) ** rng.uniform(0.2, 8.0)
+        for r in range(rows):
+            p[r, rng.permutation(cols)[: int(rng.integers(0, cols + 1))]] = 0.0
+            p[r, rng.permutation(cols)[: int(rng.integers(0, 3))]] = 1.0
+        got = poisson_binomial(p, width)
+        expected = np.vstack([recursion(p[r : r + 1], width) for r in range(rows)])
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-14, err_msg=str((trial, cols, width)))
+
+
+def test_rows_batched_across_queries_equal_each_query_alone(monkeypatch):
+    """``_above`` computes every query's relevant rows in batches of rows (the rest's binomials, the top parts'
+    Poisson-binomials padded to the batch's widest query, then their sum); each row equals the same distribution
+    computed for its query alone, with batches of 7 rows so that queries of different widths share a batch."""
+    docnos, truth, first, qrels = simulated_pool_corpus(6000, 12, seed=21)
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=400, seed=3)
+    run = system_run_over_pool(pool, docnos, truth)
+    # 1000 deep (a rest outside it), and one query left out (it keeps SDM's background alone), whose best
+    # relevant document scores far above anything (no unseen document can score above it: a point mass at 0)
+    ranked = first.sort_values(["qid", "score"], ascending=[True, False]).groupby("qid").head(1000)
+    alone = ranked["qid"].iloc[0]
+    covariate = sdm.Covariate.from_run(ranked[ranked["qid"] != alone], pool)
+    relevant = run.merge(qrels[(qrels["qid"] == alone) & (qrels["label"] > 0)], on=["qid", "docno"])
+    top_relevant = (run["qid"] == alone) & (run["docno"] == relevant.sort_values("score")["docno"].iloc[-1])
+    run.loc[top_relevant, "score"] += 1e3
+    monkeypatch.setattr(_covariate, "_CHUNK", 7)
+    with pytest.warns(UserWarning, match="keep SDM's fitted background alone"):
+        j, above, _ = _covariate.covariate_above(run, qrels, pool, covariate, 100)
+    frame = _covariate.pooled_run(run, pool)
+    parts = _covariate._parts(frame, j, pool, covariate)
+    rows_all, groups = _covariate.relevant_groups(j, 100)
+    np.testing.assert_array_equal(above.rows, rows_all)
+    tops = 0
+    for q, at, s in groups:
+        rest = _covariate.rest_pmf(parts[q], "auto", s, 100)
+        top = parts[q].top
+        own = rest if top is None else _covariate.added(poisson_binomial(top.probs(s), 100), rest)
+        tops += top is not None
+        np.testing.assert_allclose(above.pmf[at], own, rtol=0, atol=1e-14, err_msg=q)
+    # several batches, and rows both with a rest that can score above them and without one
+    p_rest = {q: _covariate.rest_sf(parts[q], "auto", s) for q, _, s in groups}
+    assert len(groups) - 1 == tops >= 6 and len(rows_all) > 3 * 7 and (p_rest[alone] == 0).sum() == 1
+    assert (np.concatenate(list(p_rest.values())) > 0).mean() > 0.9
+    assert (above.pmf.sum(axis=1) <= 1 + 1e-12).all()
 
 
 def test_binomial_distributions_reproduce_sdm():

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import signal, stats
 
 from ._inhouse import REGISTRY, InHouseMeasure
 from ._metrics import gain_values, ideal_dcg
@@ -43,6 +43,7 @@ __all__ = [
     "add_bootstrap",
     "evaluate_backgrounds",
     "UnseenAbove",
+    "poisson_binomial",
 ]
 
 _P_FLOOR = 1e-280
@@ -190,6 +191,55 @@ class UnseenAbove:
         w = np.where(pos < k, weights[np.minimum(pos, k - 1)], 0.0)
         out[self.rows] = (self.pmf * w).sum(axis=1)
         return out
+
+
+_DIRECT = 24  # polynomials up to this length are multiplied term by term, longer ones by FFT
+
+
+def poisson_binomial(p: np.ndarray, width: int) -> np.ndarray:
+    """rows x width: P(sum over i of independent Bernoulli(p[row, i]) = m), m < width.
+
+    The product of the factors (1 - p_i + p_i z), multiplied pairwise in a tree (about log2(columns) array
+    operations, not one per column) and cut at degree width - 1 (higher terms never reach the lower ones). Each
+    row's live factors (0 < p < 1) are packed first and the rows grouped by their count (powers of two), so a row
+    costs about its own count; the certain ones (p = 1) shift the count. Long products go by FFT: an absolute
+    error of about 1e-16, clipped to [0, 1]."""
+    out = np.zeros((p.shape[0], width))
+    if p.shape[0] == 0:
+        return out
+    live = (p > 0.0) & (p < 1.0)
+    n_live = live.sum(axis=1)
+    packed = np.take_along_axis(np.where(live, p, 0.0), np.argsort(~live, axis=1, kind="stable"), axis=1)
+    poly = np.zeros((p.shape[0], width))
+    band = np.ceil(np.log2(np.maximum(n_live, 1))).astype(np.int64)
+    for b in np.unique(band).tolist():
+        rows = np.flatnonzero(band == b)
+        part = _product(packed[rows, : n_live[rows].max()], width)
+        poly[rows, : part.shape[1]] = part
+    at = np.arange(width)[None, :] - (p >= 1.0).sum(axis=1)[:, None]
+    keep = at >= 0
+    out[keep] = poly[np.nonzero(keep)[0], at[keep]]
+    return out
+
+
+def _product(q: np.ndarray, width: int) -> np.ndarray:
+    """rows x min(width, columns + 1): the coefficients of prod_i (1 - q_i + q_i z), in a tree of pairs."""
+    polys = np.stack([1.0 - q, q], axis=-1)  # rows x factors x coefficients
+    while polys.shape[1] > 1:
+        if polys.shape[1] % 2:  # an odd factor out: pair it with the polynomial 1
+            one = np.zeros((polys.shape[0], 1, polys.shape[2]))
+            one[..., 0] = 1.0
+            polys = np.concatenate([polys, one], axis=1)
+        a, b = polys[:, 0::2], polys[:, 1::2]
+        n = a.shape[-1]
+        if n <= _DIRECT:
+            c = np.zeros(a.shape[:2] + (2 * n - 1,))
+            for k in range(n):
+                c[..., k : k + n] += a[..., k : k + 1] * b
+        else:
+            c = np.clip(signal.fftconvolve(a, b, axes=-1), 0.0, 1.0)
+        polys = c[..., :width]
+    return polys[:, 0] if polys.shape[1] else np.ones((q.shape[0], 1))
 
 
 def _recall_given(j: JudgedRun, k: int, above: UnseenAbove) -> np.ndarray:
