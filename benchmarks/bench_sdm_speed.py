@@ -1,5 +1,5 @@
-"""SDM's cost at a realistic query load: the pooled evaluation, SDM alone, its bootstrap, the covariate, the
-reference estimator and a stratified pool, side by side.
+"""SDM's cost at a realistic query load: the pooled evaluation, SDM alone, its bootstrap and its noise correction,
+the covariate, the reference estimator and a stratified pool, side by side.
 
     python benchmarks/bench_sdm_speed.py                       # 7,000 queries (MS MARCO dev's size), 1M corpus
     python benchmarks/bench_sdm_speed.py --queries 1000 --no-write
@@ -208,6 +208,10 @@ def main() -> None:
     timed(
         f"SDM alone, {args.bootstrap} bootstrap rounds",
         lambda: sdm.evaluate(run, qrels, pool, K_VALUES, bootstrap=args.bootstrap, verbose=False),
+    )
+    timed(
+        "SDM alone, noise_correction=True",
+        lambda: sdm.evaluate(run, qrels, pool, K_VALUES, noise_correction=True, verbose=False),
     )
     covariate = timed(
         "SDM with the covariate (the pooling run, 1,000 deep)",

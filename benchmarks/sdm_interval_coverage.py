@@ -37,7 +37,7 @@ K_VALUES = (10, 100, 1000)
 
 def main() -> None:
     from pyterrier_sparse_eval._pool import _UNRETRIEVED, judged_with_backgrounds, models_for
-    from pyterrier_sparse_eval.measures._sdm import _rows_view, correctable, corrected
+    from pyterrier_sparse_eval.measures._sdm import correctable, corrected, rows_view
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_pool_arguments(parser, seeds=6, designs=["uniform"])
@@ -64,13 +64,13 @@ def main() -> None:
                     )
                     j, samples = judged_with_backgrounds(run, st.qrels, pool)
                     qids = j.qids.tolist()
-                    p = _rows_view(j, models_for(j, samples, "auto"))
+                    p = rows_view(j, models_for(j, samples, "auto"))
                     est = {str(m.standard()): corrected(m, j, p, pool.n_unseen).mean() for m in measures}
                     rng = np.random.default_rng(seed)
                     draws: dict[str, list[float]] = {key: [] for key in est}
                     for _ in range(args.rounds):
                         again = [samples.get(q, _UNRETRIEVED).resample(rng).fit("auto") for q in qids]
-                        p_again = _rows_view(j, again)
+                        p_again = rows_view(j, again)
                         for m in measures:
                             draws[str(m.standard())].append(corrected(m, j, p_again, pool.n_unseen).mean())
                     rows = []

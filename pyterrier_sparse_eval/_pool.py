@@ -470,6 +470,7 @@ def evaluate_on_pool(
     confidence: float = 0.95,
     seed: int | None = 0,
     progress: Callable[[range], Iterable[int]] | None = None,
+    noise_correction: bool = False,
 ) -> dict[str, Any]:
     """``pse.sdm.evaluate(run, qrels, pool, ...)``: pooled and SDM-corrected R@k / nDCG@k (see there)."""
     j, samples = judged_with_backgrounds(run, qrels, pool)
@@ -490,5 +491,6 @@ def evaluate_on_pool(
         confidence=confidence,
         seed=seed,
         progress=progress,
+        noise_correction=noise_correction,
     )
     return {"aggregate": aggregate, "per_query": per_query, "models": dict(zip(j.qids.tolist(), models))}

@@ -98,6 +98,22 @@ def whole(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) or (isinstance(x, (float, np.floating)) and float(x).is_integer())
 
 
+def check_noise_correction(noise_correction: Any, family: str, covariate: Any) -> None:
+    """``noise_correction`` is a bool, with the kernel background and no covariate (the fix named)."""
+    if not isinstance(noise_correction, (bool, np.bool_)):
+        raise TypeError(f"noise_correction={noise_correction!r}: give True or False.")
+    if noise_correction and family not in ("auto", "kde"):
+        raise ValueError(
+            f"noise_correction=True corrects the kernel background's noise, which family={family!r} does not "
+            "estimate: use family='auto' or 'kde', or drop noise_correction."
+        )
+    if noise_correction and covariate is not None:
+        raise ValueError(
+            "noise_correction=True is not available with covariate= (the covariate's count has no variance "
+            "estimate): drop one of them."
+        )
+
+
 def check_sdm_options(
     k_values: Any, family: str, bootstrap: Any, confidence: Any, seed: Any
 ) -> tuple[list[int], int]:

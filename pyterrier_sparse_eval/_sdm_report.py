@@ -28,7 +28,7 @@ from ._pool import (
     check_pool_options,
     evaluate_on_pool,
 )
-from ._sample import bootstrap_bar, check_sdm_options
+from ._sample import bootstrap_bar, check_noise_correction, check_sdm_options
 from .measures import evaluate as evaluate_inhouse
 from .systems import index_folder, parse_system
 
@@ -65,7 +65,12 @@ class ThreeWay:
         terms = " and matched query terms" if self.config.get("covariate_features") else ""
         rows = [
             _describe(self.pool)
-            + (f"\nSDM with {covariate}'s full-corpus run{terms} as covariate" if covariate else ""),
+            + (f"\nSDM with {covariate}'s full-corpus run{terms} as covariate" if covariate else "")
+            + (
+                "\nSDM's terms corrected for the noise of the fitted survival"
+                if self.config.get("noise_correction")
+                else ""
+            ),
             f"{'system':<28} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}  SDM 95% CI",
         ]
         for system, measures in self.results.items():
@@ -114,6 +119,7 @@ def three_way(
     num_results: int | None = None,
     bootstrap: int = 0,
     covariate: bool | str = False,
+    noise_correction: bool = False,
     curves: bool = True,
     verbose: bool = True,
 ) -> ThreeWay:
@@ -127,7 +133,8 @@ def three_way(
     distractors and the exact values, retrieve ``num_results`` documents per query (default: the largest k
     or the pool depth, at least 1000); it must be at least the largest k and the pool depth. ``covariate``:
     correct with the first pooling run's full-corpus run as covariate (``pse.sdm.evaluate(..., covariate=)``);
-    ``"terms"``: with each document's count of the query's terms (:class:`MatchedTerms`) as a feature."""
+    ``"terms"``: with each document's count of the query's terms (:class:`MatchedTerms`) as a feature.
+    ``noise_correction``: as in ``pse.sdm.evaluate``."""
     if covariate not in (False, True, "score", "terms"):
         raise ValueError(f"covariate={covariate!r}: give False, True (or 'score'), or 'terms'.")
     specs = [parse_system(s) for s in systems]
@@ -138,6 +145,7 @@ def three_way(
         raise ValueError(f"The same system is given twice: {names}.")
     # every option checked before any indexing
     k_values, bootstrap = check_sdm_options(k_values, family, bootstrap, 0.95, seed)
+    check_noise_correction(noise_correction, family, covariate or None)
     tail_samples, depths = check_pool_options(depth, sample, seed, tail_sample, tail_depth)
     tail = max(depths) if sum(tail_samples) else 0
     full_depth = max(max(k_values), depth, tail, 1000) if num_results is None else int(num_results)
@@ -219,7 +227,9 @@ def three_way(
         if cov is not None:
             corrected = evaluate_with_covariate(pooled_run, qrels, pool, cov, ks, **options)
         else:
-            corrected = evaluate_on_pool(pooled_run, qrels, pool, ks, **options)
+            corrected = evaluate_on_pool(
+                pooled_run, qrels, pool, ks, noise_correction=noise_correction, **options
+            )
         truth = evaluate_inhouse(
             full_runs[spec.name], qrels, [f"{m}@{k}" for k in ks for m in ("R", "nDCG")], warn=False
         )
@@ -268,6 +278,7 @@ def three_way(
         "family": family,
         "covariate": pool_specs[0].name if covariate else None,
         "covariate_features": ["matched query terms"] if covariate == "terms" else [],
+        "noise_correction": bool(noise_correction),
         "k": list(k_values),
         "bootstrap": bootstrap,
         "num_results": full_depth,

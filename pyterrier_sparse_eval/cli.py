@@ -287,6 +287,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         num_results=args.num_results,
         bootstrap=args.bootstrap,
         covariate=args.covariate or False,
+        noise_correction=args.noise_correction,
         verbose=not args.quiet,
     )
     print(report.table())
@@ -455,9 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("sdm", "pooled vs SDM-corrected vs full-corpus R@k and nDCG@k", SDM_EXAMPLE)
     p.add_argument("--dataset", required=True, help=_DATASET_HELP)
     p.add_argument("--language", default=None, help=_LANGUAGE_HELP)
-    p.add_argument(
-        "--system", action="append", help="system spec as for `experiment` (repeatable; default bm25)"
-    )
+    p.add_argument("--system", action="append", help="spec as for `experiment` (repeatable; default bm25)")
     p.add_argument(
         "--pool-run",
         action="append",
@@ -475,6 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tail-depth", type=int, action="append", help="rank bounding a tail band (default 100)")
     p.add_argument("--bootstrap", type=int, default=0, help="bootstrap rounds for SDM confidence intervals")
     p.add_argument("--covariate", nargs="?", const="score", choices=("score", "terms"), help="see above")
+    p.add_argument("--noise-correction", action="store_true", help="see pse.sdm.evaluate")
     p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
     p.add_argument("--output", default=None, help="write the report as JSON here")
     p.add_argument("--per-query", action="store_true", help="include per-query values in the JSON")

@@ -43,6 +43,8 @@ __all__ = [
     "add_bootstrap",
     "evaluate_backgrounds",
     "UnseenAbove",
+    "NoisySurvival",
+    "rows_view",
     "poisson_binomial",
 ]
 
@@ -254,16 +256,35 @@ def _ndcg_given(j: JudgedRun, k: int, above: UnseenAbove, gain: str) -> np.ndarr
     return np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
 
 
+@dataclass(frozen=True)
+class NoisySurvival:
+    """Each relevant row's survival ``p`` with its estimated variance (:func:`variance_of_rows`): SDM's terms are
+    then corrected for that noise (:func:`second_order`)."""
+
+    p: np.ndarray
+    variance: np.ndarray
+
+
+def _recall_of(m: InHouseMeasure, j: JudgedRun, p: Any, n: Any) -> np.ndarray:
+    if isinstance(p, UnseenAbove):
+        return _recall_given(j, _cutoff(m), p)
+    if isinstance(p, NoisySurvival):
+        return sdm_recall(j, _cutoff(m), p.p, n, variance=p.variance)
+    return sdm_recall(j, _cutoff(m), p, n)
+
+
+def _ndcg_of(m: InHouseMeasure, j: JudgedRun, p: Any, n: Any) -> np.ndarray:
+    if isinstance(p, UnseenAbove):
+        return _ndcg_given(j, _cutoff(m), p, m.gain)
+    if isinstance(p, NoisySurvival):
+        return sdm_ndcg(j, _cutoff(m), p.p, n, gain=m.gain, variance=p.variance)
+    return sdm_ndcg(j, _cutoff(m), p, n, gain=m.gain)
+
+
 #: the in-house measures SDM corrects (by ``BASE``), each with its expectation; report order
 CORRECTIONS: dict[str, Callable[[InHouseMeasure, JudgedRun, Any, Any], np.ndarray]] = {
-    "R": lambda m, j, p, n: (
-        _recall_given(j, _cutoff(m), p) if isinstance(p, UnseenAbove) else sdm_recall(j, _cutoff(m), p, n)
-    ),
-    "nDCG": lambda m, j, p, n: (
-        _ndcg_given(j, _cutoff(m), p, m.gain)
-        if isinstance(p, UnseenAbove)
-        else sdm_ndcg(j, _cutoff(m), p, n, gain=m.gain)
-    ),
+    "R": _recall_of,
+    "nDCG": _ndcg_of,
 }
 
 
@@ -275,8 +296,8 @@ def _cutoff(measure: InHouseMeasure) -> int:
 
 def corrected(measure: InHouseMeasure, j: JudgedRun, p: Any, n_unseen: Any) -> np.ndarray:
     """SDM-corrected per-query values of an in-house measure (one of :data:`CORRECTIONS`, at a cut-off):
-    ``p`` is each row's survival (:func:`survival_of_rows`, X binomial with ``n_unseen``) or an
-    :class:`UnseenAbove`."""
+    ``p`` is each row's survival (:func:`survival_of_rows`, X binomial with ``n_unseen``), a
+    :class:`NoisySurvival` or an :class:`UnseenAbove`."""
     correct = CORRECTIONS.get(measure.BASE)
     if correct is None:
         raise ValueError(f"SDM corrects {', '.join(f'{b}@k' for b in CORRECTIONS)} only, not {measure}.")
@@ -293,9 +314,13 @@ def correctable(k_values: Sequence[int], gain: str = "linear") -> list[InHouseMe
     return [m.check() for m in out]
 
 
-def _rows_view(j: JudgedRun, fitted: Any) -> Any:
-    """What :func:`corrected` takes from one round's fits: per-query models, or an :class:`UnseenAbove`."""
-    return fitted if isinstance(fitted, UnseenAbove) else survival_of_rows(j, fitted)
+def rows_view(j: JudgedRun, fitted: Any, noise_correction: bool = False) -> Any:
+    """What :func:`corrected` takes from one round's fits (per-query models, or an :class:`UnseenAbove`): with
+    ``noise_correction``, the models' survival and its variance (:class:`NoisySurvival`)."""
+    if isinstance(fitted, UnseenAbove):
+        return fitted
+    p = survival_of_rows(j, fitted)
+    return NoisySurvival(p, variance_of_rows(j, fitted)) if noise_correction else p
 
 
 def sdm_table(
@@ -328,14 +353,15 @@ def add_bootstrap(
     per_query: dict,
     aggregate: dict,
     progress: Callable[[range], Iterable[int]] | None = None,
+    noise_correction: bool = False,
 ) -> None:
     """Add ``sdm_ci`` percentile intervals to a :func:`sdm_table`: ``refit(rng)`` returns one round's models
     (per query, in order or by qid) or an :class:`UnseenAbove`, fitted on resampled background samples. A
-    ``progress`` wraps the rounds (e.g. in a progress bar)."""
+    ``progress`` wraps the rounds (e.g. in a progress bar); ``noise_correction`` as in :func:`rows_view`."""
     rng = np.random.default_rng(seed)
     draws: dict[str, list[np.ndarray]] = {str(m.standard()): [] for m in measures}
     for _ in (progress or iter)(range(rounds)):
-        p = _rows_view(j, refit(rng))
+        p = rows_view(j, refit(rng), noise_correction)
         for measure in measures:
             draws[str(measure.standard())].append(corrected(measure, j, p, unseen))
     lo, hi = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
@@ -360,16 +386,29 @@ def sdm_report(
     confidence: float = 0.95,
     seed: int | None = 0,
     progress: Callable[[range], Iterable[int]] | None = None,
+    noise_correction: bool = False,
 ) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
     """:func:`sdm_table` of every correctable measure at ``k_values``, with :func:`add_bootstrap` intervals
     when ``bootstrap`` rounds are asked for (``refit(rng)`` gives one round's models). ``models`` may also be
-    an :class:`UnseenAbove` (and so may each round's)."""
+    an :class:`UnseenAbove` (and so may each round's); ``noise_correction`` as in :func:`rows_view`."""
     measures = correctable(k_values, gain)
-    per_query, aggregate = sdm_table(j, _rows_view(j, models), unseen, measures)
+    per_query, aggregate = sdm_table(j, rows_view(j, models, noise_correction), unseen, measures)
     if bootstrap:
         if refit is None:
             raise ValueError("bootstrap needs a way to refit the background models.")
-        add_bootstrap(j, refit, unseen, measures, bootstrap, confidence, seed, per_query, aggregate, progress)
+        add_bootstrap(
+            j,
+            refit,
+            unseen,
+            measures,
+            bootstrap,
+            confidence,
+            seed,
+            per_query,
+            aggregate,
+            progress,
+            noise_correction,
+        )
     return per_query, aggregate
 
 
@@ -386,6 +425,7 @@ def evaluate_backgrounds(
     confidence: float = 0.95,
     seed: int | None = 0,
     progress: Callable[[range], Iterable[int]] | None = None,
+    noise_correction: bool = False,
 ) -> dict[str, Any]:
     """Pooled and SDM-corrected R@k and nDCG@k of a run, from per-query background samples or models.
 
@@ -435,5 +475,6 @@ def evaluate_backgrounds(
         confidence=confidence,
         seed=seed,
         progress=progress,
+        noise_correction=noise_correction,
     )
     return {"per_query": per_query, "aggregate": aggregate, "models": models}

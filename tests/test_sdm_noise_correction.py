@@ -1,0 +1,161 @@
+"""``sdm.evaluate(..., noise_correction=True)`` and ``SDM_R`` / ``SDM_nDCG(noise_correction=True)``: each relevant
+row's term corrected for the noise of its fitted survival (``second_order``, tested against a Monte Carlo truth in
+test_sdm.py) on every path: a pool, per-query samples, the bootstrap's rounds and pt.Experiment; the mistakes
+refused with their fix."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+from helpers import simulated_pool_corpus, system_run_over_pool
+
+from pyterrier_sparse_eval import sdm
+from pyterrier_sparse_eval._pool import _UNRETRIEVED, judged_with_backgrounds, models_for
+from pyterrier_sparse_eval.cli import main
+from pyterrier_sparse_eval.measures._sdm import sdm_ndcg, sdm_recall, survival_of_rows, variance_of_rows
+
+K = [10, 100]
+
+
+@pytest.fixture(scope="module")
+def case():
+    docnos, truth, first, qrels = simulated_pool_corpus(5000, 6, seed=13)
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=250, seed=4)
+    return pool, system_run_over_pool(pool, docnos, truth, depth=1000), qrels
+
+
+def _by_hand(j, models, n_unseen, k):
+    """Both measures with each row's survival and its variance, straight from the functions."""
+    p, v = survival_of_rows(j, models), variance_of_rows(j, models)
+    return sdm_recall(j, k, p, n_unseen, variance=v), sdm_ndcg(j, k, p, n_unseen, variance=v)
+
+
+def test_evaluate_on_a_pool_applies_the_correction_to_every_row(case):
+    pool, run, qrels = case
+    got = sdm.evaluate(run, qrels, pool, K, noise_correction=True, verbose=False)
+    plain = sdm.evaluate(run, qrels, pool, K, verbose=False)
+    j, samples = judged_with_backgrounds(run, qrels, pool)
+    models = models_for(j, samples, "auto")
+    assert all(m.family == "kde" for m in models)  # the kernel background, whose variance is estimated
+    for k in K:
+        recall, ndcg = _by_hand(j, models, pool.n_unseen, k)
+        for name, values in ((f"R@{k}", recall), (f"nDCG@{k}", ndcg)):
+            per_query = [got["per_query"][name][q]["sdm"] for q in j.qids.tolist()]
+            np.testing.assert_allclose(per_query, values, rtol=0, atol=1e-12, err_msg=name)
+            assert got["aggregate"][name]["pooled"] == plain["aggregate"][name]["pooled"]
+        # the plug-in overstates nDCG@k through the convex discount: the correction lowers it here
+        assert got["aggregate"][f"nDCG@{k}"]["sdm"] < plain["aggregate"][f"nDCG@{k}"]["sdm"] - 1e-4
+
+
+def test_evaluate_from_samples_applies_it_too(case):
+    pool, run, qrels = case
+    j, samples = judged_with_backgrounds(run, qrels, pool)
+    background = {q: samples[q].observed for q in j.qids.tolist()}  # the observed scores, as a user has them
+    got = sdm.evaluate(run, qrels, background=background, n_unseen=10**5, k_values=K, noise_correction=True)
+    models = [sdm.fit_background(background[q]) for q in j.qids.tolist()]
+    for k in K:
+        recall, ndcg = _by_hand(j, models, 10**5, k)
+        np.testing.assert_allclose(
+            [got["per_query"][f"nDCG@{k}"][q]["sdm"] for q in j.qids.tolist()], ndcg, rtol=0, atol=1e-12
+        )
+        np.testing.assert_allclose(
+            [got["per_query"][f"R@{k}"][q]["sdm"] for q in j.qids.tolist()], recall, rtol=0, atol=1e-12
+        )
+
+
+def test_the_bootstrap_rounds_are_corrected_as_the_estimate(case):
+    """The intervals come from rounds corrected the same way: rebuilt here round by round with the same draws."""
+    pool, run, qrels = case
+    got = sdm.evaluate(run, qrels, pool, [10], noise_correction=True, bootstrap=6, seed=3, verbose=False)
+    plain = sdm.evaluate(run, qrels, pool, [10], bootstrap=6, seed=3, verbose=False)
+    j, samples = judged_with_backgrounds(run, qrels, pool)
+    rng, means = np.random.default_rng(3), []
+    for _ in range(6):
+        models = [samples.get(q, _UNRETRIEVED).resample(rng).fit("auto") for q in j.qids.tolist()]
+        means.append(_by_hand(j, models, pool.n_unseen, 10)[1].mean())
+    np.testing.assert_allclose(
+        got["aggregate"]["nDCG@10"]["sdm_ci"], np.percentile(means, [2.5, 97.5]), atol=1e-12
+    )
+    assert got["aggregate"]["nDCG@10"]["sdm_ci"] != plain["aggregate"]["nDCG@10"]["sdm_ci"]
+
+
+def test_measures_in_pt_experiment_take_it(case):
+    pool, run, qrels = case
+    topics = pd.DataFrame({"qid": sorted(qrels["qid"].unique()), "query": "unused"})
+    measures = [
+        sdm.SDM_R(pool=pool, noise_correction=True) @ 100,
+        sdm.SDM_nDCG(pool=pool, noise_correction=True) @ 10,
+        sdm.SDM_nDCG(pool=pool) @ 10,
+    ]
+    table = pt.Experiment([run], topics, qrels, measures, names=["system"])
+    direct = sdm.evaluate(run, qrels, pool, K, noise_correction=True, verbose=False)["aggregate"]
+    plain = sdm.evaluate(run, qrels, pool, K, verbose=False)["aggregate"]
+    assert table.loc[0, str(measures[0])] == pytest.approx(direct["R@100"]["sdm"], abs=1e-12)
+    assert table.loc[0, str(measures[1])] == pytest.approx(direct["nDCG@10"]["sdm"], abs=1e-12)
+    assert table.loc[0, str(measures[2])] == pytest.approx(plain["nDCG@10"]["sdm"], abs=1e-12)
+
+
+def test_mistakes_are_refused_with_their_fix(case):
+    pool, run, qrels = case
+    with pytest.raises(ValueError, match="family='auto' or 'kde'"):
+        sdm.evaluate(run, qrels, pool, K, family="skewnorm", noise_correction=True)
+    with pytest.raises(ValueError, match="not available with covariate="):
+        sdm.evaluate(run, qrels, pool, K, covariate=run, noise_correction=True)
+    with pytest.raises(TypeError, match="give True or False"):
+        sdm.evaluate(run, qrels, pool, K, noise_correction="yes")
+    topics = pd.DataFrame({"qid": sorted(qrels["qid"].unique()), "query": "unused"})
+    with pytest.raises(ValueError, match="family='auto' or 'kde'"):
+        pt.Experiment(
+            [run], topics, qrels, [sdm.SDM_R(pool=pool, family="normal", noise_correction=True) @ 10]
+        )
+
+
+def test_cli_sdm_with_the_noise_correction(tmp_path, capsys):
+    """``sparse-eval sdm --noise-correction`` on Vaswani: the same pool, pooled and full values as without it,
+    SDM's values those of the library's ``three_way(..., noise_correction=True)`` (which calls ``sdm.evaluate``,
+    tested above); the report and its config say so; with ``--covariate`` it is refused before any indexing."""
+    args = ["sdm", "--dataset", "irds:vaswani", "--system", "bm25:k1=1.2,b=0.75", "--pool-run", "bm25"]
+    args += ["--pool-depth", "5", "--sample", "1000", "--k", "10", "--k", "100", "--index-dir", str(tmp_path)]
+    outputs = {}
+    for flag in ([], ["--noise-correction"]):
+        out_json = tmp_path / f"sdm{len(flag)}.json"
+        assert main([*args, *flag, "--output", str(out_json), "--quiet"]) == 0
+        printed = capsys.readouterr().out
+        assert ("corrected for the noise of the fitted survival" in printed) == bool(flag)
+        outputs[bool(flag)] = json.loads(out_json.read_text())
+    plain, fixed = outputs[False], outputs[True]
+    assert fixed["config"]["noise_correction"] and not plain["config"]["noise_correction"]
+    assert fixed["config"]["pool_fingerprint"] == plain["config"]["pool_fingerprint"]
+    system = "BM25(k1=1.2,b=0.75)"
+    for name, v in fixed["results"][system].items():
+        assert (v["pooled"], v["full"]) == (
+            plain["results"][system][name]["pooled"],
+            plain["results"][system][name]["full"],
+        )
+    assert fixed["results"][system]["nDCG@10"]["sdm"] != plain["results"][system]["nDCG@10"]["sdm"]
+    # the same numbers from the library, on the same pool and the system's run over it
+    report = sdm.three_way(
+        "irds:vaswani",
+        [args[4]],
+        pool_runs=["bm25"],
+        depth=5,
+        sample=1000,
+        k_values=[10, 100],
+        index_dir=tmp_path,
+        noise_correction=True,
+        curves=False,
+        verbose=False,
+    )
+    for name in ("R@10", "nDCG@10", "R@100", "nDCG@100"):
+        assert report.results[system][name]["sdm"] == pytest.approx(
+            fixed["results"][system][name]["sdm"], abs=1e-12
+        )
+    capsys.readouterr()
+    refused = [*args[:-1], str(tmp_path / "never"), "--noise-correction", "--covariate"]
+    assert main(refused) == 2
+    assert "not available with covariate=" in capsys.readouterr().err
+    assert not (tmp_path / "never").exists()
