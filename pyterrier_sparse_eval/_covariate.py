@@ -364,7 +364,8 @@ def relevant_groups(j: JudgedRun, width: int) -> tuple[np.ndarray, list[tuple[st
     return rows_all, out
 
 
-_CHUNK = 2048  # relevant rows per batch of the arrays below (each batch: rows x width floats, a few times)
+#: relevant rows per batch below: a batch holds about ten arrays of rows x width or rows x the unseen top documents
+_CHUNK = 2048
 
 
 def _above(j: JudgedRun, parts: dict[str, _QueryParts], family: str, width: int) -> UnseenAbove:
@@ -373,15 +374,15 @@ def _above(j: JudgedRun, parts: dict[str, _QueryParts], family: str, width: int)
     padded to its batch's widest with impossible documents (factors 1), added to their rows' rest."""
     rows_all, groups = relevant_groups(j, width)
     n_rest, p_rest = np.zeros(len(rows_all)), np.zeros(len(rows_all))
-    tops: list[tuple[np.ndarray, np.ndarray]] = []
+    tops: list[tuple[np.ndarray, _TopFit, np.ndarray]] = []
     for q, at, s in groups:
         part = parts[q]
         n_rest[at], p_rest[at] = part.n_rest, rest_sf(part, family, s)
         if part.top is not None:
-            tops.append((at, part.top.probs(s)))
+            tops.append((at, part.top, s))
     pmf = np.zeros((len(rows_all), width))
     pmf[:, 0] = 1.0  # no rest document can score above the row: a point mass at 0
-    some = np.flatnonzero((p_rest > 0.0) & (n_rest > 0))
+    some = np.flatnonzero(~(p_rest <= 0.0) & (n_rest > 0))  # (a NaN survival stays NaN)
     for c in range(0, len(some), _CHUNK):
         at = some[c : c + _CHUNK]
         pmf[at] = stats.binom.pmf(np.arange(width)[None, :], n_rest[at, None], p_rest[at, None])
@@ -393,16 +394,17 @@ def _above(j: JudgedRun, parts: dict[str, _QueryParts], family: str, width: int)
         while last < len(tops) and used + len(tops[last][0]) <= _CHUNK:
             used, last = used + len(tops[last][0]), last + 1
         batch, first = tops[first:last], last
-        p = np.zeros((used, max(probs.shape[1] for _, probs in batch)))
+        p = np.zeros((used, max(len(fit.pred_unseen) for _, fit, _ in batch)))
         r = 0
-        for at, probs in batch:
+        for at, fit, s in batch:  # each query's probabilities made here, one batch in memory at a time
+            probs = fit.probs(s)
             p[r : r + len(at), : probs.shape[1]] = probs
             r += len(at)
-        at = np.concatenate([at for at, _ in batch])
-        top, also = poisson_binomial(p, width), has_rest[at]
-        pmf[at[~also]] = top[~also]  # the rest a point mass at 0: the top part's count alone
+        at = np.concatenate([at for at, _, _ in batch])
+        counts, also = poisson_binomial(p, width), has_rest[at]
+        pmf[at[~also]] = counts[~also]  # the rest a point mass at 0: the top part's count alone
         if also.any():
-            pmf[at[also]] = added(top[also], pmf[at[also]])
+            pmf[at[also]] = added(counts[also], pmf[at[also]])
     return UnseenAbove(rows_all, pmf)
 
 

@@ -100,8 +100,8 @@ def whole(x: Any) -> bool:
 
 def check_noise_correction(noise_correction: Any, family: str, covariate: Any) -> None:
     """``noise_correction`` is a bool, with the kernel background and no covariate (the fix named)."""
-    if not isinstance(noise_correction, (bool, np.bool_)):
-        raise TypeError(f"noise_correction={noise_correction!r}: give True or False.")
+    if not isinstance(noise_correction, bool):
+        raise TypeError(f"noise_correction={noise_correction!r}: give True or False (a Python bool).")
     if noise_correction and family not in ("auto", "kde"):
         raise ValueError(
             f"noise_correction=True corrects the kernel background's noise, which family={family!r} does not "

@@ -124,6 +124,11 @@ def test_poisson_binomial_long_products():
         assert got.min() >= 0.0
     assert poisson_binomial(np.zeros((0, 5)), 3).shape == (0, 3)
     np.testing.assert_array_equal(poisson_binomial(np.zeros((2, 0)), 3), [[1, 0, 0], [1, 0, 0]])
+    # one live factor, or one beside a certain document, at widths 1 and 2
+    np.testing.assert_allclose(
+        poisson_binomial(np.array([[0.3, 0.0], [0.2, 0.4], [0.3, 1.0]]), 1), [[0.7], [0.48], [0]]
+    )
+    np.testing.assert_allclose(poisson_binomial(np.array([[0.3], [0.0]]), 2), [[0.7, 0.3], [1.0, 0.0]])
     # many rows whose live factors (0 < p < 1) number from none to all, at scattered places, some certain: the
     # rows are packed and grouped by that count, each row's result the recursion's on the row alone
     for trial in range(10):
@@ -137,22 +142,30 @@ def test_poisson_binomial_long_products():
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-14, err_msg=str((trial, cols, width)))
 
 
-def test_rows_batched_across_queries_equal_each_query_alone(monkeypatch):
+@pytest.mark.parametrize("chunk", [3, 12])
+def test_rows_batched_across_queries_equal_each_query_alone(monkeypatch, chunk):
     """``_above`` computes every query's relevant rows in batches of rows (the rest's binomials, the top parts'
     Poisson-binomials padded to the batch's widest query, then their sum); each row equals the same distribution
-    computed for its query alone, with batches of 7 rows so that queries of different widths share a batch."""
+    computed for its query alone. Each query has 5 relevant rows: batches of at most 12 rows hold two queries of
+    different widths, batches of 3 are outgrown by every query (one query a batch)."""
     docnos, truth, first, qrels = simulated_pool_corpus(6000, 12, seed=21)
     pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=400, seed=3)
     run = system_run_over_pool(pool, docnos, truth)
-    # 1000 deep (a rest outside it), and one query left out (it keeps SDM's background alone), whose best
-    # relevant document scores far above anything (no unseen document can score above it: a point mass at 0)
+    # 1000 deep (a rest outside it), and one query left out (it keeps SDM's background alone); in it and in one
+    # that keeps its line, the best relevant document scores far above anything (no rest document can score
+    # above it: a point mass at 0, alone or under the top part's count)
     ranked = first.sort_values(["qid", "score"], ascending=[True, False]).groupby("qid").head(1000)
-    alone = ranked["qid"].iloc[0]
+    alone, lined = ranked["qid"].unique()[:2]
     covariate = sdm.Covariate.from_run(ranked[ranked["qid"] != alone], pool)
-    relevant = run.merge(qrels[(qrels["qid"] == alone) & (qrels["label"] > 0)], on=["qid", "docno"])
-    top_relevant = (run["qid"] == alone) & (run["docno"] == relevant.sort_values("score")["docno"].iloc[-1])
-    run.loc[top_relevant, "score"] += 1e3
-    monkeypatch.setattr(_covariate, "_CHUNK", 7)
+    for qid in (alone, lined):
+        relevant = run.merge(qrels[(qrels["qid"] == qid) & (qrels["label"] > 0)], on=["qid", "docno"])
+        best = (run["qid"] == qid) & (run["docno"] == relevant.sort_values("score")["docno"].iloc[-1])
+        run.loc[best, "score"] += 1e3
+    monkeypatch.setattr(_covariate, "_CHUNK", chunk)
+    batches: list[np.ndarray] = []
+    monkeypatch.setattr(
+        _covariate, "poisson_binomial", lambda p, w: batches.append(p) or poisson_binomial(p, w)
+    )
     with pytest.warns(UserWarning, match="keep SDM's fitted background alone"):
         j, above, _ = _covariate.covariate_above(run, qrels, pool, covariate, 100)
     frame = _covariate.pooled_run(run, pool)
@@ -166,10 +179,16 @@ def test_rows_batched_across_queries_equal_each_query_alone(monkeypatch):
         own = rest if top is None else _covariate.added(poisson_binomial(top.probs(s), 100), rest)
         tops += top is not None
         np.testing.assert_allclose(above.pmf[at], own, rtol=0, atol=1e-14, err_msg=q)
-    # several batches, and rows both with a rest that can score above them and without one
+    assert len(groups) - 1 == tops >= 6 and {len(at) for _, at, _ in groups} == {5}
+    # the batches: two queries each (of different widths), or one each
+    sizes = [len(b) for b in batches]
+    assert sizes == ([10] * (tops // 2) + [5] * (tops % 2) if chunk == 12 else [5] * tops), sizes
+    widths = {len(parts[q].top.pred_unseen) for q, _, _ in groups if parts[q].top is not None}
+    assert len(widths) > 1
+    # rows with a rest that can score above them and rows without one, with and without a top part
     p_rest = {q: _covariate.rest_sf(parts[q], "auto", s) for q, _, s in groups}
-    assert len(groups) - 1 == tops >= 6 and len(rows_all) > 3 * 7 and (p_rest[alone] == 0).sum() == 1
-    assert (np.concatenate(list(p_rest.values())) > 0).mean() > 0.9
+    assert (p_rest[alone] == 0).sum() == 1 and (p_rest[lined] == 0).sum() >= 1
+    assert (np.concatenate(list(p_rest.values())) > 0).mean() > 0.8
     assert (above.pmf.sum(axis=1) <= 1 + 1e-12).all()
 
 

@@ -25,7 +25,7 @@ K = [10, 100]
 def case():
     docnos, truth, first, qrels = simulated_pool_corpus(5000, 6, seed=13)
     pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=250, seed=4)
-    return pool, system_run_over_pool(pool, docnos, truth, depth=1000), qrels
+    return pool, system_run_over_pool(pool, docnos, truth, depth=1000), qrels, first
 
 
 def _by_hand(j, models, n_unseen, k):
@@ -35,7 +35,7 @@ def _by_hand(j, models, n_unseen, k):
 
 
 def test_evaluate_on_a_pool_applies_the_correction_to_every_row(case):
-    pool, run, qrels = case
+    pool, run, qrels, first = case
     got = sdm.evaluate(run, qrels, pool, K, noise_correction=True, verbose=False)
     plain = sdm.evaluate(run, qrels, pool, K, verbose=False)
     j, samples = judged_with_backgrounds(run, qrels, pool)
@@ -52,11 +52,14 @@ def test_evaluate_on_a_pool_applies_the_correction_to_every_row(case):
 
 
 def test_evaluate_from_samples_applies_it_too(case):
-    pool, run, qrels = case
+    pool, run, qrels, first = case
     j, samples = judged_with_backgrounds(run, qrels, pool)
     background = {q: samples[q].observed for q in j.qids.tolist()}  # the observed scores, as a user has them
     got = sdm.evaluate(run, qrels, background=background, n_unseen=10**5, k_values=K, noise_correction=True)
+    plain = sdm.evaluate(run, qrels, background=background, n_unseen=10**5, k_values=K)
     models = [sdm.fit_background(background[q]) for q in j.qids.tolist()]
+    assert all(m.family == "kde" for m in models)
+    assert got["aggregate"]["nDCG@10"]["sdm"] < plain["aggregate"]["nDCG@10"]["sdm"] - 1e-4
     for k in K:
         recall, ndcg = _by_hand(j, models, 10**5, k)
         np.testing.assert_allclose(
@@ -69,22 +72,22 @@ def test_evaluate_from_samples_applies_it_too(case):
 
 def test_the_bootstrap_rounds_are_corrected_as_the_estimate(case):
     """The intervals come from rounds corrected the same way: rebuilt here round by round with the same draws."""
-    pool, run, qrels = case
+    pool, run, qrels, first = case
     got = sdm.evaluate(run, qrels, pool, [10], noise_correction=True, bootstrap=6, seed=3, verbose=False)
     plain = sdm.evaluate(run, qrels, pool, [10], bootstrap=6, seed=3, verbose=False)
     j, samples = judged_with_backgrounds(run, qrels, pool)
     rng, means = np.random.default_rng(3), []
     for _ in range(6):
         models = [samples.get(q, _UNRETRIEVED).resample(rng).fit("auto") for q in j.qids.tolist()]
-        means.append(_by_hand(j, models, pool.n_unseen, 10)[1].mean())
-    np.testing.assert_allclose(
-        got["aggregate"]["nDCG@10"]["sdm_ci"], np.percentile(means, [2.5, 97.5]), atol=1e-12
-    )
+        means.append([values.mean() for values in _by_hand(j, models, pool.n_unseen, 10)])
+    for name, column in (("R@10", 0), ("nDCG@10", 1)):
+        expected = np.percentile(np.array(means)[:, column], [2.5, 97.5])
+        np.testing.assert_allclose(got["aggregate"][name]["sdm_ci"], expected, atol=1e-12, err_msg=name)
     assert got["aggregate"]["nDCG@10"]["sdm_ci"] != plain["aggregate"]["nDCG@10"]["sdm_ci"]
 
 
 def test_measures_in_pt_experiment_take_it(case):
-    pool, run, qrels = case
+    pool, run, qrels, first = case
     topics = pd.DataFrame({"qid": sorted(qrels["qid"].unique()), "query": "unused"})
     measures = [
         sdm.SDM_R(pool=pool, noise_correction=True) @ 100,
@@ -100,18 +103,39 @@ def test_measures_in_pt_experiment_take_it(case):
 
 
 def test_mistakes_are_refused_with_their_fix(case):
-    pool, run, qrels = case
+    pool, run, qrels, first = case
     with pytest.raises(ValueError, match="family='auto' or 'kde'"):
         sdm.evaluate(run, qrels, pool, K, family="skewnorm", noise_correction=True)
     with pytest.raises(ValueError, match="not available with covariate="):
         sdm.evaluate(run, qrels, pool, K, covariate=run, noise_correction=True)
-    with pytest.raises(TypeError, match="give True or False"):
-        sdm.evaluate(run, qrels, pool, K, noise_correction="yes")
+    for wrong in ("yes", np.True_, 1):
+        with pytest.raises(TypeError, match="give True or False"):
+            sdm.evaluate(run, qrels, pool, K, noise_correction=wrong)
+    with pytest.raises(ValueError, match="family='auto' or 'kde'"):  # before any indexing
+        sdm.three_way(
+            "irds:vaswani", ["bm25"], family="empirical", noise_correction=True, index_dir="/nonexistent"
+        )
+    # models fitted beforehand without a kernel: nothing to correct, and a warning says so
+    j, samples = judged_with_backgrounds(run, qrels, pool)
+    normal = {q: sdm.fit_background(samples[q].observed, "normal") for q in j.qids.tolist()}
+    with pytest.warns(UserWarning, match="noise_correction=True changed nothing"):
+        got = sdm.evaluate(run, qrels, background=normal, n_unseen=10**5, k_values=K, noise_correction=True)
+    assert (
+        got["aggregate"]
+        == sdm.evaluate(run, qrels, background=normal, n_unseen=10**5, k_values=K)["aggregate"]
+    )
     topics = pd.DataFrame({"qid": sorted(qrels["qid"].unique()), "query": "unused"})
     with pytest.raises(ValueError, match="family='auto' or 'kde'"):
         pt.Experiment(
             [run], topics, qrels, [sdm.SDM_R(pool=pool, family="normal", noise_correction=True) @ 10]
         )
+    covariate = sdm.Covariate.from_run(first, pool)
+    with pytest.raises(ValueError, match="not available with covariate="):
+        pt.Experiment(
+            [run], topics, qrels, [sdm.SDM_R(pool=pool, covariate=covariate, noise_correction=True) @ 10]
+        )
+    with pytest.raises(TypeError, match="give True or False"):
+        pt.Experiment([run], topics, qrels, [sdm.SDM_R(pool=pool, noise_correction=np.True_) @ 10])
 
 
 def test_cli_sdm_with_the_noise_correction(tmp_path, capsys):

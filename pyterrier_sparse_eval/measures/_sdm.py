@@ -17,6 +17,7 @@ from scipy's incomplete-beta machinery (log-space, no underflow for N up to 10^9
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -241,7 +242,8 @@ def _product(q: np.ndarray, width: int) -> np.ndarray:
         else:
             c = np.clip(signal.fftconvolve(a, b, axes=-1), 0.0, 1.0)
         polys = c[..., :width]
-    return polys[:, 0] if polys.shape[1] else np.ones((q.shape[0], 1))
+    # cut at width here too: one factor (or none) never enters the loop above
+    return (polys[:, 0] if polys.shape[1] else np.ones((q.shape[0], 1)))[:, :width]
 
 
 def _recall_given(j: JudgedRun, k: int, above: UnseenAbove) -> np.ndarray:
@@ -314,13 +316,23 @@ def correctable(k_values: Sequence[int], gain: str = "linear") -> list[InHouseMe
     return [m.check() for m in out]
 
 
-def rows_view(j: JudgedRun, fitted: Any, noise_correction: bool = False) -> Any:
+def rows_view(j: JudgedRun, fitted: Any, noise_correction: bool = False, warn: bool = True) -> Any:
     """What :func:`corrected` takes from one round's fits (per-query models, or an :class:`UnseenAbove`): with
-    ``noise_correction``, the models' survival and its variance (:class:`NoisySurvival`)."""
+    ``noise_correction``, the models' survival and its variance (:class:`NoisySurvival`); a warning (``warn``)
+    when no relevant row has a variance to correct for (no kernel background)."""
     if isinstance(fitted, UnseenAbove):
         return fitted
     p = survival_of_rows(j, fitted)
-    return NoisySurvival(p, variance_of_rows(j, fitted)) if noise_correction else p
+    if not noise_correction:
+        return p
+    variance = variance_of_rows(j, fitted)
+    if warn and not (variance > 0).any():
+        warnings.warn(
+            "noise_correction=True changed nothing: no relevant document's background is a kernel fit with a "
+            "variance to correct for (family 'kde', or 'auto' with 50 observed scores or more).",
+            stacklevel=3,
+        )
+    return NoisySurvival(p, variance)
 
 
 def sdm_table(
@@ -361,7 +373,7 @@ def add_bootstrap(
     rng = np.random.default_rng(seed)
     draws: dict[str, list[np.ndarray]] = {str(m.standard()): [] for m in measures}
     for _ in (progress or iter)(range(rounds)):
-        p = rows_view(j, refit(rng), noise_correction)
+        p = rows_view(j, refit(rng), noise_correction, warn=False)
         for measure in measures:
             draws[str(measure.standard())].append(corrected(measure, j, p, unseen))
     lo, hi = (1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100
