@@ -14,6 +14,7 @@ uniform pools and systems; SDM alone, ``auto``) this prints, per budget, system 
 
     python benchmarks/sdm_interval_coverage.py                       # SciFact, 15% and 30%, 6 pools, 100 rounds
     python benchmarks/sdm_interval_coverage.py --from-csv /tmp/sdm-calibration/coverage.csv
+    python benchmarks/sdm_interval_coverage.py --noise-correction      # the estimate and rounds corrected
 
 Rows go to ``--output`` (default WORK/coverage.csv) pool by pool.
 """
@@ -43,6 +44,9 @@ def main() -> None:
     add_pool_arguments(parser, seeds=6, designs=["uniform"])
     parser.add_argument("--systems", nargs="+", default=["MiniLM-L6 (dense)", "BM25 k1=1.2 b=0.75"])
     parser.add_argument("--rounds", type=int, default=100, help="bootstrap rounds per pool and system")
+    parser.add_argument(
+        "--noise-correction", action="store_true", help="sdm.evaluate(..., noise_correction=True)'s estimates"
+    )
     add_csv_arguments(parser, "coverage.csv")
     args = parser.parse_args()
     if args.from_csv is not None:
@@ -64,13 +68,13 @@ def main() -> None:
                     )
                     j, samples = judged_with_backgrounds(run, st.qrels, pool)
                     qids = j.qids.tolist()
-                    p = rows_view(j, models_for(j, samples, "auto"))
+                    p = rows_view(j, models_for(j, samples, "auto"), args.noise_correction)
                     est = {str(m.standard()): corrected(m, j, p, pool.n_unseen).mean() for m in measures}
                     rng = np.random.default_rng(seed)
                     draws: dict[str, list[float]] = {key: [] for key in est}
                     for _ in range(args.rounds):
                         again = [samples.get(q, _UNRETRIEVED).resample(rng).fit("auto") for q in qids]
-                        p_again = rows_view(j, again)
+                        p_again = rows_view(j, again, args.noise_correction, warn=False)
                         for m in measures:
                             draws[str(m.standard())].append(corrected(m, j, p_again, pool.n_unseen).mean())
                     rows = []
