@@ -1,7 +1,7 @@
 """``sdm.evaluate(..., noise_correction=True)`` and ``SDM_R`` / ``SDM_nDCG(noise_correction=True)``: each relevant
 row's term corrected for the noise of its fitted survival (``second_order``, tested against a Monte Carlo truth in
-test_sdm.py) on every path: a pool, per-query samples, the bootstrap's rounds and pt.Experiment; the mistakes
-refused with their fix."""
+test_sdm.py) on every path: a pool (uniform, or stratified with weighted kernel fits), per-query samples, the
+bootstrap's rounds, pt.Experiment and the command line; the mistakes refused with their fix."""
 
 from __future__ import annotations
 
@@ -21,10 +21,17 @@ from pyterrier_sparse_eval.measures._sdm import sdm_ndcg, sdm_recall, survival_o
 K = [10, 100]
 
 
-@pytest.fixture(scope="module")
-def case():
+@pytest.fixture(scope="module", params=["uniform", "stratified"])
+def case(request):
+    """A pool with a uniform background sample, or a stratified one (weighted kernel fits)."""
     docnos, truth, first, qrels = simulated_pool_corpus(5000, 6, seed=13)
-    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=250, seed=4)
+    design = (
+        {"sample": 250}
+        if request.param == "uniform"
+        else {"sample": 150, "tail_sample": 100, "tail_depth": 200}
+    )
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, seed=4, **design)
+    assert pool.stratified == (request.param == "stratified")
     return pool, system_run_over_pool(pool, docnos, truth, depth=1000), qrels, first
 
 
@@ -59,7 +66,7 @@ def test_evaluate_from_samples_applies_it_too(case):
     plain = sdm.evaluate(run, qrels, background=background, n_unseen=10**5, k_values=K)
     models = [sdm.fit_background(background[q]) for q in j.qids.tolist()]
     assert all(m.family == "kde" for m in models)
-    assert got["aggregate"]["nDCG@10"]["sdm"] < plain["aggregate"]["nDCG@10"]["sdm"] - 1e-4
+    assert got["aggregate"]["nDCG@100"]["sdm"] < plain["aggregate"]["nDCG@100"]["sdm"] - 1e-4
     for k in K:
         recall, ndcg = _by_hand(j, models, 10**5, k)
         np.testing.assert_allclose(
