@@ -238,7 +238,8 @@ Pools the corpus (relevant documents + the top --pool-depth non-relevant documen
 query of the --pool-run systems + --sample random background documents), evaluates every
 system on the pool, corrects R@k and nDCG@k for the unseen documents by Score Distribution
 Modeling, and compares both with the exact full-corpus values (--covariate: the unseen documents
-the first --pool-run ranks high modelled from their scores; --covariate terms: and the terms held).
+the first --pool-run ranks high modelled from their scores; --covariate terms: and the terms held;
+--noise-correction: each term corrected for the noise of the fitted background, for nDCG@k).
 JSON: {"results": {system: {measure: {"pooled", "sdm", "full"}}}, "config": {...}}.
 """
 
@@ -474,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tail-depth", type=int, action="append", help="rank bounding a tail band (default 100)")
     p.add_argument("--bootstrap", type=int, default=0, help="bootstrap rounds for SDM confidence intervals")
     p.add_argument("--covariate", nargs="?", const="score", choices=("score", "terms"), help="see above")
-    p.add_argument("--noise-correction", action="store_true", help="see pse.sdm.evaluate")
+    p.add_argument("--noise-correction", action="store_true", help="correct SDM for the fit's noise")
     p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
     p.add_argument("--output", default=None, help="write the report as JSON here")
     p.add_argument("--per-query", action="store_true", help="include per-query values in the JSON")
