@@ -382,12 +382,12 @@ def _above(j: JudgedRun, parts: dict[str, _QueryParts], family: str, width: int)
             tops.append((at, part.top, s))
     pmf = np.zeros((len(rows_all), width))
     pmf[:, 0] = 1.0  # no rest document can score above the row: a point mass at 0
-    some = np.flatnonzero(~(p_rest <= 0.0) & (n_rest > 0))  # (a NaN survival stays NaN)
+    # rows with a rest that can score above them (a NaN survival stays NaN)
+    has_rest = ~(p_rest <= 0.0) & (n_rest > 0)
+    some = np.flatnonzero(has_rest)
     for c in range(0, len(some), _CHUNK):
         at = some[c : c + _CHUNK]
         pmf[at] = stats.binom.pmf(np.arange(width)[None, :], n_rest[at, None], p_rest[at, None])
-    has_rest = np.zeros(len(rows_all), dtype=bool)
-    has_rest[some] = True
     first = 0
     while first < len(tops):  # batches of whole queries, at most _CHUNK rows unless one query has more
         last, used = first + 1, len(tops[first][0])

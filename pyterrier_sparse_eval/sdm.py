@@ -302,7 +302,7 @@ class _SDMMeasure(Measure):
             values = corrected(pooled.check(), j, above, pool.n_unseen)
         else:
             j, samples = judged_with_backgrounds(run, qrels, pool)
-            noise = bool(self.params.get("noise_correction", False))
+            noise = self.params.get("noise_correction", False)  # a bool: validate_params checked it
             values = corrected(
                 pooled.check(), j, rows_view(j, models_for(j, samples, family), noise), pool.n_unseen
             )
