@@ -40,6 +40,7 @@ Silverman's bandwidth), built here on the same sample:
 - ``skewt``: the Jones-Faddy skew-t (``scipy.stats.jf_skew_t``) by maximum likelihood; ``select`` / ``select-t``:
   per query, the skew-normal / skew-t where its log-likelihood less its parameter count (AIC's penalty) beats the
   KDE's leave-one-out log-likelihood of the same sample, else the KDE (the count of each choice is printed);
+- ``mix``: an even mixture, half the KDE's survival and half the skew-normal's (maximum likelihood);
 - ``A|kde``: family A (``empirical`` or ``skewnorm``) up to the sample's 4th largest score t, the KDE's tail above
   it, scaled to A's value at t.
 
@@ -83,6 +84,7 @@ VARIANTS = (
     "skewt",
     "select",
     "select-t",
+    "mix",
 )
 
 
@@ -142,6 +144,9 @@ def fit_variant(sample: Any, family: str) -> Any:
         t = x[-11] if len(x) > 10 else x[0]
         beta = max(float(np.mean(x[-10:] - t)), 1e-12)
         return Variant(base, spliced(kde, lambda s: np.exp(-(np.asarray(s) - t) / beta), t))
+    if family == "mix":
+        a, loc, scale = stats.skewnorm.fit(x)
+        return Variant(base, lambda s: 0.5 * kde(s) + 0.5 * stats.skewnorm.sf(s, a, loc, scale))
     if family in ("skewt", "select", "select-t"):
         return Variant(base, selected(x, h, kde, family))
     t = x[-4] if len(x) > 3 else x[0]
