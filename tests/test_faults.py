@@ -98,7 +98,6 @@ def test_a_bug_is_exit_3_in_one_line_and_a_traceback_with_debug(tmp_path, monkey
 
     (tmp_path / "r").write_text(RUN)
     (tmp_path / "q").write_text(QRELS)
-    monkeypatch.setattr(cli, "cmd_evaluate", broken)
     args = ["evaluate", "--run", str(tmp_path / "r"), "--qrels", str(tmp_path / "q")]
     parser_args = cli.build_parser  # the subcommand's function is bound when the parser is built
     monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser_args(), "evaluate", broken))

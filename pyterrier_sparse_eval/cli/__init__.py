@@ -1,0 +1,81 @@
+"""The ``sparse-eval`` command line (also ``python -m pyterrier_sparse_eval``).
+
+Exit codes (every subcommand): 0 success; 1 a check failed (``crosscheck`` found a disagreement, or nothing could
+be compared or evaluated); 2 bad usage or input, with one line on stderr that names the fix (unknown dataset,
+measure or system spec, unreadable file, offline download, damaged index); 3 an internal error (a bug). Never a
+traceback unless ``--debug``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from typing import Any
+
+from .. import StaleIndexError, __version__, datasets, plots
+from ..console import run
+from . import checks, experiment, sdm
+from .common import DEFAULT_METRICS
+
+__all__ = ["DEFAULT_METRICS", "build_parser", "main"]
+
+
+def _deprecated(name: str, replacement: str, fn: Any) -> Any:
+    def shim(*args: Any) -> Any:
+        warnings.warn(f"cli.{name} is deprecated; use {replacement}.", DeprecationWarning, stacklevel=2)
+        return fn(*args)
+
+    shim.__doc__ = f"Deprecated: use ``{replacement}``; removed in the next release."
+    return shim
+
+
+read_trec_run = _deprecated("read_trec_run", "pse.datasets.read_run", lambda p: datasets.read_run(p))
+read_trec_qrels = _deprecated("read_trec_qrels", "pse.datasets.read_qrels", lambda p: datasets.read_qrels(p))
+write_sdm_plots = _deprecated("write_sdm_plots", "pse.plots.save_sdm_figures", plots.save_sdm_figures)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sparse-eval",
+        description="Evaluate sparse retrieval (BM25, SPLADE) on ir_datasets collections with PyTerrier.",
+        epilog="exit codes: 0 success, 1 a check failed, 2 bad usage or input, 3 internal error (a bug)",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"sparse-eval (pyterrier-sparse-eval) {__version__}"
+    )
+    parser.add_argument(
+        "--debug", action="store_true", dest="debug_all", help="show the traceback of an error"
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, help_text: str, example: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name,
+            help=help_text,
+            epilog=example,
+            parents=[common],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    experiment.add_parser(command)
+    checks.add_parsers(command)
+    sdm.add_parser(command)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (see the module docstring)."""
+    args = build_parser().parse_args(argv)
+    return run(
+        lambda: int(args.func(args)),
+        debug=args.debug or args.debug_all,
+        quiet=getattr(args, "quiet", False),
+        input_errors=(StaleIndexError, datasets.FieldError),
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""``sparse-eval evaluate``, ``crosscheck`` and ``check-index``: a TREC run evaluated in-house or compared with
+trec_eval's values, and an index verified."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import IndexCorruptError, datasets, open_index
+from ..console import EXIT_CHECK_FAILED, EXIT_OK, UsageError, one_line
+from ..files import check_destination
+from ..measures import crosscheck, evaluate
+from .common import DEFAULT_METRICS, measures_named, write
+
+EVALUATE_EXAMPLE = """\
+example:
+  sparse-eval evaluate --run bm25.run --qrels test.qrels \\
+      --metric nDCG@10 --metric AP --per-query --output eval.json
+
+Files are TREC format: runs "qid Q0 docno rank score tag", qrels "qid iteration docno label".
+Documents are ranked by score, then docno (both descending), as trec_eval does; the rank
+column is ignored. Exit status 1 when no query of the run has judgments.
+"""
+CROSSCHECK_EXAMPLE = """\
+example:
+  sparse-eval crosscheck --run bm25.run --qrels test.qrels \\
+      --metric nDCG@10 --metric R@100 --metric AP
+
+Exit status 0 when every measure agrees with trec_eval (pytrec_eval) within 1e-9 on every
+query, 1 when one differs or when no query could be compared (no judged query in the run).
+"""
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    measures = measures_named(args.metric)
+    check_destination(args.output, option="--output")
+    run, qrels = datasets.read_run(args.run), datasets.read_qrels(args.qrels)
+    result = evaluate(run, qrels, measures, missing_as_zero=args.missing_as_zero)
+    width = max(len(str(m)) for m in measures)
+    for name, value in result.aggregate.items():
+        print(f"{name:<{width}}  all  {value:.4f}")
+    if args.per_query:
+        for name, values in result.per_query.items():
+            for qid, value in values.items():
+                print(f"{name:<{width}}  {qid}  {value:.4f}")
+    if result.missing:
+        print(
+            f"{len(result.missing)} judged queries have no results in the run"
+            + (" (counted as 0)" if args.missing_as_zero else " (left out; --missing-as-zero counts them)"),
+            file=sys.stderr,
+        )
+    if args.output:
+        write(args.output, json.dumps(result.to_json(per_query=args.per_query), indent=2))
+    if result.num_queries == 0:
+        print(
+            "sparse-eval: nothing was evaluated: no query of the run has judgments in the qrels (an empty run, "
+            "or qrels of another split?)",
+            file=sys.stderr,
+        )
+        return EXIT_CHECK_FAILED
+    return EXIT_OK
+
+
+def cmd_crosscheck(args: argparse.Namespace) -> int:
+    measures = measures_named(args.metric)
+    check_destination(args.output, option="--output")
+    report = crosscheck(datasets.read_run(args.run), datasets.read_qrels(args.qrels), measures)
+    print(report.summary())
+    if args.output:
+        write(args.output, json.dumps(report.to_json(), indent=2))
+    return EXIT_OK if report.ok else EXIT_CHECK_FAILED
+
+
+CHECK_INDEX_EXAMPLE = """\
+example:
+  sparse-eval check-index indexes/vaswani/bm25-k1=0.9-b=0.4-porter-lucene-1a2b3c4d
+
+Verifies every file (every shard's, for a sharded index) against the sizes and CRC-32s of its
+build, and every invariant the search relies on. Exit status 0 for an intact index, 1 for a
+damaged one (the message names the shard, file and problem), 2 when PATH is not an index.
+"""
+
+
+def cmd_check_index(args: argparse.Namespace) -> int:
+    index = open_index(args.path)  # a SparseIndex or a ShardedIndex, as its pt_meta.json says
+    if not (Path(args.path) / "pt_meta.json").is_file():  # damaged metadata is a failed check, below
+        raise UsageError(f"{args.path} is not a sparse index (no pt_meta.json); give an index folder.")
+    try:
+        meta = index.verify()
+    except IndexCorruptError as e:
+        print(f"sparse-eval: check failed: {one_line(e)}", file=sys.stderr)
+        return EXIT_CHECK_FAILED
+    shards = f"sharded, {meta['num_shards']} shards, " if "num_shards" in meta else ""  # a sharded index
+    sealed = "" if "files" in meta or shards else " (built before files were sealed: no CRC-32s to compare)"
+    print(
+        f"{args.path}: intact{sealed}: {shards}{meta['num_docs']:,} documents, {meta['num_terms']:,} terms, "
+        f"{meta['num_postings']:,} postings, build {meta.get('build_id', '(not recorded)')}"
+    )
+    return EXIT_OK
+
+
+def _trec_file_parser(command: Any, name: str, help_text: str, example: str) -> argparse.ArgumentParser:
+    """A subcommand reading a TREC run and qrels, with the shared --run/--qrels/--metric options."""
+    p: argparse.ArgumentParser = command(name, help_text, example)
+    p.add_argument("--run", required=True, help="TREC run file")
+    p.add_argument("--qrels", required=True, help="TREC qrels file")
+    p.add_argument(
+        "--metric", action="append", help=f"measure (repeatable; default {' '.join(DEFAULT_METRICS)})"
+    )
+    return p
+
+
+def add_parsers(command: Any) -> None:
+    """The three subcommands and their options (``command(name, help, example)`` makes a subparser)."""
+    p = _trec_file_parser(
+        command, "evaluate", "evaluate a TREC run file in-house (trec_eval semantics)", EVALUATE_EXAMPLE
+    )
+    p.add_argument("--per-query", action="store_true", help="also report every query's value")
+    p.add_argument(
+        "--missing-as-zero",
+        action="store_true",
+        help="count judged queries missing from the run as 0 (trec_eval -c)",
+    )
+    p.add_argument("--output", default=None, help="write JSON: aggregate, per_query (--per-query), ...")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = _trec_file_parser(
+        command,
+        "crosscheck",
+        "compare in-house values with trec_eval's (pytrec_eval), query by query",
+        CROSSCHECK_EXAMPLE,
+    )
+    p.add_argument("--output", default=None, help="write the report as JSON here")
+    p.set_defaults(func=cmd_crosscheck)
+
+    p = command(
+        "check-index", "verify an index: sizes, checksums and invariants of every file", CHECK_INDEX_EXAMPLE
+    )
+    p.add_argument("path", help="the index folder (a single or a sharded index)")
+    p.set_defaults(func=cmd_check_index)

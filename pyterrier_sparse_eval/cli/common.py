@@ -1,0 +1,40 @@
+"""What the subcommands share: default measures, help texts, writing outputs, the analyzer language."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..console import UsageError
+from ..files import atomic_write_text
+from ..measures import parse_measures
+from ..systems import specs_with_language
+
+DEFAULT_METRICS = ["nDCG@10", "R@100", "AP", "RR"]
+
+DATASET_HELP = (
+    "irds:ID, beir:PATH[:SPLIT], files:CORPUS,TOPICS,QRELS, hf:miracl:LANG, hf:mmarco:LANG, hf:REPO"
+)
+LANGUAGE_HELP = (
+    "BM25 analyzer language (ISO 639-1, e.g. fr, zh); default: the dataset's declared one, else en"
+)
+
+
+def measures_named(names: list[str] | None, parse: Any = parse_measures) -> list[Any]:
+    """Measures from names through one of the package's parsers (default: computable in-house, names kept)."""
+    return list(parse(names or DEFAULT_METRICS))
+
+
+def write(path: str, text: str, quiet: bool = True) -> None:
+    """``text`` written to ``path`` whole or not at all, and said so unless ``quiet``."""
+    atomic_write_text(path, text)
+    if not quiet:
+        print(f"Wrote {path}")
+
+
+def with_language(args: argparse.Namespace, specs: list[str]) -> list[str]:
+    """System specs with the analyzer language of ``args`` (``--language``, else the dataset's)."""
+    try:
+        return specs_with_language(specs, args.dataset, args.language, quiet=args.quiet)
+    except ValueError as e:
+        raise UsageError(str(e)) from None

@@ -1,0 +1,176 @@
+"""``sparse-eval experiment``: index, retrieve and evaluate systems on a dataset with pt.Experiment."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import datasets, plots, run_experiment
+from ..console import EXIT_OK, UsageError
+from ..files import check_destination
+from ..measures import inhouse, parse_measure
+from ..systems import parse_system, resolve_baseline
+from .common import DATASET_HELP, DEFAULT_METRICS, LANGUAGE_HELP, measures_named, with_language, write
+
+EXPERIMENT_EXAMPLE = """\
+example:
+  sparse-eval experiment --dataset irds:beir/scifact/test \\
+      --system bm25 --system "bm25:k1=1.2,b=0.75" \\
+      --metric nDCG@10 --metric R@100 --baseline 0 --output results.json --plots plots/
+  # SPLADE needs pyterrier-sparse-eval[splade]:
+  sparse-eval experiment --dataset irds:beir/scifact/test --system bm25 \\
+      --system splade:naver/splade-cocondenser-ensembledistil
+
+Indexes are cached under --index-dir (one per dataset and system) and reused on the next run.
+Offline: set IR_DATASETS_HOME to a pre-filled ir_datasets cache.
+"""
+
+
+def _any_measures(names: list[str]) -> list[Any]:
+    return [parse_measure(n) for n in names]
+
+
+def _inhouse_twins(names: list[str]) -> list[Any]:
+    return [inhouse(n) for n in names]
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    files = [args.corpus, args.topics, args.qrels]
+    if bool(args.dataset) == any(files) or (any(files) and not all(files)):
+        raise UsageError("Give --dataset, or --corpus, --topics and --qrels together (local files).")
+    args.dataset = args.dataset or "files:" + ",".join(files)
+    import pandas as pd
+
+    specs = with_language(args, args.system or ["bm25"])
+    systems = [parse_system(s) for s in specs]
+    measures = measures_named(args.metric, _inhouse_twins if args.measures == "in-house" else _any_measures)
+    names = [s.name for s in systems]
+    if len(set(names)) != len(names):
+        raise UsageError(f"The same system is given twice: {names}.")
+    baseline = resolve_baseline(args.baseline, names)
+    if args.output and Path(args.output).suffix not in (".json", ".csv"):
+        raise UsageError(f"--output must end in .json or .csv, got {args.output!r}.")
+    check_destination(args.output, option="--output")
+    plots.check_folder(args.plots, option="--plots")
+    if args.num_results < 1:
+        raise UsageError(f"--num-results must be a positive number of documents, got {args.num_results}.")
+    if args.shards is not None and args.shards < 1:
+        raise UsageError(f"--shards must be a positive number of shards, got {args.shards}.")
+    if args.engine == "ray" and args.shards is None:
+        raise UsageError("--engine ray builds and searches shards: give --shards N too.")
+    check_destination(args.index_dir, option="--index-dir", folder=True)
+    verbose = not args.quiet
+    datasets.load_dataset(args.dataset)  # an unknown id fails here, before any work; loading reads nothing
+    result = run_experiment(
+        args.dataset,
+        systems,
+        measures,
+        num_results=args.num_results,
+        index_dir=args.index_dir,
+        baseline=baseline,
+        topic_field=args.topic_field,
+        perquery=bool(args.plots) and len(systems) > 1,
+        verbose=verbose,
+        **{k: getattr(args, k) for k in ("shards", "engine", "ray_address", "save_runs")},
+    )
+    table = result.table
+    measure_names = [str(m) for m in measures]
+    with pd.option_context("display.width", 100, "display.max_columns", 20, "display.precision", 4):
+        print(table.to_string(index=False))
+    if args.output:
+        if Path(args.output).suffix == ".json":
+            rows = table.to_dict("records")
+            payload = {
+                "results": {row["name"]: {m: float(row[m]) for m in measure_names} for row in rows},
+                "significance": {
+                    row["name"]: {
+                        k: _jsonable(v) for k, v in row.items() if k not in measure_names and k != "name"
+                    }
+                    for row in rows
+                }
+                if baseline is not None
+                else {},
+                "config": {
+                    "dataset": args.dataset,
+                    "systems": {s.name: s.spec for s in systems},
+                    "metrics": measure_names,
+                    "measures": args.measures,
+                    "num_results": args.num_results,
+                    "queries": result.queries,
+                    "baseline": None if baseline is None else names[baseline],
+                },
+            }
+            write(args.output, json.dumps(payload, indent=2), quiet=not verbose)
+        else:
+            write(args.output, table.to_csv(index=False), quiet=not verbose)
+    if result.per_query is not None:
+        reference = names[baseline if baseline is not None else 0]
+        for path in plots.save_per_query_comparisons(
+            result.per_query, names, reference, measure_names[0], args.plots
+        ):
+            if verbose:
+                print(f"Wrote {path}")
+    elif args.plots and verbose:
+        print("--plots: per-query comparisons need at least two systems; nothing drawn.")
+    return EXIT_OK
+
+
+def _jsonable(v: Any) -> Any:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    return None if f != f else f
+
+
+def add_parser(command: Any) -> None:
+    """The subcommand and its options (``command(name, help, example)`` makes a subparser)."""
+    p = command(
+        "experiment",
+        "index, retrieve and evaluate systems on a dataset with pt.Experiment",
+        EXPERIMENT_EXAMPLE,
+    )
+    p.add_argument("--dataset", help=DATASET_HELP)
+    for option in ("--corpus", "--topics", "--qrels"):  # local files: the three parts of files:
+        p.add_argument(
+            option, default=None, help=f"instead of --dataset: the {option[2:]} file (with the other two)"
+        )
+    p.add_argument("--language", default=None, help=LANGUAGE_HELP)
+    p.add_argument(
+        "--system",
+        action="append",
+        help="bm25, 'bm25:k1=1.2,b=0.75', 'splade:PATH_OR_HUB_ID' or 'splade:PATH_OR_HUB_ID,idf=true' "
+        "(repeatable; default bm25)",
+    )
+    p.add_argument(
+        "--metric",
+        action="append",
+        help=f"ir_measures name (repeatable; default {' '.join(DEFAULT_METRICS)})",
+    )
+    p.add_argument(
+        "--measures",
+        choices=("standard", "in-house"),
+        default="standard",
+        help="compute the metrics with ir_measures' providers (standard, default) or in-house "
+        "(pse.nDCG@10 ...; trec_eval-exact, faster)",
+    )
+    p.add_argument(
+        "--num-results", type=int, default=1000, help="documents retrieved per query (default 1000)"
+    )
+    p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
+    p.add_argument(
+        "--topic-field", default=None, help="topic field to use as the query (default: chosen and reported)"
+    )
+    p.add_argument("--baseline", default=None, help="system index or name for significance tests")
+    p.add_argument("--output", default=None, help="write results to a .json or .csv file")
+    p.add_argument("--plots", default=None, metavar="DIR", help="write per-query comparison PNGs into DIR")
+    p.add_argument("--quiet", action="store_true", help="print only the results table")
+    p.add_argument("--shards", type=int, default=None, help="use N-shard indexes (exactly the same results)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local", help="where to index and search")
+    p.add_argument(
+        "--ray-address", default=None, help="Ray cluster to join (default RAY_ADDRESS, else local)"
+    )
+    p.add_argument("--save-runs", default=None, metavar="DIR", help="write each system's TREC run into DIR")
+    p.set_defaults(func=cmd_experiment)

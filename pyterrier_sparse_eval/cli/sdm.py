@@ -1,0 +1,117 @@
+"""``sparse-eval sdm``: pooled vs SDM-corrected vs full-corpus R@k and nDCG@k on a pooled corpus."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import plots
+from .. import sdm as api
+from ..console import EXIT_OK, UsageError
+from ..files import check_destination
+from .common import DATASET_HELP, LANGUAGE_HELP, with_language, write
+
+SDM_EXAMPLE = """\
+example:
+  sparse-eval sdm --dataset irds:vaswani --system bm25 --system "bm25:k1=1.2,b=0.75" \\
+      --pool-depth 10 --sample 1000 --k 10 --k 100 --k 1000 --output sdm.json --plots sdm-plots
+
+Pools the corpus (relevant documents + the top --pool-depth non-relevant documents per
+query of the --pool-run systems + --sample random background documents), evaluates every
+system on the pool, corrects R@k and nDCG@k for the unseen documents by Score Distribution
+Modeling, and compares both with the exact full-corpus values (--covariate: the unseen documents
+the first --pool-run ranks high modelled from their scores; --covariate terms: and the terms held;
+--noise-correction: each term corrected for the noise of the fitted background, for nDCG@k).
+JSON: {"results": {system: {measure: {"pooled", "sdm", "full"}}}, "config": {...}}.
+"""
+
+
+def cmd_sdm(args: argparse.Namespace) -> int:
+    if args.family not in api.FAMILIES:
+        raise UsageError(f"Unknown --family {args.family!r}; choose one of {', '.join(api.FAMILIES)}.")
+    if args.output and Path(args.output).suffix.lower() != ".json":
+        raise UsageError(f"--output must end in .json, got {args.output!r}.")
+    check_destination(args.output, option="--output")
+    plots.check_folder(args.plots, option="--plots")
+    check_destination(args.index_dir, option="--index-dir", folder=True)
+    for option, value, least in (
+        ("--pool-depth", args.pool_depth, 0),
+        ("--sample", args.sample, 2),  # the background SDM fits per query
+        ("--tail-sample", min(args.tail_sample or [0]), 0),
+        ("--bootstrap", args.bootstrap, 0),
+        ("--seed", args.seed, 0),
+    ):
+        if value < least:
+            raise UsageError(f"{option} must be >= {least}, got {value}.")
+    if args.tail_sample and len(args.tail_sample) != len(args.tail_depth or [100]):
+        raise UsageError("Give one --tail-depth per --tail-sample (each tail band has a size and a depth).")
+    if args.tail_depth and not args.tail_sample:
+        raise UsageError(
+            "--tail-depth bounds a tail band of the sample: give its size with --tail-sample too."
+        )
+    if any(args.tail_sample or []) and args.family not in api.WEIGHTED_FAMILIES:
+        raise UsageError(
+            f"A stratified sample (--tail-sample) is fitted with --family {', '.join(api.WEIGHTED_FAMILIES)}; "
+            f"not {args.family!r}."
+        )
+    ks = sorted(set(args.k or [10, 100, 1000]))
+    report = api.three_way(
+        args.dataset,
+        with_language(args, args.system or ["bm25"]),
+        pool_runs=with_language(args, args.pool_run) if args.pool_run else None,
+        depth=args.pool_depth,
+        sample=args.sample,
+        tail_sample=args.tail_sample or 0,
+        tail_depth=args.tail_depth or 100,
+        seed=args.seed,
+        family=args.family,
+        k_values=ks,
+        index_dir=args.index_dir,
+        num_results=args.num_results,
+        bootstrap=args.bootstrap,
+        covariate=args.covariate or False,
+        noise_correction=args.noise_correction,
+        verbose=not args.quiet,
+    )
+    print(report.table())
+    if args.output:
+        write(args.output, json.dumps(report.to_json(per_query=args.per_query), indent=2), quiet=args.quiet)
+    if args.plots:
+        for path in plots.save_sdm_figures(report, args.plots):
+            if not args.quiet:
+                print(f"Wrote {path}")
+    return EXIT_OK
+
+
+def add_parser(command: Any) -> None:
+    """The subcommand and its options (``command(name, help, example)`` makes a subparser)."""
+    p = command("sdm", "pooled vs SDM-corrected vs full-corpus R@k and nDCG@k", SDM_EXAMPLE)
+    p.add_argument("--dataset", required=True, help=DATASET_HELP)
+    p.add_argument("--language", default=None, help=LANGUAGE_HELP)
+    p.add_argument("--system", action="append", help="spec as for `experiment` (repeatable; default bm25)")
+    p.add_argument(
+        "--pool-run",
+        action="append",
+        help="system whose full-corpus run supplies distractors (repeatable; default: the first --system)",
+    )
+    p.add_argument("--pool-depth", type=int, default=20, help="distractors per query (default 20)")
+    p.add_argument("--sample", type=int, default=1000, help="random background sample (>= 2, default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the background sample (default 0)")
+    p.add_argument("--family", default="auto", help="background score family: " + ", ".join(api.FAMILIES))
+    p.add_argument("--k", type=int, action="append", help="cut-off (repeatable; default 10 100 1000)")
+    p.add_argument(
+        "--num-results", type=int, default=None, help="full-run depth (default: max k, depth, 1000)"
+    )
+    p.add_argument("--tail-sample", type=int, action="append", help="sampled from a tail band (repeatable)")
+    p.add_argument("--tail-depth", type=int, action="append", help="rank bounding a tail band (default 100)")
+    p.add_argument("--bootstrap", type=int, default=0, help="bootstrap rounds for SDM confidence intervals")
+    p.add_argument("--covariate", nargs="?", const="score", choices=("score", "terms"), help="see above")
+    p.add_argument("--noise-correction", action="store_true", help="correct SDM for the fit's noise")
+    p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
+    p.add_argument("--output", default=None, help="write the report as JSON here")
+    p.add_argument("--per-query", action="store_true", help="include per-query values in the JSON")
+    p.add_argument("--plots", default=None, metavar="DIR", help="write PNG figures into DIR")
+    p.add_argument("--quiet", action="store_true", help="print only the results table")
+    p.set_defaults(func=cmd_sdm)
