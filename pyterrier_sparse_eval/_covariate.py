@@ -47,10 +47,10 @@ from scipy import signal, stats
 
 from ._features import feature_matrix
 from ._pool import _UNRETRIEVED, BackgroundSample, Pool, background_from_run
-from ._sample import check_relevant_in_pool, in_set, pooled_run, str_ids, str_qrels
+from ._sample import check_relevant_in_pool, in_set, pooled_run, run_frame, run_queries, str_qrels
 from .measures import BackgroundModel, JudgedRun, prepare
 from .measures._evaluate import warn_overlap
-from .measures._prepare import to_run_frame
+from .measures._prepare import single_precision
 from .measures._sdm import _P_FLOOR, UnseenAbove, poisson_binomial, sdm_report
 
 __all__ = ["Covariate", "MIN_FIT", "covariate_above", "evaluate_with_covariate"]
@@ -82,7 +82,7 @@ class Covariate:
     def from_run(cls, run: Any, pool: Pool) -> Covariate:
         """The covariate of ``pool`` read off its full-corpus pooling ``run``; a ``features`` column (PyTerrier's:
         an array per row, e.g. from :class:`MatchedTerms`) is used beside the score (module docstring, step 1)."""
-        frame = str_ids(to_run_frame(run)).reset_index(drop=True)
+        frame = run_frame(run, "covariate run")
         if frame.duplicated(["qid", "docno"]).any():
             raise ValueError(
                 "The covariate run lists a document twice for a query; pass one ranking per query."
@@ -90,6 +90,13 @@ class Covariate:
         if frame.empty:
             raise ValueError(
                 "The covariate run is empty: pass the full-corpus pooling run the pool was built from."
+            )
+        infinite = ~np.isfinite(frame["score"].to_numpy(dtype=np.float64))
+        if infinite.any():
+            raise ValueError(
+                f"The covariate run has {int(infinite.sum())} scores that are not finite: its scores model the "
+                "system's, so they must be finite. Drop those rows (a document it does not rank is modelled with "
+                "the rest of the corpus) or replace them by finite scores."
             )
         feats = feature_matrix(run)
         in_pool = in_set(frame["docno"], pool.docno_set)
@@ -298,7 +305,7 @@ def _parts(frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate) -> dict[s
     """Each evaluated query's top fit and rest sample (see the module docstring)."""
     weight_of = pool.weights() if pool.stratified else {}
     score_of: dict[str, dict[str, float]] = {}
-    scores = frame["score"].to_numpy(dtype=np.float64).astype(np.float32).astype(np.float64)
+    scores = single_precision(frame["score"].to_numpy(dtype=np.float64))
     docnos = frame["docno"].to_numpy(dtype=object)
     is_sampled = in_set(frame["docno"], pool.sample_set)
     for qid, rows in frame.groupby("qid", sort=False).indices.items():
@@ -368,11 +375,15 @@ def relevant_groups(j: JudgedRun, width: int) -> tuple[np.ndarray, list[tuple[st
 _CHUNK = 2048
 
 
-def _above(j: JudgedRun, parts: dict[str, _QueryParts], family: str, width: int) -> UnseenAbove:
+def _above(
+    j: JudgedRun, parts: dict[str, _QueryParts], family: str, width: int, most: int | None = None
+) -> UnseenAbove:
     """Every relevant row's count distribution, the queries' rows batched together (array operations per batch of
     rows, not per query): the rest's binomials, then the top parts' Poisson-binomials, each query's probabilities
     padded to its batch's widest with impossible documents (factors 1), added to their rows' rest."""
     rows_all, groups = relevant_groups(j, width)
+    # counts kept: enough for the largest cut-off, or every count there can be (``most``: the unseen documents)
+    width = width if most is None else min(width, most + 1)
     n_rest, p_rest = np.zeros(len(rows_all)), np.zeros(len(rows_all))
     tops: list[tuple[np.ndarray, _TopFit, np.ndarray]] = []
     for q, at, s in groups:
@@ -405,7 +416,7 @@ def _above(j: JudgedRun, parts: dict[str, _QueryParts], family: str, width: int)
         pmf[at[~also]] = counts[~also]  # the rest a point mass at 0: the top part's count alone
         if also.any():
             pmf[at[also]] = added(counts[also], pmf[at[also]])
-    return UnseenAbove(rows_all, pmf)
+    return UnseenAbove(rows_all, pmf, most)
 
 
 def covariate_above(
@@ -421,7 +432,7 @@ def covariate_above(
     covariate.check(pool)
     frame, q = pooled_run(run, pool), str_qrels(qrels)
     check_relevant_in_pool(frame, q, pool)
-    j = prepare(frame, q, rel=pool.rel)
+    j = prepare(frame, q, rel=pool.rel, queries=run_queries(run))
     missing = [qid for qid in j.qids.tolist() if qid not in covariate.unseen]
     if missing:
         message = (
@@ -432,6 +443,13 @@ def covariate_above(
             raise ValueError(message)
         warnings.warn(message + " Those queries keep SDM's fitted background alone.", stacklevel=4)
     parts = _parts(frame, j, pool, covariate)
+    if parts and pool.n_unseen and all(p.top is None for p in parts.values()):
+        warnings.warn(
+            f"The covariate served none of the {len(parts)} queries (each needs unseen documents in its run, depth "
+            f"{covariate.depth}, and {MIN_FIT} sampled documents that both its run and the system rank), so every "
+            "query keeps SDM's fitted background alone. Pass the pooling run 1000 deep (Covariate.from_run).",
+            stacklevel=4,
+        )
 
     def refit(rng: np.random.Generator) -> UnseenAbove:
         again = {}
@@ -440,9 +458,9 @@ def covariate_above(
             rest = p.rest.resample(rng) if p.rest is not None else None
             # a resample whose line cannot be fitted (too few retrieved) keeps the query's own line
             again[q] = _QueryParts(top if top is not None else p.top, rest, p.n_rest)
-        return _above(j, again, family, width)
+        return _above(j, again, family, width, pool.n_unseen)
 
-    return j, _above(j, parts, family, width), refit
+    return j, _above(j, parts, family, width, pool.n_unseen), refit
 
 
 def evaluate_with_covariate(

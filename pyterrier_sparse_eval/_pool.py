@@ -36,6 +36,7 @@ from ._sample import (
     check_relevant_in_pool,
     fit_run_backgrounds,
     pooled_run,
+    run_queries,
     str_ids,
     str_qrels,
     whole,
@@ -288,6 +289,8 @@ def build_pool(
     if runs is None or isinstance(runs, (pd.DataFrame, str)):
         raise TypeError("runs is a list of full-corpus runs (or a {name: run} dict): pass [run] for one run.")
     tail_samples, bounds = check_pool_options(depth, sample, seed, tail_sample, tail_depth)
+    if not whole(rel):
+        raise TypeError(f"rel={rel!r}: give a whole relevance label (labels >= rel are relevant).")
     depth, sample, seed, rel = int(depth), int(sample), int(seed), int(rel)  # plain ints in the pool's JSON
     stratified = sum(tail_samples) > 0
     if stratified and not runs:
@@ -448,7 +451,7 @@ def judged_with_backgrounds(
     """A run on the pool prepared for evaluation, and each query's background sample as the run shows it."""
     frame, q = pooled_run(run, pool), str_qrels(qrels)
     check_relevant_in_pool(frame, q, pool)
-    return prepare(frame, q, rel=pool.rel), background_from_run(frame, pool)
+    return prepare(frame, q, rel=pool.rel, queries=run_queries(run)), background_from_run(frame, pool)
 
 
 def models_for(j: JudgedRun, samples: dict[str, BackgroundSample], family: str) -> list[BackgroundModel]:

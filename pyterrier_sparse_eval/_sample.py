@@ -9,7 +9,7 @@ be counted both as retrieved and among the unseen documents the estimate adds, s
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ import pandas as pd
 from pandas.api.types import is_string_dtype
 
 from .measures import FAMILIES, BackgroundModel, fit_background
-from .measures._prepare import to_qrels_frame, to_run_frame
+from .measures._prepare import single_precision, to_qrels_frame, to_run_frame
 
 __all__ = [
     "BackgroundSample",
@@ -46,10 +46,29 @@ def str_qrels(qrels: Any) -> pd.DataFrame:
     return str_ids(to_qrels_frame(qrels))
 
 
+def run_frame(run: Any, what: str = "run") -> pd.DataFrame:
+    """A run as a frame with string ids, every row with a query id and a docno (``what``: named in the error)."""
+    frame = to_run_frame(run)
+    for col in ("qid", "docno"):
+        missing = int(frame[col].isna().sum())
+        if missing:
+            raise ValueError(
+                f"The {what} has {missing} rows without a {col} (None or NaN): drop them (e.g. "
+                f"run = run.dropna(subset=['{col}']))."
+            )
+    return str_ids(frame).reset_index(drop=True)
+
+
+def run_queries(run: Any) -> list[str] | None:
+    """The query ids of a ``{qid: ranking}`` run, those with an empty ranking included (a frame of its rows
+    cannot show them; trec_eval evaluates them as retrieving nothing), as strings; None for a frame."""
+    return [str(q) for q in run] if isinstance(run, Mapping) else None
+
+
 def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
     """A system's run over ``pool`` as a frame with string ids, checked: every document in the pool, each listed
     once per query (a duplicate keeps its highest score, with a warning)."""
-    frame = str_ids(to_run_frame(run)).reset_index(drop=True)
+    frame = run_frame(run)
     twice = frame.duplicated(["qid", "docno"])
     if twice.any():
         warnings.warn(
@@ -145,8 +164,9 @@ def check_sdm_options(
 
 def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) -> None:
     """Refuse qrels whose relevant documents (label >= the pool's ``rel``) for the run's queries are not all in
-    ``pool``: SDM models every unseen document as non-relevant, so such a document would silently be counted as
-    missed (qrels other than the pool's, or queries the pool was not built for)."""
+    ``pool`` outside its background sample: SDM models every unseen document as non-relevant, so such a document
+    would silently be counted as missed, or as background (qrels other than the pool's, or queries the pool was
+    not built for)."""
     judged = qrels[qrels["qid"].isin(frame["qid"].unique()) & (qrels["label"] > 0)]
     graded = judged[(judged["label"] < pool.rel) & ~in_set(judged["docno"], pool.docno_set)]
     if len(graded):
@@ -158,6 +178,15 @@ def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) 
             stacklevel=4,
         )
     rel = judged[judged["label"] >= pool.rel]
+    sampled = rel[in_set(rel["docno"], pool.sample_set)]
+    if len(sampled):
+        examples = [f"{q}/{d}" for q, d in zip(sampled["qid"].head(3), sampled["docno"].head(3))]
+        raise ValueError(
+            f"{len(sampled)} relevant documents of the qrels for {sampled['qid'].nunique()} of the run's queries "
+            f"are among {pool!r}'s sampled background documents (qid/docno, e.g. {examples}), which stand for the "
+            "unseen non-relevant ones: SDM would count each as relevant and as background both. Evaluate with the "
+            "qrels the pool was built from, or build the pool with these qrels (sdm.build_pool(qrels, ...))."
+        )
     outside = rel[~in_set(rel["docno"], pool.docno_set)]
     if len(outside):
         examples = [f"{q}/{d}" for q, d in zip(outside["qid"].head(3), outside["docno"].head(3))]
@@ -236,7 +265,9 @@ def background_from_run(
             f"{pool!r} has a background sample of {m}; SDM needs at least 2 (use a larger sample)."
         )
     is_sample = in_set(frame["docno"], pool.sample_set)
-    scores = frame["score"].to_numpy(dtype=np.float64)
+    # at trec_eval's precision, as the relevant rows' scores (``prepare``) are compared with them: a sampled
+    # score equal to a relevant one stays equal (counted above it), and the run's lowest score censors alike
+    scores = single_precision(frame["score"].to_numpy(dtype=np.float64))
     out: dict[str, BackgroundSample] = {}
     if pool.stratified:
         strata = pool.strata()

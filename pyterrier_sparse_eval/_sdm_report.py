@@ -28,7 +28,7 @@ from ._pool import (
     check_pool_options,
     evaluate_on_pool,
 )
-from ._sample import bootstrap_bar, check_noise_correction, check_sdm_options
+from ._sample import bootstrap_bar, check_noise_correction, check_sdm_options, whole
 from .measures import evaluate as evaluate_inhouse
 from .systems import index_folder, parse_system
 
@@ -103,6 +103,12 @@ def _curve_ks(k_values: Sequence[int]) -> list[int]:
     return sorted(k for k in ks if k >= 1)
 
 
+def _spec_list(name: str, given: Any) -> list[str]:
+    if isinstance(given, str) or not (given := list(given)):
+        raise ValueError(f"{name}={given!r}: give a list of system specs, e.g. ['bm25'].")
+    return given
+
+
 def three_way(
     dataset: str,
     systems: Sequence[str],
@@ -137,6 +143,10 @@ def three_way(
     ``noise_correction``: as in ``pse.sdm.evaluate``."""
     if covariate not in (False, True, "score", "terms"):
         raise ValueError(f"covariate={covariate!r}: give False, True (or 'score'), or 'terms'.")
+    systems = _spec_list("systems", systems)
+    pool_runs = None if pool_runs is None else _spec_list("pool_runs", pool_runs)
+    if num_results is not None and not (whole(num_results) and num_results >= 1):
+        raise ValueError(f"num_results={num_results!r}: give a whole number of documents per query.")
     specs = [parse_system(s) for s in systems]
     by_name = {s.name: s for s in specs}
     pool_specs = [by_name.get(p.name, p) for p in (parse_system(s) for s in (pool_runs or systems[:1]))]

@@ -47,6 +47,7 @@ from ._sample import (
     check_relevant_in_pool,
     check_sdm_options,
     pooled_run,
+    run_queries,
     str_qrels,
     whole,
 )
@@ -56,7 +57,8 @@ from .measures._evaluate import warn_overlap
 from .measures._metrics import GAINS
 from .measures._prepare import to_run_frame
 from .measures._score_dist import WEIGHTED_FAMILIES
-from .measures._sdm import corrected, evaluate_backgrounds, rows_view
+from .measures._sdm import corrected, rows_view
+from .measures._sdm_samples import evaluate_backgrounds
 
 __all__ = [
     "FAMILIES",
@@ -203,7 +205,9 @@ def threshold_recall(
     frame = pooled_run(run, pool)
     q = str_qrels(qrels)
     check_relevant_in_pool(frame, q, pool)
-    warn_overlap(prepare(frame, q, rel=pool.rel))  # judged queries the run lacks are left out, as in evaluate
+    warn_overlap(
+        prepare(frame, q, rel=pool.rel, queries=run_queries(run))
+    )  # judged queries it lacks: left out
     relevant = q[q["label"] >= pool.rel].groupby("qid")["docno"].apply(set).to_dict()
     if models is None:
         models = fit_run_backgrounds(frame, pool, family)
@@ -228,8 +232,11 @@ def threshold_recall(
 
         span = max(float(scores[-1] - scores[0]), 1.0)
         lo, hi = float(scores[0]) - span, float(scores[-1]) + span
-        while excess(hi) > 0:
-            hi += span
+        # each bracket widened geometrically: a fixed step can be below the scores' resolution (|score| >= 2^53)
+        up = span
+        while excess(hi) > 0 and hi < np.inf:
+            hi += up
+            up *= 2
         while excess(lo) < 0 and lo > -1e300:
             lo -= span
             span *= 2
@@ -277,7 +284,18 @@ class _SDMMeasure(Measure):
                     "sdm.Covariate.from_run(pooling_run, pool)."
                 )
             check_noise_correction(self.params.get("noise_correction", False), family, covariate)
-        super().validate_params()
+        try:
+            super().validate_params()
+        except (
+            AssertionError
+        ) as e:  # ir_measures' bare assertion: the parameters it takes, with their choices
+            takes = ", ".join(
+                f"{name} ({'/'.join(map(str, info.choices))})" if isinstance(info.choices, tuple) else name
+                for name, info in self.SUPPORTED_PARAMS.items()
+            )
+            raise ValueError(
+                f"{self.NAME}: {e}; it takes {takes} (a cut-off as a Python int: @ 10)."
+            ) from None
 
     def runtime_impl(self, qrels: Any, run: Any) -> Iterator[Metric]:
         self.validate_params()
@@ -289,13 +307,11 @@ class _SDMMeasure(Measure):
                 f"sample depend on rel; build the pool with sdm.build_pool(..., rel={rel})."
             )
         family = self.params.get("family") or "auto"
-        pooled = REGISTRY[self.POOLED](
-            **{
-                k: v
-                for k, v in self.params.items()
-                if k not in ("pool", "family", "covariate", "noise_correction")
-            }
-        )
+        # rel is the pool's (checked above); nDCG's gains are the labels themselves, so it takes none
+        sdm_only = {"pool", "family", "covariate", "noise_correction"}
+        if "rel" not in REGISTRY[self.POOLED].SUPPORTED_PARAMS:
+            sdm_only.add("rel")
+        pooled = REGISTRY[self.POOLED](**{k: v for k, v in self.params.items() if k not in sdm_only})
         covariate = self.params.get("covariate")
         if covariate is not None:
             j, above, _ = covariate_above(run, qrels, pool, covariate, self.params["cutoff"], family)

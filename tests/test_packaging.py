@@ -34,7 +34,8 @@ LAYERS = {
     "measures._evaluate": 4,
     "measures._crosscheck": 4,
     "measures._sdm": 4,
-    "measures": 5,
+    "measures._sdm_samples": 5,  # SDM from background samples given directly
+    "measures": 6,
     "files": 0,
     "console": 0,
     "_weights": 0,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import StaleIndexError, __version__, datasets, plots
 from ..console import run
@@ -35,8 +35,15 @@ read_trec_qrels = _deprecated("read_trec_qrels", "pse.datasets.read_qrels", lamb
 write_sdm_plots = _deprecated("write_sdm_plots", "pse.plots.save_sdm_figures", plots.save_sdm_figures)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its usage errors in one line on stderr (the exit-code contract) naming --help."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sparse-eval",
         description="Evaluate sparse retrieval (BM25, SPLADE) on ir_datasets collections with PyTerrier.",
         epilog="exit codes: 0 success, 1 a check failed, 2 bad usage or input, 3 internal error (a bug)",
@@ -47,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", dest="debug_all", help="show the traceback of an error"
     )
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True)
 

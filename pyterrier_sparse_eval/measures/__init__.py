@@ -54,7 +54,8 @@ from ._metrics import (
 from ._order import trec_ranks
 from ._prepare import JudgedRun, prepare
 from ._score_dist import FAMILIES, BackgroundModel, fit_background
-from ._sdm import evaluate_backgrounds, sdm_ndcg, sdm_recall, survival_of_rows
+from ._sdm import sdm_ndcg, sdm_recall, survival_of_rows
+from ._sdm_samples import evaluate_backgrounds
 
 __all__ = [
     "ALL",

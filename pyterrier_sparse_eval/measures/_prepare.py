@@ -17,9 +17,17 @@ import pandas as pd
 
 from ._order import is_contiguous, trec_order
 
-__all__ = ["JudgedRun", "prepare", "to_run_frame", "to_qrels_frame"]
+__all__ = ["JudgedRun", "prepare", "single_precision", "to_run_frame", "to_qrels_frame"]
 
 _RUN_COLS = {"query_id": "qid", "doc_id": "docno"}
+
+
+def single_precision(scores: Any) -> np.ndarray:
+    """Scores rounded to trec_eval's single precision (as :func:`prepare` ranks them), kept as float64: what a
+    score compared with a judged row's must be rounded to, so that equal scores stay equal."""
+    return np.asarray(scores, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
 _QREL_COLS = {"query_id": "qid", "doc_id": "docno", "relevance": "label"}
 
 
@@ -300,8 +308,9 @@ def _repeated(group: np.ndarray, local: np.ndarray, position: np.ndarray | None)
     return np.flatnonzero(pd.Series(key).duplicated().to_numpy())
 
 
-def prepare(run: Any, qrels: Any, *, rel: float = 1) -> JudgedRun:
-    """Join and order a run and qrels for evaluation (see :class:`JudgedRun`).
+def prepare(run: Any, qrels: Any, *, rel: float = 1, queries: Any = None) -> JudgedRun:
+    """Join and order a run and qrels for evaluation (see :class:`JudgedRun`). ``queries``: the run's query ids,
+    for a frame made from a ``{qid: ranking}`` run whose empty rankings it cannot show (default: the run's).
 
     A document retrieved twice for the same query counts once, with a warning: its best-ranked copy is kept and
     the documents below the other copies move up, as if the run had been deduplicated first (judged or not:
@@ -309,7 +318,7 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1) -> JudgedRun:
     too (the last one written); trec_eval refuses such runs.
     """
     # a query present with an empty ranking ({qid: {}}) is still evaluated, as trec_eval does (all zeros)
-    run_qids: Any = list(run.keys()) if isinstance(run, Mapping) else None
+    run_qids: Any = list(run.keys()) if isinstance(run, Mapping) else queries
     run = to_run_frame(run)
     qrels = to_qrels_frame(qrels)
     if len(run) and len(qrels):

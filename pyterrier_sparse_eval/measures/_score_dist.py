@@ -289,6 +289,16 @@ def _fit_parametric(x: np.ndarray) -> BackgroundModel:
     return fits[int(np.nanargmin(aic))][1]
 
 
+def _check_finite(sample: Any) -> None:
+    bad = ~np.isfinite(np.asarray(sample, dtype=np.float64))
+    if bad.any():
+        raise ValueError(
+            f"The background sample has {int(bad.sum())} scores that are not finite (NaN or +-inf): give finite "
+            "scores. Sampled documents the system does not score (-inf: no query term) are censored: leave them "
+            "out of the sample and count them in n_below, below the lowest score the run returned."
+        )
+
+
 def fit_background(
     sample: Any,
     family: str = "auto",
@@ -317,10 +327,10 @@ def fit_background(
         raise ValueError(f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}.")
     if n_below < 0:
         raise ValueError("n_below must be >= 0.")
+    _check_finite(sample)
     if weights is not None:
         return _fit_weighted(sample, weights, family, n_below, below, weight_below or 0.0)
     x = np.asarray(sample, dtype=np.float64).ravel()
-    x = x[np.isfinite(x)]
     n_total = len(x) + int(n_below)
     if n_total < 2:
         raise ValueError(f"A background model needs at least 2 sampled documents, got {n_total}.")
@@ -396,12 +406,9 @@ def _fit_weighted(
         raise ValueError(f"{len(w)} weights for {len(x)} sampled scores.")
     if (w < 0).any() or weight_below < 0:
         raise ValueError("Sample weights must be >= 0.")
-    finite = np.isfinite(x)
-    if n_below + int(finite.sum()) < 2:
-        raise ValueError(
-            f"A background model needs at least 2 sampled documents, got {n_below + int(finite.sum())}."
-        )
-    keep = finite & (w > 0)  # a weight of 0 stands for no unseen document (its stratum was sampled whole)
+    if n_below + len(x) < 2:
+        raise ValueError(f"A background model needs at least 2 sampled documents, got {n_below + len(x)}.")
+    keep = w > 0  # a weight of 0 stands for no unseen document (its stratum was sampled whole)
     x, w = x[keep], w[keep]
     order = np.argsort(x, kind="stable")
     x, w = x[order], w[order]

@@ -27,8 +27,7 @@ from scipy import signal, stats
 
 from ._inhouse import REGISTRY, InHouseMeasure
 from ._metrics import gain_values, ideal_dcg
-from ._prepare import JudgedRun, prepare
-from ._score_dist import BackgroundModel, fit_background
+from ._prepare import JudgedRun
 
 __all__ = [
     "sdm_report",
@@ -42,7 +41,6 @@ __all__ = [
     "correctable",
     "sdm_table",
     "add_bootstrap",
-    "evaluate_backgrounds",
     "UnseenAbove",
     "NoisySurvival",
     "rows_view",
@@ -107,9 +105,11 @@ def _unseen(j: JudgedRun, n_unseen: Any) -> np.ndarray:
             f"n_unseen={n_unseen!r} counts documents (N - documents in the pooled corpus): give a whole number, "
             "not a share or a fraction."
         )
-    n = np.broadcast_to(given.astype(np.int64), (j.num_queries,))
-    if (n < 0).any():
+    if (given < 0).any():
         raise ValueError("n_unseen must be >= 0 (N - documents in the pooled corpus).")
+    if (given >= 2**53).any():  # a count of documents; beyond it the int64 cast (and float64) loses units
+        raise ValueError(f"n_unseen={n_unseen!r} is no corpus's number of unseen documents: give N - pooled.")
+    n = np.broadcast_to(given.astype(np.int64), (j.num_queries,))
     return n
 
 
@@ -122,7 +122,9 @@ def _recall_hits(j: JudgedRun, k: int, p: np.ndarray, n: np.ndarray) -> np.ndarr
 def _ndcg_gains(j: JudgedRun, k: int, p: np.ndarray, n: np.ndarray, gain: str) -> np.ndarray:
     gains = gain_values(j.label, gain)
     rows = np.flatnonzero((gains > 0) & (j.rank < k))
-    m = np.arange(k)[None, :]  # unseen documents above the row
+    # unseen documents above the row: at most k - 1 - rank count, and at most n_unseen can be
+    width = int(min(k - j.rank[rows].min(), n[rows].max() + 1)) if len(rows) else 1
+    m = np.arange(width)[None, :]
     a = j.rank[rows][:, None]
     pmf = stats.binom.pmf(m, n[rows][:, None], p[rows][:, None])
     discount = np.where(a + m < k, 1.0 / np.log2(a + m + 2.0), 0.0)
@@ -176,10 +178,12 @@ def sdm_ndcg(
 class UnseenAbove:
     """The distribution of the number X of unseen documents above each relevant row, given directly (for a
     background that is not one binomial, e.g. :mod:`pyterrier_sparse_eval.sdm`'s covariate): ``pmf[i, m]`` =
-    P(X = m) for row ``rows[i]``, m < ``pmf.shape[1]`` (enough for the largest cut-off: m <= k - 1 - rank)."""
+    P(X = m) for row ``rows[i]``, m < ``pmf.shape[1]`` (enough for the largest cut-off: m <= k - 1 - rank, or
+    for every count there can be: m <= ``most``)."""
 
     rows: np.ndarray
     pmf: np.ndarray
+    most: int | None = None  # the largest count possible (the unseen documents), when known
 
     def kept(self, j: JudgedRun, k: int, weights: np.ndarray) -> np.ndarray:
         """Per row of ``j``: sum over m <= k - 1 - rank of P(X = m) * weights[rank + m] (0 outside ``rows``)."""
@@ -187,7 +191,8 @@ class UnseenAbove:
         a = j.rank[self.rows]
         m = np.arange(self.pmf.shape[1])[None, :]
         pos = a[:, None] + m
-        if len(self.rows) and self.pmf.shape[1] < k - a.min():
+        needed = k - a.min() if self.most is None else min(k - a.min(), self.most + 1)
+        if len(self.rows) and self.pmf.shape[1] < needed:
             raise ValueError(
                 f"The unseen-count distribution stops at {self.pmf.shape[1]} terms; k={k} needs more."
             )
@@ -422,71 +427,3 @@ def sdm_report(
             noise_correction,
         )
     return per_query, aggregate
-
-
-def evaluate_backgrounds(
-    run: Any,
-    qrels: Any,
-    background: dict[str, Any],
-    n_unseen: int | dict[str, int],
-    k_values: Sequence[int] = (10, 100, 1000),
-    *,
-    family: str = "auto",
-    gain: str = "linear",
-    bootstrap: int = 0,
-    confidence: float = 0.95,
-    seed: int | None = 0,
-    progress: Callable[[range], Iterable[int]] | None = None,
-    noise_correction: bool = False,
-) -> dict[str, Any]:
-    """Pooled and SDM-corrected R@k and nDCG@k of a run, from per-query background samples or models.
-
-    ``background[qid]`` holds the scores the system gives a random sample of non-relevant background
-    documents (an array) or an already fitted :class:`BackgroundModel`; ``n_unseen`` is the number of
-    documents of the full corpus outside the pooled one (one number or per query). Public entry point:
-    ``pse.sdm.evaluate(run, qrels, background=..., n_unseen=...)``.
-    """
-    j = prepare(run, qrels)
-    qids = j.qids.tolist()
-    for name, given in (("background", background), ("n_unseen", n_unseen)):
-        lacking = [q for q in qids if q not in given] if isinstance(given, dict) else []
-        if lacking:
-            raise ValueError(
-                f"{name} has no entry for {len(lacking)} evaluated queries, e.g. {lacking[:3]}: give one per query "
-                "of the run that has judgments, keyed by its query id as the run has it."
-            )
-    if not isinstance(n_unseen, dict) and np.ndim(n_unseen) != 0:
-        raise ValueError(
-            "n_unseen is one number, or a {qid: count} dict (a list's query order is not defined)."
-        )
-    unseen = _unseen(j, np.array([n_unseen[q] for q in qids]) if isinstance(n_unseen, dict) else n_unseen)
-    models = {
-        q: background[q]
-        if isinstance(background.get(q), BackgroundModel)
-        else fit_background(background[q], family)
-        for q in qids
-        if q in background
-    }
-    samples = {q: np.asarray(background[q], dtype=np.float64) for q in qids} if bootstrap else {}
-    if any(x.ndim != 1 for x in samples.values()):
-        raise ValueError("bootstrap needs each query's background sample as an array of scores.")
-
-    def refit(rng: np.random.Generator) -> dict[str, Any]:
-        return {
-            q: fit_background(rng.choice(x, size=len(x), replace=True), family) for q, x in samples.items()
-        }
-
-    per_query, aggregate = sdm_report(
-        j,
-        models,
-        unseen,
-        k_values,
-        gain=gain,
-        refit=refit,
-        bootstrap=bootstrap,
-        confidence=confidence,
-        seed=seed,
-        progress=progress,
-        noise_correction=noise_correction,
-    )
-    return {"per_query": per_query, "aggregate": aggregate, "models": models}

@@ -1,0 +1,280 @@
+"""Inputs at SDM's edges, found by a review acting as a new user: scores compared at trec_eval's precision on both
+sides, non-finite background and covariate scores, relevant documents among the sampled ones, empty rankings,
+cut-offs far beyond the corpus, and the errors that name their fix. Each expected value comes from the data by
+construction (counted by hand) or from ir_measures (pytrec_eval), not from the code under test."""
+
+from __future__ import annotations
+
+import signal
+import warnings
+
+import ir_measures
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import simulated_pool_corpus, system_run_over_pool
+
+from pyterrier_sparse_eval import sdm
+from pyterrier_sparse_eval._covariate import Covariate, covariate_above
+from pyterrier_sparse_eval.cli import main
+from pyterrier_sparse_eval.measures import fit_background
+
+
+@pytest.fixture(scope="module")
+def setup():
+    docnos, truth, first, qrels = simulated_pool_corpus(3000, 8, seed=3)
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=10, sample=300, seed=0)
+    run = system_run_over_pool(pool, docnos, truth)
+    return docnos, truth, first, qrels, pool, run
+
+
+def _per_query(result):
+    return {m: {q: v["sdm"] for q, v in by_q.items()} for m, by_q in result["per_query"].items()}
+
+
+# --- precision: the relevant rows are ranked in float32 (trec_eval); the background must be compared alike ---
+
+
+@pytest.mark.parametrize("score", [0.3, 0.5, 0.7])  # float32(0.3) > 0.3, 0.5 exact, float32(0.7) < 0.7
+def test_a_relevant_document_at_the_runs_lowest_score_has_nothing_unseen_above(score):
+    """The run retrieves only the relevant document: every sampled document scores below it (censored at the
+    run's lowest score), so no unseen document is above it and R@10 is 1 whichever way its score rounds."""
+    docnos = [f"d{i}" for i in range(1000)]
+    qrels = pd.DataFrame({"qid": ["q1"], "docno": ["d0"], "label": [1]})
+    pool = sdm.build_pool(qrels, [], all_docnos=docnos, depth=0, sample=100, seed=0)
+    run = pd.DataFrame({"qid": ["q1"], "docno": ["d0"], "score": [score]})
+    out = sdm.evaluate(run, qrels, pool, [10])
+    assert out["aggregate"]["R@10"]["sdm"] == 1.0
+
+
+@pytest.mark.parametrize("score", [0.3, 0.7])
+@pytest.mark.parametrize("given", ["run", "background"])
+def test_a_sampled_score_equal_to_a_relevant_one_counts_above_it(score, given):
+    """10 of 100 sampled documents tie with the relevant one (the documented rule: a tie counts above), 10 score
+    lower, 80 are not retrieved: p(s) = 10 / 100 exactly, by counting, through a pool or ``background=``."""
+    docnos = [f"d{i}" for i in range(1000)]
+    qrels = pd.DataFrame({"qid": ["q1"], "docno": ["d0"], "label": [1]})
+    pool = sdm.build_pool(qrels, [], all_docnos=docnos, depth=0, sample=100, seed=0)
+    sampled = list(pool.sample)
+    run = pd.DataFrame({"qid": "q1", "docno": ["d0"] + sampled[:20], "score": [score] * 11 + [0.1] * 10})
+    if given == "run":
+        out = sdm.evaluate(run, qrels, pool, [100], family="empirical")
+    else:  # the same sample given as scores, the 80 unretrieved ones below every retrieved score
+        background = {"q1": np.r_[[score] * 10, [0.1] * 10, [0.05] * 80]}
+        out = sdm.evaluate(
+            run.head(1), qrels, background=background, n_unseen=900, k_values=[100], family="empirical"
+        )
+    model = out["models"]["q1"]
+    assert float(model.sf(np.float64(np.float32(score)))) == pytest.approx(0.1, abs=1e-12)
+
+
+def test_scores_off_the_float32_grid_give_the_values_of_their_float32_roundings(setup):
+    """A run cut at 5 per query (its lowest rows relevant for some queries, the sampled ones censored there), with
+    scores that float32 does not hold exactly: the same values as the run rounded to float32 beforehand, with
+    and without the covariate (trec_eval ranks at that precision; SDM must not see the difference either)."""
+    docnos, truth, first, qrels, pool, _ = setup
+    run = system_run_over_pool(pool, docnos, truth, depth=5)
+    assert (run["score"].to_numpy() != run["score"].to_numpy().astype(np.float32)).all()
+    rounded = run.assign(score=run["score"].to_numpy().astype(np.float32).astype(np.float64))
+    a, b = (sdm.evaluate(r, qrels, pool, [5, 10, 100]) for r in (run, rounded))
+    assert _per_query(a) == _per_query(b)
+    # the covariate's model needs the system's scores of sampled documents: a run 100 deep
+    run = system_run_over_pool(pool, docnos, truth, depth=100)
+    rounded = run.assign(score=run["score"].to_numpy().astype(np.float32).astype(np.float64))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the covariate serves the queries
+        a, b = (sdm.evaluate(r, qrels, pool, [5, 10, 100], covariate=first) for r in (run, rounded))
+    assert _per_query(a) == _per_query(b)
+
+
+# --- non-finite scores: refused, naming the fix ---
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_background_scores_are_refused(bad):
+    run = pd.DataFrame({"qid": "q1", "docno": ["r0", "d1"], "score": [3.0, 1.0]})
+    qrels = pd.DataFrame({"qid": ["q1"], "docno": ["r0"], "label": [1]})
+    background = {"q1": np.r_[np.linspace(0.0, 2.0, 200), [bad] * 5]}
+    with pytest.raises(ValueError, match=r"background\['q1'\] has 5 scores that are not finite"):
+        sdm.evaluate(run, qrels, background=background, n_unseen=1000)
+    with pytest.raises(ValueError, match="not finite.*n_below"):
+        fit_background(background["q1"])
+
+
+def test_fitted_models_with_bootstrap_are_refused_by_name():
+    run = pd.DataFrame({"qid": "q1", "docno": ["r0", "d1"], "score": [3.0, 1.0]})
+    qrels = pd.DataFrame({"qid": ["q1"], "docno": ["r0"], "label": [1]})
+    background = {"q1": fit_background(np.linspace(0.0, 2.0, 200))}
+    assert sdm.evaluate(run, qrels, background=background, n_unseen=1000)["aggregate"]["R@10"]["sdm"] > 0
+    with pytest.raises(ValueError, match="fitted model.*arrays, or bootstrap=0"):
+        sdm.evaluate(run, qrels, background=background, n_unseen=1000, bootstrap=2)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_non_finite_covariate_scores_are_refused(setup, bad):
+    _, _, first, qrels, pool, run = setup
+    covariate = first.copy()
+    covariate.loc[covariate.index[0], "score"] = bad
+    with pytest.raises(ValueError, match="covariate run has 1 scores that are not finite"):
+        sdm.evaluate(run, qrels, pool, [10], covariate=covariate)
+
+
+def test_a_huge_n_unseen_is_refused_not_wrapped_round():
+    run = pd.DataFrame({"qid": "q1", "docno": ["r0", "d1"], "score": [3.0, 1.0]})
+    qrels = pd.DataFrame({"qid": ["q1"], "docno": ["r0"], "label": [1]})
+    with pytest.raises(ValueError, match="no corpus's number of unseen documents"):
+        sdm.evaluate(run, qrels, background={"q1": np.linspace(0, 2, 50)}, n_unseen=10**19)
+
+
+# --- qrels and runs that do not fit the pool ---
+
+
+def test_a_relevant_document_among_the_sampled_ones_is_refused(setup):
+    """Qrels other than the pool's that mark a sampled (background) document relevant: refused, as a relevant
+    document outside the pool is (it would be a relevant row and background both)."""
+    _, _, _, qrels, pool, run = setup
+    sampled = run[(run["qid"] == "q0") & run["docno"].isin(pool.sample_set)]["docno"].iloc[0]
+    extra = pd.concat(
+        [qrels, pd.DataFrame({"qid": ["q0"], "docno": [sampled], "label": [1]})], ignore_index=True
+    )
+    with pytest.raises(ValueError, match="among Pool.*sampled background documents.*build the pool"):
+        sdm.evaluate(run, extra, pool, [10])
+    with pytest.raises(ValueError, match="sampled background documents"):
+        list((sdm.SDM_R(pool=pool) @ 10).runtime_impl(extra, run))
+    # judged non-relevant there: fine (it is background)
+    zero = pd.concat(
+        [qrels, pd.DataFrame({"qid": ["q0"], "docno": [sampled], "label": [0]})], ignore_index=True
+    )
+    sdm.evaluate(run, zero, pool, [10])
+
+
+def test_an_empty_ranking_in_a_dict_run_counts_as_trec_eval_counts_it(setup):
+    """{qid: {}} for a judged query: evaluated as retrieving nothing (0), as pytrec_eval does, not left out."""
+    _, _, _, qrels, pool, run = setup
+    as_dict = {q: dict(zip(g["docno"], g["score"])) for q, g in run.groupby("qid")}
+    as_dict["q0"] = {}
+    judged = qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
+    expected = ir_measures.calc_aggregate([ir_measures.R @ 10], judged, as_dict)[ir_measures.R @ 10]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = sdm.evaluate(as_dict, qrels, pool, [10])
+    assert out["aggregate"]["R@10"]["pooled"] == pytest.approx(expected, abs=1e-12)
+    assert out["per_query"]["R@10"]["q0"] == {"pooled": 0.0, "sdm": 0.0}
+
+
+def test_rows_without_a_docno_are_refused(setup):
+    _, _, _, qrels, pool, run = setup
+    broken = run.astype({"docno": object})
+    broken.loc[broken.index[:3], "docno"] = None
+    with pytest.raises(ValueError, match="3 rows without a docno.*dropna"):
+        sdm.evaluate(broken, qrels, pool, [10])
+    with pytest.raises(ValueError, match="covariate run has 3 rows without a docno"):
+        Covariate.from_run(broken, pool)
+
+
+# --- cut-offs beyond the corpus ---
+
+
+@pytest.mark.parametrize("with_covariate", [False, True])
+def test_a_cut_off_beyond_the_corpus_gives_the_values_at_the_corpus_size(setup, with_covariate):
+    """Beyond N every document is in the top k: the values at k = 10^6 are those at k = N, and the covariate's
+    count distribution stops at the unseen documents (n_unseen + 1 terms), not at k."""
+    docnos, _, first, qrels, pool, run = setup
+    covariate = first if with_covariate else None
+    at_n = sdm.evaluate(run, qrels, pool, [len(docnos)], covariate=covariate)["aggregate"]
+    far = sdm.evaluate(run, qrels, pool, [10**6], covariate=covariate)["aggregate"]
+    for m in ("R", "nDCG"):
+        assert far[f"{m}@{10**6}"] == at_n[f"{m}@{len(docnos)}"]
+    if with_covariate:
+        _, above, _ = covariate_above(run, qrels, pool, Covariate.from_run(first, pool), 10**6)
+        assert above.pmf.shape[1] == pool.n_unseen + 1
+        assert np.allclose(above.pmf.sum(axis=1), 1.0)
+
+
+def test_threshold_recall_returns_on_scores_beyond_float64s_unit_resolution():
+    """Scores of 1e17 (a step of 1.0 vanishes in float64 there): the reference estimator still returns."""
+    docnos = [f"d{i}" for i in range(1000)]
+    qrels = pd.DataFrame({"qid": ["q1"], "docno": ["d0"], "label": [1]})
+    pool = sdm.build_pool(qrels, [], all_docnos=docnos, depth=0, sample=100, seed=0)
+    run = pd.DataFrame({"qid": "q1", "docno": ["d0"] + list(pool.sample), "score": 1e17})
+
+    def stuck(*_):
+        raise TimeoutError("threshold_recall did not return within 60 s")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(60)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = sdm.threshold_recall(run, qrels, pool, 10, family="normal")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    # 100 sampled documents tie with the relevant one and stand for 900 unseen: it falls out of the top 10
+    assert out == {"q1": 0.0}
+
+
+def test_a_covariate_that_serves_no_query_says_so(setup):
+    _, _, first, qrels, pool, run = setup
+    shallow = first.sort_values("score", ascending=False).groupby("qid").head(20)
+    with pytest.warns(UserWarning, match="covariate served none of the 8 queries.*1000 deep"):
+        got = sdm.evaluate(run, qrels, pool, [10], covariate=shallow)
+    alone = sdm.evaluate(run, qrels, pool, [10])["aggregate"]
+    for m, values in got["aggregate"].items():
+        assert values["sdm"] == pytest.approx(alone[m]["sdm"], abs=1e-12)  # binomial pmf sum vs its cdf
+
+
+# --- measure parameters and options, each mistake named with its fix ---
+
+
+def test_sdm_ndcg_takes_the_pools_rel(setup):
+    _, _, _, qrels, pool, run = setup
+    plain = [m.value for m in (sdm.SDM_nDCG(pool=pool) @ 10).runtime_impl(qrels, run)]
+    assert [m.value for m in (sdm.SDM_nDCG(pool=pool, rel=1) @ 10).runtime_impl(qrels, run)] == plain
+    with pytest.raises(ValueError, match="rel=2.*built with rel=1"):
+        list((sdm.SDM_nDCG(pool=pool, rel=2) @ 10).runtime_impl(qrels, run))
+
+
+@pytest.mark.parametrize(
+    "measure, named",
+    [
+        (lambda pool: sdm.SDM_R(pool=pool) @ np.int64(10), "cutoff=np.int64"),
+        (lambda pool: sdm.SDM_nDCG(pool=pool, gain="log") @ 10, r"gain='log'"),
+        (lambda pool: sdm.SDM_R(pool=pool, gain="exp") @ 10, r"unsupported params.*gain"),
+    ],
+)
+def test_measure_parameter_mistakes_are_named_with_what_the_measure_takes(setup, measure, named):
+    _, _, _, qrels, pool, run = setup
+    with pytest.raises(ValueError, match=named + ".*it takes cutoff, pool, family") as error:
+        list(measure(pool).runtime_impl(qrels, run))
+    assert "gain" not in str(error.value).split("it takes")[1] or "gain (linear/exp)" in str(error.value)
+
+
+@pytest.mark.parametrize("systems", ["bm25", [], ()])
+def test_three_way_refuses_a_system_list_that_is_not_one_before_loading_anything(systems):
+    with pytest.raises(ValueError, match="give a list of system specs"):
+        sdm.three_way("irds:no-such-dataset", systems)
+    with pytest.raises(ValueError, match="num_results=1000.5"):
+        sdm.three_way("irds:no-such-dataset", ["bm25"], num_results=1000.5)
+
+
+def test_build_pool_refuses_a_fractional_rel(setup):
+    docnos, _, first, qrels, _, _ = setup
+    with pytest.raises(TypeError, match="rel=1.5: give a whole relevance label"):
+        sdm.build_pool(qrels, [first], all_docnos=docnos, rel=1.5)
+
+
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["sdm", "--dataset", "irds:vaswani", "--k", "ten"], "argument --k: invalid int value: 'ten'"),
+        (["sdm"], "required: --dataset"),
+        (["no-such-command"], "invalid choice"),
+    ],
+)
+def test_command_line_usage_errors_are_one_line(capsys, args, named):
+    with pytest.raises(SystemExit) as stop:
+        main(args)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and named in err and err.endswith("--help)")
