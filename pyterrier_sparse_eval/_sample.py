@@ -85,6 +85,7 @@ def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
             "finite ones. Drop those rows (a sampled document the run leaves out counts as scoring below its lowest "
             "score) or replace them by finite scores."
         )
+    single_precision(frame["score"].to_numpy())  # refuses scores beyond float32's range, naming the fix
     outside = ~in_set(frame["docno"], pool.docno_set)
     if outside.any():
         examples = list(dict.fromkeys(frame.loc[outside, "docno"].head(1000)))[:3]
@@ -168,13 +169,16 @@ def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) 
     would silently be counted as missed, or as background (qrels other than the pool's, or queries the pool was
     not built for)."""
     judged = qrels[qrels["qid"].isin(frame["qid"].unique()) & (qrels["label"] > 0)]
-    graded = judged[(judged["label"] < pool.rel) & ~in_set(judged["docno"], pool.docno_set)]
-    if len(graded):
+    lower = judged[judged["label"] < pool.rel]
+    outside = int((~in_set(lower["docno"], pool.docno_set)).sum())
+    sampled = int(in_set(lower["docno"], pool.sample_set).sum())
+    if outside or sampled:
         warnings.warn(
-            f"{len(graded)} judged documents with labels 1 to {pool.rel - 1} for the run's queries are outside "
-            f"{pool!r}: nDCG@k counts their gain in its ideal ranking, but no run over the pool can retrieve them, "
-            f"so SDM's nDCG@k comes out low (R@k at rel={pool.rel} is not affected). For nDCG@k, build the pool "
-            "with rel=1.",
+            f"{outside + sampled} judged documents with labels 1 to {pool.rel - 1} for the run's queries are "
+            f"outside {pool!r} ({outside}) or among its sampled background documents ({sampled}): nDCG@k counts "
+            "their gain in its ideal ranking, but no run over the pool can retrieve the first, and the second also "
+            f"stand for unseen non-relevant documents, so SDM's nDCG@k is off (R@k at rel={pool.rel} is not "
+            "affected). For nDCG@k, build the pool with rel=1.",
             stacklevel=4,
         )
     rel = judged[judged["label"] >= pool.rel]

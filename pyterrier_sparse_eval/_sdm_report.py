@@ -104,7 +104,7 @@ def _curve_ks(k_values: Sequence[int]) -> list[int]:
 
 
 def _spec_list(name: str, given: Any) -> list[str]:
-    if isinstance(given, str) or not (given := list(given)):
+    if isinstance(given, str) or not hasattr(given, "__iter__") or not (given := list(given)):
         raise ValueError(f"{name}={given!r}: give a list of system specs, e.g. ['bm25'].")
     return given
 
@@ -144,7 +144,7 @@ def three_way(
     if covariate not in (False, True, "score", "terms"):
         raise ValueError(f"covariate={covariate!r}: give False, True (or 'score'), or 'terms'.")
     systems = _spec_list("systems", systems)
-    pool_runs = None if pool_runs is None else _spec_list("pool_runs", pool_runs)
+    pool_runs = _spec_list("pool_runs", pool_runs) if pool_runs else None  # none: the first system's
     if num_results is not None and not (whole(num_results) and num_results >= 1):
         raise ValueError(f"num_results={num_results!r}: give a whole number of documents per query.")
     specs = [parse_system(s) for s in systems]

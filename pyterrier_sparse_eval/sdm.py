@@ -20,7 +20,7 @@ collection where those are cheap to compute.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -55,7 +55,7 @@ from ._sdm_report import ThreeWay, three_way
 from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background, prepare
 from .measures._evaluate import warn_overlap
 from .measures._metrics import GAINS
-from .measures._prepare import to_run_frame
+from .measures._prepare import single_precision, to_run_frame
 from .measures._score_dist import WEIGHTED_FAMILIES
 from .measures._sdm import corrected, rows_view
 from .measures._sdm_samples import evaluate_backgrounds
@@ -205,9 +205,8 @@ def threshold_recall(
     frame = pooled_run(run, pool)
     q = str_qrels(qrels)
     check_relevant_in_pool(frame, q, pool)
-    warn_overlap(
-        prepare(frame, q, rel=pool.rel, queries=run_queries(run))
-    )  # judged queries it lacks: left out
+    judged = prepare(frame, q, rel=pool.rel, queries=run_queries(run))
+    warn_overlap(judged)  # judged queries it lacks are left out, as in evaluate
     relevant = q[q["label"] >= pool.rel].groupby("qid")["docno"].apply(set).to_dict()
     if models is None:
         models = fit_run_backgrounds(frame, pool, family)
@@ -222,8 +221,11 @@ def threshold_recall(
         rel_docs = relevant.get(qid)
         if not rel_docs:
             continue
-        scores = np.sort(rows["score"].to_numpy(dtype=np.float64))
-        rel_scores = rows.loc[rows["docno"].isin(rel_docs), "score"].to_numpy(dtype=np.float64)
+        # at trec_eval's single precision, as the background's scores (``fit_run_backgrounds``)
+        scores = np.sort(single_precision(rows["score"].to_numpy(dtype=np.float64)))
+        rel_scores = single_precision(
+            rows.loc[rows["docno"].isin(rel_docs), "score"].to_numpy(dtype=np.float64)
+        )
         model = models[str(qid)]
 
         def excess(tau: float, scores: np.ndarray = scores, model: BackgroundModel = model) -> float:
@@ -249,6 +251,9 @@ def threshold_recall(
             if hi - lo <= tol * max(1.0, abs(mid)):
                 break
         out[str(qid)] = float(np.sum(rel_scores >= hi)) / len(rel_docs)
+    for qid in judged.qids.tolist():  # an empty ranking ({qid: {}}) retrieves none of its relevant documents
+        if relevant.get(qid) and qid not in out:
+            out[qid] = 0.0
     return out
 
 
@@ -262,6 +267,20 @@ class _SDMMeasure(Measure):
     per-query background fits."""
 
     POOLED: str  # the in-house measure corrected (a key of measures.REGISTRY)
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
+        if (
+            unknown
+        ):  # refused here: ir_measures' repr of the measure (printing it, pt.Experiment) would KeyError
+            raise ValueError(f"{self.NAME} takes no parameter(s) {unknown}; {self._takes()}.")
+
+    def _takes(self) -> str:
+        return "it takes " + ", ".join(
+            f"{name} ({'/'.join(map(str, info.choices))})" if isinstance(info.choices, tuple) else name
+            for name, info in self.SUPPORTED_PARAMS.items()
+        )
 
     def validate_params(self) -> None:
         """ir_measures' check, after the mistakes it would only report as an assertion, each named with its fix."""
@@ -286,15 +305,9 @@ class _SDMMeasure(Measure):
             check_noise_correction(self.params.get("noise_correction", False), family, covariate)
         try:
             super().validate_params()
-        except (
-            AssertionError
-        ) as e:  # ir_measures' bare assertion: the parameters it takes, with their choices
-            takes = ", ".join(
-                f"{name} ({'/'.join(map(str, info.choices))})" if isinstance(info.choices, tuple) else name
-                for name, info in self.SUPPORTED_PARAMS.items()
-            )
+        except AssertionError as e:  # ir_measures' bare assertion, with the parameters the measure takes
             raise ValueError(
-                f"{self.NAME}: {e}; it takes {takes} (a cut-off as a Python int: @ 10)."
+                f"{self.NAME}: {e}; {self._takes()} (a cut-off as a Python int: @ 10)."
             ) from None
 
     def runtime_impl(self, qrels: Any, run: Any) -> Iterator[Metric]:
@@ -324,7 +337,9 @@ class _SDMMeasure(Measure):
             )
         # SDM keys queries by string (as the pool's docnos); report them as the run names them (pt.Experiment
         # matches them to its topics' ids)
-        native = {str(q): q for q in pd.unique(to_run_frame(run)["qid"])}
+        native = {
+            str(q): q for q in (run if isinstance(run, Mapping) else pd.unique(to_run_frame(run)["qid"]))
+        }
         for qid, value in zip(j.qids.tolist(), values.tolist()):
             yield Metric(native.get(qid, qid), self, value)
 

@@ -214,6 +214,45 @@ def test_threshold_recall_returns_on_scores_beyond_float64s_unit_resolution():
     assert out == {"q1": 0.0}
 
 
+def test_threshold_recall_compares_at_single_precision_and_counts_empty_rankings(setup):
+    """The reference estimator ranks and fits at trec_eval's precision too: a run and its float32 rounding give
+    the same recall; a {qid: {}} ranking retrieves none of its relevant documents (0), as in sdm.evaluate."""
+    docnos, truth, _, qrels, pool, _ = setup
+    run = system_run_over_pool(pool, docnos, truth, depth=5)
+    rounded = run.assign(score=run["score"].to_numpy().astype(np.float32).astype(np.float64))
+    assert sdm.threshold_recall(run, qrels, pool, 10) == sdm.threshold_recall(rounded, qrels, pool, 10)
+    as_dict = {q: dict(zip(g["docno"], g["score"])) for q, g in run.groupby("qid")}
+    as_dict["q0"] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = sdm.threshold_recall(as_dict, qrels, pool, 10)
+        evaluated = sdm.evaluate(as_dict, qrels, pool, [10])["per_query"]["R@10"]
+    assert got["q0"] == 0.0 == evaluated["q0"]["sdm"] and set(got) == set(evaluated)
+
+
+def test_scores_beyond_single_precision_are_refused_by_name(setup):
+    _, _, _, qrels, pool, run = setup
+    with pytest.raises(ValueError, match=r"beyond single precision's range.*Rescale"):
+        sdm.evaluate(run.assign(score=run["score"] * 1e39), qrels, pool, [10])
+    background = {"q1": np.r_[np.linspace(0.0, 2.0, 50), 1e39]}
+    one = pd.DataFrame({"qid": "q1", "docno": ["r0"], "score": [3.0]})
+    with pytest.raises(ValueError, match="beyond single precision's range"):
+        sdm.evaluate(one, qrels.head(1).assign(qid="q1", docno="r0"), background=background, n_unseen=100)
+
+
+def test_lower_grades_among_the_sampled_documents_of_a_rel_2_pool_are_warned_about(setup):
+    """A rel=2 pool may sample a label-1 document: nDCG@k counts its gain and it stands for background too."""
+    docnos, truth, first, qrels, _, _ = setup
+    graded = qrels.assign(label=2)
+    strict = sdm.build_pool(graded, [first], all_docnos=docnos, depth=10, sample=300, seed=0, rel=2)
+    run = system_run_over_pool(strict, docnos, truth)
+    extra = pd.DataFrame({"qid": ["q0"], "docno": [sorted(strict.sample_set)[0]], "label": [1]})
+    with pytest.warns(
+        UserWarning, match=r"1 judged documents with labels 1 to 1 .*\(0\) or among its sampled.*\(1\)"
+    ):
+        sdm.evaluate(run, pd.concat([graded, extra], ignore_index=True), strict, [10])
+
+
 def test_a_covariate_that_serves_no_query_says_so(setup):
     _, _, first, qrels, pool, run = setup
     shallow = first.sort_values("score", ascending=False).groupby("qid").head(20)
@@ -240,7 +279,7 @@ def test_sdm_ndcg_takes_the_pools_rel(setup):
     [
         (lambda pool: sdm.SDM_R(pool=pool) @ np.int64(10), "cutoff=np.int64"),
         (lambda pool: sdm.SDM_nDCG(pool=pool, gain="log") @ 10, r"gain='log'"),
-        (lambda pool: sdm.SDM_R(pool=pool, gain="exp") @ 10, r"unsupported params.*gain"),
+        (lambda pool: sdm.SDM_R(pool=pool, gain="exp") @ 10, r"takes no parameter\(s\) \['gain'\]"),
     ],
 )
 def test_measure_parameter_mistakes_are_named_with_what_the_measure_takes(setup, measure, named):
@@ -250,7 +289,15 @@ def test_measure_parameter_mistakes_are_named_with_what_the_measure_takes(setup,
     assert "gain" not in str(error.value).split("it takes")[1] or "gain (linear/exp)" in str(error.value)
 
 
-@pytest.mark.parametrize("systems", ["bm25", [], ()])
+def test_sdm_measures_with_an_unknown_parameter_are_refused_when_made():
+    """Refused on construction: ir_measures' repr of such a measure (printed, or in pt.Experiment) raised
+    KeyError."""
+    with pytest.raises(ValueError, match=r"SDM_R takes no parameter\(s\) \['gain'\]; it takes cutoff"):
+        sdm.SDM_R(gain="exp")
+    assert repr(sdm.SDM_nDCG(gain="exp") @ 10) == "SDM_nDCG(gain='exp')@10"
+
+
+@pytest.mark.parametrize("systems", ["bm25", [], (), None])
 def test_three_way_refuses_a_system_list_that_is_not_one_before_loading_anything(systems):
     with pytest.raises(ValueError, match="give a list of system specs"):
         sdm.three_way("irds:no-such-dataset", systems)

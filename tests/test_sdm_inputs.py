@@ -208,10 +208,13 @@ def test_a_pool_above_rel_1_warns_that_ndcg_misses_the_lower_grades(setup):
     graded = qrels.assign(label=np.where(np.arange(len(qrels)) % 2 == 0, 2, 1))
     strict = sdm.build_pool(graded, [first], all_docnos=docnos, depth=10, sample=300, seed=0, rel=2)
     over = system_run_over_pool(strict, docnos, truth)
-    outside = int((~graded[graded["label"] == 1]["docno"].isin(strict.docno_set)).sum())
+    lower = graded[graded["label"] == 1]["docno"]
+    outside, sampled = int((~lower.isin(strict.docno_set)).sum()), int(lower.isin(strict.sample_set).sum())
     assert outside > 0
     with pytest.warns(
-        UserWarning, match=f"{outside} judged documents with labels 1 to 1 .* build the pool with rel=1"
+        UserWarning,
+        match=rf"{outside + sampled} judged documents with labels 1 to 1 .*\({outside}\) or among its sampled "
+        rf"background documents \({sampled}\).* build the pool with rel=1",
     ):
         sdm.evaluate(over, graded, strict, KS)
     with warnings.catch_warnings():

@@ -25,7 +25,17 @@ _RUN_COLS = {"query_id": "qid", "doc_id": "docno"}
 def single_precision(scores: Any) -> np.ndarray:
     """Scores rounded to trec_eval's single precision (as :func:`prepare` ranks them), kept as float64: what a
     score compared with a judged row's must be rounded to, so that equal scores stay equal."""
-    return np.asarray(scores, dtype=np.float64).astype(np.float32).astype(np.float64)
+    x = np.asarray(scores, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        single = x.astype(np.float32).astype(np.float64)
+    beyond = np.isinf(single) & np.isfinite(x)
+    if beyond.any():
+        raise ValueError(
+            f"{int(beyond.sum())} scores are beyond single precision's range (|score| > 3.4e38, e.g. "
+            f"{x[beyond][0]:g}): trec_eval ranks scores in float32, where they would all tie at infinity. Rescale "
+            "the scores (a monotone transform, e.g. divide by a constant, keeps the ranking)."
+        )
+    return single
 
 
 _QREL_COLS = {"query_id": "qid", "doc_id": "docno", "relevance": "label"}
