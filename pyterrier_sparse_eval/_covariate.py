@@ -47,7 +47,7 @@ from scipy import signal, stats
 
 from ._features import feature_matrix
 from ._pool import _UNRETRIEVED, BackgroundSample, Pool, background_from_run
-from ._sample import check_relevant_in_pool, in_set, pooled_run, run_frame, run_queries, str_qrels
+from ._sample import check_run_on_pool, in_set, pooled_run, run_frame, run_queries, str_qrels
 from .measures import BackgroundModel, JudgedRun, prepare
 from .measures._evaluate import warn_overlap
 from .measures._prepare import single_precision
@@ -431,7 +431,7 @@ def covariate_above(
     relevant rows (``width`` terms: the largest cut-off), and ``refit(rng)`` giving one bootstrap round's."""
     covariate.check(pool)
     frame, q = pooled_run(run, pool), str_qrels(qrels)
-    check_relevant_in_pool(frame, q, pool)
+    check_run_on_pool(frame, q, pool, width)
     j = prepare(frame, q, rel=pool.rel, queries=run_queries(run))
     missing = [qid for qid in j.qids.tolist() if qid not in covariate.unseen]
     if missing:

@@ -11,10 +11,10 @@ stratum*, the documents some pooling run ranks within ``tail_depth`` for some qu
 ``sample`` from the rest. The tail stratum holds the documents that score high for some query, the few that
 would displace a system's top results and that a uniform sample of 1 in 1000 rarely holds. Several bands
 (``tail_depth=[30, 300]``, ``tail_sample=[2000, 3000]``: best rank in [depth, 30), then [30, 300)) sample the
-highest ranks more densely still. Every sampled
-document of stratum h stands for (N_h - n_h) / n_h unseen documents of its stratum (its Horvitz-Thompson weight;
-N_h documents in the stratum, n_h sampled), so the weighted share of sampled documents scoring >= s is an
-unbiased estimate of the share of unseen documents scoring >= s, for every system, query and s.
+highest ranks more densely still. Every sampled document of stratum h stands for (N_h - n_h) / n_h unseen
+documents of its stratum (its Horvitz-Thompson weight; N_h documents in the stratum, n_h sampled), so the weighted
+share of sampled documents scoring >= s is an unbiased estimate of the share of unseen documents scoring >= s,
+for every system, query and s.
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ from ._sample import (
     _UNRETRIEVED,
     BackgroundSample,
     background_from_run,
-    check_relevant_in_pool,
+    check_run_on_pool,
     fit_run_backgrounds,
+    in_set,
     pooled_run,
     run_queries,
     str_ids,
@@ -229,7 +230,7 @@ class Pool:
         return cls(**fields)
 
     def index(self, full_index: Any, path: str | os.PathLike[str], *, mode: str = "create") -> Any:
-        """Cut the pooled index out of a full-corpus index (scores equal the full corpus' exactly)."""
+        """Cut the pooled index out of a full-corpus index (each document scored as in the full corpus)."""
         return full_index.subset(self.docnos, path, mode=mode, extra_meta={"pool": self.spec()})
 
     def corpus_iter(self, dataset: str | Any) -> Iterator[dict[str, Any]]:
@@ -311,6 +312,12 @@ def build_pool(
     relevant_set = set(relevant)
     distractors: list[str] = []
     ranked = _best_ranks(run_list) if (depth or stratified) and run_list else None
+    if ranked is not None:
+        if len(strangers := ranked["docno"][~in_set(ranked["docno"], frozenset(in_corpus))]):
+            raise ValueError(
+                f"{strangers.nunique()} documents the pooling runs rank are not in the corpus (all_docnos, e.g. "
+                f"{list(strangers.unique()[:3])}): are the runs and the full corpus from the same dataset?"
+            )
     if depth and ranked is not None:
         judged_rel = set(zip(relevant_rows["qid"].tolist(), relevant_rows["docno"].tolist()))
         keep = [(qq, d) not in judged_rel for qq, d in zip(ranked["qid"].tolist(), ranked["docno"].tolist())]
@@ -318,12 +325,6 @@ def build_pool(
         ranked = ranked.sort_values(["qid", "rank", "docno"], kind="stable")
         top = ranked.groupby("qid", sort=False).head(depth)
         distractors = [d for d in dict.fromkeys(top["docno"].tolist()) if d not in relevant_set]
-        strangers = [d for d in distractors if d not in in_corpus]
-        if strangers:
-            raise ValueError(
-                f"{len(strangers)} documents the pooling runs rank in the top {depth} are not in the corpus, e.g. "
-                f"{strangers[:5]}: are the runs and all_docnos from the same dataset?"
-            )
     taken = relevant_set | set(distractors)
     band_docs: list[list[str]] = []
     if stratified:
@@ -446,11 +447,11 @@ def tail_band_sizes(
 
 
 def judged_with_backgrounds(
-    run: Any, qrels: Any, pool: Pool
+    run: Any, qrels: Any, pool: Pool, k: int = 0
 ) -> tuple[JudgedRun, dict[str, BackgroundSample]]:
-    """A run on the pool prepared for evaluation, and each query's background sample as the run shows it."""
+    """A run on the pool prepared for evaluation (a warning if cut above ``k``), its queries' background samples."""
     frame, q = pooled_run(run, pool), str_qrels(qrels)
-    check_relevant_in_pool(frame, q, pool)
+    check_run_on_pool(frame, q, pool, k)
     return prepare(frame, q, rel=pool.rel, queries=run_queries(run)), background_from_run(frame, pool)
 
 
@@ -476,7 +477,7 @@ def evaluate_on_pool(
     noise_correction: bool = False,
 ) -> dict[str, Any]:
     """``pse.sdm.evaluate(run, qrels, pool, ...)``: pooled and SDM-corrected R@k / nDCG@k (see there)."""
-    j, samples = judged_with_backgrounds(run, qrels, pool)
+    j, samples = judged_with_backgrounds(run, qrels, pool, max(k_values))
     warn_overlap(j)
     models = models_for(j, samples, family)
 

@@ -171,10 +171,12 @@ def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) 
     judged = qrels[qrels["qid"].isin(frame["qid"].unique()) & (qrels["label"] > 0)]
     lower = judged[judged["label"] < pool.rel]
     outside = int((~in_set(lower["docno"], pool.docno_set)).sum())
-    sampled = int(in_set(lower["docno"], pool.sample_set).sum())
+    # a sampled document stands for unseen ones only if there are any (a pool of the whole corpus has none)
+    sampled = int(in_set(lower["docno"], pool.sample_set).sum()) if pool.n_unseen else 0
     if outside or sampled:
+        labels = "label 1" if pool.rel == 2 else f"labels 1 to {pool.rel - 1}"
         warnings.warn(
-            f"{outside + sampled} judged documents with labels 1 to {pool.rel - 1} for the run's queries are "
+            f"{outside + sampled} judged documents with {labels} for the run's queries are "
             f"outside {pool!r} ({outside}) or among its sampled background documents ({sampled}): nDCG@k counts "
             "their gain in its ideal ranking, but no run over the pool can retrieve the first, and the second also "
             f"stand for unseen non-relevant documents, so SDM's nDCG@k is off (R@k at rel={pool.rel} is not "
@@ -199,6 +201,22 @@ def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) 
             f"are among {pool!r}'s sampled background documents (qid/docno, e.g. {examples}), which stand for the "
             "unseen non-relevant ones: SDM would count each as relevant and as background both. Evaluate with the "
             "qrels the pool was built from, or build the pool with these qrels (sdm.build_pool(qrels, ...))."
+        )
+
+
+def check_run_on_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any, k: int = 0) -> None:
+    """:func:`check_relevant_in_pool`, and a warning when the run looks cut above the largest cut-off ``k``."""
+    check_relevant_in_pool(frame, qrels, pool)
+    sizes = frame.groupby("qid", sort=False).size().to_numpy()
+    deepest = int(sizes.max()) if len(sizes) else 0
+    # cut: no query reaches k (nor the whole pool), and most queries stop at the same depth
+    if len(sizes) and deepest < min(k, pool.size) and np.mean(sizes == deepest) >= 0.5:
+        warnings.warn(
+            f"The run lists at most {deepest} documents per query ({np.mean(sizes == deepest):.0%} of its queries "
+            f"exactly {deepest}), fewer than k={k}: if it was cut (num_results), the documents below the cut count "
+            f"as not retrieved and SDM's values at k > {deepest} come out low. Retrieve at least k documents per "
+            "query over the pool (e.g. num_results=pool.size).",
+            stacklevel=5,
         )
 
 

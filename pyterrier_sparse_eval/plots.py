@@ -68,17 +68,28 @@ def background_fit(
 ) -> Any:
     """Observed vs fitted survival P(S >= s) of one query's background sample, log scale.
 
-    The observed curve counts the whole sample (censored and zero-scored documents included), so the point
-    mass below the run's lowest score shows as the drop at the left edge; the fitted curve is the model SDM
-    uses. With ``n_unseen`` the right axis reads as expected unseen documents scoring >= s.
+    The observed curve counts the whole sample (censored and zero-scored documents included; a stratified
+    sample's documents by their weights, as its fit counts them), so the point mass below the run's lowest score
+    shows as the drop at the left edge; the fitted curve is the model SDM uses. With ``n_unseen`` the right axis
+    reads as expected unseen documents scoring >= s.
     """
     fig, ax = _axes(ax, (5.0, 3.4))
-    observed = np.sort(np.asarray(sample.observed, dtype=float))
+    observed = np.asarray(sample.observed, dtype=float)
     n = len(observed) + sample.n_below
-    share = sample.n_below / n if n else 0.0
+    # each sampled document's weight: the unseen documents it stands for (1 each in a uniform sample; a
+    # stratified one's Horvitz-Thompson weights, as its fit uses them)
+    weight_by = getattr(sample, "weight_by", None)
+    if weight_by is not None and sample.stratum is not None:
+        w, below = weight_by[sample.stratum], float(sample.below_by @ weight_by)
+    else:
+        w, below = np.ones(len(observed)), float(sample.n_below)
+    order = np.argsort(observed, kind="stable")
+    observed, w = observed[order], w[order]
+    total = float(w.sum()) + below
+    share = below / total if total > 0 else 0.0
     floor = 0.2 / n if n else 1e-6
-    if len(observed):
-        emp = (len(observed) - np.arange(len(observed))) / n
+    if len(observed) and total > 0:
+        emp = np.cumsum(w[::-1])[::-1] / total
         ax.step(observed, emp, where="post", color="0.35", lw=1.2, label=f"sample (n={n})")
         span = observed[-1] - observed[0] + 1e-9
         grid = np.linspace(observed[0], observed[-1] + 0.3 * span, 400)

@@ -44,7 +44,7 @@ from ._pool import (
 from ._sample import (
     bootstrap_bar,
     check_noise_correction,
-    check_relevant_in_pool,
+    check_run_on_pool,
     check_sdm_options,
     pooled_run,
     run_queries,
@@ -204,7 +204,7 @@ def threshold_recall(
     _check_pool(pool)
     frame = pooled_run(run, pool)
     q = str_qrels(qrels)
-    check_relevant_in_pool(frame, q, pool)
+    check_run_on_pool(frame, q, pool, k)
     judged = prepare(frame, q, rel=pool.rel, queries=run_queries(run))
     warn_overlap(judged)  # judged queries it lacks are left out, as in evaluate
     relevant = q[q["label"] >= pool.rel].groupby("qid")["docno"].apply(set).to_dict()
@@ -330,7 +330,7 @@ class _SDMMeasure(Measure):
             j, above, _ = covariate_above(run, qrels, pool, covariate, self.params["cutoff"], family)
             values = corrected(pooled.check(), j, above, pool.n_unseen)
         else:
-            j, samples = judged_with_backgrounds(run, qrels, pool)
+            j, samples = judged_with_backgrounds(run, qrels, pool, self.params["cutoff"])
             noise = self.params.get("noise_correction", False)  # a bool: validate_params checked it
             values = corrected(
                 pooled.check(), j, rows_view(j, models_for(j, samples, family), noise), pool.n_unseen

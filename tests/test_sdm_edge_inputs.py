@@ -248,9 +248,54 @@ def test_lower_grades_among_the_sampled_documents_of_a_rel_2_pool_are_warned_abo
     run = system_run_over_pool(strict, docnos, truth)
     extra = pd.DataFrame({"qid": ["q0"], "docno": [sorted(strict.sample_set)[0]], "label": [1]})
     with pytest.warns(
-        UserWarning, match=r"1 judged documents with labels 1 to 1 .*\(0\) or among its sampled.*\(1\)"
+        UserWarning, match=r"1 judged documents with label 1 .*\(0\) or among its sampled.*\(1\)"
     ):
         sdm.evaluate(run, pd.concat([graded, extra], ignore_index=True), strict, [10])
+
+
+def test_a_whole_corpus_rel_2_pool_does_not_warn_about_lower_grades(setup):
+    """Every document pooled: nothing unseen for a sampled label-1 document to stand for, SDM is trec_eval."""
+    docnos, truth, first, qrels, _, _ = setup
+    graded = qrels.assign(label=np.where(np.arange(len(qrels)) % 2 == 0, 2, 1))
+    whole = sdm.build_pool(graded, [first], all_docnos=docnos, depth=10, sample=2000, seed=0, rel=2)
+    whole = sdm.build_pool(graded, [first], all_docnos=docnos, depth=10, sample=whole.n_unseen + 2000, rel=2)
+    assert whole.n_unseen == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sdm.evaluate(system_run_over_pool(whole, docnos, truth), graded, whole, [10])
+
+
+def test_pooling_runs_from_another_corpus_are_refused(setup):
+    """all_docnos of a pooled index, not of the full corpus the pooling run ranks: refused (it was accepted when
+    only the top-depth distractors were checked, and SDM's numbers were silently off)."""
+    docnos, _, first, qrels, pool, _ = setup
+    with pytest.raises(ValueError, match="pooling runs rank are not in the corpus.*same dataset"):
+        sdm.build_pool(qrels, [first], all_docnos=pool.docnos, depth=10, sample=300)
+
+
+def test_a_run_cut_above_the_cut_off_is_warned_about(setup):
+    """Every query cut at 20 documents, evaluated at k = 100: the documents below the cut count as not retrieved
+    (R@100 low). A warning on every path; none for the run 100 deep, nor for rankings of varying length (a
+    lexical system retrieving only the documents that match)."""
+    docnos, truth, first, qrels, pool, run = setup
+    cut = system_run_over_pool(pool, docnos, truth, depth=20)
+    for call in (
+        lambda r: sdm.evaluate(r, qrels, pool, [10, 100]),
+        lambda r: sdm.evaluate(r, qrels, pool, [10, 100], covariate=first),
+        lambda r: list((sdm.SDM_R(pool=pool) @ 100).runtime_impl(qrels, r)),
+        lambda r: sdm.threshold_recall(r, qrels, pool, 100),
+    ):
+        with pytest.warns(UserWarning, match=r"at most 20 documents per query \(100% of its queries.*k=100"):
+            call(cut)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            call(system_run_over_pool(pool, docnos, truth, depth=100))
+    varying = pd.concat(
+        [g.head(10 + 5 * i) for i, (_, g) in enumerate(run.groupby("qid", sort=True))], ignore_index=True
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sdm.evaluate(varying, qrels, pool, [100])
 
 
 def test_a_covariate_that_serves_no_query_says_so(setup):
@@ -325,3 +370,24 @@ def test_command_line_usage_errors_are_one_line(capsys, args, named):
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and named in err and err.endswith("--help)")
+
+
+def test_the_background_figure_weighs_a_stratified_sample_as_its_fit_does():
+    """Three observed scores, one from a stratum of weight 1 and two of weight 9, and one censored document of
+    weight 1: the sample curve is (1 + 9 + 9, 9 + 9, 9) / 20 and the mass below the lowest score 1 / 20 (counted
+    by hand), not the unweighted (3, 2, 1) / 4 and 1 / 4."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pyterrier_sparse_eval import plots
+    from pyterrier_sparse_eval._sample import BackgroundSample
+
+    sample = BackgroundSample(
+        np.array([3.0, 1.0, 2.0]), 1, 1.0, np.array([1, 0, 1]), np.array([1, 0]), np.array([1.0, 9.0])
+    )
+    fig = plots.background_fit(sample, sample.fit("empirical"))
+    ax = fig.axes[0]
+    curve = next(line for line in ax.lines if line.get_label().startswith("sample"))
+    assert np.allclose(curve.get_ydata(), [19 / 20, 18 / 20, 9 / 20])
+    assert any("5%" in text.get_text() for text in ax.get_legend().get_texts())

@@ -213,7 +213,7 @@ def test_a_pool_above_rel_1_warns_that_ndcg_misses_the_lower_grades(setup):
     assert outside > 0
     with pytest.warns(
         UserWarning,
-        match=rf"{outside + sampled} judged documents with labels 1 to 1 .*\({outside}\) or among its sampled "
+        match=rf"{outside + sampled} judged documents with label 1 .*\({outside}\) or among its sampled "
         rf"background documents \({sampled}\).* build the pool with rel=1",
     ):
         sdm.evaluate(over, graded, strict, KS)

@@ -31,6 +31,8 @@ JSON: {"results": {system: {measure: {"pooled", "sdm", "full"}}}, "config": {...
 def cmd_sdm(args: argparse.Namespace) -> int:
     if args.family not in api.FAMILIES:
         raise UsageError(f"Unknown --family {args.family!r}; choose one of {', '.join(api.FAMILIES)}.")
+    if args.per_query and not args.output:
+        raise UsageError("--per-query adds each query's values to the --output JSON: give --output too.")
     if args.output and Path(args.output).suffix.lower() != ".json":
         raise UsageError(f"--output must end in .json, got {args.output!r}.")
     check_destination(args.output, option="--output")
@@ -107,7 +109,7 @@ def add_parser(command: Any) -> None:
     p.add_argument("--tail-sample", type=int, action="append", help="sampled from a tail band (repeatable)")
     p.add_argument("--tail-depth", type=int, action="append", help="rank bounding a tail band (default 100)")
     p.add_argument("--bootstrap", type=int, default=0, help="bootstrap rounds for SDM confidence intervals")
-    p.add_argument("--covariate", nargs="?", const="score", choices=("score", "terms"), help="see above")
+    p.add_argument("--covariate", nargs="?", const="score", choices=("score", "terms"), help="see below")
     p.add_argument("--noise-correction", action="store_true", help="correct SDM for the fit's noise")
     p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
     p.add_argument("--output", default=None, help="write the report as JSON here")
