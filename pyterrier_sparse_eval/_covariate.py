@@ -47,7 +47,7 @@ from scipy import signal, stats
 
 from ._features import feature_matrix
 from ._pool import _UNRETRIEVED, BackgroundSample, Pool, background_from_run
-from ._sample import check_run_on_pool, in_set, pooled_run, run_frame, run_queries, str_qrels
+from ._sample import check_run_on_pool, in_set, pooled_run, run_frame, run_queries, str_qrels, user_stacklevel
 from .measures import BackgroundModel, JudgedRun, prepare
 from .measures._evaluate import warn_overlap
 from .measures._prepare import single_precision
@@ -441,14 +441,16 @@ def covariate_above(
         )
         if len(missing) == j.num_queries:
             raise ValueError(message)
-        warnings.warn(message + " Those queries keep SDM's fitted background alone.", stacklevel=4)
+        warnings.warn(
+            message + " Those queries keep SDM's fitted background alone.", stacklevel=user_stacklevel()
+        )
     parts = _parts(frame, j, pool, covariate)
     if parts and pool.n_unseen and all(p.top is None for p in parts.values()):
         warnings.warn(
             f"The covariate served none of the {len(parts)} queries (each needs unseen documents in its run, depth "
             f"{covariate.depth}, and {MIN_FIT} sampled documents that both its run and the system rank), so every "
             "query keeps SDM's fitted background alone. Pass the pooling run 1000 deep (Covariate.from_run).",
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
     def refit(rng: np.random.Generator) -> UnseenAbove:

@@ -315,8 +315,8 @@ def build_pool(
     if ranked is not None:
         if len(strangers := ranked["docno"][~in_set(ranked["docno"], frozenset(in_corpus))]):
             raise ValueError(
-                f"{strangers.nunique()} documents the pooling runs rank are not in the corpus (all_docnos, e.g. "
-                f"{list(strangers.unique()[:3])}): are the runs and the full corpus from the same dataset?"
+                f"{strangers.nunique()} documents the pooling runs rank are not in the corpus {list(strangers.unique()[:3])}:"
+                " runs and all_docnos of the same dataset? Drop strays: run[run.docno.isin(set(all_docnos))]."
             )
     if depth and ranked is not None:
         judged_rel = set(zip(relevant_rows["qid"].tolist(), relevant_rows["docno"].tolist()))

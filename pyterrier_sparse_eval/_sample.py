@@ -8,6 +8,8 @@ be counted both as retrieved and among the unseen documents the estimate adds, s
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ __all__ = [
     "background_from_run",
     "bootstrap_bar",
     "check_relevant_in_pool",
+    "check_run_on_pool",
     "check_sdm_options",
     "fit_run_backgrounds",
     "in_set",
@@ -33,6 +36,18 @@ __all__ = [
     "str_qrels",
     "whole",
 ]
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of a warning raised here that points at the first caller outside the package (the
+    user's line, or the library that called a measure), however deep the package's own calls go."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
+    return level
 
 
 def str_ids(frame: pd.DataFrame) -> pd.DataFrame:
@@ -74,7 +89,7 @@ def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
         warnings.warn(
             f"The run lists {int(twice.sum())} documents again for a query they were already retrieved for; SDM "
             "keeps each one's highest score (drop the duplicates from the run to silence this).",
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
         best = frame.sort_values("score", ascending=False, kind="stable").drop_duplicates(["qid", "docno"])
         frame = best.sort_index().reset_index(drop=True)
@@ -181,7 +196,7 @@ def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) 
             "their gain in its ideal ranking, but no run over the pool can retrieve the first, and the second also "
             f"stand for unseen non-relevant documents, so SDM's nDCG@k is off (R@k at rel={pool.rel} is not "
             "affected). For nDCG@k, build the pool with rel=1.",
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
     rel = judged[judged["label"] >= pool.rel]
     outside = rel[~in_set(rel["docno"], pool.docno_set)]
@@ -208,15 +223,16 @@ def check_run_on_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any, k: in
     """:func:`check_relevant_in_pool`, and a warning when the run looks cut above the largest cut-off ``k``."""
     check_relevant_in_pool(frame, qrels, pool)
     sizes = frame.groupby("qid", sort=False).size().to_numpy()
-    deepest = int(sizes.max()) if len(sizes) else 0
-    # cut: no query reaches k (nor the whole pool), and most queries stop at the same depth
-    if len(sizes) and deepest < min(k, pool.size) and np.mean(sizes == deepest) >= 0.5:
+    deepest, reach = (int(sizes.max()) if len(sizes) else 0), min(k, pool.size)
+    at = int(np.sum(sizes == deepest))
+    # cut: no query reaches k (nor the whole pool), and most queries (3 at least) stop at the same depth
+    if len(sizes) and deepest < reach and at >= 3 and at >= len(sizes) / 2:
         warnings.warn(
-            f"The run lists at most {deepest} documents per query ({np.mean(sizes == deepest):.0%} of its queries "
-            f"exactly {deepest}), fewer than k={k}: if it was cut (num_results), the documents below the cut count "
-            f"as not retrieved and SDM's values at k > {deepest} come out low. Retrieve at least k documents per "
-            "query over the pool (e.g. num_results=pool.size).",
-            stacklevel=5,
+            f"The run lists at most {deepest} documents per query ({at} of its {len(sizes)} queries exactly "
+            f"{deepest}), fewer than {reach} (k={k}, a pool of {pool.size}): if it was cut (num_results), the "
+            f"documents below the cut count as not retrieved and SDM's values at k > {deepest} come out low. "
+            f"Retrieve at least {reach} documents per query over the pool (e.g. num_results=pool.size).",
+            stacklevel=user_stacklevel(),
         )
 
 

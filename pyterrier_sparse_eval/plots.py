@@ -83,13 +83,16 @@ def background_fit(
         w, below = weight_by[sample.stratum], float(sample.below_by @ weight_by)
     else:
         w, below = np.ones(len(observed)), float(sample.n_below)
-    order = np.argsort(observed, kind="stable")
-    observed, w = observed[order], w[order]
+    keep = w > 0  # a document of a band sampled whole stands for no unseen one
+    order = np.argsort(observed[keep], kind="stable")
+    observed, w = observed[keep][order], w[keep][order]
     total = float(w.sum()) + below
     share = below / total if total > 0 else 0.0
-    floor = 0.2 / n if n else 1e-6
-    if len(observed) and total > 0:
-        emp = np.cumsum(w[::-1])[::-1] / total
+    emp = np.cumsum(w[::-1])[::-1] / total if len(observed) and total > 0 else np.zeros(0)
+    floor = min(
+        0.2 / n if n else 1e-6, 0.5 * float(emp.min()) if len(emp) else 1.0
+    )  # the curve's last step shows
+    if len(emp):
         ax.step(observed, emp, where="post", color="0.35", lw=1.2, label=f"sample (n={n})")
         span = observed[-1] - observed[0] + 1e-9
         grid = np.linspace(observed[0], observed[-1] + 0.3 * span, 400)

@@ -262,7 +262,8 @@ def test_a_whole_corpus_rel_2_pool_does_not_warn_about_lower_grades(setup):
     assert whole.n_unseen == 0
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        sdm.evaluate(system_run_over_pool(whole, docnos, truth), graded, whole, [10])
+        out = sdm.evaluate(system_run_over_pool(whole, docnos, truth), graded, whole, [10])
+    assert all(v["sdm"] == pytest.approx(v["pooled"], abs=1e-12) for v in out["aggregate"].values())
 
 
 def test_pooling_runs_from_another_corpus_are_refused(setup):
@@ -285,8 +286,12 @@ def test_a_run_cut_above_the_cut_off_is_warned_about(setup):
         lambda r: list((sdm.SDM_R(pool=pool) @ 100).runtime_impl(qrels, r)),
         lambda r: sdm.threshold_recall(r, qrels, pool, 100),
     ):
-        with pytest.warns(UserWarning, match=r"at most 20 documents per query \(100% of its queries.*k=100"):
+        with pytest.warns(
+            UserWarning, match=r"at most 20 documents per query \(8 of its 8 queries.*k=100"
+        ) as seen:
             call(cut)
+        # pointed at the caller outside the package (pt.Experiment's or the user's line), here this file
+        assert {w.filename for w in seen if "cut" in str(w.message)} == {__file__}
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             call(system_run_over_pool(pool, docnos, truth, depth=100))
@@ -296,6 +301,12 @@ def test_a_run_cut_above_the_cut_off_is_warned_about(setup):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sdm.evaluate(varying, qrels, pool, [100])
+        # one or two queries, however short: too few to tell a cut from short rankings (pt.Experiment batches)
+        for queries in (["q0"], ["q0", "q1"]):
+            one = qrels[qrels["qid"].isin(queries)]
+            sdm.evaluate(cut[cut["qid"].isin(queries)], one, pool, [100])
+    with pytest.warns(UserWarning, match=r"fewer than 414 \(k=1000, a pool of 414\).*Retrieve at least 414"):
+        sdm.evaluate(cut, qrels, pool, [1000])
 
 
 def test_a_covariate_that_serves_no_query_says_so(setup):
@@ -362,14 +373,21 @@ def test_build_pool_refuses_a_fractional_rel(setup):
         (["sdm", "--dataset", "irds:vaswani", "--k", "ten"], "argument --k: invalid int value: 'ten'"),
         (["sdm"], "required: --dataset"),
         (["no-such-command"], "invalid choice"),
+        (
+            ["sdm", "--dataset", "irds:vaswani", "--per-query"],
+            "--per-query adds each query's values to the --output",
+        ),
     ],
 )
 def test_command_line_usage_errors_are_one_line(capsys, args, named):
-    with pytest.raises(SystemExit) as stop:
-        main(args)
-    assert stop.value.code == 2
+    if "--per-query" in args:  # a refusal of the command itself, before any work: main returns 2
+        assert main(args) == 2
+    else:  # argparse's
+        with pytest.raises(SystemExit) as stop:
+            main(args)
+        assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and named in err and err.endswith("--help)")
+    assert len(err.splitlines()) == 1 and named in err
 
 
 def test_the_background_figure_weighs_a_stratified_sample_as_its_fit_does():
@@ -390,4 +408,4 @@ def test_the_background_figure_weighs_a_stratified_sample_as_its_fit_does():
     ax = fig.axes[0]
     curve = next(line for line in ax.lines if line.get_label().startswith("sample"))
     assert np.allclose(curve.get_ydata(), [19 / 20, 18 / 20, 9 / 20])
-    assert any("5%" in text.get_text() for text in ax.get_legend().get_texts())
+    assert "mass below lowest score: 5%" in [text.get_text() for text in ax.get_legend().get_texts()]
