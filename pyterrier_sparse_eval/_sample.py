@@ -199,24 +199,26 @@ def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) 
             stacklevel=user_stacklevel(),
         )
     rel = judged[judged["label"] >= pool.rel]
-    outside = rel[~in_set(rel["docno"], pool.docno_set)]
-    if len(outside):
-        examples = [f"{q}/{d}" for q, d in zip(outside["qid"].head(3), outside["docno"].head(3))]
-        raise ValueError(
-            f"{len(outside)} relevant documents of the qrels for {outside['qid'].nunique()} of the run's queries "
-            f"are not in {pool!r} (qid/docno, e.g. {examples}): no run over the pool can retrieve them, and SDM "
-            "models every unseen document as non-relevant, so each would count as missed. Evaluate with the qrels "
-            "the pool was built from, or build the pool with these qrels (sdm.build_pool(qrels, ...))."
-        )
-    sampled = rel[in_set(rel["docno"], pool.sample_set)]
-    if len(sampled):
-        examples = [f"{q}/{d}" for q, d in zip(sampled["qid"].head(3), sampled["docno"].head(3))]
-        raise ValueError(
-            f"{len(sampled)} relevant documents of the qrels for {sampled['qid'].nunique()} of the run's queries "
-            f"are among {pool!r}'s sampled background documents (qid/docno, e.g. {examples}), which stand for the "
-            "unseen non-relevant ones: SDM would count each as relevant and as background both. Evaluate with the "
-            "qrels the pool was built from, or build the pool with these qrels (sdm.build_pool(qrels, ...))."
-        )
+    for found, where, why in (
+        (
+            rel[~in_set(rel["docno"], pool.docno_set)],
+            f"are not in {pool!r}",
+            "no run over the pool can retrieve them, and SDM models every unseen document as non-relevant, so each "
+            "would count as missed",
+        ),
+        (
+            rel[in_set(rel["docno"], pool.sample_set)],
+            f"are among {pool!r}'s sampled background documents",
+            "they stand for the unseen non-relevant ones, so SDM would count each as relevant and as background both",
+        ),
+    ):
+        if len(found):
+            examples = [f"{q}/{d}" for q, d in zip(found["qid"].head(3), found["docno"].head(3))]
+            raise ValueError(
+                f"{len(found)} relevant documents of the qrels for {found['qid'].nunique()} of the run's queries "
+                f"{where} (qid/docno, e.g. {examples}): {why}. Evaluate with the qrels the pool was built from, or "
+                "build the pool with these qrels (sdm.build_pool(qrels, ...))."
+            )
 
 
 def check_run_on_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any, k: int = 0) -> None:
