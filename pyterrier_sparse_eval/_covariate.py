@@ -50,7 +50,6 @@ from ._pool import _UNRETRIEVED, BackgroundSample, Pool, background_from_run
 from ._sample import check_run_on_pool, in_set, pooled_run, run_frame, run_queries, str_qrels, user_stacklevel
 from .measures import BackgroundModel, JudgedRun, prepare
 from .measures._evaluate import warn_overlap
-from .measures._prepare import single_precision
 from .measures._sdm import _P_FLOOR, UnseenAbove, poisson_binomial, sdm_report
 
 __all__ = ["Covariate", "MIN_FIT", "covariate_above", "evaluate_with_covariate"]
@@ -305,7 +304,7 @@ def _parts(frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate) -> dict[s
     """Each evaluated query's top fit and rest sample (see the module docstring)."""
     weight_of = pool.weights() if pool.stratified else {}
     score_of: dict[str, dict[str, float]] = {}
-    scores = single_precision(frame["score"].to_numpy(dtype=np.float64))
+    scores = frame["score"].to_numpy(dtype=np.float64)  # single precision: pooled_run's frame
     docnos = frame["docno"].to_numpy(dtype=object)
     is_sampled = in_set(frame["docno"], pool.sample_set)
     for qid, rows in frame.groupby("qid", sort=False).indices.items():

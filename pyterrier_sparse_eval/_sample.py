@@ -82,7 +82,8 @@ def run_queries(run: Any) -> list[str] | None:
 
 def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
     """A system's run over ``pool`` as a frame with string ids, checked: every document in the pool, each listed
-    once per query (a duplicate keeps its highest score, with a warning)."""
+    once per query (a duplicate keeps its highest score, with a warning), the scores at trec_eval's single
+    precision (:func:`single_precision`), as the judged rows are ranked and compared with the background."""
     frame = run_frame(run)
     twice = frame.duplicated(["qid", "docno"])
     if twice.any():
@@ -100,7 +101,7 @@ def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
             "finite ones. Drop those rows (a sampled document the run leaves out counts as scoring below its lowest "
             "score) or replace them by finite scores."
         )
-    single_precision(frame["score"].to_numpy())  # refuses scores beyond float32's range, naming the fix
+    frame = frame.assign(score=single_precision(frame["score"].to_numpy()))  # beyond float32's range: refused
     outside = ~in_set(frame["docno"], pool.docno_set)
     if outside.any():
         examples = list(dict.fromkeys(frame.loc[outside, "docno"].head(1000)))[:3]
@@ -307,6 +308,7 @@ def background_from_run(
     is_sample = in_set(frame["docno"], pool.sample_set)
     # at trec_eval's precision, as the relevant rows' scores (``prepare``) are compared with them: a sampled
     # score equal to a relevant one stays equal (counted above it), and the run's lowest score censors alike
+    # (a no-op for pooled_run's frame, already rounded; this function also takes a run as given)
     scores = single_precision(frame["score"].to_numpy(dtype=np.float64))
     out: dict[str, BackgroundSample] = {}
     if pool.stratified:

@@ -89,9 +89,8 @@ def background_fit(
     total = float(w.sum()) + below
     share = below / total if total > 0 else 0.0
     emp = np.cumsum(w[::-1])[::-1] / total if len(observed) and total > 0 else np.zeros(0)
-    floor = min(
-        0.2 / n if n else 1e-6, 0.5 * float(emp.min()) if len(emp) else 1.0
-    )  # the curve's last step shows
+    # the axis floor: below the curve's last step, so that it shows
+    floor = min(0.2 / n if n else 1e-6, 0.5 * float(emp.min()) if len(emp) else 1.0)
     if len(emp):
         ax.step(observed, emp, where="post", color="0.35", lw=1.2, label=f"sample (n={n})")
         span = observed[-1] - observed[0] + 1e-9

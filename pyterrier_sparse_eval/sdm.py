@@ -55,7 +55,7 @@ from ._sdm_report import ThreeWay, three_way
 from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background, prepare
 from .measures._evaluate import warn_overlap
 from .measures._metrics import GAINS
-from .measures._prepare import single_precision, to_run_frame
+from .measures._prepare import to_run_frame
 from .measures._score_dist import WEIGHTED_FAMILIES
 from .measures._sdm import corrected, rows_view
 from .measures._sdm_samples import evaluate_backgrounds
@@ -221,11 +221,9 @@ def threshold_recall(
         rel_docs = relevant.get(qid)
         if not rel_docs:
             continue
-        # at trec_eval's single precision, as the background's scores (``fit_run_backgrounds``)
-        scores = np.sort(single_precision(rows["score"].to_numpy(dtype=np.float64)))
-        rel_scores = single_precision(
-            rows.loc[rows["docno"].isin(rel_docs), "score"].to_numpy(dtype=np.float64)
-        )
+        # at trec_eval's single precision (pooled_run's frame), as the background's scores
+        scores = np.sort(rows["score"].to_numpy(dtype=np.float64))
+        rel_scores = rows.loc[rows["docno"].isin(rel_docs), "score"].to_numpy(dtype=np.float64)
         model = models[str(qid)]
 
         def excess(tau: float, scores: np.ndarray = scores, model: BackgroundModel = model) -> float:
@@ -270,10 +268,9 @@ class _SDMMeasure(Measure):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
+        # refused here: ir_measures' repr of the measure (printing it, pt.Experiment) would raise KeyError
         unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
-        if (
-            unknown
-        ):  # refused here: ir_measures' repr of the measure (printing it, pt.Experiment) would KeyError
+        if unknown:
             raise ValueError(f"{self.NAME} takes no parameter(s) {unknown}; {self._takes()}.")
 
     def _takes(self) -> str:
