@@ -8,8 +8,6 @@ be counted both as retrieved and among the unseen documents the estimate adds, s
 
 from __future__ import annotations
 
-import os
-import sys
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -20,7 +18,7 @@ import pandas as pd
 from pandas.api.types import is_string_dtype
 
 from .measures import FAMILIES, BackgroundModel, fit_background
-from .measures._prepare import single_precision, to_qrels_frame, to_run_frame
+from .measures._prepare import single_precision, to_qrels_frame, to_run_frame, user_stacklevel
 
 __all__ = [
     "BackgroundSample",
@@ -36,18 +34,6 @@ __all__ = [
     "str_qrels",
     "whole",
 ]
-
-
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def user_stacklevel() -> int:
-    """The ``stacklevel`` of a warning raised here that points at the first caller outside the package (the
-    user's line, or the library that called a measure), however deep the package's own calls go."""
-    level, frame = 1, sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
-        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
-    return level
 
 
 def str_ids(frame: pd.DataFrame) -> pd.DataFrame:

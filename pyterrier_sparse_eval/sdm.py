@@ -20,7 +20,10 @@ collection where those are cheap to compute.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+import re
+import warnings
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,6 +52,7 @@ from ._sample import (
     pooled_run,
     run_queries,
     str_qrels,
+    user_stacklevel,
     whole,
 )
 from ._sdm_report import ThreeWay, three_way
@@ -322,16 +326,19 @@ class _SDMMeasure(Measure):
         if "rel" not in REGISTRY[self.POOLED].SUPPORTED_PARAMS:
             sdm_only.add("rel")
         pooled = REGISTRY[self.POOLED](**{k: v for k, v in self.params.items() if k not in sdm_only})
-        covariate = self.params.get("covariate")
-        if covariate is not None:
-            j, above, _ = covariate_above(run, qrels, pool, covariate, self.params["cutoff"], family)
-            values = corrected(pooled.check(), j, above, pool.n_unseen)
-        else:
-            j, samples = judged_with_backgrounds(run, qrels, pool, self.params["cutoff"])
-            noise = self.params.get("noise_correction", False)  # a bool: validate_params checked it
-            values = corrected(
-                pooled.check(), j, rows_view(j, models_for(j, samples, family), noise), pool.n_unseen
-            )
+        covariate, k = self.params.get("covariate"), self.params["cutoff"]
+        noise = self.params.get("noise_correction", False)  # a bool: validate_params checked it
+
+        def view() -> tuple[Any, Any]:
+            if covariate is not None:
+                j, above, _ = covariate_above(run, qrels, pool, covariate, k, family)
+                return j, above
+            j, samples = judged_with_backgrounds(run, qrels, pool, k)
+            return j, rows_view(j, models_for(j, samples, family), noise)
+
+        # the covariate's count distributions are cut at k terms, so a larger cut-off needs them again
+        j, p = _SHARED.view(run, qrels, (id(pool), family, id(covariate), noise), k if covariate else 0, view)
+        values = corrected(pooled.check(), j, p, pool.n_unseen)
         # SDM keys queries by string (as the pool's docnos); report them as the run names them (pt.Experiment
         # matches them to its topics' ids)
         native = {
@@ -339,6 +346,61 @@ class _SDMMeasure(Measure):
         }
         for qid, value in zip(j.qids.tolist(), values.tolist()):
             yield Metric(native.get(qid, qid), self, value)
+
+
+class _SharedRun:
+    """What the SDM measures share on one run: ir_measures (``pt.Experiment``) hands each measure the same run
+    frame in turn, so the run is prepared and its backgrounds fitted once, not once per measure, and each of
+    SDM's warnings about it is given once (up to its numbers: the cut-off it names), not once per measure.
+
+    Held by weak reference (freed with the run) and with a fingerprint of both frames (their lengths and the sums
+    of their numeric columns), so a frame changed in place between two calls is evaluated again. A run or qrels
+    that cannot be held so (a dict) is evaluated per measure, every warning given."""
+
+    def __init__(self) -> None:
+        self._refs: tuple[Any, Any] | None = None
+        self._print: tuple[Any, ...] = ()
+        self._views: dict[tuple[Any, ...], tuple[int, Any]] = {}
+        self._warned: set[tuple[type, str]] = set()
+
+    def view(self, run: Any, qrels: Any, key: tuple[Any, ...], width: int, make: Callable[[], Any]) -> Any:
+        """``make()`` for this run, qrels and ``key``, computed again only for a wider ``width``."""
+        if not isinstance(run, pd.DataFrame) or not isinstance(qrels, pd.DataFrame):
+            return make()
+        mark = _fingerprint(run) + _fingerprint(qrels)
+        if (
+            self._refs is None
+            or self._refs[0]() is not run
+            or self._refs[1]() is not qrels
+            or self._print != mark
+        ):
+            self._clear()
+            self._refs, self._print = (weakref.ref(run, self._clear), weakref.ref(qrels)), mark
+        held = self._views.get(key)
+        if held is not None and held[0] >= width:
+            return held[1]
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            value = make()
+        self._views[key] = (width, value)
+        for w in seen:  # given again from here, where they point at the same caller; each kind once
+            kind = (w.category, re.sub(r"\d+", "#", str(w.message)))
+            if kind not in self._warned:
+                self._warned.add(kind)
+                warnings.warn(w.message, stacklevel=user_stacklevel())
+        return value
+
+    def _clear(self, ref: Any = None) -> None:
+        if ref is None or (self._refs is not None and ref is self._refs[0]):  # not a run replaced since
+            self._refs, self._print = None, ()
+            self._views, self._warned = {}, set()
+
+
+def _fingerprint(frame: pd.DataFrame) -> tuple[Any, ...]:
+    return (len(frame), *frame.select_dtypes("number").sum().tolist())
+
+
+_SHARED = _SharedRun()
 
 
 _SDM_PARAMS = {

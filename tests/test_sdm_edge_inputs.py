@@ -409,3 +409,35 @@ def test_the_background_figure_weighs_a_stratified_sample_as_its_fit_does():
     curve = next(line for line in ax.lines if line.get_label().startswith("sample"))
     assert np.allclose(curve.get_ydata(), [19 / 20, 18 / 20, 9 / 20])
     assert "mass below lowest score: 5%" in [text.get_text() for text in ax.get_legend().get_texts()]
+
+
+@pytest.mark.parametrize("floated", ["run", "qrels"])
+def test_float_query_ids_against_int_ones_get_a_hint_naming_the_cast(setup, floated):
+    """A qid column read as float (1.0) against int ids (1): SDM compares ids as strings, so no query matches;
+    the warning says why and names the cast, on SDM's path and on pse.evaluate's (ids already cast to str), and
+    points at the caller's line."""
+    import pyterrier_sparse_eval as pse
+
+    docnos, _, first, qrels, pool, run = setup
+    as_int = {"qid": lambda f: f["qid"].str[1:].astype(int)}
+    run_i, qrels_i = run.assign(**as_int), qrels.assign(**as_int)
+    # the same pool, from the same pooling run and qrels with int ids
+    pool_i = sdm.build_pool(
+        qrels_i, [first.assign(**as_int)], all_docnos=docnos, depth=10, sample=300, seed=0
+    )
+    assert pool_i.docno_set == pool.docno_set
+    if floated == "run":
+        run_i = run_i.assign(qid=run_i["qid"].astype(float))
+    else:
+        qrels_i = qrels_i.assign(qid=qrels_i["qid"].astype(float))
+    hint = (
+        rf"8 of the {floated} query ids are the .* with '\.0' \(e\.g\. '0\.0' for '0'\).*{floated}\['qid'\]"
+    )
+    with pytest.warns(UserWarning, match=hint) as seen:
+        sdm.evaluate(run_i, qrels_i, pool_i, [10])
+    assert {w.filename for w in seen} == {__file__}
+    with pytest.warns(UserWarning, match=hint):
+        pse.evaluate(run_i.astype({"qid": str}), qrels_i.astype({"qid": str}), ["R@10"])
+    with warnings.catch_warnings():  # matching ids: no warning at all
+        warnings.simplefilter("error")
+        sdm.evaluate(run_i.astype({"qid": int}), qrels_i.astype({"qid": int}), pool_i, [10])

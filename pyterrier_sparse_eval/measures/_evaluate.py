@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _metrics as M
 from ._inhouse import inhouse, parse_measures
-from ._prepare import JudgedRun, prepare
+from ._prepare import JudgedRun, prepare, user_stacklevel
 
 __all__ = ["Evaluation", "evaluate", "evaluate_retrieval"]
 
@@ -91,7 +91,24 @@ def warn_overlap(j: JudgedRun) -> None:
         )
         if evaluated == 0:
             msg += " (no query id in common: are run and qrels from the same split?)"
-        warnings.warn(msg + ".", stacklevel=3)
+        warnings.warn(msg + "." + _float_ids(j), stacklevel=user_stacklevel())
+
+
+def _float_ids(j: JudgedRun) -> str:
+    """A hint when unmatched ids differ only by a trailing ".0" (a float id column read as str against int ids)."""
+    for side, ids, others, other_side in (
+        ("run", j.unjudged_queries, j.missing, "qrels'"),
+        ("qrels", j.missing, j.unjudged_queries, "run's"),
+    ):
+        plain = {str(q) for q in others.tolist()}
+        floats = [str(q) for q in ids.tolist() if str(q).endswith(".0") and str(q)[:-2] in plain]
+        if floats:
+            return (
+                f" {len(floats)} of the {side} query ids are the {other_side} with '.0' (e.g. {floats[0]!r} for "
+                f"{floats[0][:-2]!r}): its qid column was float. Cast it to int first, e.g. "
+                f"{side}['qid'] = {side}['qid'].astype(int).astype(str)."
+            )
+    return ""
 
 
 def evaluate_retrieval(

@@ -7,6 +7,8 @@ joined in. Everything is vectorised: sorting and joining are numpy/pandas operat
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,9 +19,20 @@ import pandas as pd
 
 from ._order import is_contiguous, trec_order
 
-__all__ = ["JudgedRun", "prepare", "single_precision", "to_run_frame", "to_qrels_frame"]
+__all__ = ["JudgedRun", "prepare", "single_precision", "to_run_frame", "to_qrels_frame", "user_stacklevel"]
 
 _RUN_COLS = {"query_id": "qid", "doc_id": "docno"}
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of a warning raised here that points at the first caller outside the package (the
+    user's line, or the library that called a measure), however deep the package's own calls go."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
+    return level
 
 
 def single_precision(scores: Any) -> np.ndarray:
