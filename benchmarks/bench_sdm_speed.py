@@ -4,6 +4,9 @@ the covariate, the reference estimator and a stratified pool, side by side.
     python benchmarks/bench_sdm_speed.py                       # 7,000 queries (MS MARCO dev's size), 1M corpus
     python benchmarks/bench_sdm_speed.py --queries 1000 --no-write
 
+``pt.Experiment`` lines: the six measures as ``sdm.SDM_R`` / ``sdm.SDM_nDCG`` in one experiment (one system, the
+run as a transformer), the way most users call SDM; their values must equal ``sdm.evaluate``'s.
+
 The workload is synthetic, shaped like a passage-retrieval evaluation: N documents, Q queries with one or two
 relevant documents each, a pooling run listing 1,000 documents per query (BM25-like right-skewed scores: the top
 of a gamma background whose scale varies by query), and two pools of the judged documents, the pooling run's top
@@ -224,6 +227,23 @@ def main() -> None:
         ),
     )
 
+    import pyterrier as pt
+
+    topics = pd.DataFrame({"qid": pd.unique(run["qid"]), "query": "x"})
+    system, cov = pt.Transformer.from_df(run), sdm.Covariate.from_run(pooling, pool)
+
+    def experiment(**params: Any) -> pd.DataFrame:
+        """The six measures (R@k and nDCG@k at each k) as SDM measures in one pt.Experiment."""
+        measures = [m(pool=pool, **params) @ k for m in (sdm.SDM_R, sdm.SDM_nDCG) for k in K_VALUES]
+        return pt.Experiment([system], topics, qrels, measures, names=["system"])
+
+    in_experiment = {
+        "alone": timed("SDM alone, its six measures in pt.Experiment", experiment),
+        "covariate": timed(
+            "the covariate, its six measures in pt.Experiment", lambda: experiment(covariate=cov)
+        ),
+    }
+
     def reference_estimates() -> dict[int, dict[str, float]]:
         models = sdm.fit_run_backgrounds(run, pool, "skewnorm")  # fitted once for the three cut-offs
         return {k: sdm.threshold_recall(run, qrels, pool, k, models=models) for k in K_VALUES}
@@ -245,6 +265,12 @@ def main() -> None:
         est, pool_value = agg[f"R@{k}"]["sdm"], agg[f"R@{k}"]["pooled"]
         assert 0.0 <= est <= pool_value + 1e-12, (k, est, pool_value)
         assert abs(pool_value - pooled[f"R@{k}"]) < 1e-12
+    for label, table in in_experiment.items():  # the same values as sdm.evaluate's
+        direct = (alone if label == "alone" else covariate)["aggregate"]
+        for m in (m for m in table.columns if m.startswith("SDM_")):
+            k = int(m.rsplit("@", 1)[1])
+            got, want = table[m].iloc[0], direct[f"{'R' if m.startswith('SDM_R(') else 'nDCG'}@{k}"]["sdm"]
+            assert abs(got - want) < 1e-9, (label, m, got, want)
     ref_means = {k: float(np.mean(list(v.values()))) for k, v in reference.items()}
     base = lines[0][1]
     out = [

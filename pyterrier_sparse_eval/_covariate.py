@@ -39,15 +39,15 @@ retrieved (of positive weight), keeps SDM's background over its whole sample.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import signal, stats
 
-from ._features import feature_matrix
+from ._covariate_run import Covariate
 from ._pool import _UNRETRIEVED, BackgroundSample, Pool, background_from_run
-from ._sample import check_run_on_pool, in_set, pooled_run, run_frame, run_queries, str_qrels, user_stacklevel
+from ._sample import check_run_on_pool, in_set, pooled_run, run_queries, str_qrels, user_stacklevel
 from .measures import BackgroundModel, JudgedRun, prepare
 from .measures._evaluate import warn_overlap
 from .measures._sdm import _P_FLOOR, UnseenAbove, poisson_binomial, sdm_report
@@ -59,104 +59,6 @@ MIN_FIT = 3
 #: the line is fitted on this share of them, those of highest pooling score, and on at least TOP_MIN
 TOP_SHARE = 0.5
 TOP_MIN = 8
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class Covariate:
-    """A full-corpus run's view of a pool, per query: the scores of the unseen documents in its top D, and of the
-    pool's sampled documents there. Build it with :meth:`from_run` from the pooling run (the deeper the better:
-    1000 holds nearly every unseen document that matters at k <= 100)."""
-
-    pool: str  #: the pool's fingerprint
-    depth: int  #: the run's deepest query
-    unseen: dict[str, np.ndarray]
-    sampled: dict[str, dict[str, float]]
-    #: the run's ``features`` columns (0: none), per query of the unseen top documents (rows as ``unseen``) and of
-    #: the sampled ones
-    n_features: int = 0
-    unseen_features: dict[str, np.ndarray] = field(default_factory=dict)
-    sampled_features: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
-
-    @classmethod
-    def from_run(cls, run: Any, pool: Pool) -> Covariate:
-        """The covariate of ``pool`` read off its full-corpus pooling ``run``; a ``features`` column (PyTerrier's:
-        an array per row, e.g. from :class:`MatchedTerms`) is used beside the score (module docstring, step 1)."""
-        frame = run_frame(run, "covariate run")
-        if frame.duplicated(["qid", "docno"]).any():
-            raise ValueError(
-                "The covariate run lists a document twice for a query; pass one ranking per query."
-            )
-        if frame.empty:
-            raise ValueError(
-                "The covariate run is empty: pass the full-corpus pooling run the pool was built from."
-            )
-        infinite = ~np.isfinite(frame["score"].to_numpy(dtype=np.float64))
-        if infinite.any():
-            raise ValueError(
-                f"The covariate run has {int(infinite.sum())} scores that are not finite: its scores model the "
-                "system's, so they must be finite. Drop those rows (a document it does not rank is modelled with "
-                "the rest of the corpus) or replace them by finite scores."
-            )
-        feats = feature_matrix(run)
-        in_pool = in_set(frame["docno"], pool.docno_set)
-        if not in_pool.any():
-            raise ValueError(
-                f"The covariate run ranks no document of {pool!r} (e.g. {frame['docno'].head(3).tolist()}): pass the "
-                "full-corpus run the pool was built from, with the corpus's docnos."
-            )
-        is_sampled = in_set(frame["docno"], pool.sample_set)
-        x = frame["score"].to_numpy(dtype=np.float64)
-        docnos = frame["docno"].to_numpy(dtype=object)
-        unseen: dict[str, np.ndarray] = {}
-        sampled: dict[str, dict[str, float]] = {}
-        unseen_f: dict[str, np.ndarray] = {}
-        sampled_f: dict[str, dict[str, np.ndarray]] = {}
-        depth = 0
-        for qid, rows in frame.groupby("qid", sort=False).indices.items():
-            depth = max(depth, len(rows))
-            outside = rows[~in_pool[rows]]
-            if len(outside) > pool.n_unseen:
-                raise ValueError(
-                    f"The covariate run ranks {len(outside)} documents outside the pool for query {qid}, but the "
-                    f"corpus has only {pool.n_unseen} unseen ones: pass the full-corpus run the pool was built from."
-                )
-            unseen[str(qid)] = x[outside]
-            mine = rows[is_sampled[rows]]
-            sampled[str(qid)] = dict(zip(docnos[mine].tolist(), x[mine].tolist()))
-            if feats is not None:
-                unseen_f[str(qid)] = feats[outside]
-                sampled_f[str(qid)] = dict(zip(docnos[mine].tolist(), feats[mine]))
-        if pool.n_unseen and len(frame) and not any(len(x) for x in unseen.values()):
-            raise ValueError(
-                f"The covariate run ranks no document outside the pool ({depth} per query at most): it looks like a "
-                "run over the pooled corpus, or one cut at the pool's depth; pass the full-corpus run the pool was "
-                "built from, 1000 deep."
-            )
-        n_features = 0 if feats is None else feats.shape[1]
-        return cls(pool.fingerprint, depth, unseen, sampled, n_features, unseen_f, sampled_f)
-
-    def check(self, pool: Pool) -> Covariate:
-        if pool.fingerprint != self.pool:
-            raise ValueError(
-                f"This covariate was built for pool #{self.pool}, not {pool!r}: build it with "
-                "Covariate.from_run(pooling_run, pool) for the pool the run was retrieved from."
-            )
-        return self
-
-    def design(self, qid: str, names: list[str], x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Query ``qid``'s covariates (one row per document, the score first) of its sampled top documents
-        ``names`` (pooling scores ``x``) and of its unseen top documents."""
-        x_unseen = self.unseen.get(qid, np.zeros(0))
-        if not self.n_features:
-            return x[:, None], x_unseen[:, None]
-        mine = self.sampled_features.get(qid, {})
-        f = np.array([mine[d] for d in names], dtype=np.float64).reshape(len(names), self.n_features)
-        f_unseen = self.unseen_features.get(qid, np.zeros((0, self.n_features)))
-        return np.column_stack([x, f]), np.column_stack([x_unseen, f_unseen])
-
-    def __repr__(self) -> str:
-        also = f", {self.n_features} feature(s)" if self.n_features else ""
-        return f"Covariate(pool #{self.pool}, {len(self.unseen)} queries, depth {self.depth}{also})"
 
 
 @dataclass(frozen=True)
@@ -321,9 +223,7 @@ def _parts(frame: Any, j: JudgedRun, pool: Pool, covariate: Covariate) -> dict[s
         tops[q] = _TopFit.fit(x_unseen, x, y, w)
     exclude = {q: set(covariate.sampled.get(q, {})) for q, fit in tops.items() if fit is not None}
     rest = background_from_run(frame, pool, exclude)
-    whole: dict[str, BackgroundSample] | None = (
-        None  # every query's whole sample, read once if one falls back
-    )
+    whole: dict[str, BackgroundSample] | None = None  # every query's whole sample, read if one falls back
     out = {}
     for q, fit in tops.items():
         n_rest = pool.n_unseen - (len(fit.pred_unseen) if fit is not None else 0)
@@ -425,9 +325,12 @@ def covariate_above(
     covariate: Covariate,
     width: int,
     family: str = "auto",
+    batch: bool = False,
 ) -> tuple[JudgedRun, UnseenAbove, Any]:
     """A run over the pool prepared for evaluation, the distribution of the unseen documents above each of its
-    relevant rows (``width`` terms: the largest cut-off), and ``refit(rng)`` giving one bootstrap round's."""
+    relevant rows (``width`` terms: the largest cut-off), and ``refit(rng)`` giving one bootstrap round's.
+    ``batch``: the run may be a batch of the queries (``pt.Experiment(batch_size=)``), so a covariate without
+    any of them is a warning, not an error."""
     covariate.check(pool)
     frame, q = pooled_run(run, pool), str_qrels(qrels)
     check_run_on_pool(frame, q, pool, width)
@@ -438,17 +341,19 @@ def covariate_above(
             f"The covariate has no ranking for {len(missing)} of the {j.num_queries} evaluated queries (e.g. "
             f"{missing[:3]}): pass the pooling run for the run's queries, with their query ids."
         )
-        if len(missing) == j.num_queries:
+        if len(missing) == j.num_queries and not batch:
             raise ValueError(message)
         warnings.warn(
             message + " Those queries keep SDM's fitted background alone.", stacklevel=user_stacklevel()
         )
     parts = _parts(frame, j, pool, covariate)
-    if parts and pool.n_unseen and all(p.top is None for p in parts.values()):
+    # served none of the queries it ranks (those it does not rank were warned about above)
+    if len(missing) < len(parts) and pool.n_unseen and all(p.top is None for p in parts.values()):
+        deeper = " Pass the pooling run 1000 deep (Covariate.from_run)." if covariate.depth < 1000 else ""
         warnings.warn(
             f"The covariate served none of the {len(parts)} queries (each needs unseen documents in its run, depth "
             f"{covariate.depth}, and {MIN_FIT} sampled documents that both its run and the system rank), so every "
-            "query keeps SDM's fitted background alone. Pass the pooling run 1000 deep (Covariate.from_run).",
+            f"query keeps SDM's fitted background alone.{deeper}",
             stacklevel=user_stacklevel(),
         )
 

@@ -33,6 +33,7 @@ from ._sample import (
     _UNRETRIEVED,
     BackgroundSample,
     background_from_run,
+    check_pool_options,
     check_run_on_pool,
     fit_run_backgrounds,
     in_set,
@@ -281,11 +282,13 @@ def build_pool(
         depth: distractors per query (non-relevant documents ranked highest by the runs).
         sample: size of the uniform random background sample from the remaining documents.
         seed: seed of the sample (numpy's default_rng over the sorted remaining docnos).
+        rel: the lowest label counted relevant (``SDM_R`` / ``SDM_nDCG(rel=...)`` need the pool's).
         dataset: the collection's id, recorded in the pool (its name in ``repr`` and in ``spec()``, so a saved
             pool says what it was cut from); nothing is read from it here.
         tail_sample: documents sampled from the tail stratum (see the module docstring): those a pooling run
             ranks within ``tail_depth`` for some query, outside the pool; ``sample`` is then drawn from the
             rest. 0: a uniform sample. Lists: one band per entry (``tail_depth`` increasing).
+        tail_depth: the pooling rank bounding each tail band (one per ``tail_sample`` entry, increasing).
     """
     if runs is None or isinstance(runs, (pd.DataFrame, str)):
         raise TypeError("runs is a list of full-corpus runs (or a {name: run} dict): pass [run] for one run.")
@@ -373,46 +376,6 @@ def build_pool(
         if stratified
         else (),
     )
-
-
-def check_pool_options(
-    depth: Any, sample: Any, seed: Any, tail_sample: Any, tail_depth: Any
-) -> tuple[list[int], list[int]]:
-    """:func:`build_pool`'s options checked before any work (``sparse-eval sdm`` checks them before indexing):
-    the tail samples and tail depths, one per band."""
-    for name, value in (("depth", depth), ("sample", sample), ("seed", seed)):
-        if not whole(value):
-            raise TypeError(f"{name}={value!r}: give a whole number.")
-    if seed < 0:
-        raise ValueError(f"seed={seed}: give an integer >= 0.")
-    tail_samples, bounds = _per_band(tail_sample), _per_band(tail_depth)
-    if not tail_samples:
-        raise ValueError(
-            "tail_sample is an empty list: give one size per tail band, or 0 for a uniform sample."
-        )
-    if len(bounds) != len(tail_samples):
-        raise ValueError(
-            f"{len(tail_samples)} tail samples for {len(bounds)} tail depths: give one per band."
-        )
-    if depth < 0 or sample < 0 or min(tail_samples) < 0:
-        raise ValueError("depth, sample and tail_sample must be >= 0.")
-    stratified = sum(tail_samples) > 0
-    if stratified and (bounds[0] <= depth or any(b <= a for a, b in zip(bounds, bounds[1:]))):
-        raise ValueError(
-            f"tail_depth (--tail-depth) {bounds} must be deeper than the pool depth ({depth}) and increasing."
-        )
-    return tail_samples, bounds
-
-
-def _per_band(value: int | Sequence[int]) -> list[int]:
-    """One number, or one per tail band (numpy integers too)."""
-    values: Any = [value] if whole(value) else value
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{value!r}: give a whole number, or a list of them (one per tail band).")
-    values = list(values)
-    if not all(whole(t) for t in values):
-        raise TypeError(f"{value!r}: tail_sample and tail_depth are whole numbers of documents and ranks.")
-    return [int(t) for t in values]
 
 
 def _tail_bands(

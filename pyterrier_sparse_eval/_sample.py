@@ -9,7 +9,7 @@ be counted both as retrieved and among the unseen documents the estimate adds, s
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ __all__ = [
     "BackgroundSample",
     "background_from_run",
     "bootstrap_bar",
+    "check_pool_options",
     "check_relevant_in_pool",
     "check_run_on_pool",
     "check_sdm_options",
@@ -330,3 +331,43 @@ def fit_run_backgrounds(run: Any, pool: Any, family: str = "auto") -> dict[str, 
 #: the background of a query the run returned nothing for: every sampled document censored (p(s) = 1 below
 #: infinity, whatever the strata)
 _UNRETRIEVED = BackgroundSample(np.zeros(0), 2, np.inf)
+
+
+def check_pool_options(
+    depth: Any, sample: Any, seed: Any, tail_sample: Any, tail_depth: Any
+) -> tuple[list[int], list[int]]:
+    """:func:`build_pool`'s options checked before any work (``sparse-eval sdm`` checks them before indexing):
+    the tail samples and tail depths, one per band."""
+    for name, value in (("depth", depth), ("sample", sample), ("seed", seed)):
+        if not whole(value):
+            raise TypeError(f"{name}={value!r}: give a whole number.")
+    if seed < 0:
+        raise ValueError(f"seed={seed}: give an integer >= 0.")
+    tail_samples, bounds = _per_band(tail_sample), _per_band(tail_depth)
+    if not tail_samples:
+        raise ValueError(
+            "tail_sample is an empty list: give one size per tail band, or 0 for a uniform sample."
+        )
+    if len(bounds) != len(tail_samples):
+        raise ValueError(
+            f"{len(tail_samples)} tail samples for {len(bounds)} tail depths: give one per band."
+        )
+    if depth < 0 or sample < 0 or min(tail_samples) < 0:
+        raise ValueError("depth, sample and tail_sample must be >= 0.")
+    stratified = sum(tail_samples) > 0
+    if stratified and (bounds[0] <= depth or any(b <= a for a, b in zip(bounds, bounds[1:]))):
+        raise ValueError(
+            f"tail_depth (--tail-depth) {bounds} must be deeper than the pool depth ({depth}) and increasing."
+        )
+    return tail_samples, bounds
+
+
+def _per_band(value: int | Sequence[int]) -> list[int]:
+    """One number, or one per tail band (numpy integers too)."""
+    values: Any = [value] if whole(value) else value
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{value!r}: give a whole number, or a list of them (one per tail band).")
+    values = list(values)
+    if not all(whole(t) for t in values):
+        raise TypeError(f"{value!r}: tail_sample and tail_depth are whole numbers of documents and ranks.")
+    return [int(t) for t in values]

@@ -25,10 +25,9 @@ from ._pool import (
     Pool,
     background_from_run,
     build_pool,
-    check_pool_options,
     evaluate_on_pool,
 )
-from ._sample import bootstrap_bar, check_noise_correction, check_sdm_options, whole
+from ._sample import bootstrap_bar, check_noise_correction, check_pool_options, check_sdm_options, whole
 from .measures import evaluate as evaluate_inhouse
 from .systems import index_folder, parse_system
 
@@ -136,8 +135,8 @@ def three_way(
     full-corpus runs (default: the first system) + ``sample`` random background documents (``seed``). Each
     system's pooled index is cut from its full index (same scores), retrieved in full (``num_results`` = pool
     size), and corrected with its own per-query background fits. The full-corpus runs, which give the
-    distractors and the exact values, retrieve ``num_results`` documents per query (default: the largest k
-    or the pool depth, at least 1000); it must be at least the largest k and the pool depth. ``covariate``:
+    distractors and the exact values, retrieve ``num_results`` documents per query (default: the largest k,
+    pool depth or tail depth, at least 1000); it must be at least the largest k and the pool depth. ``covariate``:
     correct with the first pooling run's full-corpus run as covariate (``pse.sdm.evaluate(..., covariate=)``);
     ``"terms"``: with each document's count of the query's terms (:class:`MatchedTerms`) as a feature.
     ``noise_correction``: as in ``pse.sdm.evaluate``."""

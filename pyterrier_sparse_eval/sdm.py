@@ -59,7 +59,7 @@ from ._sdm_report import ThreeWay, three_way
 from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background, prepare
 from .measures._evaluate import warn_overlap
 from .measures._metrics import GAINS
-from .measures._prepare import to_run_frame
+from .measures._prepare import to_qrels_frame, to_run_frame
 from .measures._score_dist import WEIGHTED_FAMILIES
 from .measures._sdm import corrected, rows_view
 from .measures._sdm_samples import evaluate_backgrounds
@@ -331,7 +331,7 @@ class _SDMMeasure(Measure):
 
         def view() -> tuple[Any, Any]:
             if covariate is not None:
-                j, above, _ = covariate_above(run, qrels, pool, covariate, k, family)
+                j, above, _ = covariate_above(run, qrels, pool, covariate, k, family, batch=True)
                 return j, above
             j, samples = judged_with_backgrounds(run, qrels, pool, k)
             return j, rows_view(j, models_for(j, samples, family), noise)
@@ -339,19 +339,26 @@ class _SDMMeasure(Measure):
         # the covariate's count distributions are cut at k terms, so a larger cut-off needs them again
         j, p = _SHARED.view(run, qrels, (id(pool), family, id(covariate), noise), k if covariate else 0, view)
         values = corrected(pooled.check(), j, p, pool.n_unseen)
-        # SDM keys queries by string (as the pool's docnos); report them as the run names them (pt.Experiment
-        # matches them to its topics' ids)
-        native = {
-            str(q): q for q in (run if isinstance(run, Mapping) else pd.unique(to_run_frame(run)["qid"]))
-        }
+        # SDM keys queries by string (as the pool's docnos); report them as the qrels name them, else as the run:
+        # ir_measures adds a 0 for each qrels query it is not given (pt.Experiment turns the run's int qids into
+        # str, not the qrels': given under the run's, every query would count twice, once as 0)
+        native = {str(q): q for q in _qids(run, to_run_frame)}
+        native.update({str(q): q for q in _qids(qrels, to_qrels_frame)})
         for qid, value in zip(j.qids.tolist(), values.tolist()):
             yield Metric(native.get(qid, qid), self, value)
+
+
+def _qids(given: Any, as_frame: Callable[[Any], pd.DataFrame]) -> Any:
+    return list(given) if isinstance(given, Mapping) else pd.unique(as_frame(given)["qid"])
 
 
 class _SharedRun:
     """What the SDM measures share on one run: ir_measures (``pt.Experiment``) hands each measure the same run
     frame in turn, so the run is prepared and its backgrounds fitted once, not once per measure, and each of
-    SDM's warnings about it is given once (up to its numbers: the cut-off it names), not once per measure.
+    SDM's warnings about it is given once (up to its numbers: the cut-off it names), not once per measure, nor
+    once per batch of ``pt.Experiment(batch_size=)``: a run whose queries none of the runs since the last warning
+    had (the next batch of one system) keeps the warnings given; one sharing a query (the next system, another
+    experiment) starts afresh.
 
     Held by weak reference (freed with the run) and with a fingerprint of both frames (their lengths and the sums
     of their numeric columns), so a frame changed in place between two calls is evaluated again. A run or qrels
@@ -362,6 +369,7 @@ class _SharedRun:
         self._print: tuple[Any, ...] = ()
         self._views: dict[tuple[Any, ...], tuple[int, Any]] = {}
         self._warned: set[tuple[type, str]] = set()
+        self._queries: set[str] = set()  # the queries of the runs the warnings given were about
 
     def view(self, run: Any, qrels: Any, key: tuple[Any, ...], width: int, make: Callable[[], Any]) -> Any:
         """``make()`` for this run, qrels and ``key``, computed again only for a wider ``width``."""
@@ -376,6 +384,10 @@ class _SharedRun:
         ):
             self._clear()
             self._refs, self._print = (weakref.ref(run, self._clear), weakref.ref(qrels)), mark
+            queries = {str(q) for q in _qids(run, to_run_frame)}
+            if queries & self._queries:  # not the next batch of the same run: every warning again
+                self._warned, self._queries = set(), set()
+            self._queries |= queries
         held = self._views.get(key)
         if held is not None and held[0] >= width:
             return held[1]
@@ -392,8 +404,7 @@ class _SharedRun:
 
     def _clear(self, ref: Any = None) -> None:
         if ref is None or (self._refs is not None and ref is self._refs[0]):  # not a run replaced since
-            self._refs, self._print = None, ()
-            self._views, self._warned = {}, set()
+            self._refs, self._print, self._views = None, (), {}
 
 
 def _fingerprint(frame: pd.DataFrame) -> tuple[Any, ...]:
@@ -427,7 +438,8 @@ class _SDM_R(_SDMMeasure):
 
 
 class _SDM_nDCG(_SDMMeasure):
-    """Expected full-corpus nDCG@k (trec_eval's ndcg_cut_k, linear gain) of a run over a pooled corpus (SDM)."""
+    """Expected full-corpus nDCG@k (trec_eval's ndcg_cut_k; linear gain, or ``gain="exp"``) of a run over a
+    pooled corpus (SDM)."""
 
     __name__ = "SDM_nDCG"
     NAME = "SDM_nDCG"

@@ -79,6 +79,7 @@ LAYERS = {
     "systems": 50,
     "_sample": 45,  # what SDM reads off a run over a pool
     "_pool": 50,
+    "_covariate_run": 53,  # the covariate: a pooling run's view of a pool
     "_covariate": 55,  # the pooling run as SDM's covariate
     "_features": 52,  # a run's features for it: the query terms each document holds
     "plots": 50,

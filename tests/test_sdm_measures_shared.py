@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pandas as pd
 import pyterrier as pt
 import pytest
@@ -64,20 +65,96 @@ def test_experiment_fits_each_run_once_and_gives_each_measures_own_value(setup, 
             assert table.loc[i, str(m)] == pytest.approx(direct[str(m)], abs=1e-12)
 
 
-def test_a_warning_about_the_run_is_given_once_per_run_not_once_per_measure(setup):
+@pytest.mark.parametrize("batch_size", [None, 3])
+def test_a_warning_about_the_run_is_given_once_per_system_not_once_per_measure_or_batch(setup, batch_size):
     """Both systems cut at 20 documents, four measures at k = 10, 100, 1000: one cut warning per system (it had
-    come once per measure past the cut, naming each k), and another kind of warning is not swallowed with it."""
+    come once per measure past the cut, and again for every batch), and another kind of warning is not swallowed
+    with it. Each points at the pt.Experiment line, not inside ir_measures or PyTerrier."""
     docnos, truth, first, qrels, pool = setup
     cut = system_run_over_pool(pool, docnos, truth, depth=20)
     systems = [pt.Transformer.from_df(cut), pt.Transformer.from_df(cut.assign(score=cut["score"] * 2))]
     shallow = sdm.Covariate.from_run(first[first["qid"] != "q0"], pool)  # no ranking for q0: its own warning
     with pytest.warns(UserWarning) as seen:
-        pt.Experiment(systems, _topics(qrels), qrels, _measures(pool, covariate=shallow))
+        pt.Experiment(
+            systems, _topics(qrels), qrels, _measures(pool, covariate=shallow), batch_size=batch_size
+        )
     messages = [str(w.message) for w in seen]
     assert sum("documents per query" in m for m in messages) == 2
-    assert sum("no ranking for 1 of the 8" in m for m in messages) == 2
-    # pointed at the caller outside the package, as before
-    assert all("pyterrier_sparse_eval" not in w.filename for w in seen)
+    assert sum("no ranking for 1 of the" in m for m in messages) == 2
+    assert {w.filename for w in seen} == {__file__}
+
+
+def test_int_query_ids_give_the_numbers_of_str_ones(setup):
+    """pt.Experiment turns a run's int qids into str but not the qrels': the SDM values are reported under the
+    qrels' ids, so ir_measures does not add each query again as 0 (the means had been halved, silently)."""
+    docnos, truth, _, qrels, pool = setup
+    run = system_run_over_pool(pool, docnos, truth)
+    as_int = {"qid": lambda f: f["qid"].str[1:].astype(int)}
+    measures = _measures(pool)
+    got = {}
+    for label, (r, q) in {"str": (run, qrels), "int": (run.assign(**as_int), qrels.assign(**as_int))}.items():
+        got[label] = pt.Experiment([pt.Transformer.from_df(r)], _topics(q), q, measures, perquery=True)
+        assert len(got[label]) == 8 * len(measures)  # each query once per measure
+    assert got["int"]["value"].tolist() == got["str"]["value"].tolist()
+    direct = _by_measure(sdm.evaluate(run, qrels, pool, [10, 100, 1000]), measures)
+    means = got["int"].groupby("measure")["value"].mean()
+    for m in measures:
+        assert means[str(m)] == pytest.approx(direct[str(m)], abs=1e-12)
+
+
+def test_two_covariates_of_one_pool_are_two_measures(setup):
+    """Two pooling runs of the same depth and query count as covariates: two names, two columns, each its own
+    value (one column had been kept, its value depending on the order of the measures)."""
+    docnos, truth, first, qrels, pool = setup
+    run = system_run_over_pool(pool, docnos, truth)
+    other = first.assign(score=first["score"] + np.random.default_rng(0).normal(0, 0.5, len(first)))
+    covs = [sdm.Covariate.from_run(r, pool) for r in (first, other)]
+    measures = [sdm.SDM_nDCG(pool=pool, covariate=c) @ 10 for c in covs]
+    assert str(measures[0]) != str(measures[1]) and measures[0] != measures[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = pt.Experiment([pt.Transformer.from_df(run)], _topics(qrels), qrels, measures)
+    for m, cov in zip(measures, covs):
+        want = sdm.evaluate(run, qrels, pool, [10], covariate=cov)["aggregate"]["nDCG@10"]["sdm"]
+        assert table.loc[0, str(m)] == pytest.approx(want, abs=1e-12)
+    assert table.loc[0, str(measures[0])] != table.loc[0, str(measures[1])]
+    # the same run read twice is the same covariate
+    assert repr(sdm.Covariate.from_run(first, pool)) == repr(covs[0])
+
+
+def test_batches_without_any_query_of_the_covariate_keep_sdms_background(setup):
+    """A covariate for some queries only, with batch_size=: a batch of uncovered queries is evaluated as without
+    batches (those queries keep SDM's background), not refused (it had raised, as for a covariate of none of the
+    run's queries)."""
+    docnos, truth, first, qrels, pool = setup
+    run = system_run_over_pool(pool, docnos, truth)
+    part = sdm.Covariate.from_run(first[first["qid"].isin(["q0", "q1"])], pool)
+    measures = [sdm.SDM_R(pool=pool, covariate=part) @ 100, sdm.SDM_nDCG(pool=pool, covariate=part) @ 10]
+    tables = []
+    for batch_size in (None, 2):
+        with pytest.warns(UserWarning, match="no ranking for"):
+            tables.append(
+                pt.Experiment(
+                    [pt.Transformer.from_df(run)], _topics(qrels), qrels, measures, batch_size=batch_size
+                )
+            )
+    for m in measures:
+        assert tables[1].loc[0, str(m)] == pytest.approx(tables[0].loc[0, str(m)], abs=1e-12)
+    with pytest.raises(ValueError, match="no ranking for 6 of the 6"):  # sdm.evaluate: the whole run, refused
+        sdm.evaluate(run[~run["qid"].isin(["q0", "q1"])], qrels, pool, [10], covariate=part)
+
+
+def test_in_house_measures_name_pt_experiments_str_qids_in_their_type_error(setup):
+    import pyterrier_sparse_eval as pse
+
+    docnos, truth, _, qrels, pool = setup
+    run = system_run_over_pool(pool, docnos, truth)
+    as_int = {"qid": lambda f: f["qid"].str[1:].astype(int)}
+    q = qrels.assign(**as_int)
+    with pytest.raises(
+        TypeError, match=r"In pt.Experiment, which gives measures the run's qids as str.*astype\(str\)"
+    ):
+        pt.Experiment([pt.Transformer.from_df(run.assign(**as_int))], _topics(q), q, [pse.measures.R @ 100])
 
 
 def test_a_run_changed_in_place_between_two_calls_is_evaluated_again(setup):

@@ -104,7 +104,10 @@ def add_parser(command: Any) -> None:
     p.add_argument("--family", default="auto", help="background score family: " + ", ".join(api.FAMILIES))
     p.add_argument("--k", type=int, action="append", help="cut-off (repeatable; default 10 100 1000)")
     p.add_argument(
-        "--num-results", type=int, default=None, help="full-run depth (default: max k, depth, 1000)"
+        "--num-results",
+        type=int,
+        default=None,
+        help="full-run depth (default: max k, depth, tail depth, 1000)",
     )
     p.add_argument("--tail-sample", type=int, action="append", help="sampled from a tail band (repeatable)")
     p.add_argument("--tail-depth", type=int, action="append", help="rank bounding a tail band (default 100)")

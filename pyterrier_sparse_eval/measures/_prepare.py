@@ -26,11 +26,21 @@ _RUN_COLS = {"query_id": "qid", "doc_id": "docno"}
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _inner_dirs() -> tuple[str, ...]:
+    """The package's folder, and those of the libraries that call its measures (ir_measures, PyTerrier) if loaded."""
+    found = [_PACKAGE_DIR]
+    for name in ("ir_measures", "pyterrier"):
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if path:
+            found.append(os.path.dirname(os.path.abspath(path)))
+    return tuple(d + os.sep for d in found)
+
+
 def user_stacklevel() -> int:
-    """The ``stacklevel`` of a warning raised here that points at the first caller outside the package (the
-    user's line, or the library that called a measure), however deep the package's own calls go."""
-    level, frame = 1, sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+    """The ``stacklevel`` of a warning raised here that points at the first caller outside the package and the
+    libraries that call its measures (the user's line, e.g. their ``pt.Experiment(...)``), however deep the calls."""
+    level, frame, inner = 1, sys._getframe(1), _inner_dirs()
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inner):
         level, frame = level + 1, frame.f_back  # type: ignore[assignment]
     return level
 
@@ -158,6 +168,12 @@ def _check_id_types(run: pd.DataFrame, qrels: pd.DataFrame) -> None:
                 f"{col} types differ: the run has {sorted(r_types)} and the qrels have {sorted(q_types)}, so no "
                 f"{col} would match. Cast both to str, e.g. run['{col}'] = run['{col}'].astype(str) (and the same "
                 "for the qrels)."
+                + (
+                    " In pt.Experiment, which gives measures the run's qids as str, pass qrels with str qids: "
+                    "qrels['qid'] = qrels['qid'].astype(str)."
+                    if col == "qid" and r_types == {"str"}
+                    else ""
+                )
             )
 
 
