@@ -117,10 +117,11 @@ class Covariate:
         h = hashlib.sha1(self.pool.encode())
         for q in sorted(self.unseen):
             mine, features = self.sampled.get(q, {}), self.sampled_features.get(q, {})
-            h.update(f"\0{q}\0{sorted(mine.items())}".encode() + np.asarray(self.unseen[q]).tobytes())
-            h.update(
-                np.asarray(self.unseen_features.get(q, ())).tobytes() + str(sorted(features.items())).encode()
-            )
+            h.update(f"\0{q}\0".encode() + np.asarray(self.unseen[q], dtype=np.float64).tobytes())
+            h.update(np.asarray(self.unseen_features.get(q, ()), dtype=np.float64).tobytes())
+            for d in sorted(mine):  # each sampled document: its docno, score and features, as bytes
+                h.update(d.encode() + b"\0" + np.float64(mine[d]).tobytes())
+                h.update(np.asarray(features.get(d, ()), dtype=np.float64).tobytes())
         return h.hexdigest()[:8]
 
     def __repr__(self) -> str:

@@ -31,8 +31,10 @@ __all__ = [
     "fit_run_backgrounds",
     "in_set",
     "pooled_run",
+    "run_depths",
     "str_ids",
     "str_qrels",
+    "warn_if_cut",
     "whole",
 ]
 
@@ -212,7 +214,16 @@ def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) 
 def check_run_on_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any, k: int = 0) -> None:
     """:func:`check_relevant_in_pool`, and a warning when the run looks cut above the largest cut-off ``k``."""
     check_relevant_in_pool(frame, qrels, pool)
-    sizes = frame.groupby("qid", sort=False).size().to_numpy()
+    warn_if_cut(run_depths(frame), pool, k)
+
+
+def run_depths(frame: pd.DataFrame) -> np.ndarray:
+    """The number of documents the run lists for each of its queries."""
+    return frame.groupby("qid", sort=False).size().to_numpy()
+
+
+def warn_if_cut(sizes: np.ndarray, pool: Any, k: int) -> None:
+    """A warning when a run listing ``sizes`` documents per query looks cut above the cut-off ``k``."""
     deepest, reach = (int(sizes.max()) if len(sizes) else 0), min(k, pool.size)
     at = int(np.sum(sizes == deepest))
     # cut: no query reaches k (nor the whole pool), and most queries (3 at least) stop at the same depth

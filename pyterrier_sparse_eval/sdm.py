@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -50,9 +52,10 @@ from ._sample import (
     check_run_on_pool,
     check_sdm_options,
     pooled_run,
+    run_depths,
     run_queries,
     str_qrels,
-    user_stacklevel,
+    warn_if_cut,
     whole,
 )
 from ._sdm_report import ThreeWay, three_way
@@ -329,15 +332,20 @@ class _SDMMeasure(Measure):
         covariate, k = self.params.get("covariate"), self.params["cutoff"]
         noise = self.params.get("noise_correction", False)  # a bool: validate_params checked it
 
-        def view() -> tuple[Any, Any]:
+        def view() -> tuple[Any, Any, np.ndarray]:
             if covariate is not None:
                 j, above, _ = covariate_above(run, qrels, pool, covariate, k, family, batch=True)
-                return j, above
-            j, samples = judged_with_backgrounds(run, qrels, pool, k)
-            return j, rows_view(j, models_for(j, samples, family), noise)
+                p = above
+            else:  # the cut is checked per measure, below (k=0: not here)
+                j, samples = judged_with_backgrounds(run, qrels, pool)
+                p = rows_view(j, models_for(j, samples, family), noise)
+            if not j.num_queries and len(j.missing) and len(j.unjudged_queries):
+                warn_overlap(j)  # no query id in common (a batch of unjudged queries has no missing ones)
+            return j, p, run_depths(to_run_frame(run))
 
         # the covariate's count distributions are cut at k terms, so a larger cut-off needs them again
-        j, p = _SHARED.view(run, qrels, (id(pool), family, id(covariate), noise), k if covariate else 0, view)
+        j, p, depths = _SHARED.view(run, (pool, family, covariate, noise), k if covariate else 0, view)
+        _SHARED.replayed(lambda: warn_if_cut(depths, pool, k))
         values = corrected(pooled.check(), j, p, pool.n_unseen)
         # SDM keys queries by string (as the pool's docnos); report them as the qrels name them, else as the run:
         # ir_measures adds a 0 for each qrels query it is not given (pt.Experiment turns the run's int qids into
@@ -352,63 +360,66 @@ def _qids(given: Any, as_frame: Callable[[Any], pd.DataFrame]) -> Any:
     return list(given) if isinstance(given, Mapping) else pd.unique(as_frame(given)["qid"])
 
 
-class _SharedRun:
-    """What the SDM measures share on one run: ir_measures (``pt.Experiment``) hands each measure the same run
-    frame in turn, so the run is prepared and its backgrounds fitted once, not once per measure, and each of
-    SDM's warnings about it is given once (up to its numbers: the cut-off it names), not once per measure, nor
-    once per batch of ``pt.Experiment(batch_size=)``: a run whose queries none of the runs since the last warning
-    had (the next batch of one system) keeps the warnings given; one sharing a query (the next system, another
-    experiment) starts afresh.
-
-    Held by weak reference (freed with the run) and with a fingerprint of both frames (their lengths and the sums
-    of their numeric columns), so a frame changed in place between two calls is evaluated again. A run or qrels
-    that cannot be held so (a dict) is evaluated per measure, every warning given."""
+class _SharedRun(threading.local):
+    """What the SDM measures share on one run within one ir_measures evaluation (``pt.Experiment``'s): its
+    evaluator hands each measure its own sorted copy of the run in turn, so the run is prepared and its
+    backgrounds fitted once, not once per measure, and each of SDM's warnings about it is given once (up to its
+    numbers: the cut-off it names), not once per measure. Held by weak reference to that copy (freed with it),
+    per thread. Called otherwise (``runtime_impl`` on a frame of one's own, which one may change between calls),
+    every call evaluates afresh."""
 
     def __init__(self) -> None:
-        self._refs: tuple[Any, Any] | None = None
-        self._print: tuple[Any, ...] = ()
-        self._views: dict[tuple[Any, ...], tuple[int, Any]] = {}
+        self._run: Any = None
+        self._views: dict[tuple[Any, ...], tuple[int, tuple[Any, ...], Any]] = {}
         self._warned: set[tuple[type, str]] = set()
-        self._queries: set[str] = set()  # the queries of the runs the warnings given were about
 
-    def view(self, run: Any, qrels: Any, key: tuple[Any, ...], width: int, make: Callable[[], Any]) -> Any:
-        """``make()`` for this run, qrels and ``key``, computed again only for a wider ``width``."""
-        if not isinstance(run, pd.DataFrame) or not isinstance(qrels, pd.DataFrame):
-            return make()
-        mark = _fingerprint(run) + _fingerprint(qrels)
-        if (
-            self._refs is None
-            or self._refs[0]() is not run
-            or self._refs[1]() is not qrels
-            or self._print != mark
-        ):
+    def view(self, run: Any, uses: tuple[Any, ...], width: int, make: Callable[[], Any]) -> Any:
+        """``make()`` for this run and the objects it ``uses`` (compared by identity), again only for a wider
+        ``width``."""
+        if not isinstance(run, pd.DataFrame) or not _in_ir_measures_evaluation():
             self._clear()
-            self._refs, self._print = (weakref.ref(run, self._clear), weakref.ref(qrels)), mark
-            queries = {str(q) for q in _qids(run, to_run_frame)}
-            if queries & self._queries:  # not the next batch of the same run: every warning again
-                self._warned, self._queries = set(), set()
-            self._queries |= queries
+            return make()
+        if self._run is None or self._run() is not run:
+            self._run, self._views, self._warned = weakref.ref(run, self._clear), {}, set()
+        key = tuple(id(x) for x in uses)
         held = self._views.get(key)
-        if held is not None and held[0] >= width:
-            return held[1]
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            value = make()
-        self._views[key] = (width, value)
-        for w in seen:  # given again from here, where they point at the same caller; each kind once
-            kind = (w.category, re.sub(r"\d+", "#", str(w.message)))
-            if kind not in self._warned:
-                self._warned.add(kind)
-                warnings.warn(w.message, stacklevel=user_stacklevel())
+        if held is not None and held[0] >= width and all(a is b for a, b in zip(held[1], uses)):
+            return held[2]
+        value = self.replayed(make)
+        self._views[key] = (width, uses, value)
         return value
 
+    def replayed(self, make: Callable[[], Any]) -> Any:
+        """``make()``, its warnings given again as they were, each of the package's about the shared run once."""
+        seen: list[warnings.WarningMessage] = []
+        try:
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                return make()
+        finally:
+            for w in seen:
+                if w.category is UserWarning and self._run is not None:
+                    kind = (w.category, re.sub(r"\d+", "#", str(w.message)))
+                    if kind in self._warned:
+                        continue
+                    self._warned.add(kind)
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+
     def _clear(self, ref: Any = None) -> None:
-        if ref is None or (self._refs is not None and ref is self._refs[0]):  # not a run replaced since
-            self._refs, self._print, self._views = None, (), {}
+        if ref is None or ref is self._run:  # not a run replaced since
+            self._run, self._views, self._warned = None, {}, set()
 
 
-def _fingerprint(frame: pd.DataFrame) -> tuple[Any, ...]:
-    return (len(frame), *frame.select_dtypes("number").sum().tolist())
+def _in_ir_measures_evaluation() -> bool:
+    """Whether ir_measures' runtime evaluator calls this (its loop over the measures, on its own run copy)."""
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "_iter_calc" and "ir_measures" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
 
 
 _SHARED = _SharedRun()

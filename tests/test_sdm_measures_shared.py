@@ -66,22 +66,72 @@ def test_experiment_fits_each_run_once_and_gives_each_measures_own_value(setup, 
 
 
 @pytest.mark.parametrize("batch_size", [None, 3])
-def test_a_warning_about_the_run_is_given_once_per_system_not_once_per_measure_or_batch(setup, batch_size):
-    """Both systems cut at 20 documents, four measures at k = 10, 100, 1000: one cut warning per system (it had
-    come once per measure past the cut, and again for every batch), and another kind of warning is not swallowed
-    with it. Each points at the pt.Experiment line, not inside ir_measures or PyTerrier."""
+@pytest.mark.parametrize("with_covariate", [False, True])
+def test_a_warning_about_the_run_is_given_once_per_run_not_once_per_measure(
+    setup, batch_size, with_covariate
+):
+    """Both systems cut at 20 documents, four measures at k = 10, 100, 1000 (k = 10 first, which the cut does not
+    reach): one cut warning per system's run (it had come once per measure past the cut), or per batch of 3
+    queries (8 queries: batches of 3, 3 and 2; two queries cannot tell a cut from short rankings), and another
+    kind of warning is not swallowed with it. Each points at the pt.Experiment line, not inside ir_measures or
+    PyTerrier."""
     docnos, truth, first, qrels, pool = setup
     cut = system_run_over_pool(pool, docnos, truth, depth=20)
     systems = [pt.Transformer.from_df(cut), pt.Transformer.from_df(cut.assign(score=cut["score"] * 2))]
     shallow = sdm.Covariate.from_run(first[first["qid"] != "q0"], pool)  # no ranking for q0: its own warning
+    params = {"covariate": shallow} if with_covariate else {}
     with pytest.warns(UserWarning) as seen:
-        pt.Experiment(
-            systems, _topics(qrels), qrels, _measures(pool, covariate=shallow), batch_size=batch_size
-        )
+        pt.Experiment(systems, _topics(qrels), qrels, _measures(pool, **params), batch_size=batch_size)
     messages = [str(w.message) for w in seen]
-    assert sum("documents per query" in m for m in messages) == 2
-    assert sum("no ranking for 1 of the" in m for m in messages) == 2
+    runs = 2 if batch_size is None else 2 * 2
+    assert sum("documents per query" in m for m in messages) == runs
+    assert sum("no ranking for 1 of the" in m for m in messages) == (2 if with_covariate else 0)
     assert {w.filename for w in seen} == {__file__}
+
+
+def test_a_second_experiment_on_other_queries_warns_again(setup):
+    """Two pt.Experiment calls on disjoint topic sets (dev, then test), both cut: each warns."""
+    docnos, truth, _, qrels, pool = setup
+    cut = system_run_over_pool(pool, docnos, truth, depth=20)
+    for part in (["q0", "q1", "q2", "q3"], ["q4", "q5", "q6", "q7"]):
+        q = qrels[qrels["qid"].isin(part)]
+        with pytest.warns(UserWarning, match="documents per query"):
+            pt.Experiment(
+                [pt.Transformer.from_df(cut[cut["qid"].isin(part)])], _topics(q), q, _measures(pool)
+            )
+
+
+def test_a_covariate_of_none_of_the_queries_is_a_warning_in_an_experiment(setup):
+    """In pt.Experiment a covariate without any query of the run is a warning (a batch may hold only such
+    queries), and the values are SDM's alone."""
+    docnos, truth, first, qrels, pool = setup
+    run = system_run_over_pool(pool, docnos, truth)
+    other = sdm.Covariate.from_run(first.assign(qid="x" + first["qid"]), pool)
+    with pytest.warns(UserWarning, match="no ranking for 8 of the 8"):
+        table = pt.Experiment(
+            [pt.Transformer.from_df(run)], _topics(qrels), qrels, _measures(pool, covariate=other)
+        )
+    alone = pt.Experiment([pt.Transformer.from_df(run)], _topics(qrels), qrels, _measures(pool))
+    for a, b in zip(_measures(pool, covariate=other), _measures(pool)):
+        assert table.loc[0, str(a)] == pytest.approx(alone.loc[0, str(b)], abs=1e-12)
+
+
+def test_float_qrels_ids_in_an_experiment_get_the_hint(setup):
+    """Int topics, float qrels ids: pt.Experiment gives the measures the run's qids as '0' and the qrels' as 0.0;
+    nothing matches, and the SDM measures say why (they had given 0 without a word)."""
+    docnos, truth, _, qrels, pool = setup
+    run = system_run_over_pool(pool, docnos, truth)
+    as_int = {"qid": lambda f: f["qid"].str[1:].astype(int)}
+    q = qrels.assign(**as_int).astype({"qid": float})
+    with pytest.warns(
+        UserWarning, match=r"8 of the qrels query ids are the run's with '\.0'.*astype\(float\)"
+    ):
+        pt.Experiment(
+            [pt.Transformer.from_df(run.assign(**as_int))],
+            _topics(qrels.assign(**as_int)),
+            q,
+            [sdm.SDM_R(pool=pool) @ 100],
+        )
 
 
 def test_int_query_ids_give_the_numbers_of_str_ones(setup):
@@ -157,15 +207,59 @@ def test_in_house_measures_name_pt_experiments_str_qids_in_their_type_error(setu
         pt.Experiment([pt.Transformer.from_df(run.assign(**as_int))], _topics(q), q, [pse.measures.R @ 100])
 
 
-def test_a_run_changed_in_place_between_two_calls_is_evaluated_again(setup):
-    """The shared evaluation is held for the same frame object; a frame changed in place is not the same run."""
+@pytest.mark.parametrize("change", ["scores", "order", "qrels"])
+def test_a_frame_of_ones_own_is_evaluated_afresh_on_every_call(setup, change):
+    """Called on a frame of one's own (runtime_impl, not through ir_measures' evaluator), nothing is shared: a
+    frame changed in place between two calls, even keeping its length and sums (scores permuted within each
+    query, a relevant docno renamed in the qrels), gives the new value."""
     docnos, truth, _, qrels, pool = setup
     run = system_run_over_pool(pool, docnos, truth)
     measure = sdm.SDM_R(pool=pool) @ 100
     frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})[["query_id", "doc_id", "score"]]
     q = qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
     before = {m.query_id: m.value for m in measure.runtime_impl(q, frame)}
-    frame["score"] = frame["score"].to_numpy() * 0.5 + frame.groupby("query_id").cumcount().to_numpy() * 0.01
+    if change == "scores":
+        frame["score"] = (
+            frame["score"].to_numpy() * 0.5 + frame.groupby("query_id").cumcount().to_numpy() * 0.01
+        )
+    elif change == "order":  # each query's scores reversed: same length, same sum
+        frame["score"] = frame.groupby("query_id")["score"].transform(lambda x: x.to_numpy()[::-1]).to_numpy()
+    else:  # q0's relevant document renamed to another pooled one it ranks: same length, same sums
+        rel = q.index[(q["query_id"] == "q0") & (q["relevance"] > 0)][0]
+        mine = frame.loc[frame["query_id"] == "q0", "doc_id"]
+        q.loc[rel, "doc_id"] = next(
+            d
+            for d in mine.iloc[::-1]
+            if d in pool.docno_set and d not in pool.sample_set and d not in set(q["doc_id"])
+        )
     after = {m.query_id: m.value for m in measure.runtime_impl(q, frame)}
-    fresh = {m.query_id: m.value for m in measure.runtime_impl(q, frame.copy())}
+    fresh = {m.query_id: m.value for m in measure.runtime_impl(q.copy(), frame.copy())}
     assert after == fresh and after != before
+
+
+def test_covariates_made_and_dropped_in_turn_each_give_their_own_value(setup):
+    """Covariate objects made and freed in turn (their contents kept), on the same frame: a new one can take a
+    freed one's id, and each call must give its own covariate's value."""
+    import dataclasses
+
+    docnos, truth, first, qrels, pool = setup
+    run = system_run_over_pool(pool, docnos, truth)
+    frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})[["query_id", "doc_id", "score"]]
+    q = qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
+    rng = np.random.default_rng(0)
+    contents = []
+    for i in range(6):
+        c = sdm.Covariate.from_run(
+            first.assign(score=first["score"] + rng.normal(0, 0.5 * i, len(first))), pool
+        )
+        contents.append({f.name: getattr(c, f.name) for f in dataclasses.fields(c)})
+    want = [
+        sdm.evaluate(run, qrels, pool, [10], covariate=sdm.Covariate(**kw))["aggregate"]["nDCG@10"]["sdm"]
+        for kw in contents
+    ]
+    assert len(set(want)) == len(want)
+    for i, kw in enumerate(contents):
+        cov = sdm.Covariate(**kw)
+        measure = sdm.SDM_nDCG(pool=pool, covariate=cov) @ 10
+        assert np.mean([m.value for m in measure.runtime_impl(q, frame)]) == pytest.approx(want[i], abs=1e-12)
+        del cov, measure

@@ -106,7 +106,7 @@ def _float_ids(j: JudgedRun) -> str:
             return (
                 f" {len(floats)} of the {side} query ids are the {other_side} with '.0' (e.g. {floats[0]!r} for "
                 f"{floats[0][:-2]!r}): its qid column was float. Cast it to int first, e.g. "
-                f"{side}['qid'] = {side}['qid'].astype(int).astype(str)."
+                f"{side}['qid'] = {side}['qid'].astype(float).astype(int).astype(str)."
             )
     return ""
 

@@ -170,7 +170,11 @@ def _check_id_types(run: pd.DataFrame, qrels: pd.DataFrame) -> None:
                 "for the qrels)."
                 + (
                     " In pt.Experiment, which gives measures the run's qids as str, pass qrels with str qids: "
-                    "qrels['qid'] = qrels['qid'].astype(str)."
+                    + (
+                        "qrels['qid'] = qrels['qid'].astype(str)."
+                        if q_types == {"int"}
+                        else "qrels['qid'] = qrels['qid'].astype(int).astype(str) (floats such as 1.0 would read '1.0')."
+                    )
                     if col == "qid" and r_types == {"str"}
                     else ""
                 )
