@@ -74,11 +74,19 @@ def term_ids(vocab: dict[str, int], terms: list[Any], names: list[str] | None = 
     return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
 
 
-def check_mode(path: Any, mode: str) -> None:
-    """Refuse an unknown mode, ``mode="create"`` over an existing path, and ``mode="overwrite"`` over anything
-    but an index of this package: a folder of notes or a results file given by mistake is never deleted."""
+def check_mode(path: Any, mode: str, sources: tuple[Any, ...] = ()) -> None:
+    """Refuse an unknown mode, ``mode="create"`` over an existing path, ``mode="overwrite"`` over anything but
+    an index of this package (a folder of notes or a results file given by mistake is never deleted), and a path
+    that is, holds or lies in one of the ``sources`` the new index is read from (a subset over its own index)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
+    target = os.path.realpath(path)
+    for source in map(os.path.realpath, sources):
+        if os.path.commonpath([target, source]) in (target, source):
+            raise ValueError(
+                f"{path} is, holds or lies in the index {source} it is cut from: writing it there would destroy "
+                "the source. Write it to another folder."
+            )
     clean_leftovers(path)  # first: it may move back an index that a killed writer had moved aside
     if not os.path.lexists(path):
         return

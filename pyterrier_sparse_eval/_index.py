@@ -368,7 +368,7 @@ class SparseIndex(pt.Artifact):
             raise ValueError("A subset needs at least one document.")
         cols = np.sort(np.fromiter((position[d] for d in wanted), dtype=np.int64, count=len(wanted)))
         target = SparseIndex(path, mmap=self.mmap)
-        check_mode(target.path, mode)
+        check_mode(target.path, mode, sources=(self.path,))
         sub = sp.csr_matrix(self.postings[:, cols])
         sub.sort_indices()
         sub_docnos = self.docnos[cols].tolist()

@@ -19,6 +19,7 @@ for every system, query and s.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -151,8 +152,10 @@ class Pool:
     def docno_set(self) -> frozenset[str]:
         return self._docno_set
 
-    @property
+    @functools.cached_property
     def fingerprint(self) -> str:
+        """A hash of the pool's documents, computed once: ir_measures hashes a measure (its repr, the pool's
+        among its parameters) for every value it reports."""
         h = hashlib.sha1(str(self.num_docs).encode())
         for part in (self.relevant, self.distractors, self.sample) + (
             (self.tail,) if self.stratified else ()
@@ -178,16 +181,23 @@ class Pool:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the pool as JSON (atomically)."""
+        if os.path.isdir(path):
+            raise ValueError(
+                f"{path} is a folder: give the pool's JSON file, e.g. {os.path.join(path, 'pool.json')}."
+            )
         atomic_write_json(path, self.spec(), indent=None)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Pool:
-        if os.path.isdir(path):
+        """The pool ``Pool.save`` wrote to ``path``, or the one a pooled index (``pool.index``) at ``path`` was cut
+        for (kept in its metadata)."""
+        meta = os.path.join(path, "pt_meta.json")
+        if os.path.isdir(path) and not os.path.isfile(meta):
             raise ValueError(
-                f"{path} is a folder: pass the JSON file Pool.save wrote (a pooled index keeps its pool in its "
-                "metadata, under 'pool')."
+                f"{path} is a folder but not a pooled index: pass the JSON file Pool.save wrote, or the folder "
+                "of an index pool.index(...) wrote."
             )
-        with open(path, encoding="utf-8") as f:
+        with open(meta if os.path.isdir(path) else path, encoding="utf-8") as f:
             try:
                 spec = json.load(f)
             except json.JSONDecodeError as e:
@@ -195,6 +205,12 @@ class Pool:
                     f"{path} is not a pool written by Pool.save ({e}); rebuild it with sdm.build_pool(...) and "
                     "save it."
                 ) from None
+        if os.path.isdir(path):
+            if not isinstance(spec, dict) or not isinstance(spec.get("pool"), dict):
+                raise ValueError(
+                    f"The index at {path} was not cut for a pool (pool.index(...)): it keeps none."
+                )
+            spec = spec["pool"]
         return cls.from_spec(spec)
 
     @classmethod
@@ -219,7 +235,12 @@ class Pool:
             ("relevant", "distractors", "sample", "tail", "pool_runs"),
         )
         wrong = [k for k in ints if k in fields and not whole(fields[k])] + ([] if ok_bands else ["bands"])
-        wrong += [k for k in lists if k in fields and not isinstance(fields[k], tuple)]
+        wrong += [
+            k
+            for k in lists
+            if k in fields
+            and not (isinstance(fields[k], tuple) and all(isinstance(d, str) for d in fields[k]))
+        ]
         fields.update({k: int(fields[k]) for k in ints if k in fields and not wrong})
         parts = [fields.get(k, ()) for k in ("relevant", "distractors", "sample", "tail")]
         docs = [d for part in parts if isinstance(part, tuple) for d in part]
@@ -231,7 +252,13 @@ class Pool:
         return cls(**fields)
 
     def index(self, full_index: Any, path: str | os.PathLike[str], *, mode: str = "create") -> Any:
-        """Cut the pooled index out of a full-corpus index (each document scored as in the full corpus)."""
+        """Cut the pooled index out of a full-corpus index (each document scored as in the full corpus); the pool
+        is kept in its metadata (``Pool.load(path)`` reads it back)."""
+        if not hasattr(full_index, "subset"):
+            raise TypeError(
+                f"pool.index takes the full-corpus index (pse.SparseIndex or pse.ShardedIndex), not "
+                f"{type(full_index).__name__}: e.g. pool.index(pse.SparseIndex(full_path), pooled_path)."
+            )
         return full_index.subset(self.docnos, path, mode=mode, extra_meta={"pool": self.spec()})
 
     def corpus_iter(self, dataset: str | Any) -> Iterator[dict[str, Any]]:
@@ -295,6 +322,10 @@ def build_pool(
     tail_samples, bounds = check_pool_options(depth, sample, seed, tail_sample, tail_depth)
     if not whole(rel):
         raise TypeError(f"rel={rel!r}: give a whole relevance label (labels >= rel are relevant).")
+    if not isinstance(dataset, str):
+        raise TypeError(
+            f"dataset= is the collection's id as a str (e.g. 'irds:vaswani'), not a {type(dataset).__name__}."
+        )
     depth, sample, seed, rel = int(depth), int(sample), int(seed), int(rel)  # plain ints in the pool's JSON
     stratified = sum(tail_samples) > 0
     if stratified and not runs:

@@ -19,6 +19,7 @@ from filelock import FileLock
 from . import datasets
 from ._covariate import Covariate, evaluate_with_covariate
 from ._features import MatchedTerms
+from ._format import IndexCorruptError
 from ._index import SparseIndex
 from ._pool import (
     BackgroundSample,
@@ -219,9 +220,16 @@ def three_way(
         pooled_path = folder / f"pool-{pool.fingerprint}" / spec.cache_name(dataset)
         pooled_path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(pooled_path.parent / f".{pooled_path.name}.lock")):  # concurrent runs build it once
-            pooled_index = SparseIndex(pooled_path)
-            if not pooled_index.built():
-                pool.index(full_index[spec.name], pooled_path)
+            pooled_index, mode = SparseIndex(pooled_path), "create"
+            if pooled_index.built():
+                try:  # a damaged cache entry is rebuilt, as a damaged full index is
+                    _ = pooled_index.postings
+                except IndexCorruptError as e:
+                    if verbose:
+                        print(f"Rebuilding {pooled_path}: it is damaged ({e})")
+                    mode = "overwrite"
+            if mode == "overwrite" or not pooled_index.built():
+                pool.index(full_index[spec.name], pooled_path, mode=mode)
         if verbose:
             print(f"Retrieving {spec.name} over the pooled corpus")
         pooled_run = spec.retriever(pooled_index, num_results=pool.size, verbose=verbose).transform(topics)

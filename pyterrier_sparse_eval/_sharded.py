@@ -284,7 +284,7 @@ class ShardedIndex(pt.Artifact):
             raise ValueError("A subset needs at least one document.")
         cols = np.sort(np.fromiter((position[d] for d in wanted), dtype=np.int64, count=len(wanted)))
         target = SparseIndex(path, mmap=self.mmap)
-        check_mode(target.path, mode)
+        check_mode(target.path, mode, sources=(self.path, *(shard.path for shard in self.shards)))
         n = self.num_shards
         parts, lens, order = [], [], []
         for i, shard in enumerate(self.shards):

@@ -51,11 +51,14 @@ def check_destination(path: str | os.PathLike[str] | None, *, option: str, folde
         raise ValueError(f"{option} {path} is a folder; give a file in it, e.g. {target / 'results.json'}.")
     if folder and target.exists() and not target.is_dir():
         raise ValueError(f"{option} {path} is a file; give a folder (it is created if needed).")
-    ancestor = next((a for a in target.parents if a.exists()), Path("."))
-    if not ancestor.is_dir():
-        raise ValueError(f"{option} {path}: {ancestor} is a file, not a folder; choose another path.")
-    if not os.access(ancestor, os.W_OK):
-        raise ValueError(f"{option} {path}: {ancestor} is not writable; choose another path.")
+    # an existing folder is written into (its files made there), a new path in its nearest existing parent
+    written = (
+        target if folder and target.is_dir() else next((a for a in target.parents if a.exists()), Path("."))
+    )
+    if not written.is_dir():
+        raise ValueError(f"{option} {path}: {written} is a file, not a folder; choose another path.")
+    if not os.access(written, os.W_OK):
+        raise ValueError(f"{option} {path}: {written} is not writable; choose another path.")
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> Path:

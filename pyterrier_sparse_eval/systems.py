@@ -305,7 +305,11 @@ def specs_with_language(
             f"The dataset's language {language!r} has no Lucene analyzer here; BM25 analyses it as English."
         )
         return list(specs)
-    if any(s.strip().lower().startswith("bm25") for s in specs) and not quiet:
+    # said for the BM25 systems it applies to: one with its own language= keeps it
+    if (
+        any(s.strip().lower().startswith("bm25") and "language=" not in s.lower() for s in specs)
+        and not quiet
+    ):
         print(f"BM25 analyzer: language {language} (from {source})")
     return [with_language(s, language, source) for s in specs]
 

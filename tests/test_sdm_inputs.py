@@ -285,7 +285,7 @@ def test_api_arguments_name_the_fix(setup, tmp_path):
     )
     with pytest.raises(ValueError, match="whole number"):
         sdm.evaluate(run, qrels, background=background, n_unseen=np.inf)
-    with pytest.raises(ValueError, match="is a folder: pass the JSON file"):
+    with pytest.raises(ValueError, match="is a folder but not a pooled index: pass the JSON file"):
         sdm.Pool.load(tmp_path)
 
 

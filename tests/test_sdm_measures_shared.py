@@ -263,3 +263,17 @@ def test_covariates_made_and_dropped_in_turn_each_give_their_own_value(setup):
         measure = sdm.SDM_nDCG(pool=pool, covariate=cov) @ 10
         assert np.mean([m.value for m in measure.runtime_impl(q, frame)]) == pytest.approx(want[i], abs=1e-12)
         del cov, measure
+
+
+def test_the_pools_fingerprint_is_computed_once(setup):
+    """ir_measures hashes a measure (its repr, with the pool's fingerprint) for every value it reports: the
+    fingerprint, a hash of every pooled docno, is computed on first use and kept (it had been computed again for
+    each of pt.Experiment's per-query values: 20 ms each for a pool of 88,000 documents)."""
+    docnos, _, first, qrels, pool = setup
+    fresh = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=10, sample=300, seed=0)
+    assert "fingerprint" not in vars(fresh)
+    value = fresh.fingerprint
+    assert vars(fresh)["fingerprint"] is value and fresh.fingerprint is value
+    assert value == pool.fingerprint and repr(fresh) == repr(pool)
+    cov = sdm.Covariate.from_run(first, pool)
+    assert repr(cov) and vars(cov)["fingerprint"] is cov.fingerprint

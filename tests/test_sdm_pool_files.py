@@ -1,0 +1,107 @@
+"""A pool's files: cutting a pooled index never writes over the index it is cut from, a pool comes back from the
+pooled index that keeps it, mistaken arguments get errors naming the fix, and a damaged pooled index in
+``sparse-eval sdm``'s cache is rebuilt. Found by a review acting as a new user."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pandas as pd
+import pytest
+from conftest import needs_data
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval import files, sdm
+
+TEXTS = {
+    f"d{i}": " ".join(["cat", "mat", "dog", "bird", "fish"][: 1 + i % 5] * (1 + i % 3)) for i in range(40)
+}
+
+
+@pytest.fixture()
+def setup(tmp_path):
+    docs = [{"docno": d, "text": t} for d, t in TEXTS.items()]
+    bm25 = pse.BM25()
+    single = bm25.indexer(pse.SparseIndex(tmp_path / "full"), verbose=False).index(docs)
+    sharded = bm25.indexer(pse.ShardedIndex(tmp_path / "sharded", num_shards=2), verbose=False).index(docs)
+    topics = pd.DataFrame({"qid": ["1", "2"], "query": ["cat mat", "dog fish"]})
+    run = bm25.retriever(single, num_results=40, verbose=False).transform(topics)
+    qrels = pd.DataFrame({"qid": ["1", "2"], "docno": ["d3", "d7"], "label": [1, 1]})
+    pool = sdm.build_pool(qrels, [run], all_docnos=single.docnos, depth=3, sample=10, seed=0)
+    return tmp_path, single, sharded, pool
+
+
+@pytest.mark.parametrize("where", ["itself", "inside", "its parent"])
+@pytest.mark.parametrize("kind", ["single", "sharded"])
+def test_a_pooled_index_is_never_written_over_the_index_it_is_cut_from(setup, where, kind):
+    """mode="overwrite" onto the full index's own folder (or one holding it, or inside it) had replaced the
+    full index by its pool: refused, and the full index is left whole."""
+    tmp_path, single, sharded, pool = setup
+    full = single if kind == "single" else sharded
+    path = {"itself": full.path, "inside": os.path.join(full.path, "pooled"), "its parent": tmp_path}[where]
+    with pytest.raises(ValueError, match="is, holds or lies in the index .* it is cut from.*another folder"):
+        pool.index(full, path, mode="overwrite")
+    reopened = pse.SparseIndex(single.path) if kind == "single" else pse.ShardedIndex(sharded.path)
+    assert reopened.num_docs == len(TEXTS) and reopened.docnos.tolist() == full.docnos.tolist()
+    assert pool.index(full, tmp_path / "pooled").num_docs == pool.size  # elsewhere: as before
+
+
+def test_a_pool_comes_back_from_the_pooled_index_that_keeps_it(setup):
+    tmp_path, single, _, pool = setup
+    pooled = pool.index(single, tmp_path / "pooled")
+    again = sdm.Pool.load(pooled.path)
+    assert again == pool and repr(again) == repr(pool)
+    with pytest.raises(ValueError, match="was not cut for a pool"):
+        sdm.Pool.load(single.path)  # an index, but no pool in it
+    os.makedirs(tmp_path / "notes")
+    with pytest.raises(ValueError, match="is a folder but not a pooled index"):
+        sdm.Pool.load(tmp_path / "notes")
+
+
+def test_mistaken_arguments_name_their_fix(setup):
+    tmp_path, single, _, pool = setup
+    with pytest.raises(ValueError, match=r"is a folder: give the pool's JSON file, e.g. .*pool\.json"):
+        pool.save(tmp_path)
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+    with pytest.raises(TypeError, match="takes the full-corpus index .*not str"):
+        pool.index(str(single.path), tmp_path / "pooled")
+    with pytest.raises(TypeError, match="dataset= is the collection's id as a str"):
+        sdm.build_pool(
+            pd.DataFrame({"qid": ["1"], "docno": ["d3"], "label": [1]}),
+            [],
+            all_docnos=single.docnos,
+            depth=0,
+            sample=5,
+            dataset=object(),
+        )
+    spec = pool.spec()
+    spec["sample"] = list(range(len(spec["sample"])))  # numbers, not docnos
+    (tmp_path / "pool.json").write_text(json.dumps(spec))
+    with pytest.raises(ValueError, match=r"wrongly typed \['sample'\]"):
+        sdm.Pool.load(tmp_path / "pool.json")
+
+
+def test_an_existing_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path, monkeypatch):
+    """--plots DIR (or --index-dir DIR) on an existing folder: its own write permission is what counts (only its
+    parents had been checked, and the whole evaluation ran before a raw errno). Root writes anywhere, so the
+    permission is simulated."""
+    folder = tmp_path / "readonly"
+    folder.mkdir()
+    real = os.access
+    monkeypatch.setattr(files.os, "access", lambda p, mode: False if str(p) == str(folder) else real(p, mode))
+    with pytest.raises(ValueError, match=f"--plots {folder}: {folder} is not writable"):
+        files.check_destination(folder, option="--plots", folder=True)
+    files.check_destination(tmp_path / "other", option="--plots", folder=True)  # a writable parent: fine
+
+
+@needs_data
+def test_a_damaged_pooled_index_in_the_cache_is_rebuilt(tmp_path):
+    """As a damaged full index is: sparse-eval sdm had failed on every later run, naming an API argument."""
+    options = dict(depth=10, sample=1000, k_values=[10, 100], index_dir=tmp_path, verbose=False)
+    first = sdm.three_way("irds:vaswani", ["bm25"], **options)
+    (damaged,) = [p for p in tmp_path.glob("vaswani/pool-*/bm25*/postings.data.npy")]
+    damaged.unlink()
+    again = sdm.three_way("irds:vaswani", ["bm25"], **options)
+    assert again.results == first.results
+    assert damaged.exists()
