@@ -332,9 +332,23 @@ class _SDMMeasure(Measure):
         covariate, k = self.params.get("covariate"), self.params["cutoff"]
         noise = self.params.get("noise_correction", False)  # a bool: validate_params checked it
 
+        evaluator = _ir_measures_evaluator()
+        # the covariate's count distributions are cut at the cut-off: made once for the largest this evaluation
+        # asks of the same pool and covariate (a larger one than any made needs them again)
+        width = max(
+            [k]
+            + [
+                int(m.params["cutoff"])
+                for m in getattr(evaluator, "measures", ())
+                if isinstance(m, _SDMMeasure)
+                and m.params.get("pool") is pool
+                and m.params.get("covariate") is covariate
+            ]
+        )
+
         def view() -> tuple[Any, Any, np.ndarray]:
             if covariate is not None:
-                j, above, _ = covariate_above(run, qrels, pool, covariate, k, family, batch=True)
+                j, above, _ = covariate_above(run, qrels, pool, covariate, width, family, batch=True)
                 p = above
             else:  # the cut is checked per measure, below (k=0: not here)
                 j, samples = judged_with_backgrounds(run, qrels, pool)
@@ -343,8 +357,8 @@ class _SDMMeasure(Measure):
                 warn_overlap(j)  # no query id in common (a batch of unjudged queries has no missing ones)
             return j, p, run_depths(to_run_frame(run))
 
-        # the covariate's count distributions are cut at k terms, so a larger cut-off needs them again
-        j, p, depths = _SHARED.view(run, (pool, family, covariate, noise), k if covariate else 0, view)
+        uses = (pool, family, covariate, noise)
+        j, p, depths = _SHARED.view(run, evaluator is not None, uses, width if covariate else 0, view)
         _SHARED.replayed(lambda: warn_if_cut(depths, pool, k))
         values = corrected(pooled.check(), j, p, pool.n_unseen)
         # SDM keys queries by string (as the pool's docnos); report them as the qrels name them, else as the run:
@@ -373,10 +387,10 @@ class _SharedRun(threading.local):
         self._views: dict[tuple[Any, ...], tuple[int, tuple[Any, ...], Any]] = {}
         self._warned: set[tuple[type, str]] = set()
 
-    def view(self, run: Any, uses: tuple[Any, ...], width: int, make: Callable[[], Any]) -> Any:
+    def view(self, run: Any, shared: bool, uses: tuple[Any, ...], width: int, make: Callable[[], Any]) -> Any:
         """``make()`` for this run and the objects it ``uses`` (compared by identity), again only for a wider
-        ``width``."""
-        if not isinstance(run, pd.DataFrame) or not _in_ir_measures_evaluation():
+        ``width``; ``shared``: called by ir_measures' evaluator, on its own copy of the run."""
+        if not isinstance(run, pd.DataFrame) or not shared:
             self._clear()
             return make()
         if self._run is None or self._run() is not run:
@@ -410,16 +424,17 @@ class _SharedRun(threading.local):
             self._run, self._views, self._warned = None, {}, set()
 
 
-def _in_ir_measures_evaluation() -> bool:
-    """Whether ir_measures' runtime evaluator calls this (its loop over the measures, on its own run copy)."""
-    frame = sys._getframe(2)
+def _ir_measures_evaluator() -> Any:
+    """ir_measures' runtime evaluator when it calls this (its loop over its ``measures``, on its own sorted copy of
+    the run), else None."""
+    frame = sys._getframe(1)
     for _ in range(8):
         if frame is None:
-            return False
+            return None
         if frame.f_code.co_name == "_iter_calc" and "ir_measures" in frame.f_code.co_filename:
-            return True
+            return frame.f_locals.get("self")
         frame = frame.f_back  # type: ignore[assignment]
-    return False
+    return None
 
 
 _SHARED = _SharedRun()
