@@ -82,7 +82,12 @@ def check_mode(path: Any, mode: str, sources: tuple[Any, ...] = ()) -> None:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
     target = os.path.realpath(path)
     for source in map(os.path.realpath, sources):
-        if os.path.commonpath([target, source]) in (target, source):
+        try:
+            overlaps = os.path.commonpath([target, source]) in (target, source)
+        except ValueError:  # on different drives
+            overlaps = False
+        # the same folder by another name (a case-insensitive file system, a bind mount) too
+        if overlaps or (os.path.exists(target) and os.path.samefile(target, source)):
             raise ValueError(
                 f"{path} is, holds or lies in the index {source} it is cut from: writing it there would destroy "
                 "the source. Write it to another folder."

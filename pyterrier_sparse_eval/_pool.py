@@ -34,20 +34,21 @@ from ._sample import (
     _UNRETRIEVED,
     BackgroundSample,
     background_from_run,
+    best_ranks,
     check_pool_options,
     check_run_on_pool,
     fit_run_backgrounds,
     in_set,
     pooled_run,
+    run_depths,
     run_queries,
-    str_ids,
     str_qrels,
+    tail_bands,
     whole,
 )
 from .files import atomic_write_json
-from .measures import FAMILIES, BackgroundModel, JudgedRun, prepare, trec_ranks
+from .measures import FAMILIES, BackgroundModel, JudgedRun, prepare
 from .measures._evaluate import warn_overlap
-from .measures._prepare import to_run_frame
 from .measures._sdm import sdm_report
 
 __all__ = [
@@ -191,6 +192,7 @@ class Pool:
     def load(cls, path: str | os.PathLike[str]) -> Pool:
         """The pool ``Pool.save`` wrote to ``path``, or the one a pooled index (``pool.index``) at ``path`` was cut
         for (kept in its metadata)."""
+        path = getattr(path, "path", path)  # the pooled index pool.index returned
         meta = os.path.join(path, "pt_meta.json")
         if os.path.isdir(path) and not os.path.isfile(meta):
             raise ValueError(
@@ -235,11 +237,12 @@ class Pool:
             ("relevant", "distractors", "sample", "tail", "pool_runs"),
         )
         wrong = [k for k in ints if k in fields and not whole(fields[k])] + ([] if ok_bands else ["bands"])
+        wrong += [k for k in lists if k in fields and not isinstance(fields[k], tuple)]
+        docnos = ("relevant", "distractors", "sample", "tail")  # str: the pool's sets and its fingerprint
         wrong += [
             k
-            for k in lists
-            if k in fields
-            and not (isinstance(fields[k], tuple) and all(isinstance(d, str) for d in fields[k]))
+            for k in docnos
+            if k in fields and k not in wrong and not all(isinstance(d, str) for d in fields[k])
         ]
         fields.update({k: int(fields[k]) for k in ints if k in fields and not wrong})
         parts = [fields.get(k, ()) for k in ("relevant", "distractors", "sample", "tail")]
@@ -272,18 +275,6 @@ class Pool:
         for doc in corpus_iter(dataset):
             if doc["docno"] in self.docno_set:
                 yield doc
-
-
-def _best_ranks(runs: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """qid, docno, best 0-based rank over the runs, each ranked in trec_eval order (score in single
-    precision, then docno, both descending), the order the runs are evaluated in."""
-    frames = []
-    for run in runs:
-        frame = str_ids(to_run_frame(run))
-        frame = frame.assign(rank=trec_ranks(frame["qid"], frame["score"], frame["docno"]))
-        frames.append(frame[["qid", "docno", "rank"]])
-    merged = pd.concat(frames, ignore_index=True)
-    return merged.groupby(["qid", "docno"], as_index=False, sort=False)["rank"].min()
 
 
 def build_pool(
@@ -330,7 +321,7 @@ def build_pool(
     stratified = sum(tail_samples) > 0
     if stratified and not runs:
         raise ValueError("A tail sample needs pooling runs: the tail stratum is what they rank high.")
-    names = list(runs) if isinstance(runs, dict) else [f"run{i}" for i in range(len(runs))]
+    names = [str(n) for n in runs] if isinstance(runs, dict) else [f"run{i}" for i in range(len(runs))]
     run_list = list(runs.values()) if isinstance(runs, dict) else list(runs)
     corpus = np.array(sorted(set(str(d) for d in all_docnos)), dtype=object)
     in_corpus = set(corpus.tolist())
@@ -345,7 +336,7 @@ def build_pool(
         )
     relevant_set = set(relevant)
     distractors: list[str] = []
-    ranked = _best_ranks(run_list) if (depth or stratified) and run_list else None
+    ranked = best_ranks(run_list) if (depth or stratified) and run_list else None
     if ranked is not None:
         if len(strangers := ranked["docno"][~in_set(ranked["docno"], frozenset(in_corpus))]):
             raise ValueError(
@@ -363,7 +354,7 @@ def build_pool(
     band_docs: list[list[str]] = []
     if stratified:
         assert ranked is not None
-        band_docs = _tail_bands(ranked, taken, in_corpus, depth, bounds)
+        band_docs = tail_bands(ranked, taken, in_corpus, depth, bounds)
         lower = depth
         for band, bound, n in zip(band_docs, bounds, tail_samples):
             if n == 0 and band:
@@ -409,19 +400,6 @@ def build_pool(
     )
 
 
-def _tail_bands(
-    ranked: pd.DataFrame, taken: set[str], in_corpus: set[str], depth: int, bounds: Sequence[int]
-) -> list[list[str]]:
-    """Each tail band's documents (sorted): best pooling rank in [previous bound, bound), outside the pool."""
-    best = ranked.groupby("docno", sort=False)["rank"].min()
-    best = best[[d not in taken and d in in_corpus for d in best.index.tolist()]]
-    out, lower = [], depth
-    for bound in bounds:
-        out.append(sorted(best.index[(best >= lower) & (best < bound)].tolist()))
-        lower = bound
-    return out
-
-
 def tail_band_sizes(
     qrels: Any,
     runs: Sequence[Any] | dict[str, Any],
@@ -435,18 +413,27 @@ def tail_band_sizes(
     base = build_pool(qrels, runs, all_docnos=all_docnos, depth=depth, sample=0, rel=rel)
     run_list = list(runs.values()) if isinstance(runs, dict) else list(runs)
     taken = set(base.relevant) | set(base.distractors)
-    ranked = _best_ranks(run_list)
+    ranked = best_ranks(run_list)
     in_corpus = set(str(d) for d in all_docnos)
-    return [len(b) for b in _tail_bands(ranked, taken, in_corpus, depth, tail_depth)]
+    return [len(b) for b in tail_bands(ranked, taken, in_corpus, depth, tail_depth)]
 
 
 def judged_with_backgrounds(
     run: Any, qrels: Any, pool: Pool, k: int = 0
 ) -> tuple[JudgedRun, dict[str, BackgroundSample]]:
     """A run on the pool prepared for evaluation (a warning if cut above ``k``), its queries' background samples."""
+    j, samples, _ = judged_run_on_pool(run, qrels, pool, k)
+    return j, samples
+
+
+def judged_run_on_pool(
+    run: Any, qrels: Any, pool: Pool, k: int = 0
+) -> tuple[JudgedRun, dict[str, BackgroundSample], np.ndarray]:
+    """:func:`judged_with_backgrounds`, and the number of documents the run lists per query (each once)."""
     frame, q = pooled_run(run, pool), str_qrels(qrels)
     check_run_on_pool(frame, q, pool, k)
-    return prepare(frame, q, rel=pool.rel, queries=run_queries(run)), background_from_run(frame, pool)
+    j = prepare(frame, q, rel=pool.rel, queries=run_queries(run))
+    return j, background_from_run(frame, pool), run_depths(frame)
 
 
 def models_for(j: JudgedRun, samples: dict[str, BackgroundSample], family: str) -> list[BackgroundModel]:

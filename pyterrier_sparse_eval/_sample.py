@@ -17,12 +17,13 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_string_dtype
 
-from .measures import FAMILIES, BackgroundModel, fit_background
+from .measures import FAMILIES, BackgroundModel, fit_background, trec_ranks
 from .measures._prepare import single_precision, to_qrels_frame, to_run_frame, user_stacklevel
 
 __all__ = [
     "BackgroundSample",
     "background_from_run",
+    "best_ranks",
     "bootstrap_bar",
     "check_pool_options",
     "check_relevant_in_pool",
@@ -34,6 +35,7 @@ __all__ = [
     "run_depths",
     "str_ids",
     "str_qrels",
+    "tail_bands",
     "warn_if_cut",
     "whole",
 ]
@@ -382,3 +384,28 @@ def _per_band(value: int | Sequence[int]) -> list[int]:
     if not all(whole(t) for t in values):
         raise TypeError(f"{value!r}: tail_sample and tail_depth are whole numbers of documents and ranks.")
     return [int(t) for t in values]
+
+
+def best_ranks(runs: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """qid, docno, best 0-based rank over the runs, each ranked in trec_eval order (score in single
+    precision, then docno, both descending), the order the runs are evaluated in."""
+    frames = []
+    for run in runs:
+        frame = str_ids(to_run_frame(run))
+        frame = frame.assign(rank=trec_ranks(frame["qid"], frame["score"], frame["docno"]))
+        frames.append(frame[["qid", "docno", "rank"]])
+    merged = pd.concat(frames, ignore_index=True)
+    return merged.groupby(["qid", "docno"], as_index=False, sort=False)["rank"].min()
+
+
+def tail_bands(
+    ranked: pd.DataFrame, taken: set[str], in_corpus: set[str], depth: int, bounds: Sequence[int]
+) -> list[list[str]]:
+    """Each tail band's documents (sorted): best pooling rank in [previous bound, bound), outside the pool."""
+    best = ranked.groupby("docno", sort=False)["rank"].min()
+    best = best[[d not in taken and d in in_corpus for d in best.index.tolist()]]
+    out, lower = [], depth
+    for bound in bounds:
+        out.append(sorted(best.index[(best >= lower) & (best < bound)].tolist()))
+        lower = bound
+    return out

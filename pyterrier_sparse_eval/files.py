@@ -41,9 +41,13 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
-def check_destination(path: str | os.PathLike[str] | None, *, option: str, folder: bool = False) -> None:
+def check_destination(
+    path: str | os.PathLike[str] | None, *, option: str, folder: bool = False, into: bool = True
+) -> None:
     """Refuse, before any work, a destination file (``folder``: a folder, created if needed) that could not be
-    written: a ValueError naming ``option`` (the argument that gave it) and the fix. None: nothing to check."""
+    written: a ValueError naming ``option`` (the argument that gave it) and the fix. None: nothing to check.
+    ``into``: files are written into the folder itself (False: into subfolders of it, which may be writable
+    where it is not)."""
     if not path:
         return
     target = Path(path)
@@ -51,6 +55,8 @@ def check_destination(path: str | os.PathLike[str] | None, *, option: str, folde
         raise ValueError(f"{option} {path} is a folder; give a file in it, e.g. {target / 'results.json'}.")
     if folder and target.exists() and not target.is_dir():
         raise ValueError(f"{option} {path} is a file; give a folder (it is created if needed).")
+    if folder and target.is_dir() and not into:
+        return
     # an existing folder is written into (its files made there), a new path in its nearest existing parent
     written = (
         target if folder and target.is_dir() else next((a for a in target.parents if a.exists()), Path("."))

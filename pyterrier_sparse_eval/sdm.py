@@ -20,11 +20,6 @@ collection where those are cheap to compute.
 from __future__ import annotations
 
 import os
-import re
-import sys
-import threading
-import warnings
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -42,7 +37,7 @@ from ._pool import (
     build_pool,
     evaluate_on_pool,
     fit_run_backgrounds,
-    judged_with_backgrounds,
+    judged_run_on_pool,
     models_for,
     tail_band_sizes,
 )
@@ -52,13 +47,13 @@ from ._sample import (
     check_run_on_pool,
     check_sdm_options,
     pooled_run,
-    run_depths,
     run_queries,
     str_qrels,
     warn_if_cut,
     whole,
 )
 from ._sdm_report import ThreeWay, three_way
+from ._shared_run import SharedRun, ir_measures_evaluator
 from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background, prepare
 from .measures._evaluate import warn_overlap
 from .measures._metrics import GAINS
@@ -332,7 +327,7 @@ class _SDMMeasure(Measure):
         covariate, k = self.params.get("covariate"), self.params["cutoff"]
         noise = self.params.get("noise_correction", False)  # a bool: validate_params checked it
 
-        evaluator = _ir_measures_evaluator()
+        evaluator = ir_measures_evaluator()
         # the covariate's count distributions are cut at the cut-off: made once for the largest this evaluation
         # asks of the same pool and covariate (a larger one than any made needs them again)
         width = max(
@@ -346,20 +341,21 @@ class _SDMMeasure(Measure):
             ]
         )
 
-        def view() -> tuple[Any, Any, np.ndarray]:
+        def view() -> tuple[Any, Any, np.ndarray | None]:
+            depths = None  # with the covariate, the cut is checked at the largest cut-off asked (``width``)
             if covariate is not None:
-                j, above, _ = covariate_above(run, qrels, pool, covariate, width, family, batch=True)
-                p = above
+                j, p, _ = covariate_above(run, qrels, pool, covariate, width, family, batch=True)
             else:  # the cut is checked per measure, below (k=0: not here)
-                j, samples = judged_with_backgrounds(run, qrels, pool)
+                j, samples, depths = judged_run_on_pool(run, qrels, pool)
                 p = rows_view(j, models_for(j, samples, family), noise)
             if not j.num_queries and len(j.missing) and len(j.unjudged_queries):
                 warn_overlap(j)  # no query id in common (a batch of unjudged queries has no missing ones)
-            return j, p, run_depths(to_run_frame(run))
+            return j, p, depths
 
         uses = (pool, family, covariate, noise)
         j, p, depths = _SHARED.view(run, evaluator is not None, uses, width if covariate else 0, view)
-        _SHARED.replayed(lambda: warn_if_cut(depths, pool, k))
+        if depths is not None:
+            _SHARED.replayed(lambda: warn_if_cut(depths, pool, k))
         values = corrected(pooled.check(), j, p, pool.n_unseen)
         # SDM keys queries by string (as the pool's docnos); report them as the qrels name them, else as the run:
         # ir_measures adds a 0 for each qrels query it is not given (pt.Experiment turns the run's int qids into
@@ -374,70 +370,7 @@ def _qids(given: Any, as_frame: Callable[[Any], pd.DataFrame]) -> Any:
     return list(given) if isinstance(given, Mapping) else pd.unique(as_frame(given)["qid"])
 
 
-class _SharedRun(threading.local):
-    """What the SDM measures share on one run within one ir_measures evaluation (``pt.Experiment``'s): its
-    evaluator hands each measure its own sorted copy of the run in turn, so the run is prepared and its
-    backgrounds fitted once, not once per measure, and each of SDM's warnings about it is given once (up to its
-    numbers: the cut-off it names), not once per measure. Held by weak reference to that copy (freed with it),
-    per thread. Called otherwise (``runtime_impl`` on a frame of one's own, which one may change between calls),
-    every call evaluates afresh."""
-
-    def __init__(self) -> None:
-        self._run: Any = None
-        self._views: dict[tuple[Any, ...], tuple[int, tuple[Any, ...], Any]] = {}
-        self._warned: set[tuple[type, str]] = set()
-
-    def view(self, run: Any, shared: bool, uses: tuple[Any, ...], width: int, make: Callable[[], Any]) -> Any:
-        """``make()`` for this run and the objects it ``uses`` (compared by identity), again only for a wider
-        ``width``; ``shared``: called by ir_measures' evaluator, on its own copy of the run."""
-        if not isinstance(run, pd.DataFrame) or not shared:
-            self._clear()
-            return make()
-        if self._run is None or self._run() is not run:
-            self._run, self._views, self._warned = weakref.ref(run, self._clear), {}, set()
-        key = tuple(id(x) for x in uses)
-        held = self._views.get(key)
-        if held is not None and held[0] >= width and all(a is b for a, b in zip(held[1], uses)):
-            return held[2]
-        value = self.replayed(make)
-        self._views[key] = (width, uses, value)
-        return value
-
-    def replayed(self, make: Callable[[], Any]) -> Any:
-        """``make()``, its warnings given again as they were, each of the package's about the shared run once."""
-        seen: list[warnings.WarningMessage] = []
-        try:
-            with warnings.catch_warnings(record=True) as seen:
-                warnings.simplefilter("always")
-                return make()
-        finally:
-            for w in seen:
-                if w.category is UserWarning and self._run is not None:
-                    kind = (w.category, re.sub(r"\d+", "#", str(w.message)))
-                    if kind in self._warned:
-                        continue
-                    self._warned.add(kind)
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-
-    def _clear(self, ref: Any = None) -> None:
-        if ref is None or ref is self._run:  # not a run replaced since
-            self._run, self._views, self._warned = None, {}, set()
-
-
-def _ir_measures_evaluator() -> Any:
-    """ir_measures' runtime evaluator when it calls this (its loop over its ``measures``, on its own sorted copy of
-    the run), else None."""
-    frame = sys._getframe(1)
-    for _ in range(8):
-        if frame is None:
-            return None
-        if frame.f_code.co_name == "_iter_calc" and "ir_measures" in frame.f_code.co_filename:
-            return frame.f_locals.get("self")
-        frame = frame.f_back  # type: ignore[assignment]
-    return None
-
-
-_SHARED = _SharedRun()
+_SHARED = SharedRun()
 
 
 _SDM_PARAMS = {

@@ -84,6 +84,7 @@ LAYERS = {
     "_features": 52,  # a run's features for it: the query terms each document holds
     "plots": 50,
     "_sdm_report": 60,
+    "_shared_run": 0,  # what the SDM measures share on one run in an ir_measures evaluation
     "_experiment": 60,  # pipelines on a dataset
     "sdm": 70,
     "": 80,  # the package's __init__: re-exports

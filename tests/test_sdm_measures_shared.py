@@ -50,7 +50,7 @@ def test_experiment_fits_each_run_once_and_gives_each_measures_own_value(setup, 
     params = {"covariate": sdm.Covariate.from_run(first, pool)} if with_covariate else {}
     measures = _measures(pool, **params)
     calls = []
-    name = "covariate_above" if with_covariate else "judged_with_backgrounds"
+    name = "covariate_above" if with_covariate else "judged_run_on_pool"
     original = getattr(sdm, name)
     monkeypatch.setattr(sdm, name, lambda *a, **kw: calls.append(1) or original(*a, **kw))
     with warnings.catch_warnings():
@@ -278,3 +278,42 @@ def test_the_pools_fingerprint_is_computed_once(setup):
     assert value == pool.fingerprint and repr(fresh) == repr(pool)
     cov = sdm.Covariate.from_run(first, pool)
     assert repr(cov) and vars(cov)["fingerprint"] is cov.fingerprint
+
+
+def test_the_cut_is_counted_on_the_run_as_sdm_reads_it(setup):
+    """8 distinct documents per query, 4 of them listed twice (12 rows), evaluated at k = 10: the run lists 8, so
+    it is cut, as sdm.evaluate says; counting rows (12) had hidden it."""
+    docnos, truth, _, qrels, pool = setup
+    cut = system_run_over_pool(pool, docnos, truth, depth=8)
+    doubled = pd.concat(
+        [cut, cut.groupby("qid").head(4).assign(score=lambda f: f["score"] - 1)], ignore_index=True
+    )
+    for evaluate in (
+        lambda: sdm.evaluate(doubled, qrels, pool, [10]),
+        lambda: pt.Experiment(
+            [pt.Transformer.from_df(doubled)], _topics(qrels), qrels, [sdm.SDM_R(pool=pool) @ 10]
+        ),
+    ):
+        with pytest.warns(UserWarning, match=r"at most 8 documents per query"):
+            evaluate()
+
+
+def test_other_warnings_are_given_as_python_gives_them(setup, monkeypatch):
+    """A warning raised three times at one place while the run is prepared (here a RuntimeWarning from this file,
+    standing for one of numpy's or scipy's) keeps its place and its module's registry: under the default filter,
+    shown once, as Python shows it (it had been shown three times)."""
+    docnos, truth, _, qrels, pool = setup
+    run = system_run_over_pool(pool, docnos, truth)
+    original = sdm.models_for
+
+    def noisy(*args, **kwargs):
+        for _ in range(3):
+            warnings.warn("a warning from elsewhere", RuntimeWarning, stacklevel=1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(sdm, "models_for", noisy)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")
+        pt.Experiment([pt.Transformer.from_df(run)], _topics(qrels), qrels, _measures(pool))
+    assert [str(w.message) for w in seen if w.category is RuntimeWarning] == ["a warning from elsewhere"]
+    assert {w.filename for w in seen if w.category is RuntimeWarning} == {__file__}

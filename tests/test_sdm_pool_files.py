@@ -105,3 +105,19 @@ def test_a_damaged_pooled_index_in_the_cache_is_rebuilt(tmp_path):
     again = sdm.three_way("irds:vaswani", ["bm25"], **options)
     assert again.results == first.results
     assert damaged.exists()
+
+
+def test_a_pool_built_from_runs_named_by_numbers_loads_again(setup):
+    """build_pool({1: run}) keeps the runs' names as str, so its saved pool loads (a pool with non-str names had
+    been written but refused when read)."""
+    tmp_path, single, _, pool = setup
+    run = (
+        pse.BM25()
+        .retriever(single, num_results=40, verbose=False)
+        .transform(pd.DataFrame({"qid": ["1", "2"], "query": ["cat mat", "dog fish"]}))
+    )
+    qrels = pd.DataFrame({"qid": ["1", "2"], "docno": ["d3", "d7"], "label": [1, 1]})
+    named = sdm.build_pool(qrels, {1: run}, all_docnos=single.docnos, depth=3, sample=10, seed=0)
+    named.save(tmp_path / "named.json")
+    assert sdm.Pool.load(tmp_path / "named.json") == named and named.pool_runs == ("1",)
+    assert sdm.Pool.load(pool.index(single, tmp_path / "pooled")) == pool  # the index object itself too

@@ -60,7 +60,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"--shards must be a positive number of shards, got {args.shards}.")
     if args.engine == "ray" and args.shards is None:
         raise UsageError("--engine ray builds and searches shards: give --shards N too.")
-    check_destination(args.index_dir, option="--index-dir", folder=True)
+    check_destination(args.index_dir, option="--index-dir", folder=True, into=False)
     verbose = not args.quiet
     datasets.load_dataset(args.dataset)  # an unknown id fails here, before any work; loading reads nothing
     result = run_experiment(

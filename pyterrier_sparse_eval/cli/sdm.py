@@ -37,7 +37,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         raise UsageError(f"--output must end in .json, got {args.output!r}.")
     check_destination(args.output, option="--output")
     plots.check_folder(args.plots, option="--plots")
-    check_destination(args.index_dir, option="--index-dir", folder=True)
+    check_destination(args.index_dir, option="--index-dir", folder=True, into=False)
     for option, value, least in (
         ("--pool-depth", args.pool_depth, 0),
         ("--sample", args.sample, 2),  # the background SDM fits per query
