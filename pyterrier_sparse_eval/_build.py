@@ -87,7 +87,9 @@ def check_mode(path: Any, mode: str, sources: tuple[Any, ...] = ()) -> None:
         except ValueError:  # on different drives
             overlaps = False
         # the same folder by another name (a case-insensitive file system, a bind mount) too
-        if overlaps or (os.path.exists(target) and os.path.samefile(target, source)):
+        if overlaps or (
+            os.path.exists(target) and os.path.exists(source) and os.path.samefile(target, source)
+        ):
             raise ValueError(
                 f"{path} is, holds or lies in the index {source} it is cut from: writing it there would destroy "
                 "the source. Write it to another folder."

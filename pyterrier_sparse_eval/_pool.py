@@ -238,6 +238,11 @@ class Pool:
         )
         wrong = [k for k in ints if k in fields and not whole(fields[k])] + ([] if ok_bands else ["bands"])
         wrong += [k for k in lists if k in fields and not isinstance(fields[k], tuple)]
+        runs = fields.get("pool_runs", ())
+        if isinstance(runs, tuple) and all(isinstance(n, (str, int)) for n in runs):
+            fields["pool_runs"] = tuple(str(n) for n in runs)  # names, as build_pool keeps them
+        elif "pool_runs" not in wrong:
+            wrong.append("pool_runs")
         docnos = ("relevant", "distractors", "sample", "tail")  # str: the pool's sets and its fingerprint
         wrong += [
             k

@@ -63,16 +63,13 @@ class SharedRun(threading.local):
                             continue
                         self._warned.add(kind)
                     module = _module_of(w.filename)
+                    # module= only when found: explicit None is what warn_explicit gets at shutdown, and drops the
+                    # warning (a notebook cell, `python -c`: no module's file)
+                    where = {} if module is None else {"module": module.__name__}
+                    if module is not None:
+                        where["registry"] = module.__dict__.setdefault("__warningregistry__", {})
                     warnings.warn_explicit(
-                        w.message,
-                        w.category,
-                        w.filename,
-                        w.lineno,
-                        module=getattr(module, "__name__", None),
-                        registry=None
-                        if module is None
-                        else module.__dict__.setdefault("__warningregistry__", {}),
-                        source=w.source,
+                        w.message, w.category, w.filename, w.lineno, source=w.source, **where
                     )
 
     def _clear(self, ref: Any = None) -> None:

@@ -41,13 +41,10 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
-def check_destination(
-    path: str | os.PathLike[str] | None, *, option: str, folder: bool = False, into: bool = True
-) -> None:
-    """Refuse, before any work, a destination file (``folder``: a folder, created if needed) that could not be
-    written: a ValueError naming ``option`` (the argument that gave it) and the fix. None: nothing to check.
-    ``into``: files are written into the folder itself (False: into subfolders of it, which may be writable
-    where it is not)."""
+def check_destination(path: str | os.PathLike[str] | None, *, option: str, folder: bool = False) -> None:
+    """Refuse, before any work, a destination file (``folder``: a folder, created if needed, files written into
+    it) that could not be written: a ValueError naming ``option`` (the argument that gave it) and the fix. None:
+    nothing to check."""
     if not path:
         return
     target = Path(path)
@@ -55,8 +52,6 @@ def check_destination(
         raise ValueError(f"{option} {path} is a folder; give a file in it, e.g. {target / 'results.json'}.")
     if folder and target.exists() and not target.is_dir():
         raise ValueError(f"{option} {path} is a file; give a folder (it is created if needed).")
-    if folder and target.is_dir() and not into:
-        return
     # an existing folder is written into (its files made there), a new path in its nearest existing parent
     written = (
         target if folder and target.is_dir() else next((a for a in target.parents if a.exists()), Path("."))

@@ -317,3 +317,23 @@ def test_other_warnings_are_given_as_python_gives_them(setup, monkeypatch):
         pt.Experiment([pt.Transformer.from_df(run)], _topics(qrels), qrels, _measures(pool))
     assert [str(w.message) for w in seen if w.category is RuntimeWarning] == ["a warning from elsewhere"]
     assert {w.filename for w in seen if w.category is RuntimeWarning} == {__file__}
+
+
+def test_warnings_reach_a_notebook_cell(setup):
+    """A notebook cell (or `python -c`) is no module's file: its warnings are given all the same (they had been
+    dropped, warn_explicit taking module=None for interpreter shutdown), under "error" too."""
+    docnos, truth, _, qrels, pool = setup
+    cut = system_run_over_pool(pool, docnos, truth, depth=20)
+    cell = compile(
+        "pt.Experiment([pt.Transformer.from_df(cut)], topics, qrels, [sdm.SDM_R(pool=pool) @ 100])",
+        "<cell>",
+        "exec",
+    )
+    scope = {"pt": pt, "sdm": sdm, "cut": cut, "topics": _topics(qrels), "qrels": qrels, "pool": pool}
+    with pytest.warns(UserWarning, match="documents per query") as seen:
+        exec(cell, scope)
+    assert {w.filename for w in seen if "documents per query" in str(w.message)} == {"<cell>"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="documents per query"):
+            exec(cell, scope)

@@ -121,3 +121,13 @@ def test_a_pool_built_from_runs_named_by_numbers_loads_again(setup):
     named.save(tmp_path / "named.json")
     assert sdm.Pool.load(tmp_path / "named.json") == named and named.pool_runs == ("1",)
     assert sdm.Pool.load(pool.index(single, tmp_path / "pooled")) == pool  # the index object itself too
+
+
+def test_a_pool_saved_with_number_names_loads_as_built_now(setup):
+    """A pool file whose run names are numbers (as 7cf39d7 saved {1: run}) loads with them as str, equal to the
+    pool built now; a name that is not a scalar is refused."""
+    tmp_path, _, _, pool = setup
+    loaded = sdm.Pool.from_spec(pool.spec() | {"pool_runs": [0]})
+    assert loaded.pool_runs == ("0",) and loaded == sdm.Pool.from_spec(pool.spec() | {"pool_runs": ["0"]})
+    with pytest.raises(ValueError, match=r"wrongly typed \['pool_runs'\]"):
+        sdm.Pool.from_spec(pool.spec() | {"pool_runs": [[1, 2]]})

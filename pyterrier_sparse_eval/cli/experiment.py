@@ -11,7 +11,7 @@ from .. import datasets, plots, run_experiment
 from ..console import EXIT_OK, UsageError
 from ..files import check_destination
 from ..measures import inhouse, parse_measure
-from ..systems import parse_system, resolve_baseline
+from ..systems import index_folder, parse_system, resolve_baseline
 from .common import DATASET_HELP, DEFAULT_METRICS, LANGUAGE_HELP, measures_named, with_language, write
 
 EXPERIMENT_EXAMPLE = """\
@@ -60,7 +60,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"--shards must be a positive number of shards, got {args.shards}.")
     if args.engine == "ray" and args.shards is None:
         raise UsageError("--engine ray builds and searches shards: give --shards N too.")
-    check_destination(args.index_dir, option="--index-dir", folder=True, into=False)
+    # the indexes go into the dataset's folder of it (a read-only root may hold a writable one)
+    check_destination(index_folder(args.index_dir, args.dataset), option="--index-dir", folder=True)
     verbose = not args.quiet
     datasets.load_dataset(args.dataset)  # an unknown id fails here, before any work; loading reads nothing
     result = run_experiment(

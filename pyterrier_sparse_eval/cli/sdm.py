@@ -11,6 +11,7 @@ from .. import plots
 from .. import sdm as api
 from ..console import EXIT_OK, UsageError
 from ..files import check_destination
+from ..systems import index_folder
 from .common import DATASET_HELP, LANGUAGE_HELP, with_language, write
 
 SDM_EXAMPLE = """\
@@ -37,7 +38,8 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         raise UsageError(f"--output must end in .json, got {args.output!r}.")
     check_destination(args.output, option="--output")
     plots.check_folder(args.plots, option="--plots")
-    check_destination(args.index_dir, option="--index-dir", folder=True, into=False)
+    # the indexes go into the dataset's folder of it (a read-only root may hold a writable one)
+    check_destination(index_folder(args.index_dir, args.dataset), option="--index-dir", folder=True)
     for option, value, least in (
         ("--pool-depth", args.pool_depth, 0),
         ("--sample", args.sample, 2),  # the background SDM fits per query
