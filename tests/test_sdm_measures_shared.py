@@ -337,3 +337,27 @@ def test_warnings_reach_a_notebook_cell(setup):
         warnings.simplefilter("error")
         with pytest.raises(UserWarning, match="documents per query"):
             exec(cell, scope)
+
+
+def test_the_covariate_is_prepared_once_for_the_largest_cut_off_asked(setup, monkeypatch):
+    """ir_measures' evaluator given the covariate's measures at 10, then 100, then 1000 (pt.Experiment's order is
+    its own): one preparation of the run, at width 1000 (made at each larger cut-off in turn, it had been three),
+    and each value equal to sdm.evaluate's."""
+    from ir_measures.providers.runtime_provider import RuntimeEvaluator
+
+    docnos, truth, first, qrels, pool = setup
+    run = system_run_over_pool(pool, docnos, truth)
+    cov = sdm.Covariate.from_run(first, pool)
+    measures = [sdm.SDM_R(pool=pool, covariate=cov) @ k for k in (10, 100, 1000)]
+    widths = []
+    original = sdm.covariate_above
+    monkeypatch.setattr(sdm, "covariate_above", lambda *a, **kw: widths.append(a[4]) or original(*a, **kw))
+    frame = run.rename(columns={"qid": "query_id", "docno": "doc_id"})[["query_id", "doc_id", "score"]]
+    q = qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
+    got = {}
+    for metric in RuntimeEvaluator(measures, q)._iter_calc(frame):
+        got.setdefault(str(metric.measure), []).append(metric.value)
+    assert widths == [1000]
+    direct = sdm.evaluate(run, qrels, pool, [10, 100, 1000], covariate=cov)["aggregate"]
+    for m in measures:
+        assert np.mean(got[str(m)]) == pytest.approx(direct[f"R@{m.params['cutoff']}"]["sdm"], abs=1e-12)
