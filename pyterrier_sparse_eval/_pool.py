@@ -359,7 +359,7 @@ def build_pool(
     band_docs: list[list[str]] = []
     if stratified:
         assert ranked is not None
-        band_docs = tail_bands(ranked, taken, in_corpus, depth, bounds)
+        band_docs = tail_bands(ranked, taken, depth, bounds)
         lower = depth
         for band, bound, n in zip(band_docs, bounds, tail_samples):
             if n == 0 and band:
@@ -419,8 +419,7 @@ def tail_band_sizes(
     run_list = list(runs.values()) if isinstance(runs, dict) else list(runs)
     taken = set(base.relevant) | set(base.distractors)
     ranked = best_ranks(run_list)
-    in_corpus = set(str(d) for d in all_docnos)
-    return [len(b) for b in tail_bands(ranked, taken, in_corpus, depth, tail_depth)]
+    return [len(b) for b in tail_bands(ranked, taken, depth, tail_depth)]
 
 
 def judged_with_backgrounds(

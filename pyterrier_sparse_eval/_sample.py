@@ -398,12 +398,11 @@ def best_ranks(runs: Sequence[pd.DataFrame]) -> pd.DataFrame:
     return merged.groupby(["qid", "docno"], as_index=False, sort=False)["rank"].min()
 
 
-def tail_bands(
-    ranked: pd.DataFrame, taken: set[str], in_corpus: set[str], depth: int, bounds: Sequence[int]
-) -> list[list[str]]:
-    """Each tail band's documents (sorted): best pooling rank in [previous bound, bound), outside the pool."""
+def tail_bands(ranked: pd.DataFrame, taken: set[str], depth: int, bounds: Sequence[int]) -> list[list[str]]:
+    """Each tail band's documents (sorted): best pooling rank in [previous bound, bound), outside the pool (every
+    ranked document is in the corpus: build_pool refuses strays first)."""
     best = ranked.groupby("docno", sort=False)["rank"].min()
-    best = best[[d not in taken and d in in_corpus for d in best.index.tolist()]]
+    best = best[[d not in taken for d in best.index.tolist()]]
     out, lower = [], depth
     for bound in bounds:
         out.append(sorted(best.index[(best >= lower) & (best < bound)].tolist()))

@@ -220,15 +220,17 @@ def three_way(
         pooled_path = folder / f"pool-{pool.fingerprint}" / spec.cache_name(dataset)
         pooled_path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(pooled_path.parent / f".{pooled_path.name}.lock")):  # concurrent runs build it once
-            pooled_index, mode = SparseIndex(pooled_path), "create"
+            pooled_index = SparseIndex(pooled_path)
+            mode: str | None = "create"
             if pooled_index.built():
                 try:  # a damaged cache entry is rebuilt, as a damaged full index is
                     _ = pooled_index.postings
+                    mode = None
                 except IndexCorruptError as e:
                     if verbose:
                         print(f"Rebuilding {pooled_path}: it is damaged ({e})")
                     mode = "overwrite"
-            if mode == "overwrite" or not pooled_index.built():
+            if mode is not None:
                 pool.index(full_index[spec.name], pooled_path, mode=mode)
         if verbose:
             print(f"Retrieving {spec.name} over the pooled corpus")

@@ -341,7 +341,7 @@ class _SDMMeasure(Measure):
             ]
         )
 
-        def view() -> tuple[Any, Any, np.ndarray | None]:
+        def view() -> tuple[Any, Any, np.ndarray | None, dict[str, Any]]:
             depths = None  # with the covariate, the cut is checked at the largest cut-off asked (``width``)
             if covariate is not None:
                 j, p, _ = covariate_above(run, qrels, pool, covariate, width, family, batch=True)
@@ -350,18 +350,18 @@ class _SDMMeasure(Measure):
                 p = rows_view(j, models_for(j, samples, family), noise)
             if not j.num_queries and len(j.missing) and len(j.unjudged_queries):
                 warn_overlap(j)  # no query id in common (a batch of unjudged queries has no missing ones)
-            return j, p, depths
+            # SDM keys queries by string (as the pool's docnos); reported as the qrels name them, else as the run:
+            # ir_measures adds a 0 for each qrels query it is not given (pt.Experiment turns the run's int qids
+            # into str, not the qrels': given under the run's, every query would count twice, once as 0)
+            native = {str(q): q for q in _qids(run, to_run_frame)}
+            native.update({str(q): q for q in _qids(qrels, to_qrels_frame)})
+            return j, p, depths, native
 
         uses = (pool, family, covariate, noise)
-        j, p, depths = _SHARED.view(run, evaluator is not None, uses, width if covariate else 0, view)
+        j, p, depths, native = _SHARED.view(run, evaluator is not None, uses, width if covariate else 0, view)
         if depths is not None:
             _SHARED.replayed(lambda: warn_if_cut(depths, pool, k))
         values = corrected(pooled.check(), j, p, pool.n_unseen)
-        # SDM keys queries by string (as the pool's docnos); report them as the qrels name them, else as the run:
-        # ir_measures adds a 0 for each qrels query it is not given (pt.Experiment turns the run's int qids into
-        # str, not the qrels': given under the run's, every query would count twice, once as 0)
-        native = {str(q): q for q in _qids(run, to_run_frame)}
-        native.update({str(q): q for q in _qids(qrels, to_qrels_frame)})
         for qid, value in zip(j.qids.tolist(), values.tolist()):
             yield Metric(native.get(qid, qid), self, value)
 

@@ -48,6 +48,17 @@ def vaswani():
     return pt.get_dataset("irds:vaswani")
 
 
+def bm25_single_and_sharded(folder: Path, texts: dict[str, str], shards: int = 2):
+    """BM25 and its single and sharded indexes of a handful of ``{docno: text}`` documents, under ``folder``."""
+    import pyterrier_sparse_eval as pse
+
+    docs = [{"docno": d, "text": t} for d, t in texts.items()]
+    bm25 = pse.BM25()
+    single = bm25.indexer(pse.SparseIndex(folder / "single"), verbose=False).index(docs)
+    sharded = bm25.indexer(pse.ShardedIndex(folder / "sharded", num_shards=shards), verbose=False).index(docs)
+    return bm25, single, sharded
+
+
 @pytest.fixture(scope="session")
 def scifact_bm25_index(tmp_path_factory, scifact):
     import pyterrier_sparse_eval as pse

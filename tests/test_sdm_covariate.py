@@ -12,7 +12,7 @@ import pandas as pd
 import pyterrier as pt
 import pytest
 import pytrec_eval
-from conftest import needs_data
+from conftest import bm25_single_and_sharded, needs_data
 from helpers import simulated_pool_corpus, system_run_over_pool
 from scipy import stats
 
@@ -510,10 +510,7 @@ def test_matched_terms_counts_the_query_terms_each_document_holds(tmp_path):
         "d": "cat cat cat",
         "e": "mat dog bird cat",
     }
-    docs = [{"docno": d, "text": t} for d, t in texts.items()]
-    bm25 = pse.BM25()
-    single = bm25.indexer(pse.SparseIndex(tmp_path / "one"), verbose=False).index(docs)
-    sharded = bm25.indexer(pse.ShardedIndex(tmp_path / "two", num_shards=2), verbose=False).index(docs)
+    bm25, single, sharded = bm25_single_and_sharded(tmp_path, texts)
     topics = pd.DataFrame({"qid": ["1", "2"], "query": ["cat on a mat", "dog birds"]})
     run = bm25.retriever(single, num_results=10, verbose=False).transform(topics)
     run = run[run["docno"] != "c"].copy()

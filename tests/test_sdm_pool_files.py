@@ -9,7 +9,7 @@ import os
 
 import pandas as pd
 import pytest
-from conftest import needs_data
+from conftest import bm25_single_and_sharded, needs_data
 
 import pyterrier_sparse_eval as pse
 from pyterrier_sparse_eval import files, sdm
@@ -21,10 +21,7 @@ TEXTS = {
 
 @pytest.fixture()
 def setup(tmp_path):
-    docs = [{"docno": d, "text": t} for d, t in TEXTS.items()]
-    bm25 = pse.BM25()
-    single = bm25.indexer(pse.SparseIndex(tmp_path / "full"), verbose=False).index(docs)
-    sharded = bm25.indexer(pse.ShardedIndex(tmp_path / "sharded", num_shards=2), verbose=False).index(docs)
+    bm25, single, sharded = bm25_single_and_sharded(tmp_path, TEXTS)
     topics = pd.DataFrame({"qid": ["1", "2"], "query": ["cat mat", "dog fish"]})
     run = bm25.retriever(single, num_results=40, verbose=False).transform(topics)
     qrels = pd.DataFrame({"qid": ["1", "2"], "docno": ["d3", "d7"], "label": [1, 1]})

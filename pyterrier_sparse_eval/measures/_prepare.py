@@ -163,22 +163,24 @@ def _check_id_types(run: pd.DataFrame, qrels: pd.DataFrame) -> None:
                     f"(e.g. {what} = {what}.dropna(subset=['{col}']))."
                 )
         r_types, q_types = _id_types(run[col]), _id_types(qrels[col])
-        if r_types != q_types:
-            raise TypeError(
-                f"{col} types differ: the run has {sorted(r_types)} and the qrels have {sorted(q_types)}, so no "
-                f"{col} would match. Cast both to str, e.g. run['{col}'] = run['{col}'].astype(str) (and the same "
-                "for the qrels)."
-                + (
-                    " In pt.Experiment, which gives measures the run's qids as str, pass qrels with str qids: "
-                    + (
-                        "qrels['qid'] = qrels['qid'].astype(str)."
-                        if q_types == {"int"}
-                        else "qrels['qid'] = qrels['qid'].astype(int).astype(str) (floats such as 1.0 would read '1.0')."
-                    )
-                    if col == "qid" and r_types == {"str"}
-                    else ""
-                )
+        if r_types == q_types:
+            continue
+        experiment = ""  # pt.Experiment turns a run's qids into str, not the qrels'
+        if col == "qid" and r_types == {"str"}:
+            cast = (
+                "astype(str)"
+                if q_types == {"int"}
+                else "astype(int).astype(str) (floats such as 1.0 read '1.0')"
             )
+            experiment = (
+                " In pt.Experiment, which gives measures the run's qids as str, pass qrels with str qids: "
+                f"qrels['qid'] = qrels['qid'].{cast}."
+            )
+        raise TypeError(
+            f"{col} types differ: the run has {sorted(r_types)} and the qrels have {sorted(q_types)}, so no "
+            f"{col} would match. Cast both to str, e.g. run['{col}'] = run['{col}'].astype(str) (and the same "
+            f"for the qrels).{experiment}"
+        )
 
 
 @dataclass
