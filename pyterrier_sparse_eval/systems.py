@@ -112,6 +112,16 @@ class System:
     def index_name(self) -> str:
         """The readable part of this system's index folder name (see :meth:`cache_name`)."""
         enc = self.encoder
+        if isinstance(enc, BM25) and "stemmer" not in enc.analyzer.config():
+            return (
+                f"bm25-{enc.language}-k1={enc.k1}-b={enc.b}"  # Lucene's analyzer for the language, as it is
+            )
+        return self._english_index_name()
+
+    def _english_index_name(self) -> str:
+        """The readable name with the English analysis options, which entries of languages other than English
+        also had before 2026-11-29 (``bm25-fr-k1=0.9-b=0.4-porter-lucene``: options they never used)."""
+        enc = self.encoder
         if isinstance(enc, BM25):
             stop = enc.stopwords if enc.stopwords is None or isinstance(enc.stopwords, str) else "custom"
             lang = "" if enc.language == "en" else f"-{enc.language}"
@@ -134,6 +144,24 @@ class System:
         }
         digest = hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
         return f"{self.index_name}-{digest[:8]}"
+
+    def _cached_index(self, folder: Path, dataset_id: str, shards: int | None) -> SparseIndex | ShardedIndex:
+        """The handle of this system's cache entry in ``folder``. An entry built under the name used before
+        2026-11-29 (:meth:`_english_index_name`) is found there and kept where it is."""
+        suffix = "" if shards is None else f"-x{shards}"
+
+        def handle(name: str) -> SparseIndex | ShardedIndex:
+            path = folder / f"{name}{suffix}"
+            return SparseIndex(path) if shards is None else ShardedIndex(path, num_shards=shards)
+
+        name = self.cache_name(dataset_id)
+        index = handle(name)
+        earlier_name = self._english_index_name()
+        if earlier_name != self.index_name and not index.directory.exists():
+            earlier = handle(earlier_name + name[len(self.index_name) :])
+            if earlier.built():
+                return earlier
+        return index
 
     def stale_reason(self, index: SparseIndex | ShardedIndex) -> str | None:
         """Why a cached index does not serve this system (its recorded configuration differs), or None."""
@@ -172,9 +200,10 @@ class System:
             # a hub model not yet in the local cache: fetch it first, so that the cache key names its weights
             # now and on every later run
             self.encoder.load()
-        path = index_folder(index_dir, dataset_id) / self.cache_name(dataset_id)
-        if shards is not None:
-            path = path.with_name(f"{path.name}-x{shards}")
+        index: SparseIndex | ShardedIndex = self._cached_index(
+            index_folder(index_dir, dataset_id), dataset_id, shards
+        )
+        path = index.directory
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(path.parent / f".{path.name}.lock"))
         try:
@@ -184,9 +213,6 @@ class System:
                 print(f"Waiting for another run that is building {path}")
             lock.acquire()
         try:
-            index: SparseIndex | ShardedIndex = (
-                SparseIndex(path) if shards is None else ShardedIndex(path, num_shards=shards)
-            )
             mode = "create"
             if index.built():
                 try:

@@ -620,6 +620,37 @@ def test_bm25_cache_is_keyed_by_configuration_and_rebuilds_a_mismatch(tmp_path, 
     assert "Rebuilding" in capsys.readouterr().out and index.encoder["k1"] == 1.2
 
 
+def test_a_language_entry_is_named_by_its_analyzer_and_one_cached_under_the_earlier_name_is_reused(
+    tmp_path, capsys
+):
+    """Lucene's analyzer for a language other than English takes no English option: the entry is named
+    ``bm25-fr-k1=..-b=..`` (it was ``bm25-fr-k1=..-b=..-porter-lucene`` before), and an entry built under that
+    earlier name is found and reused where it is, not built again."""
+    fr, en = pse.systems.parse_system("bm25:language=fr"), pse.systems.parse_system("bm25")
+    assert fr.cache_name("irds:x").startswith("bm25-fr-k1=0.9-b=0.4-") and "porter" not in fr.cache_name(
+        "irds:x"
+    )
+    assert en.cache_name("irds:x").startswith("bm25-k1=0.9-b=0.4-porter-lucene-")
+    corpus = lambda: DOCS  # noqa: E731
+    built = fr.index(tmp_path, "irds:x", corpus, verbose=False)
+    assert built.directory.name == fr.cache_name("irds:x")
+    earlier = built.directory.with_name(built.directory.name.replace("-b=0.4-", "-b=0.4-porter-lucene-"))
+    built.directory.rename(earlier)
+    for shards in (None, 2):
+        if shards:  # a sharded entry too, under its earlier name
+            fr.index(tmp_path, "irds:x", corpus, verbose=False, shards=2).directory.rename(
+                earlier.with_name(f"{earlier.name}-x2")
+            )
+        capsys.readouterr()
+        index = fr.index(tmp_path, "irds:x", corpus, verbose=True, shards=shards)
+        assert index.directory.name == earlier.name + (f"-x{shards}" if shards else "")
+        assert "Reusing" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "x").iterdir() if not p.name.startswith(".")) == [
+        earlier.name,
+        f"{earlier.name}-x2",
+    ]
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Concurrent runs on one cache
 # ----------------------------------------------------------------------------------------------------------
