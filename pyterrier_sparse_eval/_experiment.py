@@ -17,7 +17,7 @@ from . import datasets, files
 from .files import slug
 from .measures import crosscheck as _crosscheck
 from .measures import parse_measure, parse_measures
-from .systems import System
+from .systems import System, name_systems
 
 __all__ = ["Experiment", "ExperimentResult", "run_experiment"]
 
@@ -146,7 +146,8 @@ def run_experiment(
         raise ValueError("Give at least one system and one measure, e.g. measures=['nDCG@10', 'R@100'].")
     if baseline is not None and not 0 <= baseline < len(systems):
         raise ValueError(f"baseline={baseline} is not a system index (0..{len(systems) - 1}).")
-    run_files = [Path(save_runs) / f"{slug(s.name)}.run" for s in systems] if save_runs is not None else []
+    names = name_systems(systems)  # distinct (two checkpoints in folders of one name), or refused as the same
+    run_files = [Path(save_runs) / f"{slug(n)}.run" for n in names] if save_runs is not None else []
     if len(set(run_files)) < len(run_files):
         raise ValueError(
             f"Two systems would write the same run file in {save_runs}: give them distinct names."
@@ -156,12 +157,7 @@ def run_experiment(
     ds = datasets.load_dataset(dataset)
     topics = datasets.get_topics(ds, topic_field, verbose=verbose)
     qrels = datasets.get_qrels(ds)
-    topics = datasets.align_topics_qrels(topics, qrels)
-    if topics.empty:  # before any index is built
-        raise ValueError(
-            f"{dataset}: no topic has judgments (topics and qrels share no query id): nothing to evaluate; "
-            "check that both come from the same split and name queries alike."
-        )
+    topics = datasets.judged_topics(dataset, topics, qrels)  # before any index is built
     extra: dict[str, Any] = {} if shards is None else {"engine": engine, "ray_address": ray_address}
     retrievers: list[Any] = [
         s.retriever(
@@ -176,8 +172,8 @@ def run_experiment(
     ]
     if save_runs is not None:
         retrievers = [r.transform(topics) for r in retrievers]
-        for s, run, path in zip(systems, retrievers, run_files):
-            files.atomic_write_text(path, trec_run_text(run, s.name))
+        for name, run, path in zip(names, retrievers, run_files):
+            files.atomic_write_text(path, trec_run_text(run, name))
             if verbose:
                 print(f"Wrote {path}")
     out = Experiment(
@@ -185,7 +181,7 @@ def run_experiment(
         topics,
         qrels,
         measures,
-        names=[s.name for s in systems],
+        names=names,
         baseline=baseline,
         verbose=verbose,
         perquery="both" if perquery else False,

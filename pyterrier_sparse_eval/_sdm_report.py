@@ -30,7 +30,7 @@ from ._pool import (
 )
 from ._sample import bootstrap_bar, check_noise_correction, check_pool_options, check_sdm_options, whole
 from .measures import evaluate as evaluate_inhouse
-from .systems import index_folder, parse_system
+from .systems import index_folder, name_systems, parse_system
 
 __all__ = ["ThreeWay", "three_way"]
 
@@ -148,11 +148,13 @@ def three_way(
     if num_results is not None and not (whole(num_results) and num_results >= 1):
         raise ValueError(f"num_results={num_results!r}: give a whole number of documents per query.")
     specs = [parse_system(s) for s in systems]
-    by_name = {s.name: s for s in specs}
-    pool_specs = [by_name.get(p.name, p) for p in (parse_system(s) for s in (pool_runs or systems[:1]))]
-    names = [s.name for s in specs]
-    if len(set(names)) != len(names):
-        raise ValueError(f"The same system is given twice: {names}.")
+    name_systems(specs)  # the same system twice is refused
+    # a pooling run is a system's when it is the same system (its model as given), not when the names agree
+    given = {s.full_name: s for s in specs}
+    pool_specs = list(
+        {p.full_name: given.get(p.full_name, p) for p in map(parse_system, pool_runs or systems[:1])}.values()
+    )
+    name_systems(specs + [p for p in pool_specs if p.full_name not in given])  # every run's name distinct
     # every option checked before any indexing
     k_values, bootstrap = check_sdm_options(k_values, family, bootstrap, 0.95, seed)
     check_noise_correction(noise_correction, family, covariate or None)
@@ -167,7 +169,7 @@ def three_way(
     ds = datasets.load_dataset(dataset)
     topics = datasets.get_topics(ds, verbose=verbose)
     qrels = datasets.get_qrels(ds)
-    topics = datasets.align_topics_qrels(topics, qrels)
+    topics = datasets.judged_topics(dataset, topics, qrels)  # before any index is built
     folder = index_folder(index_dir, dataset)
 
     full_index: dict[str, SparseIndex] = {}

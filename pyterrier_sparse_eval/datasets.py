@@ -239,6 +239,18 @@ def align_topics_qrels(topics: pd.DataFrame, qrels: pd.DataFrame, *, warn: bool 
     return topics[topics["qid"].astype(str).isin(both)].reset_index(drop=True)
 
 
+def judged_topics(dataset: str, topics: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
+    """:func:`align_topics_qrels` for a command that evaluates ``dataset``: none judged is refused (before any
+    index is built), with the fix named."""
+    topics = align_topics_qrels(topics, qrels)
+    if topics.empty:
+        raise ValueError(
+            f"{dataset}: no topic has judgments (topics and qrels share no query id): nothing to evaluate; "
+            "check that both come from the same split and name queries alike."
+        )
+    return topics
+
+
 def _as_text(value: Any) -> str:
     """A field's text: strings as they are; None, NaN and pandas' NA as "" (missing, never the word "nan")."""
     if type(value) is str:

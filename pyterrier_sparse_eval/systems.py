@@ -35,6 +35,7 @@ from .files import slug
 __all__ = [
     "System",
     "parse_system",
+    "name_systems",
     "index_folder",
     "resolve_baseline",
     "specs_with_language",
@@ -90,6 +91,7 @@ class System:
     encoder: BM25 | Splade
     params: dict[str, Any] = field(default_factory=dict)
     idf: bool = False
+    label: str | None = None  # the name when the readable one is another system's too (:func:`name_systems`)
 
     @property
     def kind(self) -> str:
@@ -97,7 +99,17 @@ class System:
 
     @property
     def name(self) -> str:
-        """A readable name, e.g. ``BM25(k1=0.9,b=0.4)`` or ``SPLADE(model,idf=True)``."""
+        """A readable name, e.g. ``BM25(k1=0.9,b=0.4)`` or ``SPLADE(model,idf=True)`` (a SPLADE model by its
+        folder's last part; by its path as given where two systems would share that name: :func:`name_systems`)."""
+        return self.label or self._name()
+
+    @property
+    def full_name(self) -> str:
+        """The name with a SPLADE model as given in full (``SPLADE(runs/a/model)``): two systems of equal full
+        names are the same system."""
+        return self._name(full=True)
+
+    def _name(self, *, full: bool = False) -> str:
         enc = self.encoder
         if isinstance(enc, BM25):
             defaults = inspect.signature(BM25).parameters
@@ -106,7 +118,8 @@ class System:
             )
             return f"BM25(k1={enc.k1},b={enc.b}{extra})"
         extra = "".join(f",{k}={v}" for k, v in self.params.items())
-        return f"SPLADE({Path(enc.model.rstrip('/')).name}{extra})"
+        model = enc.model.rstrip("/")
+        return f"SPLADE({model if full else Path(model).name}{extra})"
 
     @property
     def index_name(self) -> str:
@@ -255,6 +268,24 @@ def _identity(config: dict[str, Any]) -> dict[str, Any]:
     if config.get("fingerprint"):
         return {k: v for k, v in config.items() if k != "model"}
     return config
+
+
+def name_systems(systems: Sequence[System]) -> list[str]:
+    """The systems' names, distinct: those whose readable names collide (two SPLADE checkpoints in folders of
+    one name, ``runs/a/model`` and ``runs/b/model``) are named by their model as given, ``SPLADE(runs/a/model)``.
+    The same system given twice is refused."""
+    full = [s.full_name for s in systems]
+    if len(set(full)) != len(full):
+        raise ValueError(f"The same system is given twice: {[s.name for s in systems]}.")
+    short = [s._name() for s in systems]
+    for s, name, whole_name in zip(systems, short, full):
+        s.label = whole_name if short.count(name) > 1 else None
+    names = [s.name for s in systems]
+    if len(set(names)) != len(names):  # a short name equal to another's full one
+        for s in systems:
+            s.label = s.full_name
+        names = full
+    return names
 
 
 def index_folder(index_dir: str | os.PathLike[str], dataset_id: str) -> Path:

@@ -125,7 +125,10 @@ def test_the_command_line_prints_a_warning_as_one_line(tmp_path, capsys):
     ]
 
 
-def test_experiment_without_a_judged_topic_stops_before_indexing(tmp_path, capsys):
+@pytest.mark.parametrize("command", ["experiment", "sdm"])
+def test_experiment_without_a_judged_topic_stops_before_indexing(tmp_path, capsys, command):
+    """Both commands refuse a collection none of whose topics is judged before any work (sparse-eval sdm had
+    indexed, retrieved, printed a table of nan, written NaN into its JSON and exited 0)."""
     from pyterrier_sparse_eval.cli import main
 
     (tmp_path / "docs.tsv").write_text("d1\tplasma waves\nd2\tdielectric water\n")
@@ -133,9 +136,13 @@ def test_experiment_without_a_judged_topic_stops_before_indexing(tmp_path, capsy
     (tmp_path / "qrels.txt").write_text("q9 0 d1 1\n")  # another query's judgments
     spec = f"files:{tmp_path / 'docs.tsv'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.txt'}"
     index_dir = tmp_path / "indexes"
-    code = main(["experiment", "--dataset", spec, "--index-dir", str(index_dir), "--quiet"])
+    output = tmp_path / "out.json"
+    code = main(
+        [command, "--dataset", spec, "--index-dir", str(index_dir), "--quiet", "--output", str(output)]
+    )
     assert code == 2 and "no topic has judgments" in capsys.readouterr().err
     assert not index_dir.exists() or not any(index_dir.iterdir())
+    assert not output.exists()
 
 
 def test_numpy_integer_measure_parameters_are_read_as_numbers():

@@ -361,3 +361,28 @@ def test_the_covariate_is_prepared_once_for_the_largest_cut_off_asked(setup, mon
     direct = sdm.evaluate(run, qrels, pool, [10, 100, 1000], covariate=cov)["aggregate"]
     for m in measures:
         assert np.mean(got[str(m)]) == pytest.approx(direct[f"R@{m.params['cutoff']}"]["sdm"], abs=1e-12)
+
+
+def test_the_covariate_with_no_relevant_document_ranked_gives_zero_alone_and_in_batches(setup):
+    """With the covariate, a query none of whose relevant documents the run ranks (evaluated alone, or as a batch
+    of one in pt.Experiment) scores 0, as without it; it had raised numpy's "zero-size array" error."""
+    docnos, truth, first, qrels, pool = setup
+    run = system_run_over_pool(pool, docnos, truth)
+    cov = sdm.Covariate.from_run(first, pool)
+    relevant = set(zip(qrels["qid"], qrels["docno"]))
+    unjudged = np.array([(q, d) not in relevant for q, d in zip(run["qid"], run["docno"])])
+    alone = run[(run["qid"] == "q0").to_numpy() & unjudged]
+    result = sdm.evaluate(alone, qrels[qrels["qid"] == "q0"], pool, [10, 100], covariate=cov)
+    assert {m: v["sdm"] for m, v in result["aggregate"].items()} == dict.fromkeys(
+        ["R@10", "nDCG@10", "R@100", "nDCG@100"], 0.0
+    )
+    measures = [sdm.SDM_R(pool=pool, covariate=cov) @ 10, sdm.SDM_nDCG(pool=pool, covariate=cov) @ 10]
+    hidden = pd.concat([alone, run[run["qid"] != "q0"]])
+    tables = [
+        pt.Experiment([pt.Transformer.from_df(hidden)], _topics(qrels), qrels, measures, batch_size=size)
+        for size in (None, 1)
+    ]
+    direct = _by_measure(sdm.evaluate(hidden, qrels, pool, [10], covariate=cov), measures)
+    for m in measures:
+        assert tables[1].loc[0, str(m)] == pytest.approx(tables[0].loc[0, str(m)], abs=1e-12)
+        assert tables[0].loc[0, str(m)] == pytest.approx(direct[str(m)], abs=1e-12)

@@ -302,3 +302,66 @@ def test_splade_on_shards_equals_single_index(model_dir, tmp_path, idf):
     assert len(a) == len(b) == 60
     assert a["docno"].tolist() == b["docno"].tolist() and a["rank"].tolist() == b["rank"].tolist()
     np.testing.assert_array_equal(a["score"].to_numpy(), b["score"].to_numpy())
+
+
+def test_checkpoints_in_folders_of_one_name_are_told_apart(model_dir, tmp_path, monkeypatch):
+    """Two checkpoints in folders of one name (``runs/a/model``, ``runs/b/model``) are two systems named by their
+    path (both had been ``SPLADE(model)``: refused as "given twice", and a pooling run swapped for the system of
+    that name); a model given twice (a trailing slash) is still refused; alone, a model keeps its short name."""
+    import shutil
+
+    from pyterrier_sparse_eval.systems import name_systems, parse_system
+
+    for name in "ab":
+        shutil.copytree(model_dir, tmp_path / "runs" / name / "model")
+    monkeypatch.chdir(tmp_path)
+    a, b = parse_system("splade:runs/a/model,idf=true"), parse_system("splade:runs/b/model,idf=true")
+    assert name_systems([a, b, parse_system("bm25")]) == [
+        "SPLADE(runs/a/model,idf=True)",
+        "SPLADE(runs/b/model,idf=True)",
+        "BM25(k1=0.9,b=0.4)",
+    ]
+    assert name_systems([parse_system("splade:runs/a/model")]) == ["SPLADE(model)"]
+    with pytest.raises(ValueError, match="given twice"):
+        name_systems([parse_system("splade:runs/a/model"), parse_system("splade:runs/a/model/")])
+
+
+@needs_data
+def test_sdm_pools_from_the_pool_run_asked_not_a_system_of_the_same_name(model_dir, tmp_path):
+    """``three_way(systems=[a/model], pool_runs=[b/model])`` pools from model b's run: its pool is the one model b
+    pools alone (it had been model a's: the pooling run was matched to the system by name, SPLADE(model))."""
+    import shutil
+
+    import torch
+    import transformers
+
+    from pyterrier_sparse_eval.sdm import three_way
+
+    for name, bias in (("a", None), ("b", -3.0)):
+        shutil.copytree(model_dir, tmp_path / name / "model")
+        if bias is not None:  # other weights: another model
+            model = transformers.BertForMaskedLM.from_pretrained(tmp_path / name / "model")
+            with torch.no_grad():
+                model.cls.predictions.bias.fill_(bias)
+            model.save_pretrained(tmp_path / name / "model")
+    a, b = (f"splade:{tmp_path / n / 'model'},doc_max_length=16" for n in "ab")
+    options = dict(index_dir=tmp_path / "idx", depth=5, sample=200, k_values=[10], verbose=False)
+    ds = pt.get_dataset("irds:vaswani")  # its first 800 documents, the topics judged among them
+    docs = [d for _, d in zip(range(800), pse.datasets.corpus_iter(ds))]
+    qrels = ds.get_qrels()
+    qrels = qrels[qrels["docno"].isin({d["docno"] for d in docs})]
+    topics = ds.get_topics()
+    topics = topics[topics["qid"].isin(set(qrels["qid"]))]
+    files = {
+        "corpus.tsv": [f"{d['docno']}\t{' '.join(d['text'].split())}" for d in docs],
+        "topics.tsv": [f"{q}\t{' '.join(t.split())}" for q, t in topics[["qid", "query"]].values],
+        "qrels.txt": [f"{q} 0 {d} {r}" for q, d, r in qrels[["qid", "docno", "label"]].values],
+    }
+    for name, lines in files.items():
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+    spec = "files:" + ",".join(str(tmp_path / name) for name in files)
+    mixed = three_way(spec, [a], pool_runs=[b], **options)
+    alone = three_way(spec, [b], **options)
+    assert mixed.config["pool_runs"] == [f"SPLADE({tmp_path / 'b' / 'model'},doc_max_length=16)"]
+    assert mixed.config["pool_fingerprint"] == alone.config["pool_fingerprint"]
+    assert mixed.config["pool_fingerprint"] != three_way(spec, [a], **options).config["pool_fingerprint"]

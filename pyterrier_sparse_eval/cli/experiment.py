@@ -11,7 +11,7 @@ from .. import datasets, plots, run_experiment
 from ..console import EXIT_OK, UsageError
 from ..files import check_destination
 from ..measures import inhouse, parse_measure
-from ..systems import index_folder, parse_system, resolve_baseline
+from ..systems import index_folder, name_systems, parse_system, resolve_baseline
 from .common import DATASET_HELP, DEFAULT_METRICS, LANGUAGE_HELP, measures_named, with_language, write
 
 EXPERIMENT_EXAMPLE = """\
@@ -46,9 +46,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     specs = with_language(args, args.system or ["bm25"])
     systems = [parse_system(s) for s in specs]
     measures = measures_named(args.metric, _inhouse_twins if args.measures == "in-house" else _any_measures)
-    names = [s.name for s in systems]
-    if len(set(names)) != len(names):
-        raise UsageError(f"The same system is given twice: {names}.")
+    try:
+        names = name_systems(systems)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     baseline = resolve_baseline(args.baseline, names)
     if args.output and Path(args.output).suffix not in (".json", ".csv"):
         raise UsageError(f"--output must end in .json or .csv, got {args.output!r}.")

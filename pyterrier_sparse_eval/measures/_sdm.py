@@ -188,11 +188,13 @@ class UnseenAbove:
     def kept(self, j: JudgedRun, k: int, weights: np.ndarray) -> np.ndarray:
         """Per row of ``j``: sum over m <= k - 1 - rank of P(X = m) * weights[rank + m] (0 outside ``rows``)."""
         out = np.zeros(len(j.rank))
+        if not len(self.rows):  # no relevant row above the cut-offs asked (one query, a batch): nothing kept
+            return out
         a = j.rank[self.rows]
         m = np.arange(self.pmf.shape[1])[None, :]
         pos = a[:, None] + m
         needed = k - a.min() if self.most is None else min(k - a.min(), self.most + 1)
-        if len(self.rows) and self.pmf.shape[1] < needed:
+        if self.pmf.shape[1] < needed:
             raise ValueError(
                 f"The unseen-count distribution stops at {self.pmf.shape[1]} terms; k={k} needs more."
             )
