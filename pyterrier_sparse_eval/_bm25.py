@@ -10,6 +10,7 @@ import pandas as pd
 import pyterrier as pt
 
 from ._build import (
+    batch_docnos,
     batched,
     build_on_ray,
     check_engine,
@@ -289,7 +290,7 @@ class BM25Batches:
         terms, tf, offsets, lengths = self.counter.count(texts, self)
         uniq, idx = np.unique(terms, return_inverse=True)
         names = [self.names[i] for i in uniq.tolist()]
-        return [str(d["docno"]) for d in batch], names, idx.astype(np.int32), tf, offsets, lengths, missing
+        return batch_docnos(batch), names, idx.astype(np.int32), tf, offsets, lengths, missing
 
 
 class BM25Indexer(pt.Indexer):
@@ -337,11 +338,13 @@ class BM25Indexer(pt.Indexer):
     def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> SparseIndex | ShardedIndex:  # type: ignore[override]
         """Analyse and index ``docs``; returns the (reloaded) index.
 
-        The text fields are chosen from the first batch of documents (see :func:`pse.datasets.resolve_fields`);
+        The text fields are chosen from the first batch of documents (see :func:`pse.datasets.resolve_fields`),
+        on each call (an indexer called again, after a failed attempt, had kept the fields of its first);
         documents without text in them are indexed empty, counted, and reported once at the end.
         """
         from ._textscan import HAVE_NUMBA  # imports numba only when indexing
 
+        self.fields_ = None
         bm25 = self.bm25
         encoder = bm25.encoder_config()
         compiled = HAVE_NUMBA if self._compiled is None else self._compiled
@@ -367,7 +370,7 @@ class BM25Indexer(pt.Indexer):
                 texts, missing = doc_texts(batch, self.fields_ or ())
                 empty, total = empty + missing, total + len(batch)
                 terms, tf, offsets, lengths = counter.count(texts, writer)
-                writer.add([str(d["docno"]) for d in batch], terms, tf, offsets, lengths)
+                writer.add(batch_docnos(batch), terms, tf, offsets, lengths)
                 bar.update(len(batch))
             bar.close()
             writer.finish(self.bm25.weights)

@@ -176,6 +176,31 @@ def batched(it: Iterator[Any], n: int) -> Iterator[list[Any]]:
         yield batch
 
 
+def batch_docnos(batch: Sequence[dict[str, Any]]) -> list[str]:
+    """The batch's docnos as str: str and whole numbers (``1`` is ``"1"``) as they are; a missing docno, and
+    values whose text would match no qrels (bytes as ``"b'd1'"``, None as ``"None"``, NaN as ``"nan"``, a float
+    column's ``"1.0"``), refused naming the document and the fix."""
+    out = []
+    for position, doc in enumerate(batch):
+        docno = doc.get("docno") if isinstance(doc, dict) else None
+        if isinstance(docno, str):
+            out.append(str(docno))  # numpy's str_ too
+        elif isinstance(docno, (int, np.integer)) and not isinstance(docno, (bool, np.bool_)):
+            out.append(str(int(docno)))
+        elif not isinstance(doc, dict) or "docno" not in doc:
+            raise FieldError(
+                f"Document {position + 1} of a batch has no 'docno' field (it has {sorted(doc)[:8]}): give every "
+                "document its id."
+            )
+        else:
+            raise ValueError(
+                f"Document {position + 1} of a batch has docno {docno!r} ({type(docno).__name__}): docnos are str "
+                "(or whole numbers). Give them as text: df['docno'].astype(str) (a column of numbers with a gap is "
+                "float: fill or drop the gap first), bytes decoded with .decode('utf-8')."
+            )
+    return out
+
+
 class IndexWriter:
     """Accumulates document batches on disk and writes a complete index atomically.
 
@@ -206,10 +231,14 @@ class IndexWriter:
             self.abort()
 
     def abort(self) -> None:
-        for f in (self._docnos, *self._spill):
-            if not f.closed:
-                f.close()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        """Remove everything written: the folder goes even when closing a file fails (a full disk fails the
+        flush of its buffer again), which had left the folder, and the disk full, behind."""
+        try:
+            for f in (self._docnos, *self._spill):
+                with contextlib.suppress(OSError):
+                    f.close()
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
     def term_ids(self, terms: list[Any]) -> np.ndarray:
         """Map term strings to ids, growing the vocabulary."""
@@ -371,7 +400,7 @@ class SparseIndexer(pt.Indexer):
     def encode(self, batch: list[dict[str, Any]], bar: Any) -> tuple[list[str], list[dict[str, float]]]:
         """The docnos and ``toks`` of a batch of documents (subclasses encode text here)."""
         check_docs(batch, ("docno", "toks"), _TOKS_HINT)
-        return [str(d["docno"]) for d in batch], [d["toks"] for d in batch]
+        return batch_docnos(batch), [d["toks"] for d in batch]
 
     def batches(self, first: list[dict[str, Any]]) -> Callable[[list[dict[str, Any]]], Encoded]:
         """What a Ray worker runs on each batch (``engine="ray"``), set up from the first batch."""
@@ -408,7 +437,7 @@ class ToksBatches:
 
     def __call__(self, batch: list[dict[str, Any]]) -> Encoded:
         check_docs(batch, ("docno", "toks"), _TOKS_HINT)
-        return flatten_toks([str(d["docno"]) for d in batch], [d["toks"] for d in batch])
+        return flatten_toks(batch_docnos(batch), [d["toks"] for d in batch])
 
 
 def build_on_ray(

@@ -3,6 +3,7 @@ statistics merged when the stream ends (layout and guarantees in ``_sharded``)."
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -66,9 +67,12 @@ class ShardedWriter:
             self.abort()
 
     def abort(self) -> None:
-        for w in self.writers:
-            w.abort()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        try:
+            for w in self.writers:
+                with contextlib.suppress(OSError):
+                    w.abort()
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
     def term_ids(self, terms: list[Any]) -> np.ndarray:
         return self.writers[0].term_ids(terms)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import SparseIndexer, flatten_toks, warn_empty
+from ._build import SparseIndexer, batch_docnos, flatten_toks, warn_empty
 from ._format import file_crc32
 from ._index import SparseIndex, refuse_ray_options
 from ._ray import Encoded
@@ -459,7 +459,7 @@ class SpladeIndexer(SparseIndexer):
         toks = s.encode(
             texts, max_length=s.doc_max_length, top_k=s.doc_top_k, threshold=s.doc_threshold, progress=bar
         )
-        return [str(d["docno"]) for d in batch], toks
+        return batch_docnos(batch), toks
 
     def finished(self) -> None:
         warn_empty(self.empty_, self.total_, self.fields_ or ())
@@ -482,7 +482,7 @@ class SpladeBatches:
             threshold=s.doc_threshold,
             progress=_NoBar(),
         )
-        return flatten_toks([str(d["docno"]) for d in batch], toks, empty)
+        return flatten_toks(batch_docnos(batch), toks, empty)
 
 
 class _NoBar:

@@ -252,11 +252,20 @@ def judged_topics(dataset: str, topics: pd.DataFrame, qrels: pd.DataFrame) -> pd
 
 
 def _as_text(value: Any) -> str:
-    """A field's text: strings as they are; None, NaN and pandas' NA as "" (missing, never the word "nan")."""
+    """A field's text: strings as they are; UTF-8 bytes decoded; None, NaN and pandas' NA as "" (missing, never
+    the word "nan")."""
     if type(value) is str:
         return value
     if value is None or value is pd.NA or (isinstance(value, float) and value != value):
         return ""
+    if isinstance(value, (bytes, bytearray)):  # str() would index its repr, "b'caf\\xc3\\xa9'"
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(
+                f"A document's text is bytes that are not UTF-8 ({e}): decode them first, e.g. "
+                "text.decode('latin-1')."
+            ) from None
     return str(value)
 
 

@@ -238,6 +238,45 @@ def test_unknown_checks_mode():
         pse.SparseIndex("x", checks="some")
 
 
+class _FullDiskFile:
+    """A spill file on a full disk: closing it fails to flush its buffer (ENOSPC), as a real one does."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+    def close(self):
+        self._f.close()
+        raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize("shards", [None, 2])
+def test_a_build_that_fails_on_a_full_disk_removes_its_folder(tmp_path, monkeypatch, shards):
+    """The disk fills while batches are written: the build fails, and its temporary folder goes even though
+    closing its files fails again (the close had raised before the folder was removed, leaving it, and the disk
+    full, behind)."""
+    from pyterrier_sparse_eval._build import IndexWriter
+
+    made = IndexWriter.__init__
+
+    def on_a_full_disk(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        self._spill[2] = _FullDiskFile(self._spill[2])
+
+    monkeypatch.setattr(IndexWriter, "__init__", on_a_full_disk)
+
+    def docs():
+        yield from DOCS[:20]
+        raise OSError(28, "No space left on device")
+
+    index = pse.SparseIndex(tmp_path / "index") if shards is None else pse.ShardedIndex(tmp_path / "index", 2)
+    with pytest.raises(OSError, match="No space left"):
+        pse.BM25().indexer(index, verbose=False, batch_size=5).index(docs())
+    assert list(tmp_path.iterdir()) == []
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Damaged indexes: a clear error that names the file, never a crash, never rankings
 # ----------------------------------------------------------------------------------------------------------
@@ -730,3 +769,56 @@ def test_two_concurrent_cli_runs_share_one_build(tmp_path):
     built = [p for p in (tmp_path / "idx" / "vaswani").iterdir() if not p.name.startswith(".")]
     assert len(built) == 1
     pse.SparseIndex(built[0]).verify()
+
+
+def test_an_indexer_called_again_chooses_its_fields_again(tmp_path):
+    """A BM25 indexer whose first call failed (title-only documents, a docno twice) indexes the corrected title +
+    text documents by both fields on its second call (it had kept 'title' from the first, silently)."""
+    indexer = pse.BM25().indexer(pse.SparseIndex(tmp_path / "index"), verbose=False)
+    with pytest.raises(ValueError, match="[Dd]uplicate"):
+        indexer.index([{"docno": "d1", "title": "first"}, {"docno": "d1", "title": "second"}])
+    index = indexer.index(
+        [
+            {"docno": "d1", "title": "first", "text": "alpha"},
+            {"docno": "d2", "title": "second", "text": "beta"},
+        ]
+    )
+    assert index.meta["encoder"]["fields"] == ["title", "text"]
+    run = pse.BM25().retriever(index).transform(pd.DataFrame({"qid": ["1"], "query": ["alpha"]}))
+    assert run["docno"].tolist() == ["d1"]
+
+
+@pytest.mark.parametrize(
+    "indexer",
+    [lambda i: pse.BM25().indexer(i, verbose=False), lambda i: i.indexer(verbose=False)],
+    ids=["bm25", "toks"],
+)
+@pytest.mark.parametrize("docno", [b"d1", None, float("nan"), 1.0, True], ids=repr)
+def test_a_docno_that_would_match_no_qrels_is_refused(tmp_path, indexer, docno):
+    """bytes, None, NaN and a float (a number column with a gap) had been indexed as "b'd1'", "None", "nan",
+    "1.0", matching no qrels (every measure 0, no word); a missing docno past the first document was a bare
+    KeyError. Whole numbers are their digits."""
+    docs = [
+        {"docno": "d0", "text": "alpha", "toks": {"alpha": 1.0}},
+        {"docno": docno, "text": "beta", "toks": {"b": 1.0}},
+    ]
+    with pytest.raises(ValueError, match=r"Document 2 of a batch has docno .*astype\(str\)"):
+        indexer(pse.SparseIndex(tmp_path / "index")).index(docs)
+    with pytest.raises(KeyError, match=r"no 'docno' field|missing \['docno'\]"):
+        indexer(pse.SparseIndex(tmp_path / "index")).index([docs[0], {"text": "beta", "toks": {"b": 1.0}}])
+    assert not (tmp_path / "index").exists()
+    whole = [dict(docs[0], docno=7), dict(docs[1], docno=np.int64(8))]
+    assert indexer(pse.SparseIndex(tmp_path / "index")).index(whole).docnos.tolist() == ["7", "8"]
+
+
+def test_text_given_as_bytes_is_decoded(tmp_path):
+    """UTF-8 bytes are text (they had been indexed as their repr, "b'lait frais'", which 'lait' missed);
+    bytes that are not UTF-8 are refused naming the fix."""
+    docs = [{"docno": "d1", "text": "lait"}, {"docno": "d2", "text": "lait frais café".encode()}]
+    index = pse.BM25().indexer(pse.SparseIndex(tmp_path / "index"), verbose=False).index(docs)
+    run = pse.BM25().retriever(index).transform(pd.DataFrame({"qid": ["1"], "query": ["café lait"]}))
+    assert set(run["docno"]) == {"d1", "d2"} and run["docno"].iloc[0] == "d2"
+    with pytest.raises(ValueError, match=r"not UTF-8 .*decode\('latin-1'\)"):
+        pse.BM25().indexer(pse.SparseIndex(tmp_path / "other"), verbose=False).index(
+            [{"docno": "d1", "text": "café".encode("latin-1")}]
+        )
