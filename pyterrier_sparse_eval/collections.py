@@ -21,6 +21,7 @@ import json
 import os
 import re
 import warnings
+import zlib
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -57,13 +58,34 @@ def _open(path: Path) -> IO[str]:
     return open(path, encoding="utf-8-sig")
 
 
+#: what reading a file that is not UTF-8, or a gzip file cut short or damaged, raises
+_UNREADABLE = (UnicodeDecodeError, EOFError, zlib.error, gzip.BadGzipFile)
+
+
+def _unreadable(path: Path, e: BaseException, where: str = "") -> ValueError:
+    """The error for a file :data:`_UNREADABLE` was raised reading, naming it and the fix."""
+    if isinstance(e, UnicodeDecodeError):
+        return ValueError(
+            f"{path}{where}: not UTF-8 text ({e.reason}, byte {e.object[e.start : e.end]!r}); convert it first, "
+            "e.g. iconv -f latin1 -t utf-8."
+        )
+    return ValueError(
+        f"{path}{where}: the gzip file is cut short or damaged ({e}); copy or download it again."
+    )
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, line without its newline) for each non-blank line."""
-    with _open(path) as f:
-        for n, line in enumerate(f, 1):
-            line = line.rstrip("\r\n")
-            if line.strip():
-                yield n, line
+    """(line number, line without its newline) for each non-blank line; a file that is not UTF-8, or a gzip
+    file cut short or damaged, is refused naming the file and the line reached."""
+    n = 0
+    try:
+        with _open(path) as f:
+            for n, line in enumerate(f, 1):
+                line = line.rstrip("\r\n")
+                if line.strip():
+                    yield n, line
+    except _UNREADABLE as e:
+        raise _unreadable(path, e, f", after line {n}") from None
 
 
 def _is_jsonl(path: Path) -> bool:
@@ -132,12 +154,15 @@ def _count_records(path: Path) -> int:
     """Non-blank lines of a corpus file (gzipped or not), less a TSV header row."""
     opener: Any = gzip.open if path.suffix == ".gz" else open
     count, first = 0, b""
-    with opener(path, "rb") as f:
-        for line in f:
-            if line.strip():
-                if not count:
-                    first = line
-                count += 1
+    try:
+        with opener(path, "rb") as f:
+            for line in f:
+                if line.strip():
+                    if not count:
+                        first = line
+                    count += 1
+    except _UNREADABLE as e:
+        raise _unreadable(path, e) from None
     if count and not _is_jsonl(path):
         parts = first.decode("utf-8-sig", "replace").rstrip("\r\n").split("\t")
         if parts[0].strip().lower() in _HEADER_IDS:  # a header row (tsv_docs skips it or refuses it)
@@ -342,8 +367,11 @@ def tsv_docs(lines: Iterable[tuple[int, str]], where: Any) -> Iterator[tuple[int
 def _trec_topics(path: Path) -> list[tuple[str, str]]:
     """(qid, title) of a TREC topic file (``<top> <num> Number: 301 <title> ... </top>``), as trec_eval's
     collections give them; the title is the query."""
-    with _open(path) as f:
-        text = f.read()
+    try:
+        with _open(path) as f:
+            text = f.read()
+    except _UNREADABLE as e:
+        raise _unreadable(path, e) from None
     rows: list[tuple[str, str]] = []
     for block in re.findall(r"<top>(.*?)</top>", text, flags=re.S | re.I):
         # both with and without closing tags (<num> 301 <title> ... as in TREC's files, or <num>301</num>)

@@ -9,8 +9,10 @@ import contextlib
 import logging
 import os
 import select
+import signal
 import socket
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -54,11 +56,15 @@ def run(
     for anything else (a bug); the traceback only with ``debug``. A closed stdout (``| head``) is not an
     error; ``quiet`` silences every progress bar."""
     try:
-        with progress_bars(shown=not quiet), library_logs(), _warnings_as_lines(prog, debug):
-            return command()
+        with _terminated_as_exception(), progress_bars(shown=not quiet), library_logs():
+            with _warnings_as_lines(prog, debug):
+                return command()
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print(f"{prog}: terminated", file=sys.stderr)
+        return 143
     except Exception as e:
         if isinstance(e, BrokenPipeError) and _stdout_closed():
             devnull = os.open(
@@ -80,6 +86,27 @@ def run(
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+class Terminated(BaseException):
+    """SIGTERM (``kill``, ``timeout``, a batch scheduler's time limit, ``docker stop``) raised in the main thread,
+    so that a command stops as on Ctrl-C: every build removes what it wrote, nothing half-written is left."""
+
+
+@contextlib.contextmanager
+def _terminated_as_exception() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 OFFLINE_HINT = (

@@ -352,3 +352,34 @@ def test_id_types_float_ids_refused_mixed_ids_counted_tsv_counted(tmp_path):
     (tmp_path / "q.trec").write_text("q1 0 d1 1\n")
     ds = pse.datasets.load_dataset(f"files:{tsv},{tmp_path / 't.tsv'},{tmp_path / 'q.trec'}")
     assert pse.datasets.num_docs(ds) == 2 and [d["docno"] for d in docs_of(ds)] == ["d1", "d2"]
+
+
+@pytest.mark.parametrize("damage", ["cut short", "damaged", "not utf-8"])
+def test_an_unreadable_corpus_file_is_named_with_its_fix(tmp_path, damage):
+    """A gzip corpus cut short (an interrupted download) or damaged, or a corpus that is not UTF-8: a ValueError
+    naming the file and the fix, exit 2 on the command line (they had been EOFError / zlib.error, exit 3 as "a
+    bug", and a UnicodeDecodeError naming no file)."""
+    import gzip
+    import json
+
+    from pyterrier_sparse_eval.cli import main
+
+    data = gzip.compress(
+        "".join(json.dumps({"_id": f"d{i}", "text": f"alpha w{i} " * 5}) + "\n" for i in range(5000)).encode()
+    )
+    corpus = tmp_path / ("corpus.tsv" if damage == "not utf-8" else "corpus.jsonl.gz")
+    corpus.write_bytes(
+        {
+            "cut short": data[: len(data) * 2 // 3],
+            "damaged": b"\x1f\x8b\x08\x00garbage" + data[20:200],
+            "not utf-8": "d1\tcaf\xe9 au lait\n".encode("latin-1"),
+        }[damage]
+    )
+    (tmp_path / "topics.tsv").write_text("q1\talpha\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    spec = f"files:{corpus},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.txt'}"
+    fix = "iconv" if damage == "not utf-8" else "copy or download it again"
+    with pytest.raises(ValueError, match=rf"{corpus}.*{fix}"):
+        list(pse.datasets.corpus_iter(spec))
+    args = ["experiment", "--dataset", spec, "--index-dir", str(tmp_path / "idx"), "--quiet"]
+    assert main(args) == 2
