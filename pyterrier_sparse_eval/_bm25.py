@@ -33,7 +33,7 @@ from ._weights import (
     lucene_norm_inverse,
     lucene_tf_factor,
 )
-from .datasets import FieldError, doc_texts, resolve_fields
+from .datasets import FieldError, _as_text, doc_texts, resolve_fields
 
 __all__ = ["BM25", "BM25Batches", "BM25Indexer", "TermCounter", "TextEncoder"]
 
@@ -226,7 +226,7 @@ class TextEncoder(pt.Transformer):
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         pt.validate.columns(inp, includes=[self.text_column])
         out = inp.copy()
-        terms = self.analyzer.analyze_batch([str(t) for t in inp[self.text_column].tolist()])
+        terms = self.analyzer.analyze_batch([_as_text(t) for t in inp[self.text_column].tolist()])
         out[self.out_column] = pd.Series(
             [{k: float(v) for k, v in _counts(t).items()} for t in terms], index=inp.index, dtype=object
         )

@@ -19,6 +19,7 @@ from ._numba import available_backends
 from ._tokenize import Analyzer
 from ._topk import postings_per_row
 from ._weights import lucene_idf
+from .datasets import _as_text
 
 __all__ = ["SparseRetriever"]
 
@@ -237,7 +238,7 @@ class SparseRetriever(pt.Transformer):
                 if not isinstance(t, dict):
                     raise TypeError(f"`query_toks` must be a dict of term -> weight, got {type(t).__name__}.")
             return toks
-        terms = self._analyzer().analyze_batch([str(q) for q in inp["query"].tolist()])
+        terms = self._analyzer().analyze_batch([_as_text(q) for q in inp["query"].tolist()])
         return [dict(Counter(t)) for t in terms]
 
     def query_matrix(self, queries: Sequence[dict[str, float]]) -> sp.csr_matrix:
@@ -268,7 +269,7 @@ class SparseRetriever(pt.Transformer):
     def text_query_matrix(self, texts: Sequence[str]) -> sp.csr_matrix:
         """:meth:`query_matrix` of the analysed ``texts``, each term weighted by its count in the query (the same
         matrix, bit for bit), built with array operations instead of a dict per query."""
-        indptr, cols, data = self._text_query_rows([str(t) for t in texts])
+        indptr, cols, data = self._text_query_rows([_as_text(t) for t in texts])
         return sp.csr_matrix((data, cols, indptr), shape=(len(indptr) - 1, self.index.num_terms))
 
     def _text_query_rows(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -354,7 +355,7 @@ class SparseRetriever(pt.Transformer):
             q = self.query_matrix(self._query_weights(inp))
             indptr, terms, weights = q.indptr, q.indices, q.data
         else:
-            indptr, terms, weights = self._text_query_rows([str(t) for t in inp["query"].tolist()])
+            indptr, terms, weights = self._text_query_rows([_as_text(t) for t in inp["query"].tolist()])
         if self.backend_ == "numba":
             rows, docs, scores, ranks = self._search_numba(indptr, terms, weights)
         else:

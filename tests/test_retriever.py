@@ -83,6 +83,23 @@ def test_unknown_terms_give_no_rows_and_a_warning(corpus):
         assert set(res.qid) == {"b"}
 
 
+@pytest.mark.parametrize("missing", [None, float("nan"), pd.NA])
+def test_a_missing_text_query_retrieves_nothing(tmp_path, missing):
+    """A query of None, NaN or NA (an empty field read with pandas, a merge) retrieves nothing, single or
+    sharded, as the README says and as SPLADE's does; it had been searched as the word "none" or "nan"."""
+    from conftest import bm25_single_and_sharded
+
+    texts = {"d1": "none of the above", "d2": "nan bread is tasty", "d3": "optical fibre"}
+    bm25, single, sharded = bm25_single_and_sharded(tmp_path, texts)
+    topics = pd.DataFrame({"qid": ["1", "2"], "query": pd.Series([missing, "optical"], dtype=object)})
+    for index in (single, sharded):
+        with pytest.warns(UserWarning, match="1 of 2 queries share no term"):
+            run = bm25.retriever(index).transform(topics)
+        assert run["qid"].tolist() == ["2"]
+    toks = pse.TextEncoder(bm25.analyzer, "query", "query_toks").transform(topics)
+    assert toks["query_toks"].iloc[0] == {}
+
+
 def test_rank_cutoff_is_fused(corpus):
     _, index, queries = corpus
     retr = index.retriever(num_results=1000)
