@@ -47,7 +47,8 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     - ``perquery="both"`` together with ``baseline=``: returns ``(table with significance tests, per-query
       frame)`` (``pt.Experiment`` allows only one of the two).
 
-    In both cases each system's run is computed once and shared. Measures may be given by name, in-house
+    In both cases each system's run is computed once and shared: in batches of ``batch_size`` topics, and saved
+    in ``save_dir`` as a TREC run (read back with ``save_mode="reuse"``), as pt.Experiment does. Measures may be given by name, in-house
     ones included (``"pse.nDCG@10"``). The table's columns follow the order the measures were given in
     (``pt.Experiment`` sorts them), each measure's significance columns after it.
     """
@@ -58,12 +59,14 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
         if kwargs.get("perquery") == "both":
             return _in_order(out[0], eval_metrics), out[1]
         return out if kwargs.get("perquery") else _in_order(out, eval_metrics)
-    runs = [s if isinstance(s, pd.DataFrame) else s.transform(topics) for s in retr_systems]
     names = (
         list(names)
         if names is not None
         else [str(s) if not isinstance(s, pd.DataFrame) else f"run{i}" for i, s in enumerate(retr_systems)]
     )
+    runs = _runs(retr_systems, topics, names, kwargs)
+    if kwargs.get("save_dir") is not None:  # each run is in save_dir now: pt.Experiment reads it, not again
+        kwargs = {**kwargs, "save_mode": "reuse"}
     if crosscheck:
         checkable = []
         for m in eval_metrics:
@@ -71,8 +74,15 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
                 checkable.extend(parse_measures([m]))
             except (ValueError, TypeError):  # not computed in-house: nothing to compare
                 continue
+        # the topics' judgments, matched as text so that qid types that differ reach the cross-check's own error
+        judged = qrels[qrels["qid"].astype(str).isin(set(topics["qid"].astype(str)))]
         for name, run in zip(names, runs):
-            report = _crosscheck(run, qrels[qrels["qid"].isin(topics["qid"])], checkable)
+            report = _crosscheck(run, judged, checkable)
+            if checkable and not report.compared:
+                raise ValueError(
+                    f"crosscheck=True compared nothing for {name}: no query of its run has judgments (an empty "
+                    "run, or qrels of another split?)."
+                )
             if not report.ok:
                 raise AssertionError(f"In-house and trec_eval values differ for {name}:\n{report.summary()}")
         if not checkable:
@@ -93,6 +103,54 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     }
     per_query = pt.Experiment(runs, topics, qrels, eval_metrics, names=names, perquery=True, **query_kwargs)
     return table, per_query
+
+
+def _runs(
+    systems: Sequence[Any], topics: pd.DataFrame, names: list[str], options: dict[str, Any]
+) -> list[Any]:
+    """Each system's run, computed once, as pt.Experiment would compute it: in batches of ``batch_size`` topics;
+    with ``save_dir``, saved there as ``<name>.res.gz`` (a TREC run) or, with ``save_mode="reuse"``, read back
+    from it (``"warn"``, pt's default, warns before writing over one, ``"error"`` refuses)."""
+    save_dir, mode, size = (
+        options.get("save_dir"),
+        options.get("save_mode", "warn"),
+        options.get("batch_size"),
+    )
+    if save_dir is not None and options.get("save_format", "trec") != "trec":
+        raise ValueError(
+            "pse.Experiment computes each run once for crosscheck=True or perquery='both' with baseline=, and saves "
+            "it in save_dir as a TREC run file: leave save_format at 'trec' (or save the runs yourself)."
+        )
+    if save_dir is not None and not Path(save_dir).is_dir():
+        raise ValueError(
+            f"save_dir={str(save_dir)!r} is not a folder: make it first (as pt.Experiment needs)."
+        )
+    runs = []
+    for name, system in zip(names, systems):
+        path = None if save_dir is None else Path(save_dir) / f"{name}.res.gz"
+        if isinstance(system, pd.DataFrame):
+            runs.append(system)
+            continue
+        if path is not None and path.exists():
+            if mode == "reuse":
+                runs.append(pt.io.read_results(str(path)))
+                continue
+            if mode == "error":
+                raise ValueError(f"save_dir holds {path} already: give save_mode='reuse' or 'overwrite'.")
+            if mode == "warn":
+                warnings.warn(
+                    f"{path} exists and is written over: give save_mode='reuse' to read it instead.",
+                    stacklevel=3,
+                )
+        if size:
+            parts = [system.transform(topics.iloc[i : i + size]) for i in range(0, len(topics), size)]
+            run = pd.concat(parts, ignore_index=True)
+        else:
+            run = system.transform(topics)
+        if path is not None:
+            pt.io.write_results(run, str(path))
+        runs.append(run)
+    return runs
 
 
 def _in_order(table: Any, measures: Sequence[Any]) -> Any:

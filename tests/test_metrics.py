@@ -147,6 +147,51 @@ def test_experiment_with_crosscheck_option(scifact, scifact_bm25_index):
     assert res.loc[0, "nDCG@10"] == pytest.approx(0.6789, abs=5e-5)  # Anserini's run on these files: 0.6789
 
 
+def test_experiment_crosscheck_that_compares_nothing_says_why():
+    """pse.Experiment(crosscheck=True) with int-qid qrels gives the cross-check's own cast hint, and with qrels of
+    other queries says it compared nothing (both had raised "values differ" above a table of "ok" rows)."""
+    run = pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["a", "b", "a"], "score": [2.0, 1.0, 1.0]})
+    topics = pd.DataFrame({"qid": ["1", "2"], "query": ["x", "y"]})
+    qrels = pd.DataFrame({"qid": [1, 2], "docno": ["a", "a"], "label": [1, 1]})
+    with pytest.raises(TypeError, match="astype"):
+        pse.Experiment([run], topics, qrels, ["nDCG@10"], crosscheck=True)
+    other = qrels.assign(qid=["8", "9"])
+    with pytest.raises(ValueError, match="compared nothing for run0: no query of its run has judgments"):
+        pse.Experiment([run], topics, other, ["nDCG@10"], crosscheck=True)
+
+
+@pytest.mark.parametrize("options", [{"crosscheck": True}, {"perquery": "both", "baseline": 0}])
+def test_experiment_computing_runs_itself_keeps_save_dir_and_batch_size(tmp_path, options):
+    """On the paths where pse.Experiment computes each run once itself, save_dir= saves it as pt.Experiment does
+    (<name>.res.gz) and save_mode="reuse" reads it back instead of calling the system; batch_size= retrieves in
+    batches (all three had been dropped without a word)."""
+    run = pd.DataFrame(
+        {
+            "qid": ["1", "1", "2", "3"],
+            "docno": ["a", "b", "a", "c"],
+            "score": [2.0, 1.0, 1.0, 3.0],
+            "rank": [0, 1, 0, 0],
+        }
+    )
+    topics = pd.DataFrame({"qid": ["1", "2", "3"], "query": ["x", "y", "z"]})
+    qrels = pd.DataFrame({"qid": ["1", "2", "3"], "docno": ["a", "b", "c"], "label": [1, 1, 1]})
+    calls = []
+    system = pt.apply.generic(lambda f: calls.append(len(f)) or f) >> pt.Transformer.from_df(run)
+    systems, names = [system, system], ["s1", "s2"]
+    first = pse.Experiment(
+        systems, topics, qrels, ["nDCG@10"], names=names, save_dir=tmp_path, batch_size=2, **options
+    )
+    assert calls == [2, 1, 2, 1]  # batches of 2 and 1 topics, one pass per system
+    assert {p.name for p in tmp_path.glob("*.res.gz")} == {"s1.res.gz", "s2.res.gz"}
+    calls.clear()
+    again = pse.Experiment(
+        systems, topics, qrels, ["nDCG@10"], names=names, save_dir=tmp_path, save_mode="reuse", **options
+    )
+    assert calls == []
+    table = lambda out: out[0] if isinstance(out, tuple) else out
+    pd.testing.assert_frame_equal(table(first), table(again))
+
+
 @pytest.fixture
 def trec_files(tmp_path):
     rng = np.random.default_rng(5)
