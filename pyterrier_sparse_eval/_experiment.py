@@ -212,6 +212,9 @@ def run_experiment(
         )
     if save_runs is not None and Path(save_runs).exists() and not Path(save_runs).is_dir():
         raise ValueError(f"save_runs={str(save_runs)!r} is a file; give a folder for the run files.")
+    files.check_destination(save_runs, option="save_runs=", folder=True)  # before any index is built
+    if folders := [str(p) for p in run_files if p.is_dir()]:
+        raise ValueError(f"save_runs={str(save_runs)!r}: {folders} are folders where run files would go.")
     ds = datasets.load_dataset(dataset)
     topics = datasets.get_topics(ds, topic_field, verbose=verbose)
     qrels = datasets.get_qrels(ds)

@@ -336,8 +336,9 @@ def build_pool(
     missing = [d for d in relevant if d not in in_corpus]
     if missing:
         raise ValueError(
-            f"{len(missing)} relevant docnos are not in the corpus, e.g. {missing[:5]}: "
-            "are qrels and corpus from the same dataset?"
+            f"{len(missing)} relevant docnos are not in the corpus, e.g. {missing[:5]}: are qrels and corpus from "
+            "the same dataset? If the collection lost these few, drop their judgments (qrels[qrels.docno.isin("
+            "set(all_docnos))], or the lines in the qrels file): no pool can hold them."
         )
     relevant_set = set(relevant)
     distractors: list[str] = []

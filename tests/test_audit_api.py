@@ -125,6 +125,26 @@ def test_the_command_line_prints_a_warning_as_one_line(tmp_path, capsys):
     ]
 
 
+@pytest.mark.parametrize("where", ["under a file", "a folder at a run file"])
+def test_save_runs_that_cannot_be_written_stops_before_indexing(tmp_path, capsys, where):
+    """--save-runs is checked with the other destinations, before any work (it had failed after every index was
+    built and every run retrieved)."""
+    from pyterrier_sparse_eval.cli import main
+
+    (tmp_path / "docs.tsv").write_text("d1\tplasma waves\nd2\tdielectric water\n")
+    (tmp_path / "topics.tsv").write_text("q1\tplasma\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "file").write_text("")
+    runs = tmp_path / "file" / "runs" if where == "under a file" else tmp_path / "runs"
+    if where == "a folder at a run file":
+        (runs / "BM25_k1=0.9_b=0.4.run").mkdir(parents=True)
+    spec = f"files:{tmp_path / 'docs.tsv'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.txt'}"
+    index_dir = tmp_path / "indexes"
+    code = main(["experiment", "--dataset", spec, "--index-dir", str(index_dir), "--save-runs", str(runs)])
+    assert code == 2 and "save-runs" in capsys.readouterr().err.replace("save_runs", "save-runs")
+    assert not index_dir.exists() or not any(index_dir.rglob("pt_meta.json"))
+
+
 @pytest.mark.parametrize("command", ["experiment", "sdm"])
 def test_experiment_without_a_judged_topic_stops_before_indexing(tmp_path, capsys, command):
     """Both commands refuse a collection none of whose topics is judged before any work (sparse-eval sdm had

@@ -109,6 +109,27 @@ def test_measures_in_pt_experiment_take_it(case):
     assert table.loc[0, str(measures[2])] == pytest.approx(plain["nDCG@10"]["sdm"], abs=1e-12)
 
 
+def test_a_batch_of_unjudged_topics_does_not_say_the_correction_changed_nothing(case):
+    """With batch_size=, a batch holding only topics without judgments has no relevant row to correct: no
+    "changed nothing" warning (it had been given although every other batch was corrected), the same value as
+    without batches."""
+    import warnings
+
+    pool, run, qrels, first = case
+    judged = sorted(qrels["qid"].unique())
+    topics = pd.DataFrame({"qid": judged + ["x1", "x2"], "query": "unused"})
+    ranked = pd.concat([run] + [run[run["qid"] == judged[0]].assign(qid=q) for q in ("x1", "x2")])
+    system = pt.Transformer.from_df(ranked)
+    measures = [sdm.SDM_nDCG(pool=pool, noise_correction=True) @ 10]
+    tables = []
+    for size in (None, len(judged)):  # the last batch: the two unjudged topics
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            tables.append(pt.Experiment([system], topics, qrels, measures, names=["system"], batch_size=size))
+        assert not [w for w in seen if "changed nothing" in str(w.message)]
+    assert tables[1].loc[0, str(measures[0])] == pytest.approx(tables[0].loc[0, str(measures[0])], abs=1e-12)
+
+
 def test_mistakes_are_refused_with_their_fix(case):
     pool, run, qrels, first = case
     with pytest.raises(ValueError, match="family='auto' or 'kde'"):

@@ -55,6 +55,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"--output must end in .json or .csv, got {args.output!r}.")
     check_destination(args.output, option="--output")
     plots.check_folder(args.plots, option="--plots")
+    check_destination(args.save_runs, option="--save-runs", folder=True)
     if args.num_results < 1:
         raise UsageError(f"--num-results must be a positive number of documents, got {args.num_results}.")
     if args.shards is not None and args.shards < 1:

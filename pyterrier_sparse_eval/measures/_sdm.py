@@ -333,7 +333,9 @@ def rows_view(j: JudgedRun, fitted: Any, noise_correction: bool = False, warn: b
     if not noise_correction:
         return p
     variance = variance_of_rows(j, fitted)
-    if warn and not (variance > 0).any():
+    if (
+        warn and j.is_rel.any() and not (variance > 0).any()
+    ):  # no relevant row (a batch of unjudged queries): mute
         warnings.warn(
             "noise_correction=True changed nothing: no relevant document's background is a kernel fit with a "
             "variance to correct for (family 'kde', or 'auto' with 50 observed scores or more).",
