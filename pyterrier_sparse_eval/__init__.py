@@ -1,6 +1,7 @@
 """pyterrier-sparse-eval: evaluate sparse retrieval (BM25, SPLADE) with PyTerrier, with trec_eval-exact metrics.
 
-Importing this package never imports torch or transformers (nor numba, until an index is built or searched).
+Importing this package never imports torch or transformers; numba, when installed, is imported with it (its kernels
+are compiled when first called, and cached on disk).
 """
 
 from . import datasets, files, hf, measures, plots, sdm, systems

@@ -1,7 +1,7 @@
 """numba, when installed: every compiled kernel of the package has a numpy/scipy twin with the same results.
 
-numba is imported only by the modules that compile kernels (retrieval, indexing), when they are first used,
-so importing the package stays fast. A numba that is installed but does not import (e.g. built for another
+numba is imported with the package (the kernels' modules ask :func:`have_numba` when imported); each kernel is
+compiled when first called, not at import. A numba that is installed but does not import (e.g. built for another
 NumPy) counts as absent: everything falls back to the numpy/scipy twins. ``PSE_DISABLE_NUMBA=1`` hides numba
 (the tests use it to run the fallbacks).
 

@@ -62,7 +62,8 @@ def load_dataset(dataset: str | Any) -> Any:
     if is_local_spec(dataset):
         return load_local(dataset)
     if dataset.startswith("hf:"):
-        return load_hf(dataset)
+        with _downloading(dataset, "files"):  # MIRACL and mMARCO look at the hub when loaded
+            return load_hf(dataset)
     name = dataset if ":" in dataset else f"irds:{dataset}"
     try:
         return pt.get_dataset(name)
@@ -126,7 +127,8 @@ def _downloading(dataset: Any, what: str) -> Iterator[None]:
     except Exception as e:
         if looks_like_network(e):
             ref = _irds(dataset)
-            name = f"irds:{ref.dataset_id()}" if ref is not None else "the collection"
+            spec = dataset if isinstance(dataset, str) else getattr(dataset, "spec", None)
+            name = f"irds:{ref.dataset_id()}" if ref is not None else spec or "the collection"
             raise OfflineError(f"{name}'s {what}: {OFFLINE_HINT}.") from e
         raise
 

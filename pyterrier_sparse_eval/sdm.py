@@ -118,8 +118,10 @@ def evaluate(
             of documents of the full corpus outside the pooled corpus (one number or per query).
         covariate: the full-corpus pooling run (or a :class:`Covariate` built from it with the pool), deep
             (1000 per query): the unseen documents it ranks in each query's top are then modelled one by one from
-            their pooling scores (regression calibrated on the sample, GREG), which corrects nDCG@k and small k
-            far better; the rest of the corpus keeps the fitted background (see ``_covariate``'s docstring). A
+            their pooling scores (regression calibrated on the sample, GREG); the rest of the corpus keeps the
+            fitted background (see ``_covariate``'s docstring). Measured to correct nDCG@k and small k better on
+            SciFact's uniform pools and large corpora, even with SDM alone on Vaswani and where a stratified sample
+            already holds the top (README, "When to trust it"). A
             ``features`` column (e.g. from :class:`MatchedTerms`: each document's count of the query's terms) is
             used beside the score.
         family: background score family (see :data:`FAMILIES`).

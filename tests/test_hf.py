@@ -333,3 +333,19 @@ def test_without_the_datasets_library_the_error_names_the_extra(mirror, monkeypa
     monkeypatch.setitem(sys.modules, "datasets", None)
     with pytest.raises(ImportError, match=r'pip install "pyterrier-sparse-eval\[hf\]"'):
         pse.datasets.get("hf:mmarco:en").get_topics()
+
+
+@pytest.mark.parametrize("spec", ["hf:miracl:sw", "hf:mmarco:pt"])
+def test_an_offline_machine_gets_offline_error_when_the_collection_is_loaded(monkeypatch, spec):
+    """MIRACL and mMARCO look at the hub when loaded: a failed connection there is pse.datasets.OfflineError (a
+    ConnectionError) naming the spec, as for irds: ids (it had been the HTTP library's own error)."""
+    from pyterrier_sparse_eval import hf
+
+    httpx = pytest.importorskip("httpx2")  # what huggingface_hub raises through, on an offline machine
+
+    def offline(url):
+        raise httpx.ConnectError("[Errno -3] Temporary failure in name resolution")
+
+    monkeypatch.setattr(hf, "_exists", offline)
+    with pytest.raises(pse.datasets.OfflineError, match=f"{spec}'s files: a download was attempted"):
+        pse.datasets.get(spec)
