@@ -30,7 +30,7 @@ from ._pool import (
 )
 from ._sample import bootstrap_bar, check_noise_correction, check_pool_options, check_sdm_options, whole
 from .measures import evaluate as evaluate_inhouse
-from .systems import index_folder, name_systems, parse_system
+from .systems import clear_unreadable_entry, index_folder, name_systems, parse_system
 
 __all__ = ["ThreeWay", "three_way"]
 
@@ -224,7 +224,9 @@ def three_way(
         with FileLock(str(pooled_path.parent / f".{pooled_path.name}.lock")):  # concurrent runs build it once
             pooled_index = SparseIndex(pooled_path)
             mode: str | None = "create"
-            if pooled_index.built():
+            if not pooled_index.built():
+                clear_unreadable_entry(pooled_path, verbose)
+            else:
                 try:  # a damaged cache entry is rebuilt, as a damaged full index is
                     _ = pooled_index.postings
                     mode = None

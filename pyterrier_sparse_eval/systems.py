@@ -17,6 +17,7 @@ import hashlib
 import inspect
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,7 +228,9 @@ class System:
             lock.acquire()
         try:
             mode = "create"
-            if index.built():
+            if not index.built():
+                clear_unreadable_entry(path, verbose)
+            else:
                 try:
                     if isinstance(index, ShardedIndex):
                         _ = index.shards  # every shard checked: a damaged one makes the entry rebuilt
@@ -268,6 +271,23 @@ def _identity(config: dict[str, Any]) -> dict[str, Any]:
     if config.get("fingerprint"):
         return {k: v for k, v in config.items() if k != "model"}
     return config
+
+
+#: the files an index of this package holds (single, or shards in their folders)
+_INDEX_FILES = (".npy", ".json", ".txt")
+
+
+def clear_unreadable_entry(path: Path, verbose: bool) -> None:
+    """A cache entry at ``path`` that is not a built index (its ``pt_meta.json`` missing, empty or cut short: a
+    crash of the machine during a build) is removed, so that it is rebuilt like any damaged entry, when it holds
+    only an index's files; a folder holding anything else is left, and the build refuses it naming it."""
+    if not path.is_dir() or path.is_symlink():
+        return
+    contents = list(path.rglob("*"))
+    if all(p.is_dir() or p.suffix in _INDEX_FILES for p in contents):
+        if verbose:
+            print(f"Rebuilding {path}: it is damaged (its metadata cannot be read)")
+        shutil.rmtree(path)
 
 
 def name_systems(systems: Sequence[System]) -> list[str]:

@@ -683,6 +683,30 @@ def test_bm25_cache_is_keyed_by_configuration_and_rebuilds_a_mismatch(tmp_path, 
     assert "Rebuilding" in capsys.readouterr().out and index.encoder["k1"] == 1.2
 
 
+@pytest.mark.parametrize("shards", [None, 2])
+@pytest.mark.parametrize("damage", ["empty", "cut short", "missing"])
+def test_a_cache_entry_with_unreadable_metadata_is_rebuilt(tmp_path, capsys, shards, damage):
+    """A cache entry whose pt_meta.json is empty, cut short or missing (a machine that crashed during a build) is
+    rebuilt, as any damaged entry is (it had been refused, naming a path the user never chose); a folder there
+    holding anything but an index's files is still refused, and kept."""
+    system = pse.systems.parse_system("bm25")
+    corpus = lambda: DOCS  # noqa: E731
+    built = system.index(tmp_path, "irds:x", corpus, verbose=False, shards=shards)
+    meta = built.directory / "pt_meta.json"
+    {"empty": lambda: meta.write_text(""), "cut short": lambda: meta.write_text(meta.read_text()[:40])}.get(
+        damage, meta.unlink
+    )()
+    index = system.index(tmp_path, "irds:x", corpus, verbose=True, shards=shards)
+    assert "it is damaged" in capsys.readouterr().out
+    index.verify()
+    assert index.num_docs == len(DOCS)
+    (index.directory / "pt_meta.json").unlink()
+    (index.directory / "notes.md").write_text("mine")
+    with pytest.raises(FileExistsError, match="move that one away yourself"):
+        system.index(tmp_path, "irds:x", corpus, verbose=False, shards=shards)
+    assert (index.directory / "notes.md").read_text() == "mine"
+
+
 def test_a_language_entry_is_named_by_its_analyzer_and_one_cached_under_the_earlier_name_is_reused(
     tmp_path, capsys
 ):
