@@ -313,8 +313,11 @@ def build_pool(
             rest. 0: a uniform sample. Lists: one band per entry (``tail_depth`` increasing).
         tail_depth: the pooling rank bounding each tail band (one per ``tail_sample`` entry, increasing).
     """
-    if runs is None or isinstance(runs, (pd.DataFrame, str)):
-        raise TypeError("runs is a list of full-corpus runs (or a {name: run} dict): pass [run] for one run.")
+    if runs is None or isinstance(runs, (pd.DataFrame, str)) or not hasattr(runs, "__len__"):
+        raise TypeError(
+            "runs is a list of full-corpus runs (or a {name: run} dict): pass [run] for one run, list(...) for a "
+            "generator."
+        )
     tail_samples, bounds = check_pool_options(depth, sample, seed, tail_sample, tail_depth)
     if not whole(rel):
         raise TypeError(f"rel={rel!r}: give a whole relevance label (labels >= rel are relevant).")
@@ -412,15 +415,17 @@ def tail_band_sizes(
     *,
     all_docnos: Iterable[str],
     depth: int,
-    tail_depth: Sequence[int],
+    tail_depth: int | Sequence[int],
     rel: int = 1,
 ) -> list[int]:
-    """How many documents each tail band of :func:`build_pool` would hold (to plan ``tail_sample``)."""
+    """How many documents each tail band of :func:`build_pool` would hold (to plan ``tail_sample``); one
+    ``tail_depth`` or one per band, as :func:`build_pool` takes it."""
+    bounds = check_pool_options(depth, 0, 0, 0, tail_depth)[1]
     base = build_pool(qrels, runs, all_docnos=all_docnos, depth=depth, sample=0, rel=rel)
     run_list = list(runs.values()) if isinstance(runs, dict) else list(runs)
     taken = set(base.relevant) | set(base.distractors)
     ranked = best_ranks(run_list)
-    return [len(b) for b in tail_bands(ranked, taken, depth, tail_depth)]
+    return [len(b) for b in tail_bands(ranked, taken, depth, bounds)]
 
 
 def judged_with_backgrounds(

@@ -161,7 +161,9 @@ def check_sdm_options(
         raise ValueError(
             f"bootstrap={bootstrap!r}: give a number of rounds >= 0 (e.g. 200), 0 for no intervals."
         )
-    if bootstrap and not (isinstance(confidence, (float, int, np.number)) and 0 < confidence < 1):
+    if not (
+        isinstance(confidence, (float, int, np.number)) and 0 < confidence < 1
+    ):  # with or without bootstrap
         raise ValueError(
             f"confidence={confidence!r}: give the intervals' coverage as a share in (0, 1), e.g. 0.95."
         )

@@ -179,14 +179,19 @@ def metric_vs_k(
 
 
 def per_query_comparison(
-    per_query: Any, a: str, b: str, measure: str, *, title: str = "", ax: Any = None
+    per_query: Any, a: str, b: str, measure: Any, *, title: str = "", ax: Any = None
 ) -> Any:
     """Per-query differences b - a of one measure, sorted, as bars (wins above 0, losses below).
 
-    ``per_query`` is ``pt.Experiment(..., perquery=True)``'s frame (``name``, ``qid``, ``measure``, ``value``).
+    ``per_query`` is ``pt.Experiment(..., perquery=True)``'s frame (``name``, ``qid``, ``measure``, ``value``);
+    ``measure`` its name there, or the measure object given to pt.Experiment.
     """
+    measure = str(measure)
     fig, ax = _axes(ax, (6.0, 3.2))
-    frame = per_query[per_query["measure"] == measure]
+    measures = per_query["measure"].astype(str)
+    if measure not in set(measures):
+        raise ValueError(f"No measure {measure!r} in the per-query frame; measures: {sorted(set(measures))}.")
+    frame = per_query[measures == measure]
     wide = frame.pivot_table(index="qid", columns="name", values="value")
     missing = [n for n in (a, b) if n not in wide.columns]
     if missing:

@@ -441,3 +441,46 @@ def test_float_query_ids_against_int_ones_get_a_hint_naming_the_cast(setup, floa
     with warnings.catch_warnings():  # matching ids: no warning at all
         warnings.simplefilter("error")
         sdm.evaluate(run_i.astype({"qid": int}), qrels_i.astype({"qid": int}), pool_i, [10])
+
+
+def test_options_users_write_as_build_pool_takes_them(setup):
+    """tail_band_sizes takes one tail depth as build_pool does (it had raised "'int' object is not iterable"); a
+    generator of runs and a confidence outside (0, 1) without a bootstrap are refused naming the fix (a raw
+    TypeError, and accepted silently)."""
+    docnos, truth, first, qrels, pool = setup[:5]
+    one = sdm.tail_band_sizes(qrels, [first], all_docnos=docnos, depth=10, tail_depth=200)
+    assert one == sdm.tail_band_sizes(qrels, [first], all_docnos=docnos, depth=10, tail_depth=[200])
+    assert one[0] > 0
+    with pytest.raises(TypeError, match=r"list\(\.\.\.\) for a generator"):
+        sdm.build_pool(qrels, (r for r in [first]), all_docnos=docnos)
+    run = system_run_over_pool(pool, docnos, truth)
+    with pytest.raises(ValueError, match="confidence=95: give the intervals' coverage as a share"):
+        sdm.evaluate(run, qrels, pool, [10], confidence=95)
+
+
+def test_per_query_comparison_takes_the_measure_given_to_pt_experiment(setup):
+    """plots.per_query_comparison with the SDM measure object passed to pt.Experiment (it had raised ir_measures'
+    NotImplementedError), and a measure not in the frame named as such (it had blamed the systems)."""
+    pytest.importorskip("matplotlib")
+    import pyterrier as pt
+
+    from pyterrier_sparse_eval import plots
+
+    docnos, truth, first, qrels, pool = setup[:5]
+    runs = [system_run_over_pool(pool, docnos, truth), system_run_over_pool(pool, docnos, truth, depth=150)]
+    measure = sdm.SDM_R(pool=pool) @ 100
+    topics = pd.DataFrame({"qid": sorted(qrels["qid"].unique()), "query": "x"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        per_query = pt.Experiment(
+            [pt.Transformer.from_df(r) for r in runs],
+            topics,
+            qrels,
+            [measure],
+            names=["a", "b"],
+            perquery=True,
+        )
+    fig = plots.per_query_comparison(per_query, "a", "b", measure)
+    assert fig is not None
+    with pytest.raises(ValueError, match=r"No measure 'R@5' in the per-query frame; measures: \['SDM_R"):
+        plots.per_query_comparison(per_query, "a", "b", "R@5")
