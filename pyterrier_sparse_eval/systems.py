@@ -218,6 +218,10 @@ class System:
             index_folder(index_dir, dataset_id), dataset_id, shards
         )
         path = index.directory
+        if self._unusable(index) is None:  # built and serving this system: read, nothing written (nor a lock)
+            if verbose:
+                print(f"Reusing index {path}")
+            return index
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(path.parent / f".{path.name}.lock"))
         try:
@@ -227,31 +231,44 @@ class System:
                 print(f"Waiting for another run that is building {path}")
             lock.acquire()
         try:
-            mode = "create"
-            if not index.built():
-                clear_unreadable_entry(path, verbose)
-            else:
-                try:
-                    if isinstance(index, ShardedIndex):
-                        _ = index.shards  # every shard checked: a damaged one makes the entry rebuilt
-                    why = self.stale_reason(index)
-                except (
-                    IndexCorruptError
-                ) as e:  # a damaged cache entry is rebuilt, not reported to the user to fix
-                    why = f"it is damaged ({e})"
-                if why is None:
-                    if verbose:
-                        print(f"Reusing index {path}")
-                    return index
+            index.reload()  # another run may have built it while this one waited
+            why = self._unusable(index)
+            if why is None:
                 if verbose:
-                    print(f"Rebuilding {path}: {why}")
-                mode = "overwrite"
+                    print(f"Reusing index {path}")
+                return index
+            mode = "overwrite" if index.built() else "create"
+            if mode == "create":
+                clear_unreadable_entry(path, verbose)
+            elif verbose:
+                print(f"Rebuilding {path}: {why}")
             self.encoder.indexer(
                 index, mode=mode, verbose=verbose, engine=engine, ray_address=ray_address
             ).index(corpus())
             return index
         finally:
             lock.release()
+
+    def _unusable(self, index: SparseIndex | ShardedIndex) -> str | None:
+        """Why a cache entry cannot serve this system as it is (not built, built otherwise, damaged), or None."""
+        if not index.built():
+            return "it is not built"
+        try:
+            if isinstance(index, ShardedIndex):
+                _ = index.shards  # every shard checked: a damaged one makes the entry rebuilt
+            return self.stale_reason(index)
+        except IndexCorruptError as e:  # a damaged cache entry is rebuilt, not reported to the user to fix
+            return f"it is damaged ({e})"
+
+    def cached(
+        self, index_dir: str | os.PathLike[str], dataset_id: str, *, shards: int | None = None
+    ) -> bool:
+        """Whether this system's index of a dataset is in the cache, built and serving it: :meth:`index` then reads
+        it and writes nothing (a cache on a read-only file system serves)."""
+        return (
+            self._unusable(self._cached_index(index_folder(index_dir, dataset_id), dataset_id, shards))
+            is None
+        )
 
     def retriever(
         self, index: SparseIndex | ShardedIndex, *, num_results: int, verbose: bool = False, **kwargs: Any

@@ -707,6 +707,34 @@ def test_a_cache_entry_with_unreadable_metadata_is_rebuilt(tmp_path, capsys, sha
     assert (index.directory / "notes.md").read_text() == "mine"
 
 
+def test_a_cache_holding_every_index_is_only_read(tmp_path, monkeypatch, capsys):
+    """A cache that already holds every index is read and nothing is written into it, no lock file either: a
+    shared, pre-built cache on a read-only mount serves (--index-dir had been refused as not writable). Root
+    writes anywhere, so the read-only mount is os.access saying no."""
+    import os
+
+    from pyterrier_sparse_eval import files
+    from pyterrier_sparse_eval.cli import main
+
+    (tmp_path / "docs.tsv").write_text("".join(f"{d['docno']}\t{d['text']}\n" for d in DOCS))
+    (tmp_path / "topics.tsv").write_text("q1\talpha gamma\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    spec = f"files:{tmp_path / 'docs.tsv'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.txt'}"
+    args = ["experiment", "--dataset", spec, "--index-dir", str(tmp_path / "idx"), "--metric", "AP"]
+    assert main([*args, "--quiet"]) == 0
+    for lock in (tmp_path / "idx").rglob(".*.lock"):
+        lock.unlink()
+    before = sorted(p.relative_to(tmp_path) for p in (tmp_path / "idx").rglob("*"))
+    real = os.access
+    monkeypatch.setattr(files.os, "access", lambda p, mode: False if "idx" in str(p) else real(p, mode))
+    assert main(args) == 0
+    assert "Reusing index" in capsys.readouterr().out
+    assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "idx").rglob("*")) == before
+    # a system whose index is not there is refused before any work, as before
+    assert main([*args, "--system", "bm25:k1=1.2"]) == 2
+    assert "is not writable" in capsys.readouterr().err
+
+
 def test_a_language_entry_is_named_by_its_analyzer_and_one_cached_under_the_earlier_name_is_reused(
     tmp_path, capsys
 ):

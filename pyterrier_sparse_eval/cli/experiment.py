@@ -62,8 +62,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"--shards must be a positive number of shards, got {args.shards}.")
     if args.engine == "ray" and args.shards is None:
         raise UsageError("--engine ray builds and searches shards: give --shards N too.")
-    # the indexes go into the dataset's folder of it (a read-only root may hold a writable one)
-    check_destination(index_folder(args.index_dir, args.dataset), option="--index-dir", folder=True)
+    # the indexes go into the dataset's folder of it (a read-only root may hold a writable one); a cache that holds
+    # every index already is only read (a shared cache on a read-only mount serves)
+    if not all(s.cached(args.index_dir, args.dataset, shards=args.shards) for s in systems):
+        check_destination(index_folder(args.index_dir, args.dataset), option="--index-dir", folder=True)
     verbose = not args.quiet
     datasets.load_dataset(args.dataset)  # an unknown id fails here, before any work; loading reads nothing
     result = run_experiment(
