@@ -33,7 +33,7 @@ from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_i
 from ._ray import Encoded
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from .datasets import FieldError
-from .files import clean_leftovers, new_temp_dir, replace_dir
+from .files import clean_leftovers, new_temp_dir, replace_dir, write_array
 
 __all__ = [
     "IndexWriter",
@@ -176,6 +176,14 @@ def batched(it: Iterator[Any], n: int) -> Iterator[list[Any]]:
         yield batch
 
 
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def batch_docnos(batch: Sequence[dict[str, Any]]) -> list[str]:
     """The batch's docnos as str: str and whole numbers (``1`` is ``"1"``) as they are; a missing docno, and
     values whose text would match no qrels (bytes as ``"b'd1'"``, None as ``"None"``, NaN as ``"nan"``, a float
@@ -258,6 +266,14 @@ class IndexWriter:
                 raise ValueError(
                     f"Invalid docno {d!r}: docnos must be non-empty strings without newlines or NUL characters."
                 )
+        try:
+            "".join(docnos).encode("utf-8")
+        except UnicodeEncodeError:
+            bad = next(d for d in docnos if not _encodes(d))
+            raise ValueError(
+                f"Invalid docno {bad!r}: it holds a lone surrogate, which UTF-8 cannot store (text decoded with "
+                "errors='surrogateescape'?): decode the ids as UTF-8, or replace those characters."
+            ) from None
         values = np.asarray(values, dtype=np.float32)
         if values.size and not np.isfinite(values).all():
             raise ValueError("Document term weights contain NaN or infinity.")
@@ -277,7 +293,7 @@ class IndexWriter:
         # spilled sorted by term (doc ids stay ascending within a term), so that finish() can read any term
         # range of a chunk with a binary search
         for spill, arr in zip(self._spill, sort_by_term(terms, docs, values, len(self.vocab))):
-            arr.tofile(spill)
+            write_array(arr, spill)
         self._chunk_ends.append(self._chunk_ends[-1] + len(terms))
         self.doclens.append(np.asarray(doclen, dtype=np.float32))
         self.num_docs += len(docnos)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ._format import ARTIFACT_FORMAT, ARTIFACT_TYPE, FORMAT_VERSION, PACKAGE_HINT, seal
+from .files import write_array
 
 __all__ = ["Spill", "corpus_stats", "index_meta", "write_from_spill"]
 
@@ -174,8 +175,8 @@ def write_from_spill(
                 for s in range(0, n, _WEIGHT_BLOCK):
                     e = min(n, s + _WEIGHT_BLOCK)
                     values_out[s:e] = weight(values_out[s:e], doclen[docs_out[s:e]], stats)
-            docs_out.tofile(out_i)
-            values_out.tofile(out_d)
+            write_array(docs_out, out_i)
+            write_array(values_out, out_d)
             t0 = t1
     if consume:
         for name in spill_names:

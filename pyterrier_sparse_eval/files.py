@@ -62,6 +62,26 @@ def check_destination(path: str | os.PathLike[str] | None, *, option: str, folde
         raise ValueError(f"{option} {path}: {written} is not writable; choose another path.")
 
 
+def write_array(array: Any, f: Any) -> None:
+    """``array.tofile(f)``; a short write (a full disk or a quota: numpy's error names neither, "228176 requested
+    and 55296 written") said as such, with the file and the space left where it is."""
+    try:
+        array.tofile(f)
+    except OSError as e:
+        if e.errno is not None:
+            raise
+        name = str(getattr(f, "name", "the index file"))
+        try:
+            free = f"{shutil.disk_usage(os.path.dirname(os.path.abspath(name))).free:,} bytes free there"
+        except OSError:
+            free = "its file system"
+        raise OSError(
+            errno.ENOSPC,
+            f"No space left (or a quota reached) writing {name} ({e}; {free}): free some, or build "
+            "the index elsewhere",
+        ) from e
+
+
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> Path:
     """Create ``path`` by calling ``write(tmp)`` on a temporary sibling, then renaming it into place.
 

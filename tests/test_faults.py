@@ -898,3 +898,26 @@ def test_text_given_as_bytes_is_decoded(tmp_path):
         pse.BM25().indexer(pse.SparseIndex(tmp_path / "other"), verbose=False).index(
             [{"docno": "d1", "text": "café".encode("latin-1")}]
         )
+
+
+def test_a_docno_utf8_cannot_store_is_named(tmp_path):
+    """A docno holding a lone surrogate (bytes decoded with errors='surrogateescape') is refused naming it and
+    the fix (it had been a UnicodeEncodeError that did not say it was a docno), and nothing is left."""
+    docs = [{"docno": "d1", "text": "alpha"}, {"docno": "d\udcff", "text": "beta"}]
+    with pytest.raises(ValueError, match="Invalid docno 'd\\\\udcff': it holds a lone surrogate"):
+        pse.BM25().indexer(pse.SparseIndex(tmp_path / "index"), verbose=False).index(docs)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_short_write_says_no_space_left():
+    """numpy's short write ("1000000 requested and 0 written", no errno, no path) is said as a full disk, with the
+    file: /dev/full fails every write as a full disk does."""
+    from pyterrier_sparse_eval.files import write_array
+
+    with (
+        open("/dev/full", "wb") as f,
+        pytest.raises(OSError, match=r"No space left .* writing /dev/full") as e,
+    ):
+        write_array(np.arange(1_000_000), f)
+    assert e.value.errno == 28
