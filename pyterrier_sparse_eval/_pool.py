@@ -267,6 +267,11 @@ class Pool:
                 f"pool.index takes the full-corpus index (pse.SparseIndex or pse.ShardedIndex), not "
                 f"{type(full_index).__name__}: e.g. pool.index(pse.SparseIndex(full_path), pooled_path)."
             )
+        if full_index.num_docs != self.num_docs:  # another version of the corpus: SDM's N would be wrong
+            raise ValueError(
+                f"{self!r} was cut from a corpus of {self.num_docs:,} documents; this index holds "
+                f"{full_index.num_docs:,}: index the corpus the pool was built from (all_docnos=its docnos)."
+            )
         return full_index.subset(self.docnos, path, mode=mode, extra_meta={"pool": self.spec()})
 
     def corpus_iter(self, dataset: str | Any) -> Iterator[dict[str, Any]]:
@@ -420,7 +425,8 @@ def tail_band_sizes(
 ) -> list[int]:
     """How many documents each tail band of :func:`build_pool` would hold (to plan ``tail_sample``); one
     ``tail_depth`` or one per band, as :func:`build_pool` takes it."""
-    bounds = check_pool_options(depth, 0, 0, 0, tail_depth)[1]
+    depths = [tail_depth] if whole(tail_depth) else list(tail_depth)
+    bounds = check_pool_options(depth, 0, 0, [1] * len(depths), depths)[1]  # deeper than depth, increasing
     base = build_pool(qrels, runs, all_docnos=all_docnos, depth=depth, sample=0, rel=rel)
     run_list = list(runs.values()) if isinstance(runs, dict) else list(runs)
     taken = set(base.relevant) | set(base.distractors)

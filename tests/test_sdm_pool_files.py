@@ -79,6 +79,19 @@ def test_mistaken_arguments_name_their_fix(setup):
         sdm.Pool.load(tmp_path / "pool.json")
 
 
+def test_a_pool_is_cut_only_from_an_index_of_its_corpus(setup):
+    """An index of another version of the corpus that holds every pooled document (here: 5 more documents) is
+    refused: SDM would take the pool's N for the index's (it had been accepted)."""
+    tmp_path, single, _, pool = setup
+    bigger = pse.BM25().indexer(pse.SparseIndex(tmp_path / "bigger"), verbose=False)
+    bigger = bigger.index(
+        [{"docno": d, "text": t} for d, t in {**TEXTS, **{f"x{i}": "cat" for i in range(5)}}.items()]
+    )
+    with pytest.raises(ValueError, match=r"cut from a corpus of 40 documents; this index holds 45"):
+        pool.index(bigger, tmp_path / "pooled")
+    assert not (tmp_path / "pooled").exists()
+
+
 def test_an_existing_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path, monkeypatch):
     """--plots DIR (or --index-dir DIR) on an existing folder: its own write permission is what counts (only its
     parents had been checked, and the whole evaluation ran before a raw errno). Root writes anywhere, so the
