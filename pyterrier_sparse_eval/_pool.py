@@ -425,7 +425,7 @@ def tail_band_sizes(
 ) -> list[int]:
     """How many documents each tail band of :func:`build_pool` would hold (to plan ``tail_sample``); one
     ``tail_depth`` or one per band, as :func:`build_pool` takes it."""
-    depths = list(tail_depth) if isinstance(tail_depth, Sequence) else [tail_depth]
+    depths = np.atleast_1d(np.asarray(tail_depth, dtype=object)).tolist()  # one, or one per band
     bounds = check_pool_options(depth, 0, 0, [1] * len(depths), depths)[1]  # deeper than depth, increasing
     base = build_pool(qrels, runs, all_docnos=all_docnos, depth=depth, sample=0, rel=rel)
     run_list = list(runs.values()) if isinstance(runs, dict) else list(runs)
