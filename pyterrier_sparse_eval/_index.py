@@ -57,7 +57,8 @@ def refuse_ray_options(options: dict[str, Any]) -> None:
 
 
 class SparseIndex(pt.Artifact):
-    """A sparse (term x document) index of non-negative term weights, loadable as a ``pt.Artifact``.
+    """A sparse (term x document) index of finite term weights (BM25's and SPLADE's are non-negative), loadable as a
+    ``pt.Artifact``.
 
     The index is a factory for its transformers::
 

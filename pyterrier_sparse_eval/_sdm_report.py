@@ -71,7 +71,8 @@ class ThreeWay:
                 if self.config.get("noise_correction")
                 else ""
             ),
-            f"{'system':<28} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}  SDM 95% CI",
+            f"{'system':<28} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}"
+            + ("  SDM 95% CI" if self.config.get("bootstrap") else ""),  # an interval only with a bootstrap
         ]
         for system, measures in self.results.items():
             for name, v in measures.items():
@@ -81,7 +82,7 @@ class ThreeWay:
                 label = system if len(system) <= 28 else system[:25] + "..."
                 rows.append(
                     f"{label:<28} {name:<10} {v['pooled']:>8.4f} {v['sdm']:>8.4f} {v['full']:>8.4f} "
-                    f"{closed:>10}  {ci}"
+                    f"{closed:>10}" + (f"  {ci}" if ci else "")
                 )
         return "\n".join(rows)
 

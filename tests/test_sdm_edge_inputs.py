@@ -484,3 +484,17 @@ def test_per_query_comparison_takes_the_measure_given_to_pt_experiment(setup):
     assert fig is not None
     with pytest.raises(ValueError, match=r"No measure 'R@5' in the per-query frame; measures: \['SDM_R"):
         plots.per_query_comparison(per_query, "a", "b", "R@5")
+
+
+def test_background_from_runs_samples_are_named_with_their_fix(setup):
+    """sdm.background_from_run's samples given as background= name their .fit() (a raw "float() argument" error
+    had come), and their fits there give the pool's own values."""
+    docnos, truth, first, qrels, pool, run = setup
+    samples = sdm.background_from_run(run, pool)
+    with pytest.raises(ValueError, match=r"is a BackgroundSample .*pass its \.fit\(family\)"):
+        sdm.evaluate(run, qrels, background=samples, n_unseen=pool.n_unseen, k_values=[10])
+    fitted = {q: s.fit() for q, s in samples.items()}
+    given = sdm.evaluate(run, qrels, background=fitted, n_unseen=pool.n_unseen, k_values=[10, 100])
+    from_pool = sdm.evaluate(run, qrels, pool, [10, 100])["aggregate"]
+    for m, v in from_pool.items():
+        assert given["aggregate"][m]["sdm"] == pytest.approx(v["sdm"], abs=1e-12)

@@ -287,6 +287,8 @@ def test_sdm_closes_the_gap_on_vaswani(tmp_path):
     for system in report.results.values():  # the pool really flatters: there is a gap to close
         assert system["R@100"]["pooled"] - system["R@100"]["full"] > 0.1
     assert not _closure_ok(report), report.table()
+    header = report.table().splitlines()[1]  # no bootstrap, no interval column (it had been printed, empty)
+    assert header.split() == ["system", "measure", "pooled", "SDM", "full", "gap", "closed"]
 
 
 @needs_data

@@ -84,7 +84,18 @@ def evaluate_backgrounds(
 
 def _sampled_scores(qid: str, given: Any) -> np.ndarray:
     """One query's ``background=`` scores: finite, rounded to the single precision the run is ranked at."""
-    x = np.asarray(given, dtype=np.float64)
+    try:
+        x = np.asarray(given, dtype=np.float64)
+    except (TypeError, ValueError):
+        fit = (
+            " (a BackgroundSample of sdm.background_from_run: pass its .fit(family))"
+            if hasattr(given, "fit")
+            else ""
+        )
+        raise ValueError(
+            f"background[{qid!r}] is a {type(given).__name__}{fit}: give each query's sampled scores as a 1-d array, "
+            "or a fitted BackgroundModel."
+        ) from None
     if x.ndim != 1:
         raise ValueError(
             f"background[{qid!r}] has shape {x.shape}: give each query's sampled scores as a 1-d array (or a "
