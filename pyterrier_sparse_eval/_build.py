@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
+from ._docno_checks import SeenDocnos, _encodes, batch_docnos
 from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_index_dir, seal
 from ._ray import Encoded
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
@@ -176,39 +177,6 @@ def batched(it: Iterator[Any], n: int) -> Iterator[list[Any]]:
         yield batch
 
 
-def _encodes(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def batch_docnos(batch: Sequence[dict[str, Any]]) -> list[str]:
-    """The batch's docnos as str: str and whole numbers (``1`` is ``"1"``) as they are; a missing docno, and
-    values whose text would match no qrels (bytes as ``"b'd1'"``, None as ``"None"``, NaN as ``"nan"``, a float
-    column's ``"1.0"``), refused naming the document and the fix."""
-    out = []
-    for position, doc in enumerate(batch):
-        docno = doc.get("docno") if isinstance(doc, dict) else None
-        if isinstance(docno, str):
-            out.append(str(docno))  # numpy's str_ too
-        elif isinstance(docno, (int, np.integer)) and not isinstance(docno, (bool, np.bool_)):
-            out.append(str(int(docno)))
-        elif not isinstance(doc, dict) or "docno" not in doc:
-            raise FieldError(
-                f"Document {position + 1} of a batch has no 'docno' field (it has {sorted(doc)[:8]}): give every "
-                "document its id."
-            )
-        else:
-            raise ValueError(
-                f"Document {position + 1} of a batch has docno {docno!r} ({type(docno).__name__}): docnos are str "
-                "(or whole numbers). Give them as text: df['docno'].astype(str) (a column of numbers with a gap is "
-                "float: fill or drop the gap first), bytes decoded with .decode('utf-8')."
-            )
-    return out
-
-
 class IndexWriter:
     """Accumulates document batches on disk and writes a complete index atomically.
 
@@ -230,6 +198,7 @@ class IndexWriter:
         self._spill = [open(self.tmp / f"spill.{part}", "wb") for part in ("terms", "docs", "values")]
         self._chunk_ends = [0]
         self._started = time.time()
+        self.seen: SeenDocnos | None = SeenDocnos()  # None: checked by the sharded writer that holds this one
 
     def __enter__(self) -> IndexWriter:
         return self
@@ -247,6 +216,12 @@ class IndexWriter:
                     f.close()
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def written_among(self, candidates: set[str]) -> set[str]:
+        """Those of ``candidates`` among the docnos written so far."""
+        self._docnos.flush()
+        with open(self.tmp / "docnos.txt", encoding="utf-8") as f:
+            return {d for d in (line.rstrip("\n") for line in f) if d in candidates}
 
     def term_ids(self, terms: list[Any]) -> np.ndarray:
         """Map term strings to ids, growing the vocabulary."""
@@ -274,6 +249,8 @@ class IndexWriter:
                 f"Invalid docno {bad!r}: it holds a lone surrogate, which UTF-8 cannot store (text decoded with "
                 "errors='surrogateescape'?): decode the ids as UTF-8, or replace those characters."
             ) from None
+        if self.seen is not None:
+            self.seen.add(docnos, self.written_among)
         values = np.asarray(values, dtype=np.float32)
         if values.size and not np.isfinite(values).all():
             raise ValueError("Document term weights contain NaN or infinity.")

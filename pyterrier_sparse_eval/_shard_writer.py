@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ._build import IndexWriter, check_mode, corpus_stats
+from ._docno_checks import SeenDocnos
 from ._format import ARTIFACT_TYPE, FORMAT_VERSION, META, PACKAGE_HINT, SHARDED_FORMAT, is_index_dir
 from ._index import SparseIndex
 from ._spill import write_from_spill
@@ -56,8 +57,10 @@ class ShardedWriter:
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
+        self.seen = SeenDocnos()  # a docno twice across shards too, refused as its batch arrives
         for w in self.writers:
             w.vocab = self.vocab  # one term id space for the corpus
+            w.seen = None
 
     def __enter__(self) -> ShardedWriter:
         return self
@@ -87,6 +90,7 @@ class ShardedWriter:
     ) -> None:
         """Add a batch (as :meth:`IndexWriter.add`): document i of the corpus goes to shard i mod N."""
         n = len(docnos)
+        self.seen.add(docnos, lambda among: set().union(*(w.written_among(among) for w in self.writers)))
         offsets = np.asarray(offsets, dtype=np.int64)
         terms, values = np.asarray(terms), np.asarray(values)
         doclen = np.asarray(doclen, dtype=np.float32)

@@ -921,3 +921,35 @@ def test_a_short_write_says_no_space_left():
     ):
         write_array(np.arange(1_000_000), f)
     assert e.value.errno == 28
+
+
+@pytest.mark.parametrize("shards", [None, 3])
+@pytest.mark.parametrize("twice", [(0, 1), (5, 1200)], ids=["in one batch", "across batches"])
+def test_a_docno_given_twice_is_refused_when_its_batch_arrives(tmp_path, shards, twice):
+    """A docno given twice stops the build when its batch arrives, not after the whole corpus has been read and
+    encoded (a model's encoding of it had been lost at the end), and nothing is left."""
+    first, again = twice
+    read = []
+
+    def docs():
+        for i in range(3000):
+            read.append(i)
+            yield {"docno": f"d{first if i == again else i}", "text": f"alpha w{i}"}
+
+    index = pse.SparseIndex(tmp_path / "i") if shards is None else pse.ShardedIndex(tmp_path / "i", shards)
+    with pytest.raises(ValueError, match=rf"Duplicate docnos in the corpus, e.g. \['d{first}'\]"):
+        pse.BM25().indexer(index, verbose=False, batch_size=500).index(docs())
+    assert len(read) <= (again // 500 + 1) * 500 + 1
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("shards", [None, 3])
+def test_docnos_whose_hashes_collide_are_not_duplicates(tmp_path, monkeypatch, shards):
+    """Every docno hashed alike (the worst collision): each lookup is confirmed against the docnos themselves,
+    and the corpus is indexed whole."""
+    from pyterrier_sparse_eval import _docno_checks
+
+    monkeypatch.setattr(_docno_checks, "hash", lambda d: 7, raising=False)
+    index = pse.SparseIndex(tmp_path / "i") if shards is None else pse.ShardedIndex(tmp_path / "i", shards)
+    pse.BM25().indexer(index, verbose=False, batch_size=7).index(DOCS)
+    assert sorted(index.docnos.tolist()) == sorted(d["docno"] for d in DOCS)

@@ -68,6 +68,7 @@ LAYERS = {
     "_format": 15,  # the on-disk format and its checks
     "_retriever": 20,
     "_spill": 17,  # spilled chunks to index files
+    "_docno_checks": 16,  # docnos of a batch checked as it arrives (types, duplicates)
     "_build": 20,  # searching and writing an index
     "_index": 30,  # the artifact, factory of both
     "_ray": 18,  # connecting to Ray; encoding actors and shard-finishing tasks
