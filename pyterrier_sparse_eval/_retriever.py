@@ -20,6 +20,7 @@ from ._tokenize import Analyzer
 from ._topk import postings_per_row
 from ._weights import lucene_idf
 from .datasets import _as_text
+from .measures._prepare import user_stacklevel
 
 __all__ = ["SparseRetriever"]
 
@@ -365,7 +366,7 @@ class SparseRetriever(pt.Transformer):
         if empty_queries:
             warnings.warn(
                 f"{empty_queries} of {len(inp)} queries share no term with the index and returned no results.",
-                stacklevel=2,
+                stacklevel=user_stacklevel(),  # the user's line, past PyTerrier's pipeline frames
             )
         if not len(rows):
             return self._empty(inp[keep])

@@ -48,6 +48,7 @@ from ._format import (
 from ._index import SparseIndex
 from ._retriever import SparseRetriever, nudge_ties
 from ._shard_writer import ShardedWriter, manifest_checksum
+from .measures._prepare import user_stacklevel
 
 __all__ = ["ShardedIndex", "ShardedRetriever"]
 
@@ -446,7 +447,7 @@ class ShardedRetriever(pt.Transformer):
         if empty:  # the shards share one vocabulary: a query unknown to one is unknown to all
             warnings.warn(
                 f"{empty} of {len(inp)} queries share no term with the index and returned no results.",
-                stacklevel=2,
+                stacklevel=user_stacklevel(),  # the user's line, past PyTerrier's pipeline frames
             )
         parts = self._search(weights)
         row, score = np.concatenate([p[0] for p in parts]), np.concatenate([p[2] for p in parts])

@@ -354,3 +354,16 @@ def test_text_query_matrix_equals_the_dict_path(
     np.testing.assert_array_equal(got.toarray().view(np.uint32), plain.toarray().view(np.uint32))
     if table is not None:
         assert memo.table is not table
+
+
+def test_the_no_term_warning_points_at_the_users_line(tmp_path):
+    """Through a PyTerrier pipeline, "share no term" points at the caller's line, not inside PyTerrier (it had
+    named pyterrier/transformer.py), single and sharded."""
+    from conftest import bm25_single_and_sharded
+
+    bm25, single, sharded = bm25_single_and_sharded(tmp_path, {"d1": "alpha", "d2": "beta"})
+    for index in (single, sharded):
+        pipeline = bm25.retriever(index) >> pt.apply.generic(lambda f: f)
+        with pytest.warns(UserWarning, match="share no term") as seen:
+            pipeline.transform(pd.DataFrame({"qid": ["1"], "query": ["zzz"]}))
+        assert {w.filename for w in seen if "share no term" in str(w.message)} == {__file__}
