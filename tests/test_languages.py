@@ -49,6 +49,20 @@ def test_cli_language_option(tmp_path, capsys):
     assert "Unknown --language 'xx'; supported: " in capsys.readouterr().err
     assert main([*args, "--language", "en", "--output", str(tmp_path / "r.json")]) == 0
     assert "BM25 analyzer: language en (from --language)" in capsys.readouterr().out
+    # sparse-eval sdm says it once for its systems and pooling runs together (it had said it twice)
+    sdm_args = [
+        "sdm",
+        "--dataset",
+        "irds:vaswani",
+        "--index-dir",
+        str(tmp_path),
+        "--k",
+        "10",
+        "--sample",
+        "500",
+    ]
+    assert main([*sdm_args, "--system", "bm25:k1=1.2", "--pool-run", "bm25", "--pool-depth", "5"]) == 0
+    assert capsys.readouterr().out.count("BM25 analyzer: language en (from the dataset)") == 1
 
 
 @needs_data

@@ -61,10 +61,12 @@ def cmd_sdm(args: argparse.Namespace) -> int:
             f"not {args.family!r}."
         )
     ks = sorted(set(args.k or [10, 100, 1000]))
+    systems = args.system or ["bm25"]
+    specs = with_language(args, systems + (args.pool_run or []))  # the analyzer's language said once
     report = api.three_way(
         args.dataset,
-        with_language(args, args.system or ["bm25"]),
-        pool_runs=with_language(args, args.pool_run) if args.pool_run else None,
+        specs[: len(systems)],
+        pool_runs=specs[len(systems) :] or None,
         depth=args.pool_depth,
         sample=args.sample,
         tail_sample=args.tail_sample or 0,
