@@ -178,8 +178,8 @@ def _check_id_types(run: pd.DataFrame, qrels: pd.DataFrame) -> None:
             )
         raise TypeError(
             f"{col} types differ: the run has {sorted(r_types)} and the qrels have {sorted(q_types)}, so no "
-            f"{col} would match. Cast both to str, e.g. run['{col}'] = run['{col}'].astype(str) (and the same "
-            f"for the qrels).{experiment}"
+            f"{col} would match. Cast both to str, e.g. run['{col}'] = run['{col}'].astype(str) for a frame, str "
+            f"keys for a dict (and the same for the qrels).{experiment}"
         )
 
 
