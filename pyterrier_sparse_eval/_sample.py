@@ -403,6 +403,12 @@ def best_ranks(runs: Sequence[pd.DataFrame]) -> pd.DataFrame:
 def tail_bands(ranked: pd.DataFrame, taken: set[str], depth: int, bounds: Sequence[int]) -> list[list[str]]:
     """Each tail band's documents (sorted): best pooling rank in [previous bound, bound), outside the pool (every
     ranked document is in the corpus: build_pool refuses strays first)."""
+    if len(ranked) and (listed := int(ranked["rank"].max()) + 1) < bounds[-1]:
+        warnings.warn(
+            f"The pooling runs list at most {listed} documents per query, so the tail band bounded at "
+            f"{bounds[-1]} ends at rank {listed}: retrieve them {bounds[-1]} deep (or lower tail_depth).",
+            stacklevel=3,
+        )
     best = ranked.groupby("docno", sort=False)["rank"].min()
     best = best[[d not in taken for d in best.index.tolist()]]
     out, lower = [], depth

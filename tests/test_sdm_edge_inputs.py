@@ -498,3 +498,18 @@ def test_background_from_runs_samples_are_named_with_their_fix(setup):
     from_pool = sdm.evaluate(run, qrels, pool, [10, 100])["aggregate"]
     for m, v in from_pool.items():
         assert given["aggregate"][m]["sdm"] == pytest.approx(v["sdm"], abs=1e-12)
+
+
+def test_a_tail_band_deeper_than_the_pooling_runs_says_where_it_ends(setup):
+    """A tail depth beyond what the pooling runs list is said (the pool had called the band '@2000' though it
+    ends at the runs' depth, 200 here, silently)."""
+    docnos, truth, first, qrels = setup[:4]
+    top = first.sort_values(["qid", "score"], ascending=[True, False]).groupby("qid").head(200)
+    options = dict(all_docnos=docnos, depth=10, sample=100, tail_sample=20)
+    with pytest.warns(
+        UserWarning, match="list at most 200 documents per query, so the tail band bounded at 2000"
+    ):
+        sdm.build_pool(qrels, [top], tail_depth=2000, **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sdm.build_pool(qrels, [top], tail_depth=200, **options)
