@@ -247,7 +247,7 @@ class TermCounter:
     tokenizer (the same tokens as the analyzer's regex)."""
 
     def __init__(self, analyzer: Analyzer, compiled: bool):
-        from ._textscan import TokenIds  # imports numba only when indexing
+        from ._textscan import TokenIds  # its kernels compiled only when indexing
 
         self.tokens = TokenIds(analyzer, compiled=compiled)
 
@@ -342,7 +342,7 @@ class BM25Indexer(pt.Indexer):
         on each call (an indexer called again, after a failed attempt, had kept the fields of its first);
         documents without text in them are indexed empty, counted, and reported once at the end.
         """
-        from ._textscan import HAVE_NUMBA  # imports numba only when indexing
+        from ._textscan import HAVE_NUMBA  # its kernels compiled only when indexing
 
         self.fields_ = None
         bm25 = self.bm25

@@ -265,7 +265,7 @@ class IndexWriter:
                 [self.df, np.zeros(max(len(self.vocab), 2 * len(self.df)) - len(self.df), np.int64)]
             )
         self.df[: len(self.vocab)] += np.bincount(terms, minlength=len(self.vocab))
-        from ._postings import sort_by_term  # numba (when installed) is imported when an index is built
+        from ._postings import sort_by_term  # its kernels compiled when an index is first built
 
         # spilled sorted by term (doc ids stay ascending within a term), so that finish() can read any term
         # range of a chunk with a binary search

@@ -11,7 +11,7 @@ never refuses a corpus.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,15 +35,19 @@ def batch_docnos(batch: Sequence[dict[str, Any]]) -> list[str]:
     column's ``"1.0"``), refused naming the document and the fix."""
     out = []
     for position, doc in enumerate(batch):
-        docno = doc.get("docno") if isinstance(doc, dict) else None
+        docno = doc.get("docno") if isinstance(doc, Mapping) else None
         if isinstance(docno, str):
             out.append(str(docno))  # numpy's str_ too
         elif isinstance(docno, (int, np.integer)) and not isinstance(docno, (bool, np.bool_)):
             out.append(str(int(docno)))
-        elif not isinstance(doc, dict) or "docno" not in doc:
+        elif not isinstance(doc, Mapping) or "docno" not in doc:
+            has = (
+                f"it has {sorted(map(str, doc))[:8]}"
+                if isinstance(doc, Mapping)
+                else f"a {type(doc).__name__}"
+            )
             raise FieldError(
-                f"Document {position + 1} of a batch has no 'docno' field (it has {sorted(doc)[:8]}): give every "
-                "document its id."
+                f"Document {position + 1} of a batch has no 'docno' field ({has}): give every document its id."
             )
         else:
             raise ValueError(

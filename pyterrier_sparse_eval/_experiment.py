@@ -76,9 +76,9 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
                 continue
         # the topics' judgments, matched as text so that qid types that differ reach the cross-check's own error
         judged = qrels[qrels["qid"].astype(str).isin(set(topics["qid"].astype(str)))]
-        for name, run in zip(names, runs):
+        for name, run in zip(names, runs if checkable else []):  # nothing in-house asked: nothing to compare
             report = _crosscheck(run, judged, checkable)
-            if checkable and not report.compared:
+            if not report.compared:
                 raise ValueError(
                     f"crosscheck=True compared nothing for {name}: no query of its run has judgments (an empty "
                     "run, or qrels of another split?)."
@@ -109,28 +109,40 @@ def _runs(
     systems: Sequence[Any], topics: pd.DataFrame, names: list[str], options: dict[str, Any]
 ) -> list[Any]:
     """Each system's run, computed once, as pt.Experiment would compute it: in batches of ``batch_size`` topics;
-    with ``save_dir``, saved there as ``<name>.res.gz`` (a TREC run) or, with ``save_mode="reuse"``, read back
-    from it (``"warn"``, pt's default, warns before writing over one, ``"error"`` refuses)."""
+    with ``save_dir``, saved there as ``<name>.res.gz`` (a TREC run; a run given as a frame too, so that the file
+    holds what is evaluated) or, with ``save_mode="reuse"``, read back from it (``"warn"``, pt's default, warns
+    before writing over one, ``"error"`` refuses). Names and options are checked as pt.Experiment checks them,
+    before any run."""
     save_dir, mode, size = (
         options.get("save_dir"),
         options.get("save_mode", "warn"),
         options.get("batch_size"),
     )
-    if save_dir is not None and options.get("save_format", "trec") != "trec":
-        raise ValueError(
-            "pse.Experiment computes each run once for crosscheck=True or perquery='both' with baseline=, and saves "
-            "it in save_dir as a TREC run file: leave save_format at 'trec' (or save the runs yourself)."
-        )
-    if save_dir is not None and not Path(save_dir).is_dir():
-        raise ValueError(
-            f"save_dir={str(save_dir)!r} is not a folder: make it first (as pt.Experiment needs)."
-        )
+    if save_dir is not None:
+        from pyterrier.io import ok_filename
+
+        if options.get("save_format", "trec") != "trec":
+            raise ValueError(
+                "pse.Experiment computes each run once for crosscheck=True or perquery='both' with baseline=, and "
+                "saves it in save_dir as a TREC run file: leave save_format at 'trec' (or save the runs yourself)."
+            )
+        if mode not in ("warn", "error", "reuse", "overwrite"):
+            raise ValueError(f"save_mode={mode!r}: give 'warn', 'error', 'reuse' or 'overwrite'.")
+        if not Path(save_dir).is_dir():
+            raise ValueError(
+                f"save_dir={str(save_dir)!r} is not a folder: make it first (as pt.Experiment needs)."
+            )
+        if bad := [n for n in names if not ok_filename(n)]:
+            raise ValueError(
+                f"save_dir is set, but names {bad} hold characters a file name cannot: give names=."
+            )
+        if len(set(names)) < len(names):
+            raise ValueError(
+                "save_dir is set, but names are not unique: give names= with one name per system."
+            )
     runs = []
     for name, system in zip(names, systems):
         path = None if save_dir is None else Path(save_dir) / f"{name}.res.gz"
-        if isinstance(system, pd.DataFrame):
-            runs.append(system)
-            continue
         if path is not None and path.exists():
             if mode == "reuse":
                 runs.append(pt.io.read_results(str(path)))
@@ -142,7 +154,9 @@ def _runs(
                     f"{path} exists and is written over: give save_mode='reuse' to read it instead.",
                     stacklevel=3,
                 )
-        if size:
+        if isinstance(system, pd.DataFrame):
+            run = system
+        elif size:
             parts = [system.transform(topics.iloc[i : i + size]) for i in range(0, len(topics), size)]
             run = pd.concat(parts, ignore_index=True)
         else:

@@ -128,7 +128,7 @@ def write_from_spill(
     ``collection`` = (statistics, document frequencies per term id) of a larger corpus this index is part of
     (a shard): the weights and the idf then come from them (``collection_df.npy``, as for a subset).
     """
-    from ._postings import place_postings  # numba (when installed) is imported when an index is built
+    from ._postings import place_postings  # its kernels compiled when an index is first built
 
     src = spill.folder
     consume = Path(out).resolve() == Path(src).resolve()

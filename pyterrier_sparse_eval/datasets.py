@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gzip
 import os
 import re
 import warnings
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -258,14 +260,14 @@ def _as_text(value: Any) -> str:
     the word "nan")."""
     if type(value) is str:
         return value
-    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+    if value is None or value is pd.NA or (isinstance(value, (float, np.floating)) and value != value):
         return ""
     if isinstance(value, (bytes, bytearray)):  # str() would index its repr, "b'caf\\xc3\\xa9'"
         try:
             return bytes(value).decode("utf-8")
         except UnicodeDecodeError as e:
             raise ValueError(
-                f"A document's text is bytes that are not UTF-8 ({e}): decode them first, e.g. "
+                f"A text (a document's or a query's) is bytes that are not UTF-8 ({e}): decode them first, e.g. "
                 "text.decode('latin-1')."
             ) from None
     return str(value)
@@ -351,6 +353,10 @@ def _read_trec(path: str, columns: int, layout: str, kind: str) -> pd.DataFrame 
         raise ValueError(
             f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}): is it a TREC "
             f"{kind.lower()} file? If it is in another encoding, convert it, e.g. iconv -f latin1 -t utf-8."
+        ) from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:  # a .gz cut short (an interrupted copy) or damaged
+        raise ValueError(
+            f"{path}: the gzip file is cut short or damaged ({e}); copy or download it again."
         ) from None
     if frame.empty:
         return None

@@ -291,17 +291,39 @@ def _identity(config: dict[str, Any]) -> dict[str, Any]:
 
 
 #: the files an index of this package holds (single, or shards in their folders)
-_INDEX_FILES = (".npy", ".json", ".txt")
+_INDEX_FILES = ("pt_meta.json", "docnos.json", "vocab.json")  # and .npy arrays; shards in shard-NNN folders
+
+
+def _index_file(p: Path, root: Path) -> bool:
+    if p.is_dir():
+        return p.parent == root and p.name.startswith("shard-")
+    return p.name in _INDEX_FILES or p.suffix == ".npy"
+
+
+def _meta_unreadable(path: Path) -> bool:
+    """Whether ``path/pt_meta.json`` is missing, empty or not JSON (what a crash leaves); False when it reads as
+    JSON, or cannot be read now (an I/O error may pass: the index is kept)."""
+    meta = path / "pt_meta.json"
+    if not meta.exists():
+        return True
+    try:
+        json.loads(meta.read_bytes())
+    except OSError:
+        return False
+    except ValueError:  # empty, cut short, not UTF-8
+        return True
+    return False
 
 
 def clear_unreadable_entry(path: Path, verbose: bool) -> None:
-    """A cache entry at ``path`` that is not a built index (its ``pt_meta.json`` missing, empty or cut short: a
-    crash of the machine during a build) is removed, so that it is rebuilt like any damaged entry, when it holds
-    only an index's files; a folder holding anything else is left, and the build refuses it naming it."""
-    if not path.is_dir() or path.is_symlink():
+    """A cache entry at ``path`` whose ``pt_meta.json`` is missing, empty or cut short (a crash of the machine
+    during a build) is removed, so that it is rebuilt like any damaged entry, when it holds only an index's files
+    (``pt_meta.json``, ``docnos.json``, ``vocab.json``, ``.npy`` arrays, ``shard-NNN`` folders of them); anything
+    else there (a file of the user's, metadata that reads but is not an index's) is left, and the build refuses it
+    naming it."""
+    if not path.is_dir() or path.is_symlink() or not _meta_unreadable(path):
         return
-    contents = list(path.rglob("*"))
-    if all(p.is_dir() or p.suffix in _INDEX_FILES for p in contents):
+    if all(_index_file(p, path) for p in path.rglob("*")):
         if verbose:
             print(f"Rebuilding {path}: it is damaged (its metadata cannot be read)")
         shutil.rmtree(path)
@@ -309,8 +331,9 @@ def clear_unreadable_entry(path: Path, verbose: bool) -> None:
 
 def name_systems(systems: Sequence[System]) -> list[str]:
     """The systems' names, distinct: those whose readable names collide (two SPLADE checkpoints in folders of
-    one name, ``runs/a/model`` and ``runs/b/model``) are named by their model as given, ``SPLADE(runs/a/model)``.
-    The same system given twice is refused."""
+    one name, ``runs/a/model`` and ``runs/b/model``) are named by their model as given, ``SPLADE(runs/a/model)``
+    (set as each system's ``label``, which :attr:`System.name` then gives). The same system given twice is
+    refused."""
     full = [s.full_name for s in systems]
     if len(set(full)) != len(full):
         raise ValueError(f"The same system is given twice: {[s.name for s in systems]}.")

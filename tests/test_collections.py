@@ -383,3 +383,17 @@ def test_an_unreadable_corpus_file_is_named_with_its_fix(tmp_path, damage):
         list(pse.datasets.corpus_iter(spec))
     args = ["experiment", "--dataset", spec, "--index-dir", str(tmp_path / "idx"), "--quiet"]
     assert main(args) == 2
+
+
+def test_a_gzip_run_cut_short_is_named_with_its_fix(tmp_path, capsys):
+    """sparse-eval evaluate on a gzip run cut short: exit 2 naming the file and the fix (it had been an internal
+    error, exit 3)."""
+    import gzip
+
+    from pyterrier_sparse_eval.cli import main
+
+    data = gzip.compress("".join(f"1 Q0 d{i} {i} {100 - i} x\n" for i in range(5000)).encode())
+    (tmp_path / "run.gz").write_bytes(data[: len(data) // 2])
+    (tmp_path / "qrels.txt").write_text("1 0 d1 1\n")
+    assert main(["evaluate", "--run", str(tmp_path / "run.gz"), "--qrels", str(tmp_path / "qrels.txt")]) == 2
+    assert "run.gz: the gzip file is cut short or damaged" in capsys.readouterr().err

@@ -701,10 +701,17 @@ def test_a_cache_entry_with_unreadable_metadata_is_rebuilt(tmp_path, capsys, sha
     index.verify()
     assert index.num_docs == len(DOCS)
     (index.directory / "pt_meta.json").unlink()
-    (index.directory / "notes.md").write_text("mine")
-    with pytest.raises(FileExistsError, match="move that one away yourself"):
+    for mine in ("notes.md", "notes.txt", "results.json"):  # a user's files: the entry is kept, refused
+        (index.directory / mine).write_text("mine")
+        with pytest.raises(FileExistsError, match="move that one away yourself"):
+            system.index(tmp_path, "irds:x", corpus, verbose=False, shards=shards)
+        assert (index.directory / mine).read_text() == "mine"
+        (index.directory / mine).unlink()
+    # metadata that cannot be read now (an I/O error, here a folder in its place) is no proof of damage: kept
+    (index.directory / "pt_meta.json").mkdir()
+    with pytest.raises(FileExistsError):
         system.index(tmp_path, "irds:x", corpus, verbose=False, shards=shards)
-    assert (index.directory / "notes.md").read_text() == "mine"
+    assert (index.directory / "docnos.json").exists() or (index.directory / "shard-000").exists()
 
 
 def test_a_cache_holding_every_index_is_only_read(tmp_path, monkeypatch, capsys):
@@ -953,3 +960,15 @@ def test_docnos_whose_hashes_collide_are_not_duplicates(tmp_path, monkeypatch, s
     index = pse.SparseIndex(tmp_path / "i") if shards is None else pse.ShardedIndex(tmp_path / "i", shards)
     pse.BM25().indexer(index, verbose=False, batch_size=7).index(DOCS)
     assert sorted(index.docnos.tolist()) == sorted(d["docno"] for d in DOCS)
+
+
+def test_documents_that_are_mappings_are_indexed():
+    """Documents given as any Mapping (not only dict) are read as before (they had been refused, "no 'docno'
+    field (it has ['docno', 'text'])")."""
+    from types import MappingProxyType
+
+    from pyterrier_sparse_eval._docno_checks import batch_docnos
+
+    assert batch_docnos([MappingProxyType({"docno": "d1", "text": "x"}), {"docno": 2}]) == ["d1", "2"]
+    with pytest.raises(KeyError, match=r"Document 1 of a batch has no 'docno' field \(a tuple\)"):
+        batch_docnos([("d1", "x")])

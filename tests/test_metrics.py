@@ -193,6 +193,35 @@ def test_experiment_computing_runs_itself_keeps_save_dir_and_batch_size(tmp_path
     pd.testing.assert_frame_equal(first, again)
 
 
+def test_experiment_computing_runs_itself_evaluates_the_frames_given(tmp_path):
+    """A run given as a frame is what is evaluated, whatever save_dir holds under its name (an older run file had
+    been evaluated instead, under every save_mode), and the file then holds it; names pt.Experiment would refuse
+    with save_dir are refused before any run (they had been written as paths), as is an unknown save_mode."""
+    good = pd.DataFrame({"qid": ["1"], "docno": ["a"], "score": [1.0], "rank": [0]})
+    stale = good.assign(docno="b")
+    topics = pd.DataFrame({"qid": ["1"], "query": ["x"]})
+    qrels = pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]})
+    pt.io.write_results(stale, str(tmp_path / "run0.res.gz"))
+    with pytest.warns(UserWarning, match="run0.res.gz exists and is written over"):
+        table = pse.Experiment([good], topics, qrels, ["RR"], crosscheck=True, save_dir=tmp_path)
+    assert table.loc[0, "RR"] == 1.0
+    assert pt.io.read_results(str(tmp_path / "run0.res.gz"))["docno"].tolist() == ["a"]
+    calls = []
+    system = pt.apply.generic(lambda f: calls.append(1) or f) >> pt.Transformer.from_df(good)
+    for names, message in ((["../x"], "hold characters a file name cannot"), (["s", "s"], "not unique")):
+        with pytest.raises(ValueError, match=message):
+            pse.Experiment(
+                [system] * len(names), topics, qrels, ["RR"], names=names, crosscheck=True, save_dir=tmp_path
+            )
+    with pytest.raises(ValueError, match="save_mode='reus'"):
+        pse.Experiment(
+            [system], topics, qrels, ["RR"], names=["s"], crosscheck=True, save_dir=tmp_path, save_mode="reus"
+        )
+    assert calls == [] and not (tmp_path.parent / "x.res.gz").exists()
+    with pytest.warns(UserWarning, match="no requested measure has an in-house counterpart"):
+        pse.Experiment([good], topics, qrels, ["map"], crosscheck=True)
+
+
 @pytest.fixture
 def trec_files(tmp_path):
     rng = np.random.default_rng(5)

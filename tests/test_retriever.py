@@ -83,7 +83,7 @@ def test_unknown_terms_give_no_rows_and_a_warning(corpus):
         assert set(res.qid) == {"b"}
 
 
-@pytest.mark.parametrize("missing", [None, float("nan"), pd.NA])
+@pytest.mark.parametrize("missing", [None, float("nan"), np.float32("nan"), pd.NA])
 def test_a_missing_text_query_retrieves_nothing(tmp_path, missing):
     """A query of None, NaN or NA (an empty field read with pandas, a merge) retrieves nothing, single or
     sharded, as the README says and as SPLADE's does; it had been searched as the word "none" or "nan"."""
