@@ -34,7 +34,7 @@ from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_i
 from ._ray import Encoded
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from .datasets import FieldError
-from .files import clean_leftovers, new_temp_dir, replace_dir, write_array
+from .files import clean_leftovers, new_temp_dir, replace_dir, save_array, write_array
 
 __all__ = [
     "IndexWriter",
@@ -133,7 +133,7 @@ def write_index_dir(
     tmp = new_temp_dir(index.path)
     try:
         for name, arr in arrays.items():
-            np.save(tmp / name, arr)
+            save_array(tmp / name, arr)
         for name, obj in docs.items():
             with open(tmp / name, "w", encoding="utf-8") as f:
                 json.dump(obj, f, ensure_ascii=False)
@@ -220,8 +220,8 @@ class IndexWriter:
     def written_among(self, candidates: set[str]) -> set[str]:
         """Those of ``candidates`` among the docnos written so far."""
         self._docnos.flush()
-        with open(self.tmp / "docnos.txt", encoding="utf-8") as f:
-            return {d for d in (line.rstrip("\n") for line in f) if d in candidates}
+        with open(self.tmp / "docnos.txt", encoding="utf-8", newline="\n") as f:  # a docno may hold "\r"
+            return {d for d in (line.removesuffix("\n") for line in f) if d in candidates}
 
     def term_ids(self, terms: list[Any]) -> np.ndarray:
         """Map term strings to ids, growing the vocabulary."""

@@ -118,6 +118,8 @@ def _runs(
         options.get("save_mode", "warn"),
         options.get("batch_size"),
     )
+    if len(names) != len(systems):
+        raise ValueError(f"{len(names)} names for {len(systems)} systems: give one name per system.")
     if save_dir is not None:
         from pyterrier.io import ok_filename
 
@@ -161,8 +163,8 @@ def _runs(
             run = pd.concat(parts, ignore_index=True)
         else:
             run = system.transform(topics)
-        if path is not None:
-            pt.io.write_results(run, str(path))
+        if path is not None:  # a TREC run needs ranks: a frame without them gets them as pt would add them
+            pt.io.write_results(run if "rank" in run.columns else pt.model.add_ranks(run.copy()), str(path))
         runs.append(run)
     return runs
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ._format import ARTIFACT_FORMAT, ARTIFACT_TYPE, FORMAT_VERSION, PACKAGE_HINT, seal
-from .files import write_array
+from .files import save_array, write_array
 
 __all__ = ["Spill", "corpus_stats", "index_meta", "write_from_spill"]
 
@@ -181,11 +181,11 @@ def write_from_spill(
     if consume:
         for name in spill_names:
             name.unlink()
-    np.save(out / "postings.indptr.npy", indptr)
-    np.save(out / "doclen.npy", doclen)
-    np.save(out / "docno_rank.npy", docno_rank)
+    save_array(out / "postings.indptr.npy", indptr)
+    save_array(out / "doclen.npy", doclen)
+    save_array(out / "docno_rank.npy", docno_rank)
     if collection is not None:
-        np.save(out / "collection_df.npy", np.asarray(collection[1][:num_terms], dtype=np.int64))
+        save_array(out / "collection_df.npy", np.asarray(collection[1][:num_terms], dtype=np.int64))
         extra_meta = {"collection": {**collection[0], "parent": "shards"}, **(extra_meta or {})}
     with open(out / "vocab.json", "w", encoding="utf-8") as vocab_file:
         vocab_file.write(json.dumps(list(vocab)[:num_terms], ensure_ascii=False))

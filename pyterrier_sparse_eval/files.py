@@ -62,24 +62,39 @@ def check_destination(path: str | os.PathLike[str] | None, *, option: str, folde
         raise ValueError(f"{option} {path}: {written} is not writable; choose another path.")
 
 
+def save_array(path: str | os.PathLike[str], array: Any) -> None:
+    """``np.save(path, array)``, a full disk said as :func:`write_array` says it."""
+    import numpy as np
+
+    try:
+        with open(path, "wb") as f:
+            np.save(f, array)
+    except OSError as e:
+        _no_space(e, str(path))
+
+
 def write_array(array: Any, f: Any) -> None:
     """``array.tofile(f)``; a short write (a full disk or a quota: numpy's error names neither, "228176 requested
     and 55296 written") said as such, with the file and the space left where it is."""
     try:
         array.tofile(f)
     except OSError as e:
-        if e.errno is not None:
-            raise
-        name = str(getattr(f, "name", "the index file"))
-        try:
-            free = f"{shutil.disk_usage(os.path.dirname(os.path.abspath(name))).free:,} bytes free there"
-        except OSError:
-            free = "its file system"
-        raise OSError(
-            errno.ENOSPC,
-            f"No space left (or a quota reached) writing {name} ({e}; {free}): free some, or build "
-            "the index elsewhere",
-        ) from e
+        _no_space(e, str(getattr(f, "name", "the index file")))
+
+
+def _no_space(e: OSError, name: str) -> None:
+    """Raise ``e``; for a full disk (ENOSPC, or numpy's short write, which has no errno) one that names the file
+    and the space left where it is."""
+    if e.errno not in (None, errno.ENOSPC, errno.EDQUOT):
+        raise e
+    try:
+        free = f"{shutil.disk_usage(os.path.dirname(os.path.abspath(name))).free:,} bytes free there"
+    except OSError:
+        free = "its file system"
+    raise OSError(
+        errno.ENOSPC,
+        f"No space left (or a quota reached) writing {name} ({e}; {free}): free some, or build the index elsewhere",
+    ) from e
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> Path:

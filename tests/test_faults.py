@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -707,11 +708,22 @@ def test_a_cache_entry_with_unreadable_metadata_is_rebuilt(tmp_path, capsys, sha
             system.index(tmp_path, "irds:x", corpus, verbose=False, shards=shards)
         assert (index.directory / mine).read_text() == "mine"
         (index.directory / mine).unlink()
-    # metadata that cannot be read now (an I/O error, here a folder in its place) is no proof of damage: kept
-    (index.directory / "pt_meta.json").mkdir()
-    with pytest.raises(FileExistsError):
-        system.index(tmp_path, "irds:x", corpus, verbose=False, shards=shards)
-    assert (index.directory / "docnos.json").exists() or (index.directory / "shard-000").exists()
+
+    # metadata that cannot be read now (an I/O error) is no proof of damage: the entry is kept
+    (index.directory / "pt_meta.json").write_text("{}")
+    real = Path.read_bytes
+
+    def failing(p):
+        if p.name == "pt_meta.json" and p.parent == index.directory:
+            raise OSError(5, "Input/output error")
+        return real(p)
+
+    from pyterrier_sparse_eval.systems import clear_unreadable_entry
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "read_bytes", failing)
+        clear_unreadable_entry(index.directory, verbose=False)
+    assert (index.directory / "pt_meta.json").exists()
 
 
 def test_a_cache_holding_every_index_is_only_read(tmp_path, monkeypatch, capsys):
@@ -972,3 +984,78 @@ def test_documents_that_are_mappings_are_indexed():
     assert batch_docnos([MappingProxyType({"docno": "d1", "text": "x"}), {"docno": 2}]) == ["d1", "2"]
     with pytest.raises(KeyError, match=r"Document 1 of a batch has no 'docno' field \(a tuple\)"):
         batch_docnos([("d1", "x")])
+
+
+def test_seen_docnos_refuses_exactly_what_a_set_would():
+    """SeenDocnos against a plain set over random batches (duplicates in the batch itself, the batch before, and
+    batches merged long before), with real hashes and with every docno hashed alike (each hit confirmed)."""
+    from pyterrier_sparse_eval import _docno_checks
+
+    rng = np.random.default_rng(3)
+    for collide in (False, True):
+        for _ in range(30):
+            seen, plain, written = _docno_checks.SeenDocnos(), set(), []
+            with pytest.MonkeyPatch.context() as patch:
+                if collide:
+                    patch.setattr(_docno_checks, "hash", lambda d: 7, raising=False)
+
+                def among_written(among, written=written):
+                    return set(written) & among
+
+                for _ in range(int(rng.integers(1, 40))):
+                    batch = [f"d{int(x)}" for x in rng.integers(0, 400, size=int(rng.integers(0, 12)))]
+                    twice = len(set(batch)) < len(batch) or bool(plain & set(batch))
+                    if twice:
+                        with pytest.raises(ValueError, match="Duplicate docnos"):
+                            seen.add(batch, among_written)
+                        break
+                    seen.add(batch, among_written)
+                    plain |= set(batch)
+                    written += batch
+
+
+def test_a_docno_with_a_carriage_return_is_confirmed_as_written():
+    """A hash hit is confirmed against the docnos as written, a "\r" in them kept (read back with universal
+    newlines, "a\rb" had read as "a" and "b")."""
+    from pyterrier_sparse_eval import _docno_checks
+
+    with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as folder:
+        patch.setattr(_docno_checks, "hash", lambda d: 7, raising=False)
+        docs = [{"docno": "a\rb", "text": "x"}, {"docno": "a", "text": "y"}, {"docno": "d\r", "text": "z"}]
+        index = (
+            pse.BM25().indexer(pse.SparseIndex(Path(folder) / "i"), verbose=False, batch_size=1).index(docs)
+        )
+        assert sorted(index.docnos.tolist()) == ["a", "a\rb", "d\r"]
+        read = []
+
+        def twice():
+            for d in [
+                *docs,
+                {"docno": "d\r", "text": "again"},
+                *({"docno": f"n{i}", "text": "w"} for i in range(50)),
+            ]:
+                read.append(d)
+                yield d
+
+        with pytest.raises(ValueError, match="Duplicate docnos"):
+            pse.BM25().indexer(pse.SparseIndex(Path(folder) / "j"), verbose=False, batch_size=1).index(
+                twice()
+            )
+        assert len(read) <= 5  # refused when the second "d\r" arrived, not at the end
+
+
+def test_documents_that_are_mappings_are_indexed_end_to_end(tmp_path):
+    from types import MappingProxyType
+
+    docs = [MappingProxyType({"docno": f"d{i}", "text": f"alpha w{i}"}) for i in range(5)]
+    index = pse.BM25().indexer(pse.SparseIndex(tmp_path / "i"), verbose=False).index(docs)
+    assert index.docnos.tolist() == [f"d{i}" for i in range(5)]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_short_write_of_a_saved_array_says_no_space_left():
+    from pyterrier_sparse_eval.files import save_array
+
+    with pytest.raises(OSError, match=r"No space left .* writing /dev/full") as e:
+        save_array("/dev/full", np.arange(1_000_000))
+    assert e.value.errno == 28

@@ -220,6 +220,12 @@ def test_experiment_computing_runs_itself_evaluates_the_frames_given(tmp_path):
     assert calls == [] and not (tmp_path.parent / "x.res.gz").exists()
     with pytest.warns(UserWarning, match="no requested measure has an in-house counterpart"):
         pse.Experiment([good], topics, qrels, ["map"], crosscheck=True)
+    # a frame without ranks is saved with them (write_results needs them); names are one per system
+    unranked = good.drop(columns="rank")
+    table = pse.Experiment([unranked], topics, qrels, ["RR"], names=["u"], crosscheck=True, save_dir=tmp_path)
+    assert table.loc[0, "RR"] == 1.0 and (tmp_path / "u.res.gz").exists()
+    with pytest.raises(ValueError, match="1 names for 2 systems"):
+        pse.Experiment([good, good], topics, qrels, ["RR"], names=["one"], crosscheck=True)
 
 
 @pytest.fixture
