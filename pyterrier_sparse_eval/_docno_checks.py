@@ -6,7 +6,8 @@ for a corpus encoded by a model (SPLADE, on Ray) throws the whole encoding away 
 are hashed (64 bits) and looked up among those of the batches before, kept as sorted runs merged like a binary
 counter (O(log n) runs, O(n log n) work in all). A hash found again is confirmed against the docnos written so far,
 so a collision of two docnos' hashes (about n^2 / 2^65: 3e-6 at ten million documents) costs one read of them and
-never refuses a corpus.
+never refuses a corpus. It costs about 0.3 us a document: 4-14% of a BM25 build, whose analysis is that cheap (so
+BM25 builds keep only the exact check at the end), nothing next to a model's encoding.
 """
 
 from __future__ import annotations

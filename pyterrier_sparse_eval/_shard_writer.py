@@ -57,7 +57,8 @@ class ShardedWriter:
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
-        self.seen = SeenDocnos()  # a docno twice across shards too, refused as its batch arrives
+        # a docno twice across shards too, refused as its batch arrives (as IndexWriter decides: not for BM25)
+        self.seen = None if encoder.get("type") == "bm25" else SeenDocnos()
         for w in self.writers:
             w.vocab = self.vocab  # one term id space for the corpus
             w.seen = None
@@ -90,7 +91,8 @@ class ShardedWriter:
     ) -> None:
         """Add a batch (as :meth:`IndexWriter.add`): document i of the corpus goes to shard i mod N."""
         n = len(docnos)
-        self.seen.add(docnos, lambda among: set().union(*(w.written_among(among) for w in self.writers)))
+        if self.seen is not None:
+            self.seen.add(docnos, lambda among: set().union(*(w.written_among(among) for w in self.writers)))
         offsets = np.asarray(offsets, dtype=np.int64)
         terms, values = np.asarray(terms), np.asarray(values)
         doclen = np.asarray(doclen, dtype=np.float32)

@@ -945,19 +945,19 @@ def test_a_short_write_says_no_space_left():
 @pytest.mark.parametrize("shards", [None, 3])
 @pytest.mark.parametrize("twice", [(0, 1), (5, 1200)], ids=["in one batch", "across batches"])
 def test_a_docno_given_twice_is_refused_when_its_batch_arrives(tmp_path, shards, twice):
-    """A docno given twice stops the build when its batch arrives, not after the whole corpus has been read and
-    encoded (a model's encoding of it had been lost at the end), and nothing is left."""
+    """A docno given twice stops a build of a model's output when its batch arrives, not after the whole corpus
+    has been read and encoded (the encoding had been lost at the end), and nothing is left."""
     first, again = twice
     read = []
 
-    def docs():
+    def docs():  # a model's output (SPLADE's, a pipeline's): BM25's cheap analysis is checked at the end
         for i in range(3000):
             read.append(i)
-            yield {"docno": f"d{first if i == again else i}", "text": f"alpha w{i}"}
+            yield {"docno": f"d{first if i == again else i}", "toks": {"alpha": 1.0, f"w{i}": 2.0}}
 
     index = pse.SparseIndex(tmp_path / "i") if shards is None else pse.ShardedIndex(tmp_path / "i", shards)
     with pytest.raises(ValueError, match=rf"Duplicate docnos in the corpus, e.g. \['d{first}'\]"):
-        pse.BM25().indexer(index, verbose=False, batch_size=500).index(docs())
+        index.indexer(verbose=False, batch_size=500).index(docs())
     assert len(read) <= (again // 500 + 1) * 500 + 1
     assert list(tmp_path.iterdir()) == []
 
@@ -970,7 +970,9 @@ def test_docnos_whose_hashes_collide_are_not_duplicates(tmp_path, monkeypatch, s
 
     monkeypatch.setattr(_docno_checks, "hash", lambda d: 7, raising=False)
     index = pse.SparseIndex(tmp_path / "i") if shards is None else pse.ShardedIndex(tmp_path / "i", shards)
-    pse.BM25().indexer(index, verbose=False, batch_size=7).index(DOCS)
+    index.indexer(verbose=False, batch_size=7).index(
+        [{"docno": d["docno"], "toks": {"a": 1.0}} for d in DOCS]
+    )
     assert sorted(index.docnos.tolist()) == sorted(d["docno"] for d in DOCS)
 
 
@@ -1021,26 +1023,18 @@ def test_a_docno_with_a_carriage_return_is_confirmed_as_written():
 
     with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as folder:
         patch.setattr(_docno_checks, "hash", lambda d: 7, raising=False)
-        docs = [{"docno": "a\rb", "text": "x"}, {"docno": "a", "text": "y"}, {"docno": "d\r", "text": "z"}]
-        index = (
-            pse.BM25().indexer(pse.SparseIndex(Path(folder) / "i"), verbose=False, batch_size=1).index(docs)
-        )
+        docs = [{"docno": d, "toks": {"x": 1.0}} for d in ("a\rb", "a", "d\r")]
+        index = pse.SparseIndex(Path(folder) / "i").indexer(verbose=False, batch_size=1).index(docs)
         assert sorted(index.docnos.tolist()) == ["a", "a\rb", "d\r"]
         read = []
 
         def twice():
-            for d in [
-                *docs,
-                {"docno": "d\r", "text": "again"},
-                *({"docno": f"n{i}", "text": "w"} for i in range(50)),
-            ]:
+            for d in [*docs, docs[2], *({"docno": f"n{i}", "toks": {"w": 1.0}} for i in range(50))]:
                 read.append(d)
                 yield d
 
         with pytest.raises(ValueError, match="Duplicate docnos"):
-            pse.BM25().indexer(pse.SparseIndex(Path(folder) / "j"), verbose=False, batch_size=1).index(
-                twice()
-            )
+            pse.SparseIndex(Path(folder) / "j").indexer(verbose=False, batch_size=1).index(twice())
         assert len(read) <= 5  # refused when the second "d\r" arrived, not at the end
 
 
