@@ -27,6 +27,8 @@ from __future__ import annotations
 import collections
 import os
 import shutil
+import signal
+import threading
 import uuid
 from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
@@ -65,8 +67,14 @@ def connect(address: str | None = None) -> Any:
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address and address not in ("auto", "local") and not address.startswith("ray://"):
         _reachable(address)  # Ray itself retries an unreachable address for minutes
+    # ray.init puts its own SIGTERM handler in place (an exit without the command line's clean-up and line): the
+    # handler before it is put back, so that SIGTERM stops a Ray build as it stops a local one
+    keep = threading.current_thread() is threading.main_thread()
+    before = signal.getsignal(signal.SIGTERM) if keep else None
     try:
         ray.init(address=address, log_to_driver=False, include_dashboard=False)
+        if keep and callable(before):
+            signal.signal(signal.SIGTERM, before)
     except (ConnectionError, RuntimeError, ValueError) as e:
         raise ConnectionError(
             f"Cannot connect to the Ray cluster at {address!r}: {e}. Check the address (`ray status` on the head "

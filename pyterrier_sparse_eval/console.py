@@ -66,6 +66,9 @@ def run(
         print(f"{prog}: terminated", file=sys.stderr)
         return 143
     except Exception as e:
+        if _caused_by(e, Terminated):  # raised inside a C call, which wrapped it (a SystemError)
+            print(f"{prog}: terminated", file=sys.stderr)
+            return 143
         if isinstance(e, BrokenPipeError) and _stdout_closed():
             devnull = os.open(
                 os.devnull, os.O_WRONLY
@@ -107,6 +110,15 @@ def _terminated_as_exception() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _caused_by(error: BaseException, kind: type[BaseException]) -> bool:
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 OFFLINE_HINT = (

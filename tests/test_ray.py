@@ -269,3 +269,40 @@ def test_worker_that_cannot_open_its_shard_names_it(cluster, tmp_path):
         RuntimeError, match=r"shard 1 of 2 .* cannot be opened on Ray node .* shared filesystem"
     ):
         ShardSearchers([(str(tmp_path / "missing"), "0" * 32, label)], {"num_results": 10})
+
+
+def test_sigterm_stops_a_ray_build_as_a_local_one(tmp_path):
+    """SIGTERM to `sparse-eval experiment --engine ray` mid-build: exit 143 with one line and nothing left, as on
+    the local engine (ray.init had put its own handler in place, and the command ended without its clean-up)."""
+    lines = (f"d{i}\t" + " ".join(f"w{(i * 7 + j) % 5000}" for j in range(30)) for i in range(150_000))
+    (tmp_path / "corpus.tsv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "topics.tsv").write_text("q1\tw1 w2\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    idx = tmp_path / "idx"
+    args = ["--corpus", "corpus.tsv", "--topics", "topics.tsv", "--qrels", "qrels.txt", "--index-dir", "idx"]
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pyterrier_sparse_eval",
+            "experiment",
+            *args,
+            "--shards",
+            "2",
+            "--engine",
+            "ray",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    start = time.time()
+    while not any(p.name.endswith(".tmp") for p in idx.glob("*/.*")) and proc.poll() is None:
+        assert time.time() - start < 300
+        time.sleep(0.05)
+    time.sleep(1.0)  # Ray started and the build under way
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=180) == 143, proc.stderr.read()
+    assert proc.stderr.read().strip().splitlines()[-1] == "sparse-eval: terminated"
+    assert [p.name for p in idx.glob("*/.*") if not p.name.endswith(".lock")] == []
