@@ -304,5 +304,6 @@ def test_sigterm_stops_a_ray_build_as_a_local_one(tmp_path):
     time.sleep(1.0)  # Ray started and the build under way
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=180) == 143, proc.stderr.read()
-    assert proc.stderr.read().strip().splitlines()[-1] == "sparse-eval: terminated"
+    lines = proc.stderr.read().strip().splitlines()  # Ray's own shutdown may log after the command's line
+    assert "sparse-eval: terminated" in lines and not [x for x in lines if "internal error" in x], lines
     assert [p.name for p in idx.glob("*/.*") if not p.name.endswith(".lock")] == []
