@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._docno_checks import SeenDocnos, _encodes, batch_docnos
+from ._docno_checks import SeenDocnos, batch_docnos, early_check, refuse_unencodable
 from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_index_dir, seal
 from ._ray import Encoded
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
@@ -198,10 +198,8 @@ class IndexWriter:
         self._spill = [open(self.tmp / f"spill.{part}", "wb") for part in ("terms", "docs", "values")]
         self._chunk_ends = [0]
         self._started = time.time()
-        # duplicates refused as their batch arrives where a batch costs a model's encoding (SPLADE, precomputed toks);
-        # BM25's own analysis is cheap next to the check (0.3 us a document: 4-14% of a build), found at the end.
-        # None also where the sharded writer that holds this one checks.
-        self.seen: SeenDocnos | None = None if encoder.get("type") == "bm25" else SeenDocnos()
+        # None also where the sharded writer that holds this one checks
+        self.seen: SeenDocnos | None = early_check(encoder)
 
     def __enter__(self) -> IndexWriter:
         return self
@@ -244,14 +242,7 @@ class IndexWriter:
                 raise ValueError(
                     f"Invalid docno {d!r}: docnos must be non-empty strings without newlines or NUL characters."
                 )
-        try:
-            "".join(docnos).encode("utf-8")
-        except UnicodeEncodeError:
-            bad = next(d for d in docnos if not _encodes(d))
-            raise ValueError(
-                f"Invalid docno {bad!r}: it holds a lone surrogate, which UTF-8 cannot store (text decoded with "
-                "errors='surrogateescape'?): decode the ids as UTF-8, or replace those characters."
-            ) from None
+        refuse_unencodable(docnos)
         if self.seen is not None:
             self.seen.add(docnos, self.written_among)
         values = np.asarray(values, dtype=np.float32)

@@ -12,6 +12,7 @@ BM25 builds keep only the exact check at the end), nothing next to a model's enc
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -19,15 +20,29 @@ import numpy as np
 
 from .datasets import FieldError
 
-__all__ = ["SeenDocnos", "batch_docnos"]
+__all__ = ["SeenDocnos", "batch_docnos", "early_check", "refuse_unencodable"]
 
 
-def _encodes(text: str) -> bool:
+def refuse_unencodable(docnos: list[str]) -> None:
+    """Refuse a docno UTF-8 cannot store (a lone surrogate, from ``errors='surrogateescape'``), naming it."""
     try:
-        text.encode("utf-8")
+        "".join(docnos).encode("utf-8")
     except UnicodeEncodeError:
-        return False
-    return True
+        for d in docnos:
+            try:
+                d.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(
+                    f"Invalid docno {d!r}: it holds a lone surrogate, which UTF-8 cannot store (text decoded with "
+                    "errors='surrogateescape'?): decode the ids as UTF-8, or replace those characters."
+                ) from None
+
+
+def early_check(encoder: dict[str, Any]) -> SeenDocnos | None:
+    """The duplicate check of a build as its batches arrive, where a batch costs a model's encoding (SPLADE,
+    precomputed toks); None for BM25, whose analysis is as cheap as the check (the exact check at the end
+    serves)."""
+    return None if encoder.get("type") == "bm25" else SeenDocnos()
 
 
 def batch_docnos(batch: Sequence[dict[str, Any]]) -> list[str]:
@@ -73,9 +88,8 @@ class SeenDocnos:
         hashes = np.fromiter((hash(d) for d in docnos), dtype=np.int64, count=len(docnos))
         batch = np.sort(hashes)
         twice = set()
-        if (batch[1:] == batch[:-1]).any():
-            seen: set[str] = set()
-            twice = {d for d in docnos if d in seen or seen.add(d)}  # type: ignore[func-returns-value]
+        if (batch[1:] == batch[:-1]).any():  # a hash twice in the batch: which docnos, exactly
+            twice = {d for d, n in Counter(docnos).items() if n > 1}
         again = np.zeros(len(hashes), dtype=bool)
         for run in self._runs:
             at = np.minimum(np.searchsorted(run, hashes), len(run) - 1)

@@ -226,8 +226,6 @@ def run_experiment(
         raise ValueError(
             f"Two systems would write the same run file in {save_runs}: give them distinct names."
         )
-    if save_runs is not None and Path(save_runs).exists() and not Path(save_runs).is_dir():
-        raise ValueError(f"save_runs={str(save_runs)!r} is a file; give a folder for the run files.")
     files.check_destination(save_runs, option="save_runs=", folder=True)  # before any index is built
     if folders := [str(p) for p in run_files if p.is_dir()]:
         raise ValueError(f"save_runs={str(save_runs)!r}: {folders} are folders where run files would go.")

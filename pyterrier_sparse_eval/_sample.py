@@ -161,9 +161,8 @@ def check_sdm_options(
         raise ValueError(
             f"bootstrap={bootstrap!r}: give a number of rounds >= 0 (e.g. 200), 0 for no intervals."
         )
-    if not (
-        isinstance(confidence, (float, int, np.number)) and 0 < confidence < 1
-    ):  # with or without bootstrap
+    # with or without a bootstrap
+    if not (isinstance(confidence, (float, int, np.number)) and 0 < confidence < 1):
         raise ValueError(
             f"confidence={confidence!r}: give the intervals' coverage as a share in (0, 1), e.g. 0.95."
         )

@@ -149,13 +149,13 @@ def three_way(
     if num_results is not None and not (whole(num_results) and num_results >= 1):
         raise ValueError(f"num_results={num_results!r}: give a whole number of documents per query.")
     specs = [parse_system(s) for s in systems]
-    name_systems(specs)  # the same system twice is refused
     # a pooling run is a system's when it is the same system (its model as given), not when the names agree
     given = {s.full_name: s for s in specs}
     pool_specs = list(
         {p.full_name: given.get(p.full_name, p) for p in map(parse_system, pool_runs or systems[:1])}.values()
     )
-    name_systems(specs + [p for p in pool_specs if p.full_name not in given])  # every run's name distinct
+    # every run's name distinct; the same system given twice refused
+    name_systems(specs + [p for p in pool_specs if p.full_name not in given])
     # every option checked before any indexing
     k_values, bootstrap = check_sdm_options(k_values, family, bootstrap, 0.95, seed)
     check_noise_correction(noise_correction, family, covariate or None)

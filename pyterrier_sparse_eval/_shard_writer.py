@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ._build import IndexWriter, check_mode, corpus_stats
-from ._docno_checks import SeenDocnos
+from ._docno_checks import early_check
 from ._format import ARTIFACT_TYPE, FORMAT_VERSION, META, PACKAGE_HINT, SHARDED_FORMAT, is_index_dir
 from ._index import SparseIndex
 from ._spill import write_from_spill
@@ -57,8 +57,7 @@ class ShardedWriter:
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
-        # a docno twice across shards too, refused as its batch arrives (as IndexWriter decides: not for BM25)
-        self.seen = None if encoder.get("type") == "bm25" else SeenDocnos()
+        self.seen = early_check(encoder)  # a docno twice across shards too, refused as its batch arrives
         for w in self.writers:
             w.vocab = self.vocab  # one term id space for the corpus
             w.seen = None

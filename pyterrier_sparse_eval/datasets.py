@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import gzip
 import os
 import re
 import warnings
-import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +24,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from .collections import FieldError, LocalDataset, _lines, is_local_spec, load_local
+from .collections import _UNREADABLE, FieldError, LocalDataset, _lines, _unreadable, is_local_spec, load_local
 from .console import OFFLINE_HINT, looks_like_network
 from .hf import load_hf
 
@@ -354,10 +352,8 @@ def _read_trec(path: str, columns: int, layout: str, kind: str) -> pd.DataFrame 
             f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}): is it a TREC "
             f"{kind.lower()} file? If it is in another encoding, convert it, e.g. iconv -f latin1 -t utf-8."
         ) from None
-    except (EOFError, zlib.error, gzip.BadGzipFile) as e:  # a .gz cut short (an interrupted copy) or damaged
-        raise ValueError(
-            f"{path}: the gzip file is cut short or damaged ({e}); copy or download it again."
-        ) from None
+    except _UNREADABLE as e:  # a .gz cut short (an interrupted copy) or damaged; not UTF-8 is caught above
+        raise _unreadable(Path(path), e) from None
     if frame.empty:
         return None
     if frame.shape[1] != columns or (frame == "").to_numpy().any():  # "" pads lines with fewer fields

@@ -339,13 +339,9 @@ def name_systems(systems: Sequence[System]) -> list[str]:
         raise ValueError(f"The same system is given twice: {[s.name for s in systems]}.")
     short = [s._name() for s in systems]
     for s, name, whole_name in zip(systems, short, full):
+        # distinct: a short name has no "/", a full one given for it has (its model's paths differ)
         s.label = whole_name if short.count(name) > 1 else None
-    names = [s.name for s in systems]
-    if len(set(names)) != len(names):  # a short name equal to another's full one
-        for s in systems:
-            s.label = s.full_name
-        names = full
-    return names
+    return [s.name for s in systems]
 
 
 def index_folder(index_dir: str | os.PathLike[str], dataset_id: str) -> Path:

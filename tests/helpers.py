@@ -1,5 +1,5 @@
-"""Independent reference computations used by several tests (dense numpy, no project code), and the readers of
-Lucene's reference outputs the language tests share."""
+"""Independent reference computations used by several tests (dense numpy, no project code), the readers of
+Lucene's reference outputs the language tests share, and a fault drill two test files share (SIGTERM mid-build)."""
 
 from __future__ import annotations
 
@@ -130,3 +130,36 @@ def system_run_over_pool(pool, docnos, truth, depth=None):
         frame = pd.DataFrame({"qid": qid, "docno": docnos[idx], "score": score[idx]})
         frames.append(frame.sort_values("score", ascending=False).head(depth or len(frame)))
     return pd.concat(frames, ignore_index=True)
+
+
+def sigterm_mid_build(folder: Path, *options: str, settle: float = 0.0) -> tuple[int, list[str], list[str]]:
+    """``sparse-eval experiment`` on a 150,000-document local collection in ``folder`` (with ``options``), sent
+    SIGTERM once its build's temporary folder exists (and ``settle`` seconds after): its exit status, its stderr
+    lines, and what is left in the index cache besides lock files."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    lines = (f"d{i}\t" + " ".join(f"w{(i * 7 + j) % 5000}" for j in range(30)) for i in range(150_000))
+    (folder / "corpus.tsv").write_text("\n".join(lines) + "\n")
+    (folder / "topics.tsv").write_text("q1\tw1 w2\n")
+    (folder / "qrels.txt").write_text("q1 0 d1 1\n")
+    idx = folder / "idx"
+    args = ["--corpus", "corpus.tsv", "--topics", "topics.tsv", "--qrels", "qrels.txt", "--index-dir", "idx"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pyterrier_sparse_eval", "experiment", *args, "--quiet", *options],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    start = time.time()
+    while not any(p.name.endswith(".tmp") for p in idx.glob("*/.*")) and proc.poll() is None:
+        assert time.time() - start < 300, "the build never started"
+        time.sleep(0.01)
+    time.sleep(settle)
+    proc.send_signal(signal.SIGTERM)
+    code = proc.wait(timeout=180)
+    left = [p.name for p in idx.glob("*/.*") if not p.name.endswith(".lock")]
+    return code, proc.stderr.read().strip().splitlines(), left

@@ -478,24 +478,12 @@ def test_sigterm_stops_the_command_line_as_ctrl_c_does(tmp_path):
     """SIGTERM (``kill``, ``timeout``, a batch scheduler's time limit) in the middle of a cached build: exit 143
     with one line, and the build's temporary folder removed (it had stayed, gigabytes on a real corpus, until a
     later build of that same entry on that host)."""
-    lines = (f"d{i}\t" + " ".join(f"w{(i * 7 + j) % 5000}" for j in range(30)) for i in range(150_000))
-    (tmp_path / "corpus.tsv").write_text("\n".join(lines) + "\n")
-    (tmp_path / "topics.tsv").write_text("q1\tw1 w2\n")
-    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
-    idx = tmp_path / "idx"
-    args = ["--corpus", "corpus.tsv", "--topics", "topics.tsv", "--qrels", "qrels.txt", "--index-dir", "idx"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pyterrier_sparse_eval", "experiment", *args, "--quiet"],
-        cwd=tmp_path,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    while not any(p.name.endswith(".tmp") for p in idx.glob("*/.*")) and proc.poll() is None:
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=120) == 143, proc.stderr.read()
-    assert proc.stderr.read().splitlines()[-1] == "sparse-eval: terminated"
-    assert [p.name for p in idx.glob("*/.*") if not p.name.endswith(".lock")] == []
+    from helpers import sigterm_mid_build
+
+    code, err, left = sigterm_mid_build(tmp_path)
+    assert code == 143, err
+    assert err[-1] == "sparse-eval: terminated"
+    assert left == []
 
 
 def test_kills_during_build_and_overwrite_leave_old_or_new(tmp_path):

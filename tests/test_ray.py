@@ -274,36 +274,10 @@ def test_worker_that_cannot_open_its_shard_names_it(cluster, tmp_path):
 def test_sigterm_stops_a_ray_build_as_a_local_one(tmp_path):
     """SIGTERM to `sparse-eval experiment --engine ray` mid-build: exit 143 with one line and nothing left, as on
     the local engine (ray.init had put its own handler in place, and the command ended without its clean-up)."""
-    lines = (f"d{i}\t" + " ".join(f"w{(i * 7 + j) % 5000}" for j in range(30)) for i in range(150_000))
-    (tmp_path / "corpus.tsv").write_text("\n".join(lines) + "\n")
-    (tmp_path / "topics.tsv").write_text("q1\tw1 w2\n")
-    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
-    idx = tmp_path / "idx"
-    args = ["--corpus", "corpus.tsv", "--topics", "topics.tsv", "--qrels", "qrels.txt", "--index-dir", "idx"]
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pyterrier_sparse_eval",
-            "experiment",
-            *args,
-            "--shards",
-            "2",
-            "--engine",
-            "ray",
-        ],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    start = time.time()
-    while not any(p.name.endswith(".tmp") for p in idx.glob("*/.*")) and proc.poll() is None:
-        assert time.time() - start < 300
-        time.sleep(0.05)
-    time.sleep(1.0)  # Ray started and the build under way
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=180) == 143, proc.stderr.read()
-    lines = proc.stderr.read().strip().splitlines()  # Ray's own shutdown may log after the command's line
-    assert "sparse-eval: terminated" in lines and not [x for x in lines if "internal error" in x], lines
-    assert [p.name for p in idx.glob("*/.*") if not p.name.endswith(".lock")] == []
+    from helpers import sigterm_mid_build
+
+    code, err, left = sigterm_mid_build(tmp_path, "--shards", "2", "--engine", "ray", settle=1.0)
+    assert code == 143, err
+    # Ray's own shutdown may log after the command's line
+    assert "sparse-eval: terminated" in err and not [x for x in err if "internal error" in x], err
+    assert left == []

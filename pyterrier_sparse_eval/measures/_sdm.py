@@ -333,9 +333,8 @@ def rows_view(j: JudgedRun, fitted: Any, noise_correction: bool = False, warn: b
     if not noise_correction:
         return p
     variance = variance_of_rows(j, fitted)
-    if (
-        warn and j.is_rel.any() and not (variance > 0).any()
-    ):  # no relevant row (a batch of unjudged queries): mute
+    # no relevant row at all (a batch of unjudged queries): nothing to say
+    if warn and j.is_rel.any() and not (variance > 0).any():
         warnings.warn(
             "noise_correction=True changed nothing: no relevant document's background is a kernel fit with a "
             "variance to correct for (family 'kde', or 'auto' with 50 observed scores or more).",
