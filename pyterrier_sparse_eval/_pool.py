@@ -44,6 +44,7 @@ from ._sample import (
     run_queries,
     str_qrels,
     tail_bands,
+    warn_small_sample,
     whole,
 )
 from .files import atomic_write_json
@@ -391,6 +392,7 @@ def build_pool(
         )
     if stratified and sample < 2 and len(candidates) > sample:
         raise ValueError("A stratified pool needs a sample of at least 2 from the rest of the corpus too.")
+    warn_small_sample(sample + sum(tail_samples), len(candidates) + len(in_bands))
     rng = np.random.default_rng(seed)
     chosen = candidates[np.sort(rng.choice(len(candidates), size=sample, replace=False))].tolist()
     tail: list[str] = []

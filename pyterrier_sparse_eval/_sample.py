@@ -37,6 +37,7 @@ __all__ = [
     "str_qrels",
     "tail_bands",
     "warn_if_cut",
+    "warn_small_sample",
     "whole",
 ]
 
@@ -374,6 +375,19 @@ def check_pool_options(
             f"tail_depth (--tail-depth) {bounds} must be deeper than the pool depth ({depth}) and increasing."
         )
     return tail_samples, bounds
+
+
+def warn_small_sample(sample: int, rest: int) -> None:
+    """A warning when a background ``sample`` (tail samples included) drawn from ``rest`` documents is too small
+    to show SDM a shape: ``fit_background``'s kernel needs 50 observed scores (fewer get a parametric or empirical fit)."""
+    if 0 < sample < 50 and sample < rest:
+        warnings.warn(
+            f"A background sample of {sample} documents for the {rest} outside the pool: SDM reads each query's "
+            "unseen documents off the sampled ones the system scores, so a query whose few sampled documents the "
+            "run does not retrieve gets no correction at all, and fewer than 50 give no shape to fit. Sample "
+            "more (sample=1000, --sample 1000, is the default).",
+            stacklevel=user_stacklevel(),
+        )
 
 
 def _per_band(value: int | Sequence[int]) -> list[int]:

@@ -85,6 +85,22 @@ def test_pool_holds_relevant_distractors_and_a_seeded_sample(tmp_path):
         sdm.build_pool(qrels, runs, all_docnos=all_docnos[:10], depth=5, sample=0)
 
 
+def test_a_sample_too_small_to_fit_is_said(recwarn):
+    all_docnos, qrels, runs = _synthetic()
+    with pytest.warns(UserWarning, match=r"background sample of 2 documents.*Sample more") as caught:
+        sdm.build_pool(qrels, runs, all_docnos=all_docnos, depth=5, sample=2)
+    assert caught[0].filename == __file__  # points at the user's line
+    with pytest.warns(UserWarning, match="background sample of 4 documents"):  # tail samples count too
+        sdm.build_pool(qrels, runs, all_docnos=all_docnos, depth=2, sample=2, tail_sample=2, tail_depth=40)
+    recwarn.clear()
+    sdm.build_pool(qrels, runs, all_docnos=all_docnos, depth=5, sample=50)
+    small, small_qrels, small_runs = _synthetic(docs=120)
+    deep = sdm.build_pool(small_qrels, small_runs, all_docnos=small, depth=20, sample=0)
+    assert 2 < (rest := 120 - deep.size) < 50
+    sdm.build_pool(small_qrels, small_runs, all_docnos=small, depth=20, sample=rest)  # nothing unseen
+    assert not [w for w in recwarn if "background sample" in str(w.message)]
+
+
 def test_background_from_run_censors_unretrieved_sample_documents():
     all_docnos, qrels, runs = _synthetic()
     pool = sdm.build_pool(qrels, runs, all_docnos=all_docnos, depth=3, sample=40, seed=0)
