@@ -34,7 +34,7 @@ from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_i
 from ._ray import Encoded
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from .datasets import FieldError
-from .files import clean_leftovers, new_temp_dir, replace_dir, save_array, write_array
+from .files import clean_leftovers, is_empty_dir, new_temp_dir, replace_dir, save_array, write_array
 
 __all__ = [
     "IndexWriter",
@@ -76,8 +76,8 @@ def term_ids(vocab: dict[str, int], terms: list[Any], names: list[str] | None = 
 
 
 def check_mode(path: Any, mode: str, sources: tuple[Any, ...] = ()) -> None:
-    """Refuse an unknown mode, ``mode="create"`` over an existing path, ``mode="overwrite"`` over anything but
-    an index of this package (a folder of notes or a results file given by mistake is never deleted), and a path
+    """Refuse an unknown mode, ``mode="create"`` over an existing path (an empty folder is taken in either mode),
+    ``mode="overwrite"`` over anything but an index of this package (a folder of notes or a results file given by mistake is never deleted), and a path
     that is, holds or lies in one of the ``sources`` the new index is read from (a subset over its own index)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
@@ -96,7 +96,7 @@ def check_mode(path: Any, mode: str, sources: tuple[Any, ...] = ()) -> None:
                 "the source. Write it to another folder."
             )
     clean_leftovers(path)  # first: it may move back an index that a killed writer had moved aside
-    if not os.path.lexists(path):
+    if not os.path.lexists(path) or is_empty_dir(path):  # an empty folder made for the index is taken
         return
     kind = None if os.path.islink(path) else index_format(path)  # is_index_dir, the kind kept
     if kind is not None:

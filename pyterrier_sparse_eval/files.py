@@ -7,6 +7,7 @@ interrupted write never leaves a half-written file where a reader would take it 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
@@ -28,6 +29,7 @@ __all__ = [
     "new_temp_dir",
     "clean_leftovers",
     "replace_dir",
+    "is_empty_dir",
     "slug",
 ]
 
@@ -232,7 +234,7 @@ def replace_dir(
 ) -> None:
     """Move the finished folder ``tmp`` to ``target`` (made readable by all, 0o755).
 
-    An existing ``target`` is replaced only with ``overwrite=True``, and only if ``replaceable(target)`` (when
+    An empty folder at ``target`` is taken in either mode. Anything else there is replaced only with ``overwrite=True``, and only if ``replaceable(target)`` (when
     given) holds for what is there at the very moment of the swap: by an atomic exchange of the two folders
     where the system has one (Linux ``renameat2``), so that the path holds the old or the new folder at every
     instant; elsewhere by two renames, whose gap is closed again if the second fails, and otherwise by
@@ -240,6 +242,11 @@ def replace_dir(
     finished first, and the call fails without touching it.
     """
     os.chmod(tmp, 0o755)  # mkdtemp made it private (0o700); an index is read by others like any folder
+    if is_empty_dir(target):
+        with contextlib.suppress(OSError):
+            os.rmdir(
+                target
+            )  # an empty folder is taken in either mode; rmdir refuses one that has filled since
     taken = FileExistsError(f'{target} appeared while it was being written; pass mode="overwrite".')
     if not os.path.lexists(target):
         try:
@@ -273,6 +280,14 @@ def replace_dir(
         os.replace(old / "previous", target)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def is_empty_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder (not a link to one) holding nothing."""
+    try:
+        return not os.path.islink(path) and os.path.isdir(path) and not os.listdir(path)
+    except OSError:  # unreadable: not known to be empty
+        return False
 
 
 def slug(text: str) -> str:

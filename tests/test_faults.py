@@ -200,6 +200,26 @@ def test_overwrite_never_deletes_what_is_not_an_index(tmp_path):
         assert tree(tmp_path) == before
 
 
+@pytest.mark.parametrize("shards", [None, 2])
+@pytest.mark.parametrize("mode", ["create", "overwrite"])
+def test_an_empty_folder_made_for_the_index_is_taken(tmp_path, shards, mode):
+    """A folder made beforehand (mkdir, tempfile.mkdtemp) holds the index; one that is not empty is still refused,
+    and so is a link to an empty folder (what it points at is not the index's to take)."""
+    (tmp_path / "index").mkdir()
+    index = pse.SparseIndex(tmp_path / "index") if shards is None else pse.ShardedIndex(tmp_path / "index", 2)
+    pse.BM25().indexer(index, mode=mode, verbose=False, batch_size=7).index(DOCS)
+    expected = pse.BM25().indexer(pse.SparseIndex(tmp_path / "new"), verbose=False).index(DOCS)
+    topics = pd.DataFrame({"qid": ["1"], "query": ["gamma w3"]})
+    pd.testing.assert_frame_equal(
+        pse.BM25().retriever(index).transform(topics), pse.BM25().retriever(expected).transform(topics)
+    )
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "empty")
+    with pytest.raises(FileExistsError, match="symbolic link"):
+        pse.BM25().indexer(pse.SparseIndex(tmp_path / "link"), mode=mode, verbose=False).index(DOCS)
+    assert list((tmp_path / "empty").iterdir()) == []
+
+
 def test_overwrite_of_a_link_is_refused(tmp_path):
     real = _build(tmp_path / "v1")
     (tmp_path / "current").symlink_to(real.directory)
