@@ -19,7 +19,7 @@ from ._docno_checks import early_check
 from ._format import ARTIFACT_TYPE, FORMAT_VERSION, META, PACKAGE_HINT, SHARDED_FORMAT, is_index_dir
 from ._index import SparseIndex
 from ._spill import write_from_spill
-from .files import new_temp_dir, replace_dir
+from .files import allow_open_files, new_temp_dir, replace_dir
 
 __all__ = ["ShardedWriter", "manifest_checksum", "shard_dir"]
 
@@ -40,6 +40,7 @@ class ShardedWriter:
 
     def __init__(self, index: Any, num_shards: int, *, mode: str, encoder: dict[str, Any]):
         check_mode(index.path, mode)
+        allow_open_files(4 * num_shards, f"A build of {num_shards} shards", "use fewer shards")  # spill files
         self.index = index
         self.mode = mode
         self.encoder = encoder

@@ -48,6 +48,7 @@ from ._format import (
 from ._index import SparseIndex
 from ._retriever import SparseRetriever, nudge_ties
 from ._shard_writer import ShardedWriter, manifest_checksum
+from .files import allow_open_files
 from .measures._prepare import user_stacklevel
 
 __all__ = ["ShardedIndex", "ShardedRetriever"]
@@ -173,6 +174,10 @@ class ShardedIndex(pt.Artifact):
     def shards(self) -> list[SparseIndex]:
         """The shards, each checked against the manifest (present, complete, of this build)."""
         manifest = self.meta
+        if self.mmap:  # each shard's 5 arrays stay open, mapped
+            allow_open_files(
+                5 * len(manifest["shards"]), f"{self!r}, memory-mapped,", "open it with mmap=False"
+            )
         out = []
         for i in range(len(manifest["shards"])):
             shard = SparseIndex(self._shard_dir(manifest, i), mmap=self.mmap, checks=self.checks)

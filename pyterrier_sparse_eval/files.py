@@ -30,6 +30,7 @@ __all__ = [
     "clean_leftovers",
     "replace_dir",
     "is_empty_dir",
+    "allow_open_files",
     "slug",
 ]
 
@@ -280,6 +281,30 @@ def replace_dir(
         os.replace(old / "previous", target)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def allow_open_files(needed: int, what: str, fix: str) -> None:
+    """Make room for ``needed`` more open files (``what`` holds them, e.g. "a build of 300 shards"): the soft
+    limit (1024 on many systems) is raised toward the hard one, as far as needed; a hard limit too low is an
+    OSError naming ``fix`` and the limit, before any work, where the files would otherwise fail to open midway."""
+    try:
+        import resource
+    except ImportError:  # no such limit to raise (Windows)
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = needed + 256  # room for the interpreter, the libraries and the caller's own files
+    if soft == resource.RLIM_INFINITY or soft >= want:
+        return
+    room = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if room > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (room, hard))
+    if room < want:
+        raise OSError(
+            errno.EMFILE,
+            f"{what} holds {needed} files open at once, and this process may open at most {hard} (`ulimit -Hn`): "
+            f"{fix}, or raise the limit to {want} or more (ulimit -n {want}, as root or in "
+            "/etc/security/limits.conf)",
+        )
 
 
 def is_empty_dir(path: str | os.PathLike[str]) -> bool:

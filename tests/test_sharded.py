@@ -268,3 +268,45 @@ def test_merge_orders_as_a_plain_sort(ties):
                 expected.append(i)
                 taken[row[i]] = taken.get(row[i], 0) + 1
         assert got.tolist() == expected
+
+
+_MANY_SHARDS = """
+import resource, sys
+import pandas as pd
+import pyterrier_sparse_eval as pse
+path, soft, hard, build = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "build"
+resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+docs = [{"docno": f"d{i}", "text": f"alpha beta w{i}"} for i in range(600)]
+try:
+    if build:
+        pse.BM25().indexer(pse.ShardedIndex(path, 300), verbose=False).index(docs)
+    ranked = pse.BM25().retriever(pse.ShardedIndex(path)).transform(pd.DataFrame({"qid": ["1"], "query": ["w3"]}))
+    print(ranked.docno.tolist())
+except OSError as e:
+    print(e)
+"""
+
+
+def test_many_shards_raise_the_open_files_limit_or_name_it(tmp_path):
+    """300 shards hold 1,200 files open while built and 1,500 memory-mapped: beyond the soft limit of many systems
+    (1024), which is raised toward the hard one; a hard limit too low is refused before any work, naming the fix."""
+    import resource
+    import subprocess
+    import sys
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 2000:
+        pytest.skip(f"the hard limit on open files here is {hard}")
+    script = tmp_path / "many.py"
+    script.write_text(_MANY_SHARDS)
+
+    def run(path, soft, hard, action="build"):
+        cmd = [sys.executable, str(script), str(path), str(soft), str(hard), action]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True).stdout.strip()
+
+    assert run(tmp_path / "index", 1024, 2000) == "['d3']"
+    refused = run(tmp_path / "refused", 1024, 1024)
+    assert "A build of 300 shards holds 1200 files open at once" in refused and "use fewer shards" in refused
+    assert sorted(os.listdir(tmp_path)) == ["index", "many.py"]  # nothing left of the refused build
+    opened = run(tmp_path / "index", 1024, 1024, "open")
+    assert "memory-mapped, holds 1500 files open at once" in opened and "open it with mmap=False" in opened
