@@ -104,14 +104,16 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
     """Create ``path`` by calling ``write(tmp)`` on a temporary sibling, then renaming it into place.
 
     The temporary file keeps the target's suffix (writers such as matplotlib choose the format by it) and
-    is removed if ``write`` fails. The finished file gets the usual permissions (0666 minus the umask).
+    is removed if ``write`` fails; one left by a killed process is removed by the next write of ``path`` on
+    this host (:func:`clean_leftovers`). The finished file gets the usual permissions (0666 minus the umask).
     """
     path = Path(path)
     for parent in (path.parent, *path.parent.parents):
         if parent.exists() and not parent.is_dir():
             raise NotADirectoryError(f"Cannot write {path}: {parent} is a file, not a folder.")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    clean_leftovers(path)  # the temporary files of writers killed mid-write
+    fd, name = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=f".tmp{path.suffix}", dir=path.parent)
     os.close(fd)
     tmp = Path(name)
     try:
@@ -171,13 +173,14 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-#: who writes: temporary folders are named ``.NAME.HOST.PID.TOKEN.RANDOM.(tmp|old)``, so that leftovers can be
+#: who writes: temporary folders are named ``.NAME.HOST.PID.TOKEN.RANDOM.(tmp|old)`` (files: ``.tmp.SUFFIX``), so that leftovers can be
 #: told apart from the folders of writers still at work (on this host: the process is alive and, for our own
 #: PID, the token is ours; writers on other hosts sharing the folder are never touched)
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
 _TOKEN = os.urandom(4).hex()
 _LEFTOVER = re.compile(
-    r"^\.(?P<name>.+)\.(?P<host>[A-Za-z0-9-]+)\.(?P<pid>\d+)\.(?P<token>[0-9a-f]{8})\.[^.]+\.(?P<kind>tmp|old)$"
+    r"^\.(?P<name>.+)\.(?P<host>[A-Za-z0-9-]+)\.(?P<pid>\d+)\.(?P<token>[0-9a-f]{8})\.[^.]+\.(?P<kind>tmp|old)"
+    r"(?:\.[^.]*)?$"  # a file's temporary copy keeps its suffix
 )
 
 
@@ -204,7 +207,8 @@ def new_temp_dir(target: str | os.PathLike[str]) -> Path:
 
 
 def clean_leftovers(target: str | os.PathLike[str]) -> list[Path]:
-    """Remove the temporary folders next to ``target`` left by writers on this host whose process has ended.
+    """Remove the temporary folders (and files) next to ``target`` left by writers on this host whose process has
+    ended.
 
     A writer killed mid-build leaves a ``.tmp`` folder; one killed between the two renames of a swap on a
     system without an atomic exchange leaves the previous folder in a ``.old`` one and nothing at ``target``:
@@ -221,7 +225,7 @@ def clean_leftovers(target: str | os.PathLike[str]) -> list[Path]:
         previous = entry / "previous"
         if m["kind"] == "old" and previous.is_dir() and not os.path.lexists(target):
             os.replace(previous, target)
-        if entry.is_symlink():
+        if entry.is_symlink() or entry.is_file():
             entry.unlink()
         else:
             shutil.rmtree(entry, ignore_errors=True)

@@ -48,3 +48,42 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_a_killed_writers_temporary_file_goes_at_the_next_write(tmp_path):
+    """A process killed inside atomic_write leaves its temporary file; the next write of the same path on this
+    host removes it. A writer still at work (a live process) keeps its own."""
+    import signal
+    import subprocess
+    import sys
+
+    target = tmp_path / "sdm.json"
+    mid_write = (
+        "import os, signal, sys, time\n"
+        "from pyterrier_sparse_eval import files\n"
+        "def write(tmp):\n"
+        "    tmp.write_text('half')\n"
+        "    print('writing', flush=True)\n"
+        "    time.sleep(600) if sys.argv[2] == 'live' else os.kill(os.getpid(), signal.SIGKILL)\n"
+        "files.atomic_write(sys.argv[1], write)\n"
+    )
+    killed = subprocess.run(
+        [sys.executable, "-c", mid_write, str(target), "killed"], capture_output=True, text=True
+    )
+    assert killed.returncode == -signal.SIGKILL and killed.stdout == "writing\n"
+    (left,) = [p.name for p in tmp_path.iterdir()]
+    assert left.startswith(".sdm.json.") and left.endswith(".tmp.json")
+    live = subprocess.Popen(
+        [sys.executable, "-c", mid_write, str(target), "live"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert live.stdout.readline() == "writing\n"
+        (working,) = [p.name for p in tmp_path.iterdir()]  # its write removed the killed one's file
+        assert working != left and f".{live.pid}." in working
+        files.atomic_write_json(target, {"a": 1})
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["sdm.json", working])
+    finally:
+        live.kill()
+        live.wait()
+    files.atomic_write_json(target, {"a": 2})  # the live writer is dead now: its file goes too
+    assert [p.name for p in tmp_path.iterdir()] == ["sdm.json"]
