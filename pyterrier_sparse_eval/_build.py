@@ -96,6 +96,11 @@ def check_mode(path: Any, mode: str, sources: tuple[Any, ...] = ()) -> None:
                 "the source. Write it to another folder."
             )
     clean_leftovers(path)  # first: it may move back an index that a killed writer had moved aside
+    if os.path.ismount(path):
+        raise ValueError(
+            f"{path} is a mount point: an index is built beside its path and swapped in, which a mount point cannot "
+            f"be. Give a folder inside it, e.g. {os.path.join(path, 'index')}."
+        )
     if not os.path.lexists(path) or is_empty_dir(path):  # an empty folder made for the index is taken
         return
     kind = None if os.path.islink(path) else index_format(path)  # is_index_dir, the kind kept

@@ -40,7 +40,8 @@ class ShardedWriter:
 
     def __init__(self, index: Any, num_shards: int, *, mode: str, encoder: dict[str, Any]):
         check_mode(index.path, mode)
-        allow_open_files(4 * num_shards, f"A build of {num_shards} shards", "use fewer shards")  # spill files
+        # each shard's 4 spill files and its temporary folder, locked
+        allow_open_files(5 * num_shards, f"A build of {num_shards} shards", "use fewer shards")
         self.index = index
         self.mode = mode
         self.encoder = encoder

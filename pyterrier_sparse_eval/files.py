@@ -114,15 +114,17 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
     path.parent.mkdir(parents=True, exist_ok=True)
     clean_leftovers(path)  # the temporary files of writers killed mid-write
     fd, name = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=f".tmp{path.suffix}", dir=path.parent)
-    os.close(fd)
     tmp = Path(name)
     try:
+        _lock(fd)  # held while this process writes it: clean_leftovers leaves it alone
         write(tmp)
         os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    finally:
+        os.close(fd)
     return path
 
 
@@ -188,22 +190,76 @@ def _temp_prefix(target: Path) -> str:
     return f".{target.name}.{_HOST}.{os.getpid()}.{_TOKEN}."
 
 
-def _abandoned(m: re.Match[str]) -> bool:
+def _abandoned(m: re.Match[str], entry: Path) -> bool:
     if m["host"] != _HOST:
         return False
     pid = int(m["pid"])
     if pid == os.getpid():
-        return m["token"] != _TOKEN  # an earlier process that had our PID (e.g. PID 1 in a container)
-    return not _pid_alive(pid)
+        gone = m["token"] != _TOKEN  # an earlier process that had our PID (e.g. PID 1 in a container)
+    else:
+        gone = not _pid_alive(pid)
+    # a writer in another PID namespace (a container sharing the volume, with our host name) holds its lock
+    return gone and not _locked(entry)
+
+
+#: the temporary folders and files this process writes, each held open with an exclusive lock (flock) until
+#: it is moved into place or removed: the kernel drops a dead writer's lock, whatever its PID namespace
+_HELD: dict[str, int] = {}
+
+
+def _lock(fd: int) -> None:
+    """An exclusive lock on the open file ``fd``; none where there is no flock (Windows, some network file
+    systems): there the PID rule alone tells leftovers from live writers."""
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (ImportError, OSError):
+        pass
+
+
+def _hold(folder: Path) -> None:
+    """Lock ``folder`` until it is moved into place or removed (seen at the next call)."""
+    for held, fd in list(_HELD.items()):
+        if not os.path.lexists(held):
+            os.close(fd)
+            del _HELD[held]
+    fd = os.open(folder, os.O_RDONLY)
+    _lock(fd)
+    _HELD[str(folder)] = fd
+
+
+def _locked(entry: Path) -> bool:
+    """Whether a live writer holds ``entry``'s lock (this process's included: a lock conflicts across opens)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:  # a link, or gone
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # a file system without flock: the PID rule alone
+        return False
+    finally:
+        os.close(fd)  # and with it the lock just taken
+    return False
 
 
 def new_temp_dir(target: str | os.PathLike[str]) -> Path:
-    """A new hidden folder next to ``target``, to be filled and then moved into place by :func:`replace_dir`.
-    Leftovers of writers that died are cleaned up first (:func:`clean_leftovers`)."""
+    """A new hidden folder next to ``target``, to be filled and then moved into place by :func:`replace_dir`,
+    locked while this process lives (:func:`clean_leftovers` leaves it alone). Leftovers of writers that died
+    are cleaned up first."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_leftovers(target)
-    return Path(tempfile.mkdtemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent))
+    folder = Path(tempfile.mkdtemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent))
+    _hold(folder)
+    return folder
 
 
 def clean_leftovers(target: str | os.PathLike[str]) -> list[Path]:
@@ -220,7 +276,7 @@ def clean_leftovers(target: str | os.PathLike[str]) -> list[Path]:
         return removed
     for entry in sorted(target.parent.iterdir()):
         m = _LEFTOVER.match(entry.name)
-        if not m or m["name"] != target.name or not _abandoned(m):
+        if not m or m["name"] != target.name or not _abandoned(m, entry):
             continue
         previous = entry / "previous"
         if m["kind"] == "old" and previous.is_dir() and not os.path.lexists(target):
@@ -239,19 +295,26 @@ def replace_dir(
 ) -> None:
     """Move the finished folder ``tmp`` to ``target`` (made readable by all, 0o755).
 
-    An empty folder at ``target`` is taken in either mode. Anything else there is replaced only with ``overwrite=True``, and only if ``replaceable(target)`` (when
-    given) holds for what is there at the very moment of the swap: by an atomic exchange of the two folders
-    where the system has one (Linux ``renameat2``), so that the path holds the old or the new folder at every
-    instant; elsewhere by two renames, whose gap is closed again if the second fails, and otherwise by
-    :func:`clean_leftovers` on the next write. Without ``overwrite``, an existing target means another writer
-    finished first, and the call fails without touching it.
+    An empty folder at ``target`` is taken in either mode. Anything else there is replaced only with
+    ``overwrite=True``, and only if ``replaceable(target)`` (when given) holds for what is there at the very
+    moment of the swap: by an atomic exchange of the two folders where the system has one (Linux
+    ``renameat2``), so that the path holds the old or the new folder at every instant; elsewhere by two
+    renames, whose gap is closed again if the second fails, and otherwise by :func:`clean_leftovers` on the
+    next write. Without ``overwrite``, an existing target means another writer finished first, and the call
+    fails without touching it. ``tmp``'s lock (:func:`new_temp_dir`) is released.
     """
     os.chmod(tmp, 0o755)  # mkdtemp made it private (0o700); an index is read by others like any folder
-    if is_empty_dir(target):
+    try:
+        _swap_in(tmp, target, overwrite, replaceable)
+    finally:
+        if (fd := _HELD.pop(str(tmp), None)) is not None:
+            os.close(fd)  # its lock: the folder is in place (or the swap failed, and the caller removes it)
+
+
+def _swap_in(tmp: Path, target: Path, overwrite: bool, replaceable: Callable[[Path], bool] | None) -> None:
+    if is_empty_dir(target):  # taken in either mode; rmdir refuses a folder that has filled since
         with contextlib.suppress(OSError):
-            os.rmdir(
-                target
-            )  # an empty folder is taken in either mode; rmdir refuses one that has filled since
+            os.rmdir(target)
     taken = FileExistsError(f'{target} appeared while it was being written; pass mode="overwrite".')
     if not os.path.lexists(target):
         try:

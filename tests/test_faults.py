@@ -220,6 +220,27 @@ def test_an_empty_folder_made_for_the_index_is_taken(tmp_path, shards, mode):
     assert list((tmp_path / "empty").iterdir()) == []
 
 
+@pytest.mark.parametrize("mode", ["create", "overwrite"])
+def test_a_mount_point_is_refused_before_any_work(tmp_path, monkeypatch, mode):
+    """An index is built beside its path and swapped in: at a mount point (an empty volume mounted for it, or one
+    holding an index) the swap fails with EBUSY, which came after the whole build; it is refused first now."""
+    mounted = tmp_path / "volume"
+    mounted.mkdir()
+    real = os.path.ismount
+    monkeypatch.setattr(os.path, "ismount", lambda p: os.fspath(p) == str(mounted) or real(p))
+    seen = []
+
+    def docs():
+        seen.append(1)
+        yield from DOCS
+
+    with pytest.raises(
+        ValueError, match=r"volume is a mount point.*Give a folder inside it, e.g. .*volume/index"
+    ):
+        pse.BM25().indexer(pse.SparseIndex(mounted), mode=mode, verbose=False).index(docs())
+    assert seen == [] and [p.name for p in tmp_path.iterdir()] == ["volume"] and not list(mounted.iterdir())
+
+
 def test_overwrite_of_a_link_is_refused(tmp_path):
     real = _build(tmp_path / "v1")
     (tmp_path / "current").symlink_to(real.directory)
@@ -594,6 +615,48 @@ def test_without_an_atomic_exchange_an_interrupted_swap_is_repaired(tmp_path, mo
     files.clean_leftovers(tmp_path / "index")  # what every build next to it does first
     back = pse.SparseIndex(tmp_path / "index")
     assert back.num_docs == 5 and back.build_id != old_id and not aside.exists()
+
+
+def test_a_live_writer_in_another_pid_namespace_is_left_alone(tmp_path):
+    """Two containers sharing a volume under one host name: the other's writer has a PID that is dead here (or
+    this process's own); the lock it holds on its temporary folder or file keeps them, until it ends."""
+    from pyterrier_sparse_eval import files
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    theirs = [
+        tmp_path / f".index.{files._HOST}.{dead.pid}.deadbeef.x.tmp",
+        tmp_path / f".index.{files._HOST}.{os.getpid()}.0badf00d.y.tmp",
+        tmp_path / f".out.json.{files._HOST}.{dead.pid}.deadbeef.z.tmp.json",
+    ]
+    theirs[0].mkdir()
+    theirs[1].mkdir()
+    theirs[2].write_text("{")
+    hold = (
+        "import fcntl, os, sys\n"
+        "fds = [os.open(p, os.O_RDONLY) for p in sys.argv[1:]]\n"
+        "[fcntl.flock(fd, fcntl.LOCK_EX) for fd in fds]\n"
+        "print('held', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, *map(str, theirs)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        assert files.clean_leftovers(tmp_path / "index") == []
+        _build(tmp_path / "index")  # a build beside them, which cleans leftovers first
+        files.atomic_write_json(tmp_path / "out.json", {})
+        assert all(p.exists() for p in theirs)
+    finally:
+        holder.stdin.close()
+        holder.wait()
+    assert sorted(files.clean_leftovers(tmp_path / "index")) == sorted(theirs[:2])
+    files.atomic_write_json(tmp_path / "out.json", {})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index", "out.json"]
 
 
 # ----------------------------------------------------------------------------------------------------------
