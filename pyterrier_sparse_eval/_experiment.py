@@ -17,6 +17,7 @@ from . import datasets, files
 from .files import slug
 from .measures import crosscheck as _crosscheck
 from .measures import parse_measure, parse_measures
+from .measures._prepare import _id_types
 from .systems import System, name_systems
 
 __all__ = ["Experiment", "ExperimentResult", "run_experiment"]
@@ -28,6 +29,20 @@ def _parse(measure: Any) -> Any:
         return parse_measure(measure)
     except (ValueError, TypeError):
         return measure
+
+
+def _check_qid_types(topics: Any, qrels: Any) -> None:
+    """Topics and qrels whose qids are of different kinds (int and str): pt.Experiment's join fails with pandas'
+    merge error, or matches nothing; said with the cast instead."""
+    if not all(isinstance(f, pd.DataFrame) and "qid" in f.columns for f in (topics, qrels)):
+        return  # pt.Experiment's own checks
+    kinds = [_id_types(f["qid"]) for f in (topics, qrels)]
+    if kinds[0] != kinds[1]:
+        raise TypeError(
+            f"qid types differ: the topics have {sorted(kinds[0])} and the qrels have {sorted(kinds[1])}, so no "
+            "query would match. Cast both to str, e.g. qrels['qid'] = qrels['qid'].astype(str) (and the same for "
+            "the topics); pse.datasets.get_topics and get_qrels give str ids."
+        )
 
 
 def Experiment(  # noqa: N802 - mirrors pt.Experiment
@@ -53,6 +68,7 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     (``pt.Experiment`` sorts them), each measure's significance columns after it.
     """
     eval_metrics = [_parse(m) for m in eval_metrics]
+    _check_qid_types(topics, qrels)
     both = kwargs.get("perquery") == "both" and kwargs.get("baseline") is not None
     if not crosscheck and not both:
         out = pt.Experiment(retr_systems, topics, qrels, eval_metrics, names=names, **kwargs)
@@ -220,6 +236,7 @@ def run_experiment(
         raise ValueError("Give at least one system and one measure, e.g. measures=['nDCG@10', 'R@100'].")
     if baseline is not None and not 0 <= baseline < len(systems):
         raise ValueError(f"baseline={baseline} is not a system index (0..{len(systems) - 1}).")
+    dataset = datasets.dataset_spec(dataset)  # the index cache is named by it
     names = name_systems(systems)  # distinct (two checkpoints in folders of one name), or refused as the same
     run_files = [Path(save_runs) / f"{slug(n)}.run" for n in names] if save_runs is not None else []
     if len(set(run_files)) < len(run_files):

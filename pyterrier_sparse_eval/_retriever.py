@@ -26,6 +26,7 @@ __all__ = ["SparseRetriever"]
 
 _BACKENDS = ("auto", "numba", "scipy")
 _TIES = ("trec_eval", "lucene")
+_OPTIONS = "num_results idf analyzer memory_budget backend threads verbose ties prune impacts bounds".split()
 _Run = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # (query row, doc id, score, rank)
 
 
@@ -82,7 +83,9 @@ class SparseRetriever(pt.Transformer):
     with ``analyzer``, or with the analyzer recorded in the index). Output: the query columns plus ``docno``,
     ``score`` and ``rank`` (0-based), ranked by score descending and then docno descending, the order
     trec_eval uses to break ties, so a run evaluates identically everywhere; only documents sharing a term
-    with the query are returned (with negative query weights, an unmatched one, at 0, would rank above some).
+    with the query are returned, and with signed weights only those scoring other than 0 (as scipy's product).
+    Learned weights' scores are float32 sums in term-id order, ids in the order terms first appear in the build:
+    builds with other batch sizes can differ in a score's last bit (BM25's Lucene scores, summed in float64, not).
 
     Backends (identical rankings and bit-identical float32 scores; tests check it):
 
@@ -187,20 +190,7 @@ class SparseRetriever(pt.Transformer):
         """``retriever % k``: the same retriever returning ``min(k, num_results)`` documents."""
         if k >= self.num_results:
             return self
-        cut = SparseRetriever(
-            self.index,
-            num_results=k,
-            idf=self.idf,
-            analyzer=self.analyzer,
-            memory_budget=self.memory_budget,
-            backend=self.backend,
-            threads=self.threads,
-            verbose=self.verbose,
-            ties=self.ties,
-            prune=self.prune,
-            impacts=self.impacts,
-            bounds=self.bounds,
-        )
+        cut = SparseRetriever(self.index, **{**{n: getattr(self, n) for n in _OPTIONS}, "num_results": k})
         cut._build_id = self._build_id
         return cut
 
@@ -258,12 +248,21 @@ class SparseRetriever(pt.Transformer):
                     rows.append(i)
                     cols.append(t)
                     vals.append(w)
-        values = np.asarray(vals, dtype=np.float64)
-        if not np.isfinite(values).all():
+                elif t is None and not isinstance(term, str):  # never a term of the index: the mistake said
+                    raise TypeError(
+                        f"`query_toks` terms must be strings, got {type(term).__name__} {term!r}: convert token ids "
+                        "to their vocabulary strings (e.g. tokenizer.convert_ids_to_tokens), as the index holds them."
+                    )
+        if not np.isfinite(values := np.asarray(vals, dtype=np.float64)).all():
             raise ValueError("Query term weights contain NaN or infinity.")
         cols_arr = np.asarray(cols, dtype=np.int64)
+        with np.errstate(over="ignore"):
+            if not np.isfinite(weighted := self._weighted(values, cols_arr)).all():
+                raise ValueError(
+                    "Query term weights beyond float32's range (3.4e38, idf included): scale them down."
+                )
         return sp.csr_matrix(
-            (self._weighted(values, cols_arr), (np.asarray(rows, dtype=np.int64), cols_arr)),
+            (weighted, (np.asarray(rows, dtype=np.int64), cols_arr)),
             shape=(len(queries), self.index.num_terms),
         )
 

@@ -167,7 +167,7 @@ def three_way(
             f"num_results (--num-results) {full_depth} is below the largest k ({max(k_values)}), the pool depth "
             f"({depth}) or the tail depth ({tail}): the full-corpus runs could not give the exact values; raise it."
         )
-    ds = datasets.load_dataset(dataset)
+    ds = datasets.load_dataset(dataset := datasets.dataset_spec(dataset))  # the index cache is named by it
     topics = datasets.get_topics(ds, verbose=verbose)
     qrels = datasets.get_qrels(ds)
     topics = datasets.judged_topics(dataset, topics, qrels)  # before any index is built

@@ -87,15 +87,25 @@ def _write_docnos(src: Path, out: Path, consume: bool) -> np.ndarray:
         raw = text.read()
     # UTF-8 bytes sort in code point order (trec_eval's strcmp order) and take a quarter of the memory of
     # numpy's fixed-width str; numpy's bytes drop trailing NULs, so a NUL would merge two docnos (refused)
-    docnos = raw.split(b"\n")[:-1]
+    docnos, size = raw.split(b"\n")[:-1], len(raw)
     del raw
-    docno_arr = np.array(docnos, dtype=bytes)
-    order = np.argsort(docno_arr, kind="stable")
-    dup = docno_arr[order[1:]] == docno_arr[order[:-1]]
-    if dup.any():
-        examples = sorted({d.decode() for d in docno_arr[order[1:]][dup][:5].tolist()})
+    width = max(map(len, docnos), default=1)
+    # numpy's fixed-width bytes pad every docno to the longest: sorted so while that at most doubles them (one
+    # long docno among short ones would multiply the memory), else by Python's sort of the same bytes
+    if width * len(docnos) <= 2 * size + (1 << 20):
+        docno_arr = np.array(docnos, dtype=bytes)
+        order = np.argsort(docno_arr, kind="stable")
+        ranked = docno_arr[order]
+        del docno_arr
+        dup = np.flatnonzero(ranked[1:] == ranked[:-1])
+        twice = [ranked[i] for i in dup[:5]]
+        del ranked
+    else:
+        order = np.array(sorted(range(len(docnos)), key=docnos.__getitem__), dtype=np.int64)
+        twice = [docnos[a] for a, b in zip(order[:-1], order[1:]) if docnos[a] == docnos[b]]
+    if twice:
+        examples = sorted({d.decode() for d in twice[:5]})
         raise ValueError(f"Duplicate docnos in the corpus, e.g. {examples}; docnos must be unique.")
-    del docno_arr
     docno_rank = np.empty(len(docnos), dtype=np.int32)
     docno_rank[order] = np.arange(len(docnos), dtype=np.int32)
     del order

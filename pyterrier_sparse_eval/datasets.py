@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from .collections import _UNREADABLE, FieldError, LocalDataset, _lines, _unreadable, is_local_spec, load_local
+from ._records import _UNREADABLE, FieldError, _lines, _unreadable, parse_qrels
+from .collections import LocalDataset, is_local_spec, load_local
 from .console import OFFLINE_HINT, looks_like_network
 from .hf import load_hf
 
@@ -85,6 +86,20 @@ def dataset_identity(dataset: str | Any) -> str:
         ds = load_dataset(dataset)
         return f"{ds.spec}|{ds.identity()}"
     return dataset if isinstance(dataset, str) else str(dataset)
+
+
+def dataset_spec(dataset: str | Any) -> str:
+    """A dataset's spec: as given, or that of a loaded one (``pse.datasets.get(...)``, ``pt.get_dataset("irds:..")``)."""
+    if isinstance(dataset, str):
+        return dataset
+    irds_id = getattr(dataset, "_irds_id", None)
+    spec = getattr(dataset, "spec", None) or (f"irds:{irds_id}" if isinstance(irds_id, str) else None)
+    if isinstance(spec, str):
+        return spec
+    raise TypeError(
+        f"dataset= {type(dataset).__name__!r}: give the dataset's id (e.g. 'irds:beir/scifact/test', 'beir:PATH', "
+        "'files:CORPUS,TOPICS,QRELS'), or what pse.datasets.get(id) returned; its cached indexes are named by it."
+    )
 
 
 def _irds(dataset: Any) -> Any:
@@ -150,6 +165,11 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
             print(f"Topics have fields {list(fields)}; using {field!r} as the query (pass field= to change).")
     if field is not None and fields and field not in fields:
         raise ValueError(f"Topics have no field {field!r}; available: {list(fields)}.")
+    if field not in (None, "query") and isinstance(ds, LocalDataset):  # it would be read as the query
+        raise ValueError(
+            f"{ds.spec}'s topics have one text field, the query (a TREC topic file's <title>): there is no "
+            f"{field!r} to choose. Leave out field= (--topic-field), or write the queries you want as qid<TAB>query lines."
+        )
     with _downloading(ds, "topics"):
         topics = ds.get_topics(field) if field is not None and len(fields) > 1 else ds.get_topics()
     if "query" not in topics.columns:
@@ -397,12 +417,19 @@ def read_run(path: str) -> pd.DataFrame:
 
 
 def read_qrels(path: str) -> pd.DataFrame:
-    """A TREC qrels file (``qid iteration docno label``) as a ``qid``, ``docno``, ``label`` (int) frame.
+    """A TREC qrels file (``qid iteration docno label``), or a BEIR TSV, as a ``qid``, ``docno``, ``label`` (int)
+    frame.
 
     Ids are kept as the strings written. Raises ``FileNotFoundError``, or a ``ValueError`` for an empty file,
     a wrong layout or a label that is not an integer (trec_eval reads labels as integers).
     """
-    frame = _read_trec(path, 4, "qid iteration docno label", "Qrels")
+    try:
+        frame = _read_trec(path, 4, "qid iteration docno label", "Qrels")
+    except ValueError as e:
+        try:  # a BEIR TSV ('query-id corpus-id score', with its header), as beir: and files: read it
+            return parse_qrels(_lines(Path(path)), path)
+        except ValueError:
+            raise e from None
     if frame is None:
         raise ValueError(f"Qrels file {path} is empty.")
     labels = pd.to_numeric(frame[3], errors="coerce")

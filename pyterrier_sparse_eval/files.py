@@ -11,6 +11,7 @@ import contextlib
 import ctypes
 import errno
 import functools
+import hashlib
 import json
 import os
 import re
@@ -218,12 +219,17 @@ def _lock(fd: int) -> None:
         pass
 
 
-def _hold(folder: Path) -> None:
-    """Lock ``folder`` until it is moved into place or removed (seen at the next call)."""
+def _release_gone() -> None:
+    """Unlock the held folders since moved into place or removed (with the folder they were written in)."""
     for held, fd in list(_HELD.items()):
         if not os.path.lexists(held):
             os.close(fd)
             del _HELD[held]
+
+
+def _hold(folder: Path) -> None:
+    """Lock ``folder`` until it is moved into place or removed (released at the next hold or swap)."""
+    _release_gone()
     fd = os.open(folder, os.O_RDONLY)
     _lock(fd)
     _HELD[str(folder)] = fd
@@ -309,6 +315,7 @@ def replace_dir(
     finally:
         if (fd := _HELD.pop(str(tmp), None)) is not None:
             os.close(fd)  # its lock: the folder is in place (or the swap failed, and the caller removes it)
+        _release_gone()  # a sharded build's shard folders, moved in with it
 
 
 def _swap_in(tmp: Path, target: Path, overwrite: bool, replaceable: Callable[[Path], bool] | None) -> None:
@@ -383,9 +390,14 @@ def is_empty_dir(path: str | os.PathLike[str]) -> bool:
 
 
 def slug(text: str) -> str:
-    """``text`` reduced to characters safe in a file name (``irds:`` prefixes dropped).
+    """``text`` reduced to characters safe in a file name (``irds:`` prefixes dropped), at most 150 of them: a
+    longer one (a ``files:`` spec of three long paths) keeps its first 130 and a hash of the whole (room is left
+    for the temporary names made from it, within the 255 bytes of a file name).
 
     >>> slug("irds:beir/scifact/test")
     'beir_scifact_test'
     """
-    return re.sub(r"[^A-Za-z0-9._=-]+", "_", text.replace("irds:", "")).strip("_")
+    safe = re.sub(r"[^A-Za-z0-9._=-]+", "_", text.replace("irds:", "")).strip("_")
+    if len(safe) <= 150:
+        return safe
+    return f"{safe[:130]}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"

@@ -32,16 +32,8 @@ from typing import Any
 
 import pandas as pd
 
-from .collections import (
-    FieldError,
-    LocalDataset,
-    json_doc,
-    parse_qrels,
-    qrels_frame,
-    topics_frame,
-    tsv_docs,
-    tsv_topics,
-)
+from ._records import FieldError, json_doc, parse_qrels, qrels_frame, topics_frame, tsv_docs, tsv_topics
+from .collections import LocalDataset
 
 __all__ = ["HFDataset", "MIRACL_LANGUAGES", "MIRROR_ENV", "MMARCO_LANGUAGES", "hf_dataset", "load_hf"]
 

@@ -127,18 +127,32 @@ def test_bad_documents_are_reported(tmp_path, docs, error, match):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_docno_ranks_follow_code_point_order(tmp_path):
+@pytest.mark.parametrize("long", [False, True], ids=["short docnos", "one long docno"])
+def test_docno_ranks_follow_code_point_order(tmp_path, long):
     # trec_eval breaks ties by strcmp over UTF-8 bytes, which is Python's code point order; non-ASCII,
-    # astral-plane and prefix docnos included (the index sorts their UTF-8 bytes)
+    # astral-plane and prefix docnos included (the index sorts their UTF-8 bytes). One docno far longer than the
+    # others is sorted without numpy's fixed width, which would pad every docno to it (memory), in the same order
     docnos = ["b", "a", "ab", "Z", "é", "e\u0301", "\U0001f600", "中文", "a b", "10", "9", "ä"] + [
         f"d{i}" for i in range(200)
     ]
+    docnos += ["d1" + "x" * 20_000, "d1" + "x" * 19_999] if long else []
     index = pse.SparseIndex(tmp_path / "idx")
     index.indexer(verbose=False, batch_size=7).index([{"docno": d, "toks": {"x": 1.0}} for d in docnos])
     assert list(index.docnos) == docnos
     ranks = np.asarray(index.docno_rank)
     assert [docnos[i] for i in np.argsort(ranks)] == sorted(docnos)
     assert [docnos[i] for i in np.argsort(ranks)] == sorted(docnos, key=lambda d: d.encode("utf-8"))
+
+
+@pytest.mark.parametrize("long", [False, True], ids=["short docnos", "one long docno"])
+def test_a_bm25_corpus_with_a_docno_twice_is_refused(tmp_path, long):
+    docs = [{"docno": f"d{i % 150}", "text": f"alpha w{i}"} for i in range(160)]  # d0 to d9 twice
+    docs += [{"docno": "y" * 20_000, "text": "beta"}] if long else []
+    with pytest.raises(
+        ValueError, match=r"Duplicate docnos in the corpus, e.g. \['d0', 'd1', 'd2', 'd3', 'd4'\]"
+    ):
+        pse.BM25().indexer(pse.SparseIndex(tmp_path / "idx"), verbose=False).index(docs)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_batches_and_dataframe_input_give_the_same_index(tmp_path):

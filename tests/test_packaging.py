@@ -55,9 +55,10 @@ LAYERS = {
     "analysis": 3,  # the registry of languages
     "_tokenize": 4,
     "_numba": 0,
-    "collections": 0,  # local files as datasets
-    "hf": 1,  # Hugging Face hub collections
-    "datasets": 2,  # leaves
+    "_records": 0,  # local files' lines and layouts
+    "collections": 1,  # local files as datasets
+    "hf": 2,  # Hugging Face hub collections
+    "datasets": 3,  # leaves
     "_topk": 10,
     "_docnos": 10,  # result columns of docnos, gathered as bytes
     "_blocks": 11,  # the threshold kernel's block scorers

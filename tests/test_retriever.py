@@ -83,6 +83,25 @@ def test_unknown_terms_give_no_rows_and_a_warning(corpus):
         assert set(res.qid) == {"b"}
 
 
+@pytest.mark.parametrize("shards", [None, 2])
+def test_query_weights_an_index_cannot_score_are_refused(tmp_path, shards, corpus):
+    """Token ids as terms (an empty run before, said only as 'share no term'), weights beyond float32 (inf and
+    NaN scores before, ranked by docno); a query whose known terms all weigh 0 is said by both retrievers."""
+    docs = corpus[0]
+    index = pse.SparseIndex(tmp_path / "i") if shards is None else pse.ShardedIndex(tmp_path / "i", shards)
+    index.indexer(verbose=False).index(docs)
+    retriever = index.retriever()
+    for toks in ({0: 1.0, 1: 2.0}, {b"t1": 1.0}, {"t1": 1.0, 7: 1.0}):
+        with pytest.raises(TypeError, match=r"terms must be strings.*convert_ids_to_tokens"):
+            retriever.transform(pd.DataFrame({"qid": ["1"], "query_toks": [toks]}))
+    for toks, idf in (({"t1": 1e39}, False), ({"t1": 3e38}, True)):  # idf > 1 takes 3e38 beyond
+        with pytest.raises(ValueError, match="beyond float32's range"):
+            index.retriever(idf=idf).transform(pd.DataFrame({"qid": ["1"], "query_toks": [toks]}))
+    inp = pd.DataFrame({"qid": ["1", "2"], "query_toks": [{"t1": 0.0}, {"t1": 1.0}]})
+    with pytest.warns(UserWarning, match="1 of 2 queries share no term"):
+        assert set(retriever.transform(inp).qid) == {"2"}
+
+
 @pytest.mark.parametrize("missing", [None, float("nan"), np.float32("nan"), pd.NA])
 def test_a_missing_text_query_retrieves_nothing(tmp_path, missing):
     """A query of None, NaN or NA (an empty field read with pandas, a merge) retrieves nothing, single or

@@ -288,7 +288,7 @@ except OSError as e:
 
 
 def test_many_shards_raise_the_open_files_limit_or_name_it(tmp_path):
-    """300 shards hold 1,200 files open while built and 1,500 memory-mapped: beyond the soft limit of many systems
+    """300 shards hold 1,500 files open while built and as many memory-mapped: beyond the soft limit of many systems
     (1024), which is raised toward the hard one; a hard limit too low is refused before any work, naming the fix."""
     import resource
     import subprocess
@@ -306,7 +306,7 @@ def test_many_shards_raise_the_open_files_limit_or_name_it(tmp_path):
 
     assert run(tmp_path / "index", 1024, 2000) == "['d3']"
     refused = run(tmp_path / "refused", 1024, 1024)
-    assert "A build of 300 shards holds 1200 files open at once" in refused and "use fewer shards" in refused
+    assert "A build of 300 shards holds 1500 files open at once" in refused and "use fewer shards" in refused
     assert sorted(os.listdir(tmp_path)) == ["index", "many.py"]  # nothing left of the refused build
     opened = run(tmp_path / "index", 1024, 1024, "open")
     assert "memory-mapped, holds 1500 files open at once" in opened and "open it with mmap=False" in opened

@@ -4,7 +4,6 @@ trec_eval's values, and an index verified."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -53,7 +52,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.output:
-        write(args.output, json.dumps(result.to_json(per_query=args.per_query), indent=2))
+        write(args.output, result.to_json(per_query=args.per_query))
     if result.num_queries == 0:
         print(
             "sparse-eval: nothing was evaluated: no query of the run has judgments in the qrels (an empty run, "
@@ -70,7 +69,7 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     report = crosscheck(datasets.read_run(args.run), datasets.read_qrels(args.qrels), measures)
     print(report.summary())
     if args.output:
-        write(args.output, json.dumps(report.to_json(), indent=2))
+        write(args.output, report.to_json())
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 

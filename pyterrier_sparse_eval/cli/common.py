@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
 from typing import Any
 
 from ..console import UsageError
@@ -25,11 +27,24 @@ def measures_named(names: list[str] | None, parse: Any = parse_measures) -> list
     return list(parse(names or DEFAULT_METRICS))
 
 
-def write(path: str, text: str, quiet: bool = True) -> None:
-    """``text`` written to ``path`` whole or not at all, and said so unless ``quiet``."""
-    atomic_write_text(path, text)
+def write(path: str, text: str | Any, quiet: bool = True) -> None:
+    """``text`` (or an object, as JSON) written to ``path`` whole or not at all, and said so unless ``quiet``.
+    JSON is strict: a NaN (a measure nothing was evaluated for) or an infinity is written as null."""
+    atomic_write_text(
+        path, text if isinstance(text, str) else json.dumps(_strict(text), indent=2, allow_nan=False)
+    )
     if not quiet:
         print(f"Wrote {path}")
+
+
+def _strict(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _strict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_strict(v) for v in obj]
+    return obj
 
 
 def with_language(args: argparse.Namespace, specs: list[str]) -> list[str]:

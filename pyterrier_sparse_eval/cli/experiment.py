@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     files = [args.corpus, args.topics, args.qrels]
     if bool(args.dataset) == any(files) or (any(files) and not all(files)):
         raise UsageError("Give --dataset, or --corpus, --topics and --qrels together (local files).")
+    if commas := [f"--{o} {f}" for o, f in zip(("corpus", "topics", "qrels"), files) if f and "," in f]:
+        raise UsageError(
+            f"{commas[0]}: a path holding ',' cannot be read (files: specs separate paths by commas); rename the file or link it."
+        )
     args.dataset = args.dataset or "files:" + ",".join(files)
     import pandas as pd
 
@@ -107,7 +110,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                     "baseline": None if baseline is None else names[baseline],
                 },
             }
-            write(args.output, json.dumps(payload, indent=2), quiet=not verbose)
+            write(args.output, payload, quiet=not verbose)
         else:
             write(args.output, table.to_csv(index=False), quiet=not verbose)
     if result.per_query is not None:

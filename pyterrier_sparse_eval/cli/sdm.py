@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +82,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     )
     print(report.table())
     if args.output:
-        write(args.output, json.dumps(report.to_json(per_query=args.per_query), indent=2), quiet=args.quiet)
+        write(args.output, report.to_json(per_query=args.per_query), quiet=args.quiet)
     if args.plots:
         for path in plots.save_sdm_figures(report, args.plots):
             if not args.quiet:
