@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ._spill import Spill, write_from_spill
+from .console import ClusterUnreachable
 
 __all__ = ["connect", "Encoded", "EncoderPool", "finish_shards", "RESTARTS"]
 
@@ -59,7 +60,7 @@ def connect(address: str | None = None) -> Any:
         if address and address not in ("auto", "local"):
             current = str(ray.get_runtime_context().gcs_address)
             if address.split("://", 1)[-1] != current:
-                raise ConnectionError(
+                raise ClusterUnreachable(
                     f"This process is already connected to the Ray cluster at {current}, not {address!r}; call "
                     "ray.shutdown() first to join another."
                 )
@@ -76,7 +77,7 @@ def connect(address: str | None = None) -> Any:
         if keep and callable(before):
             signal.signal(signal.SIGTERM, before)
     except (ConnectionError, RuntimeError, ValueError) as e:
-        raise ConnectionError(
+        raise ClusterUnreachable(
             f"Cannot connect to the Ray cluster at {address!r}: {e}. Check the address (`ray status` on the head "
             "node prints it) or leave ray_address and RAY_ADDRESS unset to start Ray on this machine."
         ) from None
@@ -84,17 +85,17 @@ def connect(address: str | None = None) -> Any:
 
 
 def _reachable(address: str, timeout: float = 10.0) -> None:
-    """Raise ConnectionError unless a TCP connection to the ``host:port`` of a Ray address opens in time."""
+    """Raise ClusterUnreachable (a ConnectionError) unless a TCP connection to the ``host:port`` of a Ray address opens in time."""
     import socket
 
     hostport = address.split("://", 1)[-1].rstrip("/")
     host, _, port = hostport.rpartition(":")
     if not host or not port.isdigit():
-        raise ConnectionError(f"{address!r} is not a Ray address (host:port, or ray://host:port).")
+        raise ClusterUnreachable(f"{address!r} is not a Ray address (host:port, or ray://host:port).")
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as e:
-        raise ConnectionError(
+        raise ClusterUnreachable(
             f"Cannot connect to the Ray cluster at {address!r}: {e}. Check the address (`ray status` on the head "
             "node prints it) or leave ray_address and RAY_ADDRESS unset to start Ray on this machine."
         ) from None

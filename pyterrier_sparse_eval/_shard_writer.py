@@ -46,7 +46,7 @@ class ShardedWriter:
         self.mode = mode
         self.encoder = encoder
         self.num_shards = num_shards
-        self.tmp = new_temp_dir(index.directory)
+        self.tmp = new_temp_dir(os.path.abspath(index.directory))  # as Ray workers (another cwd) find it
         self.vocab: dict[str, int] = {}
         self.num_docs = 0
         self.doclens: list[np.ndarray] = []

@@ -397,8 +397,8 @@ class ShardedRetriever(pt.Transformer):
             from ._ray_search import ShardSearchers
 
             n = index.num_shards
-            shards = [
-                (str(s.directory), s.build_id, f"shard {i} of {n} ({s.directory})")
+            shards = [  # absolute paths: the workers' working directory is not the driver's
+                (os.path.abspath(s.directory), s.build_id, f"shard {i} of {n} ({s.directory})")
                 for i, s in enumerate(index.shards)
             ]
             # the actors get query weights: the analyzer (and its memo) stays here

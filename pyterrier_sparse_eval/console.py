@@ -26,6 +26,7 @@ __all__ = [
     "UsageError",
     "run",
     "looks_like_network",
+    "ClusterUnreachable",
     "one_line",
     "library_logs",
     "progress_bars",
@@ -157,10 +158,16 @@ _NETWORK_ERRORS = frozenset(
 )
 
 
+class ClusterUnreachable(ConnectionError):
+    """A Ray cluster could not be reached: the message names the address and the fix (not a download)."""
+
+
 def looks_like_network(error: BaseException) -> bool:
     """Whether an error (or one it was raised from) is a failed download or connection."""
     seen: BaseException | None = error
     while seen is not None:
+        if isinstance(seen, ClusterUnreachable):
+            return False
         if isinstance(seen, socket.gaierror) or (
             not isinstance(seen, BrokenPipeError)
             and any(cls.__name__ in _NETWORK_ERRORS for cls in type(seen).__mro__)

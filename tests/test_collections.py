@@ -397,3 +397,144 @@ def test_a_gzip_run_cut_short_is_named_with_its_fix(tmp_path, capsys):
     (tmp_path / "qrels.txt").write_text("1 0 d1 1\n")
     assert main(["evaluate", "--run", str(tmp_path / "run.gz"), "--qrels", str(tmp_path / "qrels.txt")]) == 2
     assert "run.gz: the gzip file is cut short or damaged" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------------------
+# A new user's own files (a bug hunt's findings): each was silently wrong or a crash before
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _files_spec(tmp_path, topics="q1\tpurring cats\n2\tbarking dogs\nq3\tswimming fish\n", qrels=None):
+    folder = make_beir(tmp_path / "toy")
+    (tmp_path / "topics.tsv").write_text(topics)
+    (tmp_path / "qrels.trec").write_text(qrels or "".join(f"{q} 0 {d} {s}\n" for q, d, s in TEST_QRELS))
+    return f"files:{folder / 'corpus.jsonl'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.trec'}"
+
+
+def test_a_topic_field_a_local_collection_lacks_is_refused(tmp_path, capsys):
+    """--topic-field desc on a local collection had been ignored (the titles evaluated, exit 0)."""
+    spec = _files_spec(tmp_path)
+    assert pse.datasets.get_topics(spec, field="query")["query"].tolist()[0] == "purring cats"
+    for ds in (spec, f"beir:{tmp_path / 'toy'}"):
+        with pytest.raises(ValueError, match="one text field, the query.*no 'desc' to choose"):
+            pse.datasets.get_topics(ds, field="desc")
+    args = [
+        "experiment",
+        "--dataset",
+        spec,
+        "--index-dir",
+        str(tmp_path / "idx"),
+        "--quiet",
+        "--topic-field",
+        "desc",
+    ]
+    assert main(args) == 2 and "no 'desc' to choose" in capsys.readouterr().err
+    assert not (tmp_path / "idx").exists()  # refused before any index
+
+
+def test_tsv_ids_are_stripped_and_a_third_topic_column_is_refused(tmp_path):
+    """A third column had been read into the query ('apple<TAB>description text' retrieved 'description'); a
+    trailing space in an id had kept it from matching the qrels, which are split on whitespace."""
+    (tmp_path / "docs.tsv").write_text("d1 \tcats purr\nd2\tdogs bark\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    (tmp_path / "topics.tsv").write_text("q1 \tcats\nq2\tdogs\t\n")  # a trailing tab is no column
+    spec = f"files:{tmp_path / 'docs.tsv'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.txt'}"
+    assert [d["docno"] for d in docs_of(spec)] == ["d1", "d2"]
+    assert pse.datasets.get_topics(spec).to_dict("list") == {"qid": ["q1", "q2"], "query": ["cats", "dogs"]}
+    (tmp_path / "three.tsv").write_text("q1\tcats\n2\tapple\tdescription text\n")
+    with pytest.raises(ValueError, match=r"three.tsv, line 2: expected 'qid<TAB>query' lines.*cut -f1,2"):
+        pse.datasets.get_topics(
+            f"files:{tmp_path / 'docs.tsv'},{tmp_path / 'three.tsv'},{tmp_path / 'qrels.txt'}"
+        )
+
+
+def test_long_paths_commas_and_loaded_datasets_on_the_command_line_and_api(tmp_path, capsys):
+    """Three long paths had made a cache folder name beyond 255 bytes ('File name too long'); a comma in a path
+    was read as a files: spec the user never wrote; run_experiment on pse.datasets.get(...) was an
+    AttributeError."""
+    deep = tmp_path / ("a" * 60) / ("b" * 60)
+    deep.mkdir(parents=True)
+    make_beir(deep)
+    (deep / "topics.tsv").write_text("q1\tpurring cats\n2\tbarking dogs\nq3\tswimming fish\n")
+    (deep / "qrels.trec").write_text("".join(f"{q} 0 {d} {s}\n" for q, d, s in TEST_QRELS))
+    files = ["--corpus", str(deep / "corpus.jsonl"), "--topics", str(deep / "topics.tsv")]
+    files += ["--qrels", str(deep / "qrels.trec")]
+    out = tmp_path / "res.json"
+    args = ["experiment", *files, "--index-dir", str(tmp_path / "idx"), "--quiet", "--output", str(out)]
+    assert main([*args, "--metric", "nDCG@10"]) == 0, capsys.readouterr().err
+    assert json.loads(out.read_text())["results"]["BM25(k1=0.9,b=0.4)"]["nDCG@10"] == pytest.approx(1.0)
+    (cache,) = (tmp_path / "idx").iterdir()
+    assert len(cache.name) <= 150
+    (tmp_path / "my,topics.tsv").write_text("q1\tcats\n")
+    comma = ["experiment", *files[:2], "--topics", str(tmp_path / "my,topics.tsv"), *files[4:]]
+    assert main([*comma, "--index-dir", str(tmp_path / "idx")]) == 2
+    assert "a path holding ',' cannot be read" in capsys.readouterr().err
+    spec = f"files:{deep / 'corpus.jsonl'},{deep / 'topics.tsv'},{deep / 'qrels.trec'}"
+    for dataset in (spec, pse.datasets.get(spec)):
+        result = pse.run_experiment(
+            dataset,
+            [pse.systems.parse_system("bm25")],
+            ["nDCG@10"],
+            index_dir=tmp_path / "idx",
+            verbose=False,
+        )
+        assert result.table["nDCG@10"].tolist() == [pytest.approx(1.0)]
+    assert [p.name for p in (tmp_path / "idx").iterdir()] == [cache.name]  # the same cached index
+    with pytest.raises(TypeError, match="give the dataset's id"):
+        pse.run_experiment(
+            object(), [pse.systems.parse_system("bm25")], ["nDCG@10"], index_dir=tmp_path / "i"
+        )
+
+
+def test_evaluate_reads_beir_qrels_and_writes_strict_json(tmp_path, capsys):
+    """The BEIR qrels experiment reads had been refused by evaluate and crosscheck; a measure nothing was
+    evaluated for had been written as NaN, which strict JSON readers refuse."""
+    (tmp_path / "run").write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n")
+    beir = _beir_qrels(tmp_path / "qrels.tsv", [("q1", "d2", 1), ("q1", "d1", 0)])
+    trec = tmp_path / "qrels.trec"
+    trec.write_text("q1 0 d2 1\nq1 0 d1 0\n")
+    for qrels in (beir, trec):
+        out = tmp_path / f"{qrels.name}.json"
+        cmd = ["evaluate", "--run", str(tmp_path / "run"), "--qrels", str(qrels), "--metric", "RR"]
+        assert main([*cmd, "--output", str(out)]) == 0
+        assert json.loads(out.read_text())["aggregate"]["RR"] == pytest.approx(0.5)  # d2 at rank 2
+    (tmp_path / "other").write_text("q9 Q0 d1 1 2.0 t\n")
+    out = tmp_path / "nothing.json"
+    main(
+        [
+            "evaluate",
+            "--run",
+            str(tmp_path / "other"),
+            "--qrels",
+            str(trec),
+            "--metric",
+            "RR",
+            "--output",
+            str(out),
+        ]
+    )
+    text = out.read_text()
+    assert "NaN" not in text and json.loads(text)["aggregate"]["RR"] is None
+
+
+def test_labels_with_a_plus_sign_and_a_gzip_file_without_its_suffix(tmp_path):
+    spec = _files_spec(tmp_path, qrels="q1 0 1 +1\n2 0 d2 1\nq3 0 d3 2\n")
+    assert pse.datasets.get_qrels(spec)["label"].tolist() == [1, 1, 2]  # as trec_eval's atoi reads +1
+    corpus = tmp_path / "toy" / "corpus.jsonl"
+    corpus.write_bytes(gzip.compress(corpus.read_bytes()))
+    with pytest.raises(
+        ValueError, match=r"corpus.jsonl.*not UTF-8 text.*it is gzip-compressed: name it \*.gz"
+    ):
+        docs_of(spec)
+
+
+def test_experiment_with_int_qids_names_the_cast(tmp_path):
+    """pse.Experiment had let pandas' merge error through ('You are trying to merge on int64 and str')."""
+    spec = _files_spec(tmp_path, topics="1\tpurring cats\n2\tbarking dogs\n", qrels="1 0 1 1\n2 0 d2 1\n")
+    index = pse.SparseIndex(tmp_path / "i")
+    pse.BM25().indexer(index, verbose=False).index(docs_of(spec))
+    topics, qrels = pse.datasets.get_topics(spec), pse.datasets.get_qrels(spec)
+    with pytest.raises(TypeError, match=r"qid types differ.*qrels\['qid'\] = qrels\['qid'\].astype\(str\)"):
+        pse.Experiment([pse.BM25().retriever(index)], topics, qrels.astype({"qid": int}), [nDCG @ 10])
+    table = pse.Experiment([pse.BM25().retriever(index)], topics, qrels, [nDCG @ 10])
+    assert table["nDCG@10"].tolist() == [pytest.approx(1.0)]

@@ -106,6 +106,23 @@ def test_learned_weights_built_and_searched_on_ray_equal_single_index(cluster, t
     retriever._searchers.close()
 
 
+def test_a_relative_index_path_is_built_and_searched_on_ray(cluster, tmp_path, monkeypatch):
+    """The README's paths are relative ("indexes/scifact-x3", the command line's --index-dir indexes): Ray's
+    workers run in another directory, and both the build and the search had failed, blaming the filesystem."""
+    rng = np.random.default_rng(7)
+    docs = random_toks_corpus(rng, 200, 30, integer=True)
+    monkeypatch.chdir(tmp_path)
+    on_ray = pse.ShardedIndex("indexes/x2", num_shards=2)
+    on_ray.indexer(verbose=False, batch_size=50, engine="ray").index(docs)
+    local = pse.ShardedIndex("indexes/local", num_shards=2)
+    local.indexer(verbose=False, batch_size=50).index(docs)
+    _same_index(tmp_path / "indexes" / "local", tmp_path / "indexes" / "x2")
+    queries = random_queries(rng, 20, 30)
+    retriever = pse.ShardedIndex("indexes/local").retriever(num_results=20, engine="ray")
+    _same_run(local.retriever(num_results=20).transform(queries), retriever.transform(queries))
+    retriever._searchers.close()
+
+
 @pytest.mark.parametrize("idf", [False, True])
 def test_splade_built_and_searched_on_ray_equals_single_index(cluster, model_dir, tmp_path, idf):
     splade = pse.Splade(model_dir, batch_size=8, query_max_length=12, doc_max_length=32, verbose=False)
@@ -257,7 +274,23 @@ def test_unreachable_address_is_a_clear_error():
     code = "import pyterrier_sparse_eval._ray as r; r.connect('127.0.0.1:1')"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
-    assert "ConnectionError: Cannot connect to the Ray cluster at '127.0.0.1:1'" in done.stderr
+    assert "ClusterUnreachable: Cannot connect to the Ray cluster at '127.0.0.1:1'" in done.stderr
+
+
+@needs_data
+def test_an_unreachable_address_on_the_command_line_is_not_called_a_download(tmp_path):
+    """The command line had said "a download was attempted and failed": the error is a ConnectionError, which its
+    check for failed downloads took for one."""
+    args = ["experiment", "--dataset", "irds:vaswani", "--shards", "2", "--engine", "ray"]
+    args += ["--ray-address", "127.0.0.1:1", "--index-dir", str(tmp_path / "idx"), "--quiet"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pyterrier_sparse_eval", *args], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 2, done.stderr
+    assert (
+        "error: Cannot connect to the Ray cluster at '127.0.0.1:1'" in done.stderr
+        and "download" not in done.stderr
+    )
 
 
 def test_worker_that_cannot_open_its_shard_names_it(cluster, tmp_path):
