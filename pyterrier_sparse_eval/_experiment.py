@@ -16,7 +16,7 @@ import pyterrier as pt
 from . import datasets, files
 from .files import slug
 from .measures import crosscheck as _crosscheck
-from .measures import parse_measure, parse_measures
+from .measures import inhouse, parse_measure, parse_measures
 from .measures._prepare import _id_types
 from .systems import System, name_systems
 
@@ -55,14 +55,17 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     names: Sequence[str] | None = None,
     **kwargs: Any,
 ) -> Any:
-    """``pt.Experiment``, plus two things it cannot do.
+    """``pt.Experiment``, plus three things it cannot do.
 
     - ``crosscheck=True``: each system's run is also evaluated in-house and with pytrec_eval, query by query,
       for every measure both can compute; any disagreement raises an error that shows the differing queries.
     - ``perquery="both"`` together with ``baseline=``: returns ``(table with significance tests, per-query
       frame)`` (``pt.Experiment`` allows only one of the two).
 
-    In both cases each system's run is computed once and shared: in batches of ``batch_size`` topics, and saved
+    - ``batch_size=`` with two or more systems: the table is right (``pt.Experiment``'s batched evaluation can
+      put one system's means under another measure's column; PyTerrier 1.1.2).
+
+    In each case each system's run is computed once and shared: in batches of ``batch_size`` topics, and saved
     in ``save_dir`` as a TREC run (read back with ``save_mode="reuse"``), as pt.Experiment does. Measures may be given by name, in-house
     ones included (``"pse.nDCG@10"``). The table's columns follow the order the measures were given in
     (``pt.Experiment`` sorts them), each measure's significance columns after it.
@@ -70,7 +73,11 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     eval_metrics = [_parse(m) for m in eval_metrics]
     _check_qid_types(topics, qrels)
     both = kwargs.get("perquery") == "both" and kwargs.get("baseline") is not None
-    if not crosscheck and not both:
+    # pt.Experiment (PyTerrier 1.1.2) can put a system's means under other measures' columns (see _table): runs
+    # given as frames, or batches of topics (where one batch's run can be empty), are evaluated here instead
+    guarded = len(retr_systems) > 1 and not kwargs.get("perquery")
+    guarded &= kwargs.get("batch_size") is not None or all(isinstance(s, pd.DataFrame) for s in retr_systems)
+    if not crosscheck and not both and not guarded:
         out = pt.Experiment(retr_systems, topics, qrels, eval_metrics, names=names, **kwargs)
         if kwargs.get("perquery") == "both":
             return _in_order(out[0], eval_metrics), out[1]
@@ -81,13 +88,14 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
         else [str(s) if not isinstance(s, pd.DataFrame) else f"run{i}" for i, s in enumerate(retr_systems)]
     )
     runs = _runs(retr_systems, topics, names, kwargs)
+    kwargs = {k: v for k, v in kwargs.items() if k != "batch_size"}  # the runs are frames: evaluated whole
     if kwargs.get("save_dir") is not None:  # each run is in save_dir now: pt.Experiment reads it, not again
         kwargs = {**kwargs, "save_mode": "reuse"}
     if crosscheck:
-        checkable = []
+        checkable: list[Any] = []
         for m in eval_metrics:
-            try:
-                checkable.extend(parse_measures([m]))
+            try:  # computed in-house, and by trec_eval (Judged@k, nDCG with exponential gain are not)
+                checkable.extend(c for c in parse_measures([m]) if inhouse(c).trec_eval() is not None)
             except (ValueError, TypeError):  # not computed in-house: nothing to compare
                 continue
         # the topics' judgments, matched as text so that qid types that differ reach the cross-check's own error
@@ -103,15 +111,16 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
                 raise AssertionError(f"In-house and trec_eval values differ for {name}:\n{report.summary()}")
         if not checkable:
             warnings.warn(
-                "crosscheck=True, but no requested measure has an in-house counterpart.", stacklevel=2
+                "crosscheck=True, but no requested measure is computed both in-house and by trec_eval (Judged@k "
+                "and nDCG with exponential gain are not): nothing was compared.",
+                stacklevel=2,
             )
     if not both:
-        out = pt.Experiment(runs, topics, qrels, eval_metrics, names=names, **kwargs)
-        return out if kwargs.get("perquery") else _in_order(out, eval_metrics)
+        if kwargs.get("perquery"):
+            return pt.Experiment(runs, topics, qrels, eval_metrics, names=names, **kwargs)
+        return _in_order(_table(runs, topics, qrels, eval_metrics, names, kwargs), eval_metrics)
     table_kwargs = {k: v for k, v in kwargs.items() if k != "perquery"}
-    table = _in_order(
-        pt.Experiment(runs, topics, qrels, eval_metrics, names=names, **table_kwargs), eval_metrics
-    )
+    table = _in_order(_table(runs, topics, qrels, eval_metrics, names, table_kwargs), eval_metrics)
     query_kwargs = {
         k: v
         for k, v in table_kwargs.items()
@@ -119,6 +128,32 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     }
     per_query = pt.Experiment(runs, topics, qrels, eval_metrics, names=names, perquery=True, **query_kwargs)
     return table, per_query
+
+
+def _table(
+    runs: list[Any],
+    topics: pd.DataFrame,
+    qrels: pd.DataFrame,
+    measures: list[Any],
+    names: list[str],
+    kwargs: Any,
+) -> pd.DataFrame:
+    """pt.Experiment's table of runs (frames). PyTerrier 1.1.2 names the columns by the last system's order of
+    measures and fills each row in its own: a run with nothing for any judged query has the measures in another
+    order (ir_measures' defaults, sorted by name) and, last, would misname every other row. Such a run (its row
+    all 0) is not put last; the rows come back in the order given."""
+    judged = set(qrels["qid"].astype(str)) & set(topics["qid"].astype(str))
+    empty = [not run["qid"].astype(str).isin(judged).any() for run in runs]
+    if not empty[-1] or all(empty):
+        return pt.Experiment(runs, topics, qrels, measures, names=names, **kwargs)
+    last = max(i for i, e in enumerate(empty) if not e)
+    order = [i for i in range(len(runs)) if i != last] + [last]
+    if kwargs.get("baseline") is not None:
+        kwargs = {**kwargs, "baseline": order.index(kwargs["baseline"])}
+    table = pt.Experiment(
+        [runs[i] for i in order], topics, qrels, measures, names=[names[i] for i in order], **kwargs
+    )
+    return table.set_index("name").loc[names].reset_index()
 
 
 def _runs(

@@ -25,7 +25,10 @@ path.
 from __future__ import annotations
 
 import collections
+import functools
+import hashlib
 import os
+import re
 import shutil
 import signal
 import threading
@@ -59,7 +62,15 @@ def connect(address: str | None = None) -> Any:
     if ray.is_initialized():
         if address and address not in ("auto", "local"):
             current = str(ray.get_runtime_context().gcs_address)
-            if address.split("://", 1)[-1] != current:
+            host, _, port = address.split("://", 1)[-1].rpartition(":")
+            here = host.strip("[]") in (
+                "localhost",
+                "127.0.0.1",
+                "::1",
+            )  # this machine, which may be the head
+            if f"{host}:{port}" != current and not (
+                here and current == f"{ray.util.get_node_ip_address()}:{port}"
+            ):
                 raise ClusterUnreachable(
                     f"This process is already connected to the Ray cluster at {current}, not {address!r}; call "
                     "ray.shutdown() first to join another."
@@ -78,7 +89,7 @@ def connect(address: str | None = None) -> Any:
             signal.signal(signal.SIGTERM, before)
     except (ConnectionError, RuntimeError, ValueError) as e:
         raise ClusterUnreachable(
-            f"Cannot connect to the Ray cluster at {address!r}: {e}. Check the address (`ray status` on the head "
+            f"Cannot connect to the Ray cluster at {address!r}: {str(e).rstrip('.')}. Check the address (`ray status` on the head "
             "node prints it) or leave ray_address and RAY_ADDRESS unset to start Ray on this machine."
         ) from None
     return ray
@@ -96,9 +107,33 @@ def _reachable(address: str, timeout: float = 10.0) -> None:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as e:
         raise ClusterUnreachable(
-            f"Cannot connect to the Ray cluster at {address!r}: {e}. Check the address (`ray status` on the head "
+            f"Cannot connect to the Ray cluster at {address!r}: {str(e).rstrip('.')}. Check the address (`ray status` on the head "
             "node prints it) or leave ray_address and RAY_ADDRESS unset to start Ray on this machine."
         ) from None
+
+
+@functools.cache
+def package_code() -> tuple[str, str]:
+    """(version, a hash of every file of the package as installed here): what a Ray worker must run to write and
+    search the driver's index (an older install on one node would encode, weight or score otherwise)."""
+    root = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    version = re.search(r'^__version__ = "([^"]+)"', (root / "__init__.py").read_text(), flags=re.M)
+    return version.group(1) if version else "?", digest.hexdigest()[:16]
+
+
+def check_code(driver: tuple[str, str]) -> None:
+    """Refuse to work for a driver whose package differs from this worker's (:func:`package_code`)."""
+    import socket
+
+    if (here := package_code()) != driver:
+        raise RuntimeError(
+            f"Ray node {socket.gethostname()} runs pyterrier-sparse-eval {here[0]} (code {here[1]}, from "
+            f"{Path(__file__).parent}), not the driver's {driver[0]} (code {driver[1]}): install the same version "
+            "on every node (or start Ray with a runtime_env that ships it)."
+        )
 
 
 #: the batch encoder of the current build in this worker process, by build token: loaded (model, analyzer
@@ -107,13 +142,29 @@ _ENCODERS: dict[str, Callable[[list[dict[str, Any]]], Encoded]] = {}
 
 
 def _encode(
-    token: str, encode: Callable[[list[dict[str, Any]]], Encoded], batch: list[dict[str, Any]]
+    token: str,
+    encode: Callable[[list[dict[str, Any]]], Encoded],
+    batch: list[dict[str, Any]],
+    driver: tuple[str, str],
 ) -> Encoded:
     """Encode one batch on a Ray worker, with the process's copy of the build's encoder."""
     if token not in _ENCODERS:
+        check_code(driver)
         _ENCODERS.clear()  # a finished build's encoder (and its model) is dropped
         _ENCODERS[token] = encode
     return _ENCODERS[token](batch)
+
+
+def task_error(e: Any, what: str) -> BaseException:
+    """What a failed Ray task raises: the error it raised, as itself (bad input); the package missing on the
+    worker (the task could not even be loaded) said with its fix."""
+    cause = e.cause if isinstance(getattr(e, "cause", None), BaseException) else e
+    if re.search(r"No module named '?pyterrier_sparse_eval", str(cause)):
+        return RuntimeError(
+            f"{what} on the Ray cluster: pyterrier_sparse_eval cannot be imported on a worker node. Install it, the "
+            "driver's version, on every node (or start Ray with a runtime_env that ships it)."
+        )
+    return cause
 
 
 class EncoderPool:
@@ -135,8 +186,8 @@ class EncoderPool:
                 int(resources.get("GPU", 0) / num_gpus) if num_gpus else int(resources.get("CPU", 1))
             )
             num_workers = max(1, num_workers)
-        if num_workers < 1:
-            raise ValueError(f"num_workers must be at least 1, got {num_workers}.")
+        if not isinstance(num_workers, (int, np.integer)) or isinstance(num_workers, bool) or num_workers < 1:
+            raise ValueError(f"num_workers must be a whole number >= 1, got {num_workers!r}.")
         self.num_workers = num_workers
         # GPU tasks would otherwise get a fresh worker process (and load the model again) for every batch
         self.task = ray.remote(
@@ -150,7 +201,7 @@ class EncoderPool:
         try:
             return ray.get(ref)
         except ray.exceptions.RayTaskError as e:  # the encoder's own error (bad input): raised as itself
-            raise (e.cause if isinstance(e.cause, BaseException) else e) from None
+            raise task_error(e, "A batch could not be encoded") from None
         except ray.exceptions.RayError as e:  # workers or nodes lost more often than Ray retries
             raise RuntimeError(
                 f"A batch of documents could not be encoded on the Ray cluster ({RESTARTS} retries): {e}"
@@ -163,7 +214,9 @@ class EncoderPool:
         window = 2 * self.num_workers
         try:
             for batch in batches:
-                pending.append((len(batch), self.task.remote(self.token, self.encode_ref, batch)))
+                pending.append(
+                    (len(batch), self.task.remote(self.token, self.encode_ref, batch, package_code()))
+                )
                 if len(pending) >= window:
                     n, ref = pending.popleft()
                     yield n, self._get(ref)
@@ -183,10 +236,12 @@ def _finish_shard(
     weight: Callable[..., Any] | None,
     extra_meta: dict[str, Any],
     collection: tuple[dict[str, Any], Any],
+    driver: tuple[str, str],
 ) -> tuple[str, dict[str, Any]]:
     """Write shard ``name`` from its spill into a fresh folder under ``parent`` (on a Ray worker)."""
     import socket
 
+    check_code(driver)
     if not (Path(spill.folder) / "docnos.txt").is_file():
         raise FileNotFoundError(
             f"{name}: its spilled documents {spill.folder} cannot be read on Ray node {socket.gethostname()}. The "
@@ -217,14 +272,16 @@ def finish_shards(
     task = ray.remote(num_cpus=1, max_retries=RESTARTS)(_finish_shard)
     vocab_ref, collection_ref = ray.put(vocab), ray.put(collection)
     refs = [
-        task.remote(spill, vocab_ref, str(parent), name, weight, meta, collection_ref)
+        task.remote(spill, vocab_ref, str(parent), name, weight, meta, collection_ref, package_code())
         for spill, name, meta in zip(spills, names, metas)
     ]
     try:
         done = ray.get(refs)
-    except ray.exceptions.RayTaskError as e:
-        raise (e.cause if isinstance(e.cause, BaseException) else e) from None
     except ray.exceptions.RayError as e:
+        for ref in refs:  # the other shards' tasks would fail on spills removed below, and say so noisily
+            ray.cancel(ref, force=True)
+        if isinstance(e, ray.exceptions.RayTaskError):
+            raise task_error(e, "A shard could not be finished") from None
         raise RuntimeError(
             f"A shard could not be finished on the Ray cluster ({RESTARTS} retries): {e}"
         ) from None

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from . import _ray
 from ._docnos import take_docnos
-from ._ray import RESTARTS, connect
+from ._ray import RESTARTS, check_code, connect, task_error
 
 __all__ = ["ShardSearchers"]
 
@@ -24,9 +25,10 @@ __all__ = ["ShardSearchers"]
 class _Searcher:
     """A shard, opened on a Ray worker, answering batches of query weights."""
 
-    def __init__(self, path: str, build_id: str, label: str, kwargs: dict[str, Any]):
+    def __init__(self, path: str, build_id: str, label: str, kwargs: dict[str, Any], driver: tuple[str, str]):
         import socket
 
+        check_code(driver)
         from ._format import IndexCorruptError
         from ._index import SparseIndex
         from ._retriever import SparseRetriever
@@ -36,7 +38,7 @@ class _Searcher:
             found = index.build_id
         except (OSError, ValueError) as e:
             raise IndexCorruptError(
-                f"{label} cannot be opened on Ray node {socket.gethostname()}: {e}. Shard folders must be readable "
+                f"{label} cannot be opened on Ray node {socket.gethostname()}: {str(e).rstrip('.')}. Shard folders must be readable "
                 "at the same path by every worker (a shared filesystem)."
             ) from None
         if found != build_id:
@@ -78,7 +80,7 @@ class ShardSearchers:
         self.actors = [
             remote.options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=True)
-            ).remote(path, build, label, kwargs)
+            ).remote(path, build, label, kwargs, _ray.package_code())
             for i, (path, build, label) in enumerate(shards)
         ]
         ready, pending = ray.wait(
@@ -94,9 +96,10 @@ class ShardSearchers:
             ray.get(ready)
         except ray.exceptions.RayActorError as e:
             self.close()
-            raise RuntimeError(
-                f"A shard searcher could not start: {getattr(e, 'cause', None) or e}"
-            ) from None
+            error = task_error(e, "A shard searcher could not start")  # the package missing or not the same
+            if not isinstance(error, RuntimeError) or error is e:
+                error = RuntimeError(f"A shard searcher could not start: {error}")
+            raise error from None
 
     def search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, Any, np.ndarray]]:
         ray = self.ray

@@ -117,7 +117,7 @@ class ShardedWriter:
             raise ValueError("No documents were indexed: the document iterator was empty.")
         if self.num_docs < self.num_shards:
             raise ValueError(
-                f"{self.num_docs} documents cannot fill {self.num_shards} shards: give at least as many documents "
+                f"{self.num_docs} document{'s' * (self.num_docs != 1)} cannot fill {self.num_shards} shards: give at least as many documents "
                 "as shards (or fewer shards)."
             )
         stats = corpus_stats(np.concatenate(self.doclens))  # in corpus order, as a single index computes them

@@ -254,11 +254,15 @@ def test_cli_experiment_and_sdm_on_a_beir_folder(tmp_path, capsys):
     assert "splits present: test, train" in capsys.readouterr().err
 
 
-def test_cli_experiment_on_files(tmp_path):
+def _files_spec(tmp_path, topics="q1\tpurring cats\n2\tbarking dogs\nq3\tswimming fish\n", qrels=None):
     folder = make_beir(tmp_path / "toy")
-    (tmp_path / "topics.tsv").write_text("q1\tpurring cats\n2\tbarking dogs\nq3\tswimming fish\n")
-    (tmp_path / "qrels.trec").write_text("".join(f"{q} 0 {d} {s}\n" for q, d, s in TEST_QRELS))
-    spec = f"files:{folder / 'corpus.jsonl'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.trec'}"
+    (tmp_path / "topics.tsv").write_text(topics)
+    (tmp_path / "qrels.trec").write_text(qrels or "".join(f"{q} 0 {d} {s}\n" for q, d, s in TEST_QRELS))
+    return f"files:{folder / 'corpus.jsonl'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.trec'}"
+
+
+def test_cli_experiment_on_files(tmp_path):
+    spec = _files_spec(tmp_path)
     out = tmp_path / "res.json"
     args = [
         "experiment",
@@ -404,13 +408,6 @@ def test_a_gzip_run_cut_short_is_named_with_its_fix(tmp_path, capsys):
 # ------------------------------------------------------------------------------------------------------------
 
 
-def _files_spec(tmp_path, topics="q1\tpurring cats\n2\tbarking dogs\nq3\tswimming fish\n", qrels=None):
-    folder = make_beir(tmp_path / "toy")
-    (tmp_path / "topics.tsv").write_text(topics)
-    (tmp_path / "qrels.trec").write_text(qrels or "".join(f"{q} 0 {d} {s}\n" for q, d, s in TEST_QRELS))
-    return f"files:{folder / 'corpus.jsonl'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.trec'}"
-
-
 def test_a_topic_field_a_local_collection_lacks_is_refused(tmp_path, capsys):
     """--topic-field desc on a local collection had been ignored (the titles evaluated, exit 0)."""
     spec = _files_spec(tmp_path)
@@ -418,17 +415,8 @@ def test_a_topic_field_a_local_collection_lacks_is_refused(tmp_path, capsys):
     for ds in (spec, f"beir:{tmp_path / 'toy'}"):
         with pytest.raises(ValueError, match="one text field, the query.*no 'desc' to choose"):
             pse.datasets.get_topics(ds, field="desc")
-    args = [
-        "experiment",
-        "--dataset",
-        spec,
-        "--index-dir",
-        str(tmp_path / "idx"),
-        "--quiet",
-        "--topic-field",
-        "desc",
-    ]
-    assert main(args) == 2 and "no 'desc' to choose" in capsys.readouterr().err
+    args = ["experiment", "--dataset", spec, "--index-dir", str(tmp_path / "idx"), "--quiet"]
+    assert main([*args, "--topic-field", "desc"]) == 2 and "no 'desc' to choose" in capsys.readouterr().err
     assert not (tmp_path / "idx").exists()  # refused before any index
 
 

@@ -218,8 +218,11 @@ def test_experiment_computing_runs_itself_evaluates_the_frames_given(tmp_path):
             [system], topics, qrels, ["RR"], names=["s"], crosscheck=True, save_dir=tmp_path, save_mode="reus"
         )
     assert calls == [] and not (tmp_path.parent / "x.res.gz").exists()
-    with pytest.warns(UserWarning, match="no requested measure has an in-house counterpart"):
-        pse.Experiment([good], topics, qrels, ["map"], crosscheck=True)
+    for measures in (["map"], ["pse.Judged@5", "pse.nDCG(gain='exp')@10"]):  # the second: no trec_eval twin
+        with pytest.warns(
+            UserWarning, match="no requested measure is computed both in-house and by trec_eval"
+        ):
+            pse.Experiment([good], topics, qrels, measures, crosscheck=True)
     # a frame without ranks is saved with them (write_results needs them); names are one per system
     unranked = good.drop(columns="rank")
     table = pse.Experiment([unranked], topics, qrels, ["RR"], names=["u"], crosscheck=True, save_dir=tmp_path)
@@ -399,3 +402,44 @@ def test_empty_run_and_unsorted_blocks():
     run = pd.DataFrame({"qid": ["1", "2", "1"], "docno": ["a", "a", "b"], "score": [1.0, 1.0, 2.0]})
     res = pse.evaluate(run, {"1": {"a": 1}, "2": {"a": 1}}, ["RR"]).per_query["RR"]
     assert res == {"1": 0.5, "2": 1.0}
+
+
+def _alone(system, topics, qrels, measures):
+    """The system's means from a table of its own (one system: PyTerrier names its columns right)."""
+    return pt.Experiment([system], topics, qrels, measures, names=["x"]).set_index("name").loc["x"]
+
+
+def test_a_system_retrieving_nothing_judged_never_misnames_the_columns():
+    """PyTerrier 1.1.2 names a table's columns by the last system's order of measures and fills each row in its own;
+    a system retrieving nothing for any judged query gets ir_measures' defaults, in another order. With it last,
+    system a's P@1 (0) had been shown as 0.5 and its R@100 (0.5) as 0 (a bug hunt's finding): the in-house
+    measures give every judged query themselves, and pse.Experiment never puts such a run last."""
+    topics = pd.DataFrame({"qid": ["1", "2"], "query": ["x", "y"]})
+    qrels = pd.DataFrame({"qid": ["2", "2"], "docno": ["a", "b"], "label": [1, 1]})
+    a = pd.DataFrame({"qid": ["1", "2", "2"], "docno": ["z", "z", "a"], "score": [1.0, 2.0, 1.0]})
+    b = pd.DataFrame({"qid": ["1"], "docno": ["a"], "score": [1.0]})  # nothing for the judged topic 2
+    # a, by hand: P@1 0, nDCG@10 (1/log2 3) / (1 + 1/log2 3) = 0.3869, AP 0.25, RR 0.5, R@100 0.5
+    by_hand = {"P@1": 0.0, "nDCG@10": 0.38685280723454163, "AP": 0.25, "RR": 0.5, "R@100": 0.5}
+    M = pse.measures
+    for measures, experiment in (
+        ([M.P @ 1, M.nDCG @ 10, M.AP, M.RR, M.R @ 100], pt.Experiment),
+        ([P @ 1, nDCG @ 10, AP, RR, R @ 100], pse.Experiment),
+        ([P @ 1, M.nDCG @ 10, AP, M.RR, R @ 100], pse.Experiment),
+    ):
+        alone = _alone(a, topics, qrels, measures)
+        assert alone.to_dict() == pytest.approx(
+            {str(m): by_hand[str(m).removeprefix("pse.")] for m in measures}
+        )
+        for extra in ({}, {"batch_size": 1}, {"baseline": 1}):
+            table = experiment([a, b], topics, qrels, measures, names=["a", "b"], **extra).set_index("name")
+            assert table.loc["a", alone.index].tolist() == alone.tolist(), (measures, extra)
+            assert table.loc["b", alone.index].tolist() == [0.0] * len(measures)
+
+
+def test_rel_below_1_is_refused_and_nothing_to_compare_is_said_as_such(capsys):
+    with pytest.raises(ValueError, match="rel must be >= 1"):
+        pse.evaluate(
+            {"q": {"a": 1.0}}, pd.DataFrame({"qid": ["q"], "docno": ["a"], "label": [1]}), ["P(rel=0)@2"]
+        )
+    report = pse.crosscheck({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["Judged@5", "pse.nDCG(gain='exp')@10"])
+    assert not report.ok and "none of these measures has a trec_eval counterpart" in report.summary()

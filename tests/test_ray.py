@@ -106,6 +106,32 @@ def test_learned_weights_built_and_searched_on_ray_equal_single_index(cluster, t
     retriever._searchers.close()
 
 
+def test_workers_running_other_code_than_the_driver_are_refused(cluster, tmp_path, monkeypatch):
+    """A node with another install of the package (an older version, another checkout) had built a different
+    index without a word; each worker now compares its package with the driver's before any work."""
+    from pyterrier_sparse_eval import _ray
+
+    docs = random_toks_corpus(np.random.default_rng(3), 50, 10, integer=True)
+    local = pse.ShardedIndex(tmp_path / "local", num_shards=2)
+    local.indexer(verbose=False, batch_size=25).index(docs)
+    monkeypatch.setattr(_ray, "package_code", lambda: ("0.0.1", "0123456789abcdef"))  # the driver's, as sent
+    with pytest.raises(
+        RuntimeError, match=r"runs pyterrier-sparse-eval .* not the driver's 0.0.1 .*same version"
+    ):
+        pse.ShardedIndex(tmp_path / "x2", num_shards=2).indexer(
+            verbose=False, batch_size=25, engine="ray"
+        ).index(docs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["local"]
+    with pytest.raises(RuntimeError, match="not the driver's 0.0.1"):
+        local.retriever(engine="ray")
+    with pytest.raises(ValueError, match="num_workers must be a whole number >= 1, got 1.5"):
+        pse.ShardedIndex(tmp_path / "w", num_shards=2).indexer(
+            verbose=False, engine="ray", num_workers=1.5
+        ).index(docs)
+    port = cluster.address.rpartition(":")[2]
+    assert _ray.connect(f"127.0.0.1:{port}") is ray  # the cluster this process is connected to, by loopback
+
+
 def test_a_relative_index_path_is_built_and_searched_on_ray(cluster, tmp_path, monkeypatch):
     """The README's paths are relative ("indexes/scifact-x3", the command line's --index-dir indexes): Ray's
     workers run in another directory, and both the build and the search had failed, blaming the filesystem."""

@@ -65,6 +65,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"--shards must be a positive number of shards, got {args.shards}.")
     if args.engine == "ray" and args.shards is None:
         raise UsageError("--engine ray builds and searches shards: give --shards N too.")
+    if args.ray_address and args.engine != "ray":
+        raise UsageError(
+            "--ray-address is the cluster of --engine ray: give --engine ray (and --shards N) too."
+        )
     # the indexes go into the dataset's folder of it (a read-only root may hold a writable one); a cache that holds
     # every index already is only read (a shared cache on a read-only mount serves)
     if not all(s.cached(args.index_dir, args.dataset, shards=args.shards) for s in systems):

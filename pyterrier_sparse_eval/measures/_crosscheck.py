@@ -76,7 +76,9 @@ class CrossCheck:
                 lines.append(
                     f"    qid {d['qid']}: in-house {d['ours']:.12g} vs trec_eval {d['trec_eval']:.12g} ({_cause(d)})"
                 )
-        if self.compared == 0:
+        if not any(c.trec_eval is not None for c in self.checks):
+            lines.append("NOTHING COMPARED: none of these measures has a trec_eval counterpart")
+        elif self.compared == 0:
             lines.append(
                 "NOTHING COMPARED: no query of the run has judgments (an empty run, or qrels of another split?)"
             )

@@ -100,6 +100,8 @@ class InHouseMeasure(Measure):
                 raise ValueError(f"{self.NAME}: {name} must be an integer, got {value!r}.")
             if name == "cutoff" and value < 1:
                 raise ValueError(f"cut-off k must be >= 1, got {value}.")
+            if name == "rel" and value < 1:  # trec_eval's relevance_level is positive too
+                raise ValueError(f"rel must be >= 1 (labels >= rel are relevant), got {value}.")
             if name == "gain" and value not in M.GAINS:
                 raise ValueError(f"gain must be one of {M.GAINS}, got {value!r}.")
         return self
@@ -132,6 +134,11 @@ class InHouseMeasure(Measure):
         j = prepare(run, qrels, rel=self.rel)
         for qid, value in zip(j.qids.tolist(), self.values(j).tolist()):
             yield Metric(qid, self, value)
+        # every judged query the run lacks too, at ir_measures' default, which it would add after all measures
+        # (sorted by name): pt.Experiment (PyTerrier 1.1.2) names each row's means in the order of its first
+        # query's values, so a system retrieving nothing for the judged queries (of a batch) would be misnamed
+        for qid in sorted(set(qrels["query_id"].unique().tolist()) - set(j.qids.tolist()), key=str):
+            yield Metric(qid, self, self.DEFAULT)
 
 
 class _nDCG(InHouseMeasure):
