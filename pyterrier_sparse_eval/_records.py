@@ -31,7 +31,7 @@ __all__ = [
     "tsv_topics",
 ]
 
-DOC_ID_KEYS = ("_id", "docno", "doc_id", "docid")
+DOC_ID_KEYS = ("_id", "docno", "doc_id", "docid", "id")
 QUERY_ID_KEYS = ("_id", "qid", "query_id")
 QUERY_TEXT_KEYS = ("text", "query", "title")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -190,14 +190,22 @@ def _sample(ids: set[str] | list[str]) -> str:
 def json_doc(
     rec: dict[str, Any], where: Any, n: int, kinds: Counter[str] | None = None
 ) -> tuple[int, str, str, str]:
-    """(line, docno, title, text) of a JSON document (``_id``/``docno``/``doc_id``/``docid``, ``title``, ``text``)."""
-    if "text" not in rec:
+    """(line, docno, title, text) of a JSON document (``_id``/``docno``/``doc_id``/``docid``/``id``, ``title``,
+    ``text``; Anserini's JsonCollection ``id`` and ``contents`` too)."""
+    field = "text" if "text" in rec else "contents" if "contents" in rec else None
+    if field is None:
         raise FieldError(
             f"{where}, line {n}: the document has no 'text' field (it has {sorted(rec)}); "
-            "BEIR corpora need 'text' (and optionally 'title')."
+            "BEIR corpora need 'text' (and optionally 'title'), Anserini's JsonCollection 'contents'."
         )
+    for name in ("title", field):
+        if isinstance(rec.get(name), (list, dict)):  # str() would index its Python repr
+            raise FieldError(
+                f"{where}, line {n}: the document's {name!r} is a JSON {type(rec[name]).__name__}; give a string "
+                "(e.g. join a list of passages with spaces)."
+            )
     docno = _pick(rec, DOC_ID_KEYS, where, n, "document id", kinds)
-    return n, docno, _text(rec.get("title")), _text(rec["text"])
+    return n, docno, _text(rec.get("title")), _text(rec[field])
 
 
 def tsv_docs(lines: Iterable[tuple[int, str]], where: Any) -> Iterator[tuple[int, str, str, str]]:

@@ -3,7 +3,8 @@
 - ``beir:PATH[:SPLIT]``: a BEIR folder (``corpus.jsonl[.gz]`` with ``_id``, ``title``, ``text``;
   ``queries.jsonl[.gz]`` with ``_id``, ``text``; ``qrels/SPLIT.tsv`` with the header ``query-id corpus-id
   score``; default split ``test``). As ``ir_datasets``' BEIR: the topics are the queries judged in the split.
-- ``files:CORPUS,TOPICS,QRELS``: a corpus as JSONL (``_id``/``docno``/``doc_id``/``docid``, ``title``, ``text``) or TSV
+- ``files:CORPUS,TOPICS,QRELS``: a corpus as JSONL (``_id``/``docno``/``doc_id``/``docid``/``id``, ``title``,
+  ``text``, or Anserini's ``contents``) or TSV
   (``docno<TAB>text`` or ``docno<TAB>title<TAB>text``), topics as TSV (``qid<TAB>query``), JSONL or a TREC topic
   file (``<top>``; the title is the query), qrels as TREC (``qid 0 docno label``) or BEIR TSV (with its header);
   any file may be gzipped (``.gz``).

@@ -128,7 +128,7 @@ def _no_text(f):
 
 
 def _no_id(f):
-    _jsonl(f / "corpus.jsonl", [{"id": "a", "text": "x"}])
+    _jsonl(f / "corpus.jsonl", [{"key": "a", "text": "x"}])
     return f"beir:{f}"
 
 
@@ -526,3 +526,20 @@ def test_experiment_with_int_qids_names_the_cast(tmp_path):
         pse.Experiment([pse.BM25().retriever(index)], topics, qrels.astype({"qid": int}), [nDCG @ 10])
     table = pse.Experiment([pse.BM25().retriever(index)], topics, qrels, [nDCG @ 10])
     assert table["nDCG@10"].tolist() == [pytest.approx(1.0)]
+
+
+def test_anserini_json_documents_are_read_and_a_list_as_text_is_refused(tmp_path):
+    """Anserini's JsonCollection ({"id", "contents"}) had been refused; a list as a document's text had been indexed
+    as its Python repr ("['a', 'b']")."""
+    spec = _files_spec(tmp_path)
+    corpus = tmp_path / "toy" / "corpus.jsonl"
+    _jsonl(corpus, [{"id": d["_id"], "contents": d["title"] + " " + d["text"]} for d in DOCS])
+    assert [(d["docno"], d["text"]) for d in docs_of(spec)][:2] == [
+        ("1", "Cats cats purr and sleep"),
+        ("d2", "Dogs dogs bark at cats"),
+    ]
+    _jsonl(corpus, [{"_id": "1", "text": ["cats purr", "and sleep"]}])
+    with pytest.raises(
+        FieldError, match=r"corpus.jsonl, line 1: the document's 'text' is a JSON list; give a string"
+    ):
+        docs_of(spec)
