@@ -232,7 +232,13 @@ def tsv_docs(lines: Iterable[tuple[int, str]], where: Any) -> Iterator[tuple[int
         docno, *rest = line.split("\t", columns - 1)
         if len(rest) != columns - 1 or not docno.strip():
             raise ValueError(
-                f"{where}, line {n}: expected {columns} tab-separated columns like the first line."
+                f"{where}, line {n}: expected {columns} tab-separated columns like the first line"
+                + (
+                    " (read as docno, title, text: if the first document's text holds a tab, start the file with "
+                    "the header row 'docno<TAB>text')."
+                    if columns == 3
+                    else "."
+                )
             )
         yield n, docno.strip(), rest[0] if columns == 3 else "", rest[-1]  # ids: no whitespace
 

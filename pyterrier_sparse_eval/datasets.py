@@ -257,18 +257,33 @@ def align_topics_qrels(topics: pd.DataFrame, qrels: pd.DataFrame, *, warn: bool 
         )
         if not both:
             extra += " (no query id in common: are topics and qrels from the same split, with str ids?)"
+        extra += _as_numbers(tq - rq, rq - tq)
         warnings.warn(f"evaluating {len(both)} of {len(tq)} queries: {extra}.", stacklevel=2)
     return topics[topics["qid"].astype(str).isin(both)].reset_index(drop=True)
+
+
+def _as_numbers(topics_only: set[str], qrels_only: set[str]) -> str:
+    """A hint when ids that do not match as text match as numbers ('001' and '1')."""
+    numbers = {int(q): q for q in qrels_only if q.isdigit()}
+    pairs = [(q, numbers[int(q)]) for q in sorted(topics_only) if q.isdigit() and int(q) in numbers]
+    if not pairs:
+        return ""
+    return (
+        f"; {len(pairs)} topic ids equal qrels ids as numbers, not as text (e.g. topic {pairs[0][0]!r}, qrels "
+        f"{pairs[0][1]!r}): ids match as text, so write them alike (e.g. without leading zeros on both sides)"
+    )
 
 
 def judged_topics(dataset: str, topics: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     """:func:`align_topics_qrels` for a command that evaluates ``dataset``: none judged is refused (before any
     index is built), with the fix named."""
-    topics = align_topics_qrels(topics, qrels)
+    topics_all, topics = topics, align_topics_qrels(topics, qrels)
     if topics.empty:
         raise ValueError(
             f"{dataset}: no topic has judgments (topics and qrels share no query id): nothing to evaluate; "
-            "check that both come from the same split and name queries alike."
+            "check that both come from the same split and name queries alike"
+            + _as_numbers(set(topics_all["qid"].astype(str)), set(qrels["qid"].astype(str)))
+            + "."
         )
     return topics
 

@@ -543,3 +543,28 @@ def test_anserini_json_documents_are_read_and_a_list_as_text_is_refused(tmp_path
         FieldError, match=r"corpus.jsonl, line 1: the document's 'text' is a JSON list; give a string"
     ):
         docs_of(spec)
+
+
+def test_ids_equal_as_numbers_but_not_as_text_are_named(tmp_path, capsys):
+    """Topic '001' and qrels '1' share no id (ids match as text, as trec_eval matches them): the refusal had
+    asked only whether both come from the same split."""
+    spec = _files_spec(tmp_path, topics="001\tpurring cats\n002\tbarking dogs\n", qrels="1 0 1 1\n2 0 d2 1\n")
+    args = ["experiment", "--dataset", spec, "--index-dir", str(tmp_path / "idx"), "--quiet"]
+    assert main(args) == 2
+    assert (
+        "2 topic ids equal qrels ids as numbers, not as text (e.g. topic '001', qrels '1')"
+        in capsys.readouterr().err
+    )
+
+
+def test_a_tab_in_the_first_documents_text_names_the_header_row(tmp_path):
+    (tmp_path / "docs.tsv").write_text("d1\tcats\tpurr\nd2\tdogs bark\n")
+    (tmp_path / "topics.tsv").write_text("q1\tcats\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    spec = f"files:{tmp_path / 'docs.tsv'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.txt'}"
+    with pytest.raises(
+        ValueError, match=r"docs.tsv, line 2: .*start the file with the header row 'docno<TAB>text'"
+    ):
+        docs_of(spec)
+    (tmp_path / "docs.tsv").write_text("docno\ttext\nd1\tcats\tpurr\nd2\tdogs bark\n")  # the fix named
+    assert [d["text"] for d in docs_of(spec)] == ["cats\tpurr", "dogs bark"]
