@@ -196,6 +196,15 @@ def get_qrels(dataset: str | Any) -> pd.DataFrame:
     qrels["qid"] = qrels["qid"].astype(str)
     qrels["docno"] = qrels["docno"].astype(str)
     qrels["label"] = qrels["label"].astype(int)
+    if (twice := qrels.duplicated(["qid", "docno"], keep="last")).any():  # once here, for every measure
+        example = qrels[twice].iloc[0]
+        warnings.warn(
+            f"The qrels judge {int(twice.sum())} document{'s' * (int(twice.sum()) != 1)} again for a query (e.g. query {example['qid']!r}, "
+            f"document {example['docno']!r}): the last judgment is used, as pytrec_eval and the in-house measures "
+            "use it.",
+            stacklevel=2,
+        )
+        qrels = qrels[~twice]
     return qrels.reset_index(drop=True)
 
 

@@ -568,3 +568,13 @@ def test_a_tab_in_the_first_documents_text_names_the_header_row(tmp_path):
         docs_of(spec)
     (tmp_path / "docs.tsv").write_text("docno\ttext\nd1\tcats\tpurr\nd2\tdogs bark\n")  # the fix named
     assert [d["text"] for d in docs_of(spec)] == ["cats\tpurr", "dogs bark"]
+
+
+def test_qrels_judging_a_document_twice_are_said_once_and_the_last_label_counts(tmp_path):
+    """With standard measures (pytrec_eval) the repeat had been used silently; the in-house ones warned, twice."""
+    spec = _files_spec(tmp_path, qrels="q1 0 1 1\n2 0 d2 1\nq3 0 d3 2\n2 0 d2 0\n")  # d2 for 2: 1, then 0
+    with pytest.warns(
+        UserWarning, match=r"judge 1 document again for a query \(e.g. query '2', document 'd2'\)"
+    ):
+        qrels = pse.datasets.get_qrels(spec)
+    assert qrels.to_dict("list") == {"qid": ["q1", "q3", "2"], "docno": ["1", "d3", "d2"], "label": [1, 2, 0]}
