@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyterrier as pt
 
@@ -62,22 +63,31 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     - ``perquery="both"`` together with ``baseline=``: returns ``(table with significance tests, per-query
       frame)`` (``pt.Experiment`` allows only one of the two).
 
-    - ``batch_size=`` with two or more systems: the table is right (``pt.Experiment``'s batched evaluation can
-      put one system's means under another measure's column; PyTerrier 1.1.2).
+    - Two or more systems: the table is right (PyTerrier 1.1.2's ``pt.Experiment`` can put one system's means
+      under another measure's column when a system retrieves nothing for any judged query, or for those of a
+      first batch); the runs are computed here, unless ``mrt``, ``dataframe=False``, ``highlight=``, another
+      ``save_format`` or ``precompute_prefix=True`` ask for pt.Experiment's own.
 
     In each case each system's run is computed once and shared: in batches of ``batch_size`` topics, and saved
     in ``save_dir`` as a TREC run (read back with ``save_mode="reuse"``), as pt.Experiment does. Measures may be given by name, in-house
     ones included (``"pse.nDCG@10"``). The table's columns follow the order the measures were given in
     (``pt.Experiment`` sorts them), each measure's significance columns after it.
     """
+    if isinstance(retr_systems, dict):  # pt.Experiment's {name: system}
+        names = list(retr_systems) if names is None else names
+        retr_systems = list(retr_systems.values())
     eval_metrics = [_parse(m) for m in eval_metrics]
-    _check_qid_types(topics, qrels)
-    both = kwargs.get("perquery") == "both" and kwargs.get("baseline") is not None
-    # pt.Experiment (PyTerrier 1.1.2) can put a system's means under other measures' columns (see _table): runs
-    # given as frames, or batches of topics (where one batch's run can be empty), are evaluated here instead
-    guarded = len(retr_systems) > 1 and not kwargs.get("perquery")
-    guarded &= kwargs.get("batch_size") is not None or all(isinstance(s, pd.DataFrame) for s in retr_systems)
-    if not crosscheck and not both and not guarded:
+    if kwargs.get("filter_by_topics", True):  # else pt evaluates the qrels' queries, whatever the topics hold
+        _check_qid_types(topics, qrels)
+    both = kwargs.get("perquery") == "both"
+    # pt.Experiment (PyTerrier 1.1.2) can put a system's means under other measures' columns (see _table): the
+    # runs of several systems are computed here and evaluated as frames, unless what is asked needs pt's own
+    guarded = (
+        len(retr_systems) > 1
+        and kwargs.get("perquery") is not True
+        and _guardable(eval_metrics, names, kwargs)
+    )
+    if not crosscheck and not (both and kwargs.get("baseline") is not None) and not guarded:
         out = pt.Experiment(retr_systems, topics, qrels, eval_metrics, names=names, **kwargs)
         if kwargs.get("perquery") == "both":
             return _in_order(out[0], eval_metrics), out[1]
@@ -130,6 +140,18 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     return table, per_query
 
 
+def _guardable(measures: list[Any], names: Sequence[str] | None, kwargs: dict[str, Any]) -> bool:
+    """Whether a table can be made from runs computed here: not with the mean response time (``mrt``, pt's own
+    timing), a styled or dict output, another save format or prefix precomputation."""
+    return (
+        "mrt" not in map(str, measures)
+        and kwargs.get("dataframe", True) is True
+        and not kwargs.get("highlight")
+        and kwargs.get("save_format", "trec") == "trec"
+        and not kwargs.get("precompute_prefix")
+    )
+
+
 def _table(
     runs: list[Any],
     topics: pd.DataFrame,
@@ -153,7 +175,7 @@ def _table(
     table = pt.Experiment(
         [runs[i] for i in order], topics, qrels, measures, names=[names[i] for i in order], **kwargs
     )
-    return table.set_index("name").loc[names].reset_index()
+    return table.iloc[np.argsort(order)].reset_index(drop=True)  # by position: names may repeat
 
 
 def _runs(

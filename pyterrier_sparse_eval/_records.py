@@ -119,7 +119,7 @@ def _pick(
     which, for :func:`_warn_mixed_ids`)."""
     for k in keys:
         value = record.get(k)
-        if value is None or str(value) == "":
+        if value is None or str(value).strip() == "":
             continue
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise FieldError(
@@ -128,7 +128,7 @@ def _pick(
             )
         if kinds is not None:
             kinds["number" if isinstance(value, int) else "string"] += 1
-        return str(value)
+        return str(value).strip()  # as TSV ids and qrels ids (split on whitespace) are read
     raise FieldError(
         f"{where}, line {n}: no {what} (looked for {' / '.join(repr(k) for k in keys)}; the record has "
         f"{sorted(record)}); rename the field to {keys[0]!r}."
@@ -281,7 +281,9 @@ def tsv_topics(lines: Iterable[tuple[int, str]], where: Any) -> list[tuple[str, 
     """(qid, query) of ``qid<TAB>query`` lines (a ``qid<TAB>query`` header row is skipped)."""
     rows: list[tuple[str, str]] = []
     for n, line in lines:
-        qid, *query = line.rstrip("\t").split("\t")
+        qid, *query = line.split("\t")
+        while len(query) > 1 and not query[-1]:  # trailing tabs (an empty query keeps its one)
+            query.pop()
         if len(query) != 1 or not qid.strip():  # a third column (a description, answers) is not the query's
             raise ValueError(f"{where}, line {n}: expected 'qid<TAB>query' lines (two columns: cut -f1,2).")
         qid = qid.strip()

@@ -17,7 +17,7 @@ from ._format import StaleIndexError, has_meta
 from ._lucene import lucene_product, nudge_ties
 from ._numba import available_backends
 from ._tokenize import Analyzer
-from ._topk import postings_per_row
+from ._topk import finite_scores, postings_per_row
 from ._weights import lucene_idf
 from .datasets import _as_text
 from .measures._prepare import user_stacklevel
@@ -357,10 +357,10 @@ class SparseRetriever(pt.Transformer):
         else:
             indptr, terms, weights = self._text_query_rows([_as_text(t) for t in inp["query"].tolist()])
         if self.backend_ == "numba":
-            rows, docs, scores, ranks = self._search_numba(indptr, terms, weights)
+            rows, docs, scores, ranks = finite_scores(self._search_numba(indptr, terms, weights))
         else:
             q = sp.csr_matrix((weights, terms, indptr), shape=(len(indptr) - 1, self.index.num_terms))
-            rows, docs, scores, ranks = self._search_scipy(q)
+            rows, docs, scores, ranks = finite_scores(self._search_scipy(q))
         empty_queries = int((np.diff(indptr) == 0).sum())
         if empty_queries:
             warnings.warn(
@@ -382,8 +382,8 @@ class SparseRetriever(pt.Transformer):
 
         Returns ``(query_row, doc_id, score, rank)``, grouped by query row, each query best first.
         """
-        numba = self.backend_ == "numba"
-        return self._search_numba(q.indptr, q.indices, q.data) if numba else self._search_scipy(q)
+        found = self._search_numba(q.indptr, q.indices, q.data) if self.backend_ == "numba" else None
+        return finite_scores(found or self._search_scipy(q))
 
     def _tie_order(self) -> tuple[np.ndarray, np.ndarray]:
         """(rank of each document among equal scores, document at each rank): the higher rank wins a tie.

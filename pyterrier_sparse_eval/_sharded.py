@@ -176,7 +176,10 @@ class ShardedIndex(pt.Artifact):
         manifest = self.meta
         if self.mmap:  # each shard's 5 arrays stay open, mapped
             allow_open_files(
-                5 * len(manifest["shards"]), f"{self!r}, memory-mapped,", "open it with mmap=False"
+                5 * len(manifest["shards"]),
+                f"{self!r}, memory-mapped,",
+                "open it with mmap=False",
+                lasting=True,
             )
         out = []
         for i in range(len(manifest["shards"])):

@@ -19,6 +19,8 @@ locks and no shared writes.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ._numba import available_backends, have_numba, numba_threads
@@ -30,10 +32,19 @@ __all__ = [
     "HAVE_NUMBA",
     "available_backends",
     "compact",
+    "finite_scores",
     "postings_per_row",
     "top_k_numba",
     "top_k_trec_order",
 ]
+
+
+def finite_scores(found: Any) -> Any:
+    """A search's (query row, doc, score, rank), refused if a score is a sum beyond float32's range (an infinity
+    would tie the documents it ranks by docno alone)."""
+    if not np.isfinite(found[2]).all():
+        raise ValueError("Scores beyond float32's range (3.4e38): scale the query or document weights down.")
+    return found
 
 
 def top_k_trec_order(

@@ -120,12 +120,17 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
         _lock(fd)  # held while this process writes it: clean_leftovers leaves it alone
         write(tmp)
         os.chmod(tmp, 0o666 & ~_UMASK)
+        _fsync(tmp)  # its data on disk before its name: whole or absent after a power loss too
+        os.close(fd)  # and its lock (Windows renames no open file)
+        fd = -1
         os.replace(tmp, path)
+        _fsync(path.parent)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
     return path
 
 
@@ -219,6 +224,20 @@ def _lock(fd: int) -> None:
         pass
 
 
+def _fsync(path: str | os.PathLike[str]) -> None:
+    """Flush a file's or a folder's data to the disk (where the system allows it: not folders on Windows)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def _release_gone() -> None:
     """Unlock the held folders since moved into place or removed (with the folder they were written in)."""
     for held, fd in list(_HELD.items()):
@@ -310,8 +329,15 @@ def replace_dir(
     fails without touching it. ``tmp``'s lock (:func:`new_temp_dir`) is released.
     """
     os.chmod(tmp, 0o755)  # mkdtemp made it private (0o700); an index is read by others like any folder
+    for folder, _, names in os.walk(
+        tmp
+    ):  # on disk before it is in place: whole or absent after a power loss too
+        for name in names:
+            _fsync(os.path.join(folder, name))
+        _fsync(folder)
     try:
         _swap_in(tmp, target, overwrite, replaceable)
+        _fsync(target.parent)  # the rename itself
     finally:
         if (fd := _HELD.pop(str(tmp), None)) is not None:
             os.close(fd)  # its lock: the folder is in place (or the swap failed, and the caller removes it)
@@ -357,16 +383,25 @@ def _swap_in(tmp: Path, target: Path, overwrite: bool, replaceable: Callable[[Pa
     shutil.rmtree(old, ignore_errors=True)
 
 
-def allow_open_files(needed: int, what: str, fix: str) -> None:
-    """Make room for ``needed`` more open files (``what`` holds them, e.g. "a build of 300 shards"): the soft
-    limit (1024 on many systems) is raised toward the hard one, as far as needed; a hard limit too low is an
-    OSError naming ``fix`` and the limit, before any work, where the files would otherwise fail to open midway."""
+#: open files promised to the memory-mapped indexes opened so far (they open them at their first search)
+_PROMISED = [0]
+
+
+def allow_open_files(needed: int, what: str, fix: str, *, lasting: bool = False) -> None:
+    """Make room for ``needed`` more open files (``what`` holds them, e.g. "a build of 300 shards"; ``lasting``:
+    for as long as the process runs, as a memory-mapped index's): the soft limit (1024 on many systems) is raised
+    toward the hard one, as far as needed; a hard limit too low is an OSError naming ``fix`` and the limit, before
+    any work, where the files would otherwise fail to open midway."""
     try:
         import resource
     except ImportError:  # no such limit to raise (Windows)
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = needed + 256  # room for the interpreter, the libraries and the caller's own files
+    _PROMISED[0] += needed if lasting else 0
+    try:  # the files open now (the caller's, other indexes'), or promised to indexes not searched yet
+        want = max(needed + len(os.listdir("/proc/self/fd")), _PROMISED[0]) + 64
+    except OSError:  # no /proc (macOS)
+        want = max(needed, _PROMISED[0]) + 256
     if soft == resource.RLIM_INFINITY or soft >= want:
         return
     room = want if hard == resource.RLIM_INFINITY else min(want, hard)
@@ -389,7 +424,7 @@ def is_empty_dir(path: str | os.PathLike[str]) -> bool:
         return False
 
 
-def slug(text: str) -> str:
+def slug(text: str, *, bound: bool = True) -> str:
     """``text`` reduced to characters safe in a file name (``irds:`` prefixes dropped), at most 150 of them: a
     longer one (a ``files:`` spec of three long paths) keeps its first 130 and a hash of the whole (room is left
     for the temporary names made from it, within the 255 bytes of a file name).
@@ -398,6 +433,6 @@ def slug(text: str) -> str:
     'beir_scifact_test'
     """
     safe = re.sub(r"[^A-Za-z0-9._=-]+", "_", text.replace("irds:", "")).strip("_")
-    if len(safe) <= 150:
+    if len(safe) <= 150 or not bound:  # bound=False: the name before 2026-11-29, whatever its length
         return safe
     return f"{safe[:130]}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"

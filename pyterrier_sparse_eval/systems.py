@@ -345,8 +345,12 @@ def name_systems(systems: Sequence[System]) -> list[str]:
 
 
 def index_folder(index_dir: str | os.PathLike[str], dataset_id: str) -> Path:
-    """Where the cached indexes of a dataset live: ``index_dir/<dataset id as a file name>``."""
-    return Path(index_dir) / slug(dataset_id)
+    """Where the cached indexes of a dataset live: ``index_dir/<dataset id as a file name>`` (a folder made under
+    the whole name before names were bounded, 2026-11-29, is still used)."""
+    earlier = Path(index_dir) / slug(dataset_id, bound=False)
+    return (
+        earlier if 150 < len(earlier.name) <= 255 and earlier.is_dir() else Path(index_dir) / slug(dataset_id)
+    )
 
 
 def resolve_baseline(baseline: str | None, names: list[str]) -> int | None:

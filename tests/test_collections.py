@@ -578,3 +578,22 @@ def test_qrels_judging_a_document_twice_are_said_once_and_the_last_label_counts(
     ):
         qrels = pse.datasets.get_qrels(spec)
     assert qrels.to_dict("list") == {"qid": ["q1", "q3", "2"], "docno": ["1", "d3", "d2"], "label": [1, 2, 0]}
+
+
+def test_review_edges_of_local_ids_topics_and_cache_names(tmp_path):
+    """A topics line 'q2<TAB>' is an empty query (not two columns missing); JSONL ids are stripped as TSV ids
+    are; a cache folder made under a long whole name before names were bounded is still used."""
+    from pyterrier_sparse_eval.systems import index_folder
+
+    (tmp_path / "topics.tsv").write_text("q1\tcats\nq2\t\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    _jsonl(tmp_path / "docs.jsonl", [{"_id": " d1 ", "text": "cats"}])
+    spec = f"files:{tmp_path / 'docs.jsonl'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.txt'}"
+    assert pse.datasets.get_topics(spec).to_dict("list") == {"qid": ["q1", "q2"], "query": ["cats", ""]}
+    assert [d["docno"] for d in docs_of(spec)] == ["d1"]
+    long_spec = "files:" + ",".join(f"/data/{'x' * 60}/{name}" for name in ("c.jsonl", "t.tsv", "q.txt"))
+    bounded = index_folder(tmp_path, long_spec)
+    assert len(bounded.name) <= 150
+    earlier = tmp_path / pse.files.slug(long_spec, bound=False)
+    earlier.mkdir()
+    assert 150 < len(earlier.name) <= 255 and index_folder(tmp_path, long_spec) == earlier

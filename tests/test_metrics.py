@@ -430,10 +430,27 @@ def test_a_system_retrieving_nothing_judged_never_misnames_the_columns():
         assert alone.to_dict() == pytest.approx(
             {str(m): by_hand[str(m).removeprefix("pse.")] for m in measures}
         )
-        for extra in ({}, {"batch_size": 1}, {"baseline": 1}):
-            table = experiment([a, b], topics, qrels, measures, names=["a", "b"], **extra).set_index("name")
+        for extra in (
+            {},
+            {"batch_size": 1},
+            {"baseline": 1},
+            *([{"perquery": "both"}] * (experiment is pse.Experiment)),
+        ):
+            table = experiment([a, b], topics, qrels, measures, names=["a", "b"], **extra)
+            table = (table[0] if isinstance(table, tuple) else table).set_index("name")
             assert table.loc["a", alone.index].tolist() == alone.tolist(), (measures, extra)
             assert table.loc["b", alone.index].tolist() == [0.0] * len(measures)
+    # systems as pt.Experiment takes them too: a dict of them, transformers, names given twice
+    as_transformers = {"a": pt.Transformer.from_df(a), "b": pt.Transformer.from_df(b)}
+    table = pse.Experiment(as_transformers, topics, qrels, [P @ 1, R @ 100], batch_size=1)
+    assert table.to_dict("list") == {"name": ["a", "b"], "P@1": [0.0, 0.0], "R@100": [0.5, 0.0]}
+    table = pse.Experiment([a, b], topics, qrels, [P @ 1, R @ 100], names=["x", "x"])
+    assert table.to_dict("list") == {"name": ["x", "x"], "P@1": [0.0, 0.0], "R@100": [0.5, 0.0]}
+    # int topics, str qrels: evaluated by pt.Experiment when it does not filter by topics
+    int_topics = topics.astype({"qid": int})
+    with pytest.raises(TypeError, match="qid types differ"):
+        pse.Experiment([a], int_topics, qrels, [P @ 1])
+    pse.Experiment([a], int_topics, qrels, [P @ 1], filter_by_topics=False)
 
 
 def test_rel_below_1_is_refused_and_nothing_to_compare_is_said_as_such(capsys):

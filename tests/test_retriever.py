@@ -97,6 +97,11 @@ def test_query_weights_an_index_cannot_score_are_refused(tmp_path, shards, corpu
     for toks, idf in (({"t1": 1e39}, False), ({"t1": 3e38}, True)):  # idf > 1 takes 3e38 beyond
         with pytest.raises(ValueError, match="beyond float32's range"):
             index.retriever(idf=idf).transform(pd.DataFrame({"qid": ["1"], "query_toks": [toks]}))
+    # each weight within range, their products or sums not (inf scores had tied by docno)
+    with pytest.raises(ValueError, match="Scores beyond float32's range"):
+        index.retriever(idf=False).transform(
+            pd.DataFrame({"qid": ["1"], "query_toks": [{"t1": 3e38, "t2": 3e38}]})
+        )
     inp = pd.DataFrame({"qid": ["1", "2"], "query_toks": [{"t1": 0.0}, {"t1": 1.0}]})
     with pytest.warns(UserWarning, match="1 of 2 queries share no term"):
         assert set(retriever.transform(inp).qid) == {"2"}
