@@ -140,10 +140,12 @@ class Splade:
         fp16: bool | None = None,
         verbose: bool = True,
     ):
-        if batch_size < 1 or query_max_length < 2 or doc_max_length < 2:
-            raise ValueError("batch_size must be >= 1 and max lengths >= 2 (room for [CLS] and [SEP]).")
+        if batch_size < 1 or query_max_length < 3 or doc_max_length < 3:
+            raise ValueError("batch_size must be >= 1 and max lengths >= 3 ([CLS], a token and [SEP]).")
         if doc_top_k is not None and doc_top_k < 1:
             raise ValueError("doc_top_k must be a positive integer or None.")
+        if not doc_threshold >= 0:  # below 0, every vocabulary entry (weight 0) would be a term
+            raise ValueError(f"doc_threshold must be >= 0 (0 keeps every non-zero weight): {doc_threshold}.")
         self.model = str(model)
         self.device = device
         self.batch_size = batch_size
@@ -217,6 +219,12 @@ class Splade:
                     f"Cannot load a masked-LM checkpoint from {self.model!r}: give a local folder with config.json, "
                     f"the weights and the tokenizer files, or a hub id reachable from this machine. ({e})"
                 ) from None
+            limit = getattr(mlm.config, "max_position_embeddings", None)
+            if isinstance(limit, int) and max(self.doc_max_length, self.query_max_length) > limit:
+                raise ValueError(
+                    f"max lengths above {self.model!r}'s {limit} positions: give at most {limit}."
+                )
+            tokenizer.padding_side = "right"  # left padding would shift every token's (absolute) position
             mlm = mlm.to(device).eval()
             if fp16:
                 mlm = mlm.half()
@@ -254,7 +262,8 @@ class Splade:
 
         tokenizer, mlm, device, names = self.load()
         names_arr = np.array(names, dtype=object)
-        texts = [t if isinstance(t, str) else "" for t in texts]
+        # a lone surrogate (valid JSON, not UTF-8) would stop the tokenizer: replaced, as BM25's analyzer skips it
+        texts = [t.encode("utf-8", "replace").decode() if isinstance(t, str) else "" for t in texts]
         out: list[dict[str, float]] = [{} for _ in texts]
         order = np.argsort([-len(t) for t in texts], kind="stable")
         bar = (
@@ -282,9 +291,9 @@ class Splade:
                 logits = mlm(**enc).logits
                 weights = splade_max(logits.float(), enc["attention_mask"])
                 del logits  # free the (batch x length x vocab) tensor before the next forward pass
-                if top_k is not None and top_k < weights.shape[1]:
-                    kth = torch.topk(weights, top_k, dim=1).values[:, -1:]
-                    weights = torch.where(weights >= kth, weights, torch.zeros_like(weights))
+                if top_k is not None and top_k < weights.shape[1]:  # exactly k, ties at the k-th too (fp16)
+                    top = torch.topk(weights, top_k, dim=1)
+                    weights = torch.zeros_like(weights).scatter_(1, top.indices, top.values)
                 rows, cols = torch.nonzero(weights > threshold, as_tuple=True)
                 vals = weights[rows, cols].cpu().numpy().astype(np.float64)
                 rows, cols = rows.cpu().numpy(), cols.cpu().numpy()

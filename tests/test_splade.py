@@ -93,6 +93,42 @@ def test_pruning(model_dir):
     assert thr == {k: v for k, v in full.items() if v > cut}
 
 
+def test_a_left_padding_tokenizer_and_bad_options(model_dir, tmp_path):
+    """A checkpoint whose tokenizer pads on the left had vectors that depended on the batch (absolute positions
+    shifted, up to 1.39 apart); exactly k terms are kept when weights tie at the k-th (half precision); options
+    that cannot encode anything, or beyond the model's positions, are refused (a torch error mid-build before);
+    a lone surrogate (valid JSON) is replaced, as it would stop the tokenizer."""
+    import json
+    import shutil
+
+    left = tmp_path / "left"
+    shutil.copytree(model_dir, left)
+    config = json.loads((left / "tokenizer_config.json").read_text())
+    (left / "tokenizer_config.json").write_text(json.dumps({**config, "padding_side": "left"}))
+    splade = pse.Splade(left, batch_size=8, verbose=False)
+    alone = [splade.encode([t], max_length=48)[0] for t in TEXTS]
+    for a, b in zip(alone * 2, splade.encode(TEXTS * 2, max_length=48)):
+        assert_same_vector(a, b)
+    assert_same_vector(alone[0], reference(model_dir, TEXTS[0], 48), tol=1e-4)
+    texts = [f"document {i} about retrieval weights and {i % 7} things " * (1 + i % 5) for i in range(40)]
+    for k in (
+        64,
+        100,
+    ):  # half precision ties weights at the k-th for some of these texts (more than k kept before)
+        half = pse.Splade(model_dir, fp16=True, verbose=False).encode(texts, max_length=48, top_k=k)
+        assert max(len(v) for v in half) == k
+    with pytest.raises(ValueError, match="doc_threshold must be >= 0"):
+        pse.Splade(model_dir, doc_threshold=-0.1)
+    with pytest.raises(ValueError, match=r"max lengths >= 3"):
+        pse.Splade(model_dir, doc_max_length=2)
+    with pytest.raises(ValueError, match="max lengths above .* 512 positions: give at most 512"):
+        pse.Splade(model_dir, doc_max_length=1024, verbose=False).encode(["a"], max_length=1024)
+    plain = pse.Splade(model_dir, verbose=False)
+    assert plain.encode(["caf\ud800e au lait"], max_length=48) == plain.encode(
+        ["caf?e au lait"], max_length=48
+    )
+
+
 @pytest.mark.parametrize("idf", [False, True])
 def test_index_and_retrieve_equal_brute_force(model_dir, splade, tmp_path, idf):
     rng = np.random.default_rng(1)
