@@ -309,7 +309,7 @@ class BM25Indexer(pt.Indexer):
         ray_address: str | None = None,
         num_workers: int | None = None,
     ):
-        check_engine(engine)
+        check_engine(engine, ray_address=ray_address, num_workers=num_workers)
         self.bm25 = bm25
         self.index_ref = index
         self.mode = mode

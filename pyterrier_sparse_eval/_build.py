@@ -312,9 +312,14 @@ def open_writer(index: Any, *, mode: str, encoder: dict[str, Any]) -> Any:
 ENGINES = ("local", "ray")
 
 
-def check_engine(engine: str) -> None:
+def check_engine(engine: str, **ray_options: Any) -> None:
+    """A known engine; Ray's options (``ray_address``, ``num_workers``) only with ``engine="ray"``."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}.")
+    if engine != "ray" and (given := [k for k, v in ray_options.items() if v is not None]):
+        raise ValueError(
+            f"{', '.join(given)}: Ray's options, for engine='ray' only (give it, or leave them out)."
+        )
 
 
 def check_docs(docs: list[dict[str, Any]], fields: Iterable[str], hint: str) -> None:
@@ -354,7 +359,7 @@ class SparseIndexer(pt.Indexer):
         ray_address: str | None = None,
         num_workers: int | None = None,
     ):
-        check_engine(engine)
+        check_engine(engine, ray_address=ray_address, num_workers=num_workers)
         self.index_ref = index
         self.mode = mode
         self.batch_size = batch_size

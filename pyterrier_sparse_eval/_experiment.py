@@ -289,6 +289,8 @@ def run_experiment(
     """
     if engine != "local" and shards is None:
         raise ValueError(f"engine={engine!r} builds and searches shards: give shards=N too.")
+    if ray_address and engine != "ray":
+        raise ValueError("ray_address= is the cluster of engine='ray': give engine='ray' (and shards=N) too.")
     if not systems or not measures:
         raise ValueError("Give at least one system and one measure, e.g. measures=['nDCG@10', 'R@100'].")
     if baseline is not None and not 0 <= baseline < len(systems):

@@ -385,7 +385,7 @@ class ShardedRetriever(pt.Transformer):
         ray_address: str | None = None,
         **kwargs: Any,
     ):
-        check_engine(engine)
+        check_engine(engine, ray_address=ray_address)
         self.index = index
         self.num_results = num_results
         self.engine = engine

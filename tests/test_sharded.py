@@ -313,3 +313,18 @@ def test_many_shards_raise_the_open_files_limit_or_name_it(tmp_path):
     assert "memory-mapped, holds 1500 files open at once" in opened and "open it with mmap=False" in opened
     if hard == resource.RLIM_INFINITY or hard >= 4000:  # a second index: the files already open count too
         assert run(tmp_path / "index", 1024, 4000, "twice") == "['d3'] ['d3']"
+
+
+def test_ray_options_without_the_ray_engine_are_refused(tmp_path):
+    """They had been ignored: a build meant for a cluster ran here without a word."""
+    docs = [{"docno": f"d{i}", "text": f"alpha w{i}"} for i in range(6)]
+    with pytest.raises(ValueError, match="ray_address: Ray's options, for engine='ray' only"):
+        pse.BM25().indexer(pse.ShardedIndex(tmp_path / "x", 2), ray_address="10.0.0.1:6379")
+    with pytest.raises(ValueError, match="num_workers: Ray's options"):
+        pse.ShardedIndex(tmp_path / "y", 2).indexer(num_workers=4)
+    index = pse.BM25().indexer(pse.ShardedIndex(tmp_path / "z", 2), verbose=False).index(docs)
+    with pytest.raises(ValueError, match="ray_address: Ray's options"):
+        pse.BM25().retriever(index, ray_address="10.0.0.1:6379")
+    with pytest.raises(ValueError, match="ray_address= is the cluster of engine='ray'"):
+        pse.run_experiment("irds:vaswani", [pse.systems.parse_system("bm25")], ["AP"], ray_address="h:1")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["z"]
