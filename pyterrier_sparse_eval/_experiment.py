@@ -65,7 +65,9 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
 
     - Two or more systems: the table is right (PyTerrier 1.1.2's ``pt.Experiment`` can put one system's means
       under another measure's column when a system retrieves nothing for any judged query, or for those of a
-      first batch); the runs are computed here, unless ``mrt``, ``dataframe=False``, ``highlight=``, another
+      first batch): with ``batch_size=`` and no baseline one system is evaluated a call; else the last system's
+      run is computed here and checked (every run, when it retrieved nothing judged, with ``batch_size=`` and a
+      baseline, or with ``save_dir``); not when ``mrt``, ``dataframe=False``, ``highlight=``, another
       ``save_format`` or ``precompute_prefix=True`` ask for pt.Experiment's own.
 
     In each case each system's run is computed once and shared: in batches of ``batch_size`` topics, and saved
@@ -97,6 +99,10 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
         if names is not None
         else [str(s) if not isinstance(s, pd.DataFrame) else f"run{i}" for i, s in enumerate(retr_systems)]
     )
+    if not crosscheck and not both and kwargs.get("save_dir") is None:
+        table = _bounded_table(list(retr_systems), topics, qrels, eval_metrics, names, kwargs)
+        if table is not None:
+            return _in_order(table, eval_metrics)
     runs = _runs(retr_systems, topics, names, kwargs)
     kwargs = {k: v for k, v in kwargs.items() if k != "batch_size"}  # the runs are frames: evaluated whole
     if kwargs.get("save_dir") is not None:  # each run is in save_dir now: pt.Experiment reads it, not again
@@ -150,6 +156,35 @@ def _guardable(measures: list[Any], names: Sequence[str] | None, kwargs: dict[st
         and kwargs.get("save_format", "trec") == "trec"
         and not kwargs.get("precompute_prefix")
     )
+
+
+def _bounded_table(
+    systems: list[Any],
+    topics: pd.DataFrame,
+    qrels: pd.DataFrame,
+    measures: list[Any],
+    names: list[str],
+    kwargs: Any,
+) -> pd.DataFrame | None:
+    """The table without holding every system's run (see :func:`_table`), or None when it needs them all: in
+    batches without a baseline, one system a call (each names its own columns; concatenated by name); unbatched,
+    only the last system names the columns, so its run alone is computed here and checked."""
+    if kwargs.get("batch_size") is not None:
+        if kwargs.get("baseline") is not None:
+            return None
+        tables = [
+            pt.Experiment([s], topics, qrels, measures, names=[n], **kwargs) for s, n in zip(systems, names)
+        ]
+        return pd.concat(tables, ignore_index=True)
+    last = (
+        systems[-1]
+        if isinstance(systems[-1], pd.DataFrame)
+        else _runs(systems[-1:], topics, names[-1:], {})[0]
+    )
+    judged = set(qrels["qid"].astype(str)) & set(topics["qid"].astype(str))
+    if not last["qid"].astype(str).isin(judged).any():
+        return None  # a run with nothing judged: another must be last (all runs computed)
+    return pt.Experiment([*systems[:-1], last], topics, qrels, measures, names=names, **kwargs)
 
 
 def _table(

@@ -442,9 +442,16 @@ def test_a_system_retrieving_nothing_judged_never_misnames_the_columns():
             assert table.loc["b", alone.index].tolist() == [0.0] * len(measures)
     # systems as pt.Experiment takes them too: a dict of them, transformers, names given twice
     as_transformers = {"a": pt.Transformer.from_df(a), "b": pt.Transformer.from_df(b)}
-    table = pse.Experiment(as_transformers, topics, qrels, [P @ 1, R @ 100], batch_size=1)
+    five = [
+        P @ 1,
+        nDCG @ 10,
+        AP,
+        RR,
+        R @ 100,
+    ]  # in this order pt.Experiment misnames a (b: topic 1 only, unjudged)
+    table = pse.Experiment(as_transformers, topics, qrels, five, batch_size=2)[["name", "P@1", "R@100"]]
     assert table.to_dict("list") == {"name": ["a", "b"], "P@1": [0.0, 0.0], "R@100": [0.5, 0.0]}
-    table = pse.Experiment([a, b], topics, qrels, [P @ 1, R @ 100], names=["x", "x"])
+    table = pse.Experiment([a, b], topics, qrels, five, names=["x", "x"])[["name", "P@1", "R@100"]]
     assert table.to_dict("list") == {"name": ["x", "x"], "P@1": [0.0, 0.0], "R@100": [0.5, 0.0]}
     # int topics, str qrels: evaluated by pt.Experiment when it does not filter by topics
     int_topics = topics.astype({"qid": int})
