@@ -401,3 +401,17 @@ def test_sdm_pools_from_the_pool_run_asked_not_a_system_of_the_same_name(model_d
     assert mixed.config["pool_runs"] == [f"SPLADE({tmp_path / 'b' / 'model'},doc_max_length=16)"]
     assert mixed.config["pool_fingerprint"] == alone.config["pool_fingerprint"]
     assert mixed.config["pool_fingerprint"] != three_way(spec, [a], **options).config["pool_fingerprint"]
+
+
+def test_documents_the_model_encodes_to_nothing_are_counted(model_dir, tmp_path):
+    """Zero-width spaces are not blank to Python but hold no token: such a document had been indexed empty without
+    being counted in the build's warning."""
+    docs = [
+        {"docno": "a", "text": "\u200b\u200b"},
+        {"docno": "b", "text": "sparse retrieval"},
+        {"docno": "c", "text": ""},
+    ]
+    splade = pse.Splade(model_dir, verbose=False)
+    with pytest.warns(UserWarning, match=r"2 of 3 documents have no text in text"):
+        index = splade.indexer(pse.SparseIndex(tmp_path / "i")).index(docs)
+    assert index.num_docs == 3
