@@ -75,8 +75,10 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     ones included (``"pse.nDCG@10"``). The table's columns follow the order the measures were given in
     (``pt.Experiment`` sorts them), each measure's significance columns after it.
     """
-    if isinstance(retr_systems, dict):  # pt.Experiment's {name: system}
+    if isinstance(retr_systems, dict):  # pt.Experiment's {name: system}, its baseline a name
         names = list(retr_systems) if names is None else names
+        if isinstance(kwargs.get("baseline"), str):
+            kwargs = {**kwargs, "baseline": list(retr_systems).index(kwargs["baseline"])}
         retr_systems = list(retr_systems.values())
     eval_metrics = [_parse(m) for m in eval_metrics]
     if kwargs.get("filter_by_topics", True):  # else pt evaluates the qrels' queries, whatever the topics hold
@@ -181,6 +183,8 @@ def _bounded_table(
         if isinstance(systems[-1], pd.DataFrame)
         else _runs(systems[-1:], topics, names[-1:], {})[0]
     )
+    if "qid" not in last.columns:  # nothing at all: pt.Experiment's own refusal
+        return pt.Experiment(systems, topics, qrels, measures, names=names, **kwargs)
     judged = set(qrels["qid"].astype(str)) & set(topics["qid"].astype(str))
     if not last["qid"].astype(str).isin(judged).any():
         return None  # a run with nothing judged: another must be last (all runs computed)
@@ -266,11 +270,14 @@ def _runs(
                 )
         if isinstance(system, pd.DataFrame):
             run = system
-        elif size:
-            parts = [system.transform(topics.iloc[i : i + size]) for i in range(0, len(topics), size)]
-            run = pd.concat(parts, ignore_index=True)
-        else:
-            run = system.transform(topics)
+        else:  # a batch (or the topics) without a result is refused, as pt.Experiment refuses it
+            step = size or max(len(topics), 1)
+            parts = [system.transform(topics.iloc[i : i + step]) for i in range(0, len(topics), step)]
+            if empty := [i for i, part in enumerate(parts) if len(part) == 0]:
+                raise ValueError(
+                    f"{len(topics)} topics, but no results received (batch {empty[0]}) from {name}."
+                )
+            run = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         if path is not None:  # a TREC run needs ranks: a frame without them gets them as pt would add them
             pt.io.write_results(run if "rank" in run.columns else pt.model.add_ranks(run.copy()), str(path))
         runs.append(run)

@@ -179,7 +179,7 @@ class ShardedIndex(pt.Artifact):
                 5 * len(manifest["shards"]),
                 f"{self!r}, memory-mapped,",
                 "open it with mmap=False",
-                lasting=True,
+                holder=self,
             )
         out = []
         for i in range(len(manifest["shards"])):

@@ -219,11 +219,12 @@ class Splade:
                     f"Cannot load a masked-LM checkpoint from {self.model!r}: give a local folder with config.json, "
                     f"the weights and the tokenizer files, or a hub id reachable from this machine. ({e})"
                 ) from None
-            limit = getattr(mlm.config, "max_position_embeddings", None)
-            if isinstance(limit, int) and max(self.doc_max_length, self.query_max_length) > limit:
-                raise ValueError(
-                    f"max lengths above {self.model!r}'s {limit} positions: give at most {limit}."
-                )
+            config_limit = getattr(mlm.config, "max_position_embeddings", 0) or 10**9
+            limit = min(
+                config_limit, tokenizer.model_max_length
+            )  # RoBERTa's config says 514, its tokenizer 512
+            if max(self.doc_max_length, self.query_max_length) > limit:
+                raise ValueError(f"max lengths beyond the model's {limit} positions: give at most {limit}.")
             tokenizer.padding_side = "right"  # left padding would shift every token's (absolute) position
             mlm = mlm.to(device).eval()
             if fp16:

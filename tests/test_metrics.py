@@ -453,6 +453,11 @@ def test_a_system_retrieving_nothing_judged_never_misnames_the_columns():
     assert table.to_dict("list") == {"name": ["a", "b"], "P@1": [0.0, 0.0], "R@100": [0.5, 0.0]}
     table = pse.Experiment([a, b], topics, qrels, five, names=["x", "x"])[["name", "P@1", "R@100"]]
     assert table.to_dict("list") == {"name": ["x", "x"], "P@1": [0.0, 0.0], "R@100": [0.5, 0.0]}
+    # a dict's baseline is a name, as pt.Experiment takes it; a batch without a result is refused, as pt refuses it
+    table = pse.Experiment({"a": a, "b": b}, topics, qrels, five, baseline="a")
+    assert table.set_index("name").loc["a", "R@100"] == 0.5 and "R@100 p-value" in table.columns
+    with pytest.raises(ValueError, match=r"no results received \(batch 1\) from b"):
+        pse.Experiment(as_transformers, topics, qrels, five, batch_size=1, baseline=0)
     # int topics, str qrels: evaluated by pt.Experiment when it does not filter by topics
     int_topics = topics.astype({"qid": int})
     with pytest.raises(TypeError, match="qid types differ"):

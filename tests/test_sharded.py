@@ -328,3 +328,38 @@ def test_ray_options_without_the_ray_engine_are_refused(tmp_path):
     with pytest.raises(ValueError, match="ray_address= is the cluster of engine='ray'"):
         pse.run_experiment("irds:vaswani", [pse.systems.parse_system("bm25")], ["AP"], ray_address="h:1")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["z"]
+
+
+_PROMISES = """
+import gc, resource
+from pyterrier_sparse_eval import files
+class Index:  # stands for a ShardedIndex: what holds its shards' files open while it lives
+    pass
+resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 4096))
+for _ in range(8):
+    index = Index()
+    files.allow_open_files(1500, "an index", "open it with mmap=False", holder=index)
+    files.allow_open_files(1500, "an index", "open it with mmap=False", holder=index)  # again: the same index
+    del index
+    gc.collect()
+kept = Index()
+files.allow_open_files(1500, "an index", "open it with mmap=False", holder=kept)
+try:  # with the one kept: 4,500
+    files.allow_open_files(3000, "another", "open it with mmap=False", holder=Index())
+except OSError as e:
+    print(e)
+"""
+
+
+def test_open_files_promised_to_an_index_are_given_back_when_it_goes(tmp_path):
+    """The count had only grown: the sixth 150-shard index opened in turn (each dropped after) was refused."""
+    import resource
+    import subprocess
+    import sys
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 4096:
+        pytest.skip(f"the hard limit on open files here is {hard}")
+    done = subprocess.run([sys.executable, "-c", _PROMISES], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "another holds 3000 files open at once" in done.stdout
