@@ -77,8 +77,8 @@ def test_documents_without_text_have_no_postings_and_are_never_retrieved(model_d
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         splade.indexer(index, batch_size=8).index(docs)
-    # counted as before: missing, None, NaN and "" (blank texts count as text there, yet encode empty)
-    assert any("5 of 20 documents have no text" in str(w.message) for w in caught), [
+    # counted: missing, None, NaN, "", blank, and the zero-width space, which is not blank yet encodes empty
+    assert any("6 of 20 documents have no text" in str(w.message) for w in caught), [
         str(w.message) for w in caught
     ]
     postings = _shard_columns(index)
@@ -103,7 +103,7 @@ def test_ray_batches_encode_documents_without_text_empty(model_dir):
     docs = _corpus()
     docnos, _, _, values, offsets, doclen, missing = SpladeBatches(splade, ("text",))(docs)
     sizes = dict(zip(docnos, np.diff(offsets).tolist()))
-    assert missing == 5  # none, nan, empty, blank, missing (a zero-width space is not blank)
+    assert missing == 6  # none, nan, empty, blank, missing, and a zero-width space (no token to encode)
     assert {d for d, n in sizes.items() if n == 0} == set(NO_TEXT) | {"missing"}
     assert all(doclen[i] == 0 for i, d in enumerate(docnos) if sizes[d] == 0)
     assert len(values) == sum(sizes.values()) > 0
