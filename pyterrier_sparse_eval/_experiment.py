@@ -87,9 +87,7 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     # pt.Experiment (PyTerrier 1.1.2) can put a system's means under other measures' columns (see _table): the
     # runs of several systems are computed here and evaluated as frames, unless what is asked needs pt's own
     guarded = (
-        len(retr_systems) > 1
-        and kwargs.get("perquery") is not True
-        and _guardable(eval_metrics, names, kwargs)
+        len(retr_systems) > 1 and kwargs.get("perquery") is not True and _guardable(eval_metrics, kwargs)
     )
     if not crosscheck and not (both and kwargs.get("baseline") is not None) and not guarded:
         out = pt.Experiment(retr_systems, topics, qrels, eval_metrics, names=names, **kwargs)
@@ -148,7 +146,7 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     return table, per_query
 
 
-def _guardable(measures: list[Any], names: Sequence[str] | None, kwargs: dict[str, Any]) -> bool:
+def _guardable(measures: list[Any], kwargs: dict[str, Any]) -> bool:
     """Whether a table can be made from runs computed here: not with the mean response time (``mrt``, pt's own
     timing), a styled or dict output, another save format or prefix precomputation."""
     return (
@@ -185,10 +183,15 @@ def _bounded_table(
     )
     if "qid" not in last.columns:  # nothing at all: pt.Experiment's own refusal
         return pt.Experiment(systems, topics, qrels, measures, names=names, **kwargs)
-    judged = set(qrels["qid"].astype(str)) & set(topics["qid"].astype(str))
-    if not last["qid"].astype(str).isin(judged).any():
-        return None  # a run with nothing judged: another must be last (all runs computed)
+    if _nothing_judged(last, topics, qrels):
+        return None  # another must be last (all runs computed)
     return pt.Experiment([*systems[:-1], last], topics, qrels, measures, names=names, **kwargs)
+
+
+def _nothing_judged(run: pd.DataFrame, topics: pd.DataFrame, qrels: pd.DataFrame) -> bool:
+    """Whether a run retrieves nothing for any judged query of the topics (its row is ir_measures' defaults)."""
+    judged = set(qrels["qid"].astype(str)) & set(topics["qid"].astype(str))
+    return not run["qid"].astype(str).isin(judged).any()
 
 
 def _table(
@@ -203,8 +206,7 @@ def _table(
     measures and fills each row in its own: a run with nothing for any judged query has the measures in another
     order (ir_measures' defaults, sorted by name) and, last, would misname every other row. Such a run (its row
     all 0) is not put last; the rows come back in the order given."""
-    judged = set(qrels["qid"].astype(str)) & set(topics["qid"].astype(str))
-    empty = [not run["qid"].astype(str).isin(judged).any() for run in runs]
+    empty = [_nothing_judged(run, topics, qrels) for run in runs]
     if not empty[-1] or all(empty):
         return pt.Experiment(runs, topics, qrels, measures, names=names, **kwargs)
     last = max(i for i, e in enumerate(empty) if not e)

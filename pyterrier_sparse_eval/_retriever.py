@@ -378,12 +378,13 @@ class SparseRetriever(pt.Transformer):
         return result_frame(columns)  # every column is new: no copy (1.4x on the frame at k = 10)
 
     def search_matrix(self, q: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The best ``num_results`` documents for each row of a (queries x terms) weight matrix (see :meth:`query_matrix`) as flat arrays.
-
-        Returns ``(query_row, doc_id, score, rank)``, grouped by query row, each query best first.
-        """
-        found = self._search_numba(q.indptr, q.indices, q.data) if self.backend_ == "numba" else None
-        return finite_scores(found or self._search_scipy(q))
+        """The best ``num_results`` documents for each row of a (queries x terms) weight matrix (see
+        :meth:`query_matrix`) as flat arrays ``(query_row, doc_id, score, rank)``, grouped by query row, each
+        query best first."""
+        numba = self.backend_ == "numba"
+        return finite_scores(
+            self._search_numba(q.indptr, q.indices, q.data) if numba else self._search_scipy(q)
+        )
 
     def _tie_order(self) -> tuple[np.ndarray, np.ndarray]:
         """(rank of each document among equal scores, document at each rank): the higher rank wins a tie.
