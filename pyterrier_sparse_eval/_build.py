@@ -317,9 +317,12 @@ def check_engine(engine: str, **ray_options: Any) -> None:
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}.")
     if engine != "ray" and (given := [k for k, v in ray_options.items() if v is not None]):
+        gpu = " To encode on a GPU here, give the model device='cuda'." if "num_gpus" in given else ""
         raise ValueError(
-            f"{', '.join(given)}: Ray's options, for engine='ray' only (give it, or leave them out)."
+            f"{', '.join(given)}: Ray's options, for engine='ray' only (give it, or leave them out).{gpu}"
         )
+    if (ray_options.get("num_gpus") or 0) < 0:
+        raise ValueError(f"num_gpus must be >= 0, got {ray_options['num_gpus']}.")
 
 
 def check_docs(docs: list[dict[str, Any]], fields: Iterable[str], hint: str) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import SparseIndexer, batch_docnos, flatten_toks, warn_empty
+from ._build import SparseIndexer, batch_docnos, check_engine, flatten_toks, warn_empty
 from ._format import file_crc32
 from ._index import SparseIndex, refuse_ray_options
 from ._ray import Encoded
@@ -438,8 +438,7 @@ class SpladeIndexer(SparseIndexer):
             ray_address=ray_address,
             num_workers=num_workers,
         )
-        if num_gpus < 0:
-            raise ValueError(f"num_gpus must be >= 0, got {num_gpus}.")
+        check_engine(engine, num_gpus=num_gpus or None)  # the GPUs of Ray's workers; device= here
         self.splade = splade
         self.fields = fields
         self.num_gpus = num_gpus

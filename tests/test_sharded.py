@@ -327,6 +327,10 @@ def test_ray_options_without_the_ray_engine_are_refused(tmp_path):
         pse.BM25().retriever(index, ray_address="10.0.0.1:6379")
     with pytest.raises(ValueError, match="ray_address= is the cluster of engine='ray'"):
         pse.run_experiment("irds:vaswani", [pse.systems.parse_system("bm25")], ["AP"], ray_address="h:1")
+    with pytest.raises(ValueError, match="num_gpus: Ray's options.*give the model device='cuda'"):
+        pse.Splade("unused").indexer(pse.SparseIndex(tmp_path / "w"), num_gpus=1)  # it had encoded on CPUs
+    with pytest.raises(ValueError, match="num_gpus must be >= 0, got -1"):
+        pse.Splade("unused").indexer(pse.SparseIndex(tmp_path / "w"), engine="ray", num_gpus=-1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["z"]
 
 
