@@ -15,6 +15,9 @@ from pathlib import Path
 
 from pyterrier_sparse_eval import analysis
 
+#: languages whose shared tokens were made by another analyzer than Anserini's indexer uses for them
+DUMPED_AS = {"yo": "en"}
+
 
 def f1(ours: list[str], theirs: list[str]) -> float:
     if not ours and not theirs:
@@ -41,18 +44,27 @@ def main() -> None:
         for line in open(path, encoding="utf-8"):
             i, _, toks = line.rstrip("\n").partition("\t")
             gold[i] = toks.split(" ") if toks else []
+        # the shared yo tokens are DumpAnalyzedQueries', which gives yo the English analyzer; Anserini's indexer and
+        # searcher (and this project) give it the WhitespaceAnalyzer
+        shown, lang = lang if lang not in DUMPED_AS else f"{lang}*", DUMPED_AS.get(lang, lang)
         if lang not in analysis.LANGUAGES:
-            print(f"{lang:5} {'(no analyzer)':60} {len(gold):6}")
+            print(f"{shown:5} {'(no analyzer)':60} {len(gold):6}")
             continue
         try:
             ours = {i: analysis.analyze(texts[i], lang) for i in gold}
         except ImportError as e:
-            print(f"{lang:5} {str(e)[:60]:60} {len(gold):6}")
+            print(f"{shown:5} {str(e)[:60]:60} {len(gold):6}")
             continue
         same = sum(ours[i] == [t for t in gold[i] if t] for i in gold)
         mean_f1 = sum(f1(ours[i], [t for t in gold[i] if t]) for i in gold) / len(gold)
         name = analysis.LANGUAGES[lang].lucene.split("(")[0][:60]
-        print(f"{lang:5} {name:60} {len(gold):6} {100 * same / len(gold):9.1f}% {mean_f1:9.4f}")
+        print(f"{shown:5} {name:60} {len(gold):6} {100 * same / len(gold):9.1f}% {mean_f1:9.4f}")
+    if DUMPED_AS:
+        print(
+            "* the shared tokens of",
+            ", ".join(f"{k} are {v}'s" for k, v in DUMPED_AS.items()),
+            "(DumpAnalyzedQueries)",
+        )
 
 
 if __name__ == "__main__":

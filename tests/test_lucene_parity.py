@@ -149,6 +149,9 @@ TOKENS = SHARED_CACHE.parent / "lucene" / "tokens"
         "ja",
         "zh",
         "ko",
+        "sw",
+        "vi",
+        "yo",  # Anserini indexes and searches it with the WhitespaceAnalyzer (it had been given English)
     ],
 )
 def test_bm25_in_other_languages_and_parameters_reproduces_anserini(tmp_path, lang):

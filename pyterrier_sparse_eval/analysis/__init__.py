@@ -1,7 +1,7 @@
 """Language analyzers equal to Lucene's, as Anserini 0.22.1 picks them with ``-language xx``.
 
 ``LANGUAGES`` maps ISO 639-1 codes to :class:`Language` chains: English (Anserini's default analyzer, also used
-for Vietnamese and Yoruba, as Anserini does), the MIRACL languages and the mMARCO ones. :func:`analyze` runs one
+for Vietnamese, as Anserini does), the MIRACL languages and the mMARCO ones. :func:`analyze` runs one
 text through a language's chain; :class:`pyterrier_sparse_eval.Analyzer` is the memoising, batched form that
 indexing and retrieval use.
 """
@@ -42,7 +42,7 @@ _MODULES = (
 )
 
 #: Anserini analyses these with its default English analyzer
-_AS_ENGLISH = {"vi": "Vietnamese", "yo": "Yoruba"}
+_AS_ENGLISH = {"vi": "Vietnamese"}
 
 
 def _load() -> dict[str, Language]:

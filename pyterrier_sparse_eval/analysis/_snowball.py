@@ -1,4 +1,4 @@
-"""Finnish, Russian, Dutch and Swahili as Anserini 0.22.1 analyses them (``-language fi/ru/nl/sw``).
+"""Finnish, Russian, Dutch, Swahili and Yoruba as Anserini 0.22.1 analyses them (``-language fi/ru/nl/sw/yo``).
 
 * Finnish and Russian: Lucene 9.5's ``FinnishAnalyzer`` / ``RussianAnalyzer``: StandardTokenizer,
   LowerCaseFilter, StopFilter (the Snowball stop lists shipped in Lucene, ``snowball/finnish_stop.txt``,
@@ -8,8 +8,9 @@
   StemmerOverrideFilter with its default dictionary (fiets -> fiets, bromfiets -> bromfiets, ei -> eier,
   kind -> kinder; the overridden token is not stemmed further) and the Snowball Dutch stemmer (Martin Porter's
   Dutch algorithm, which Snowball 3 calls ``dutch_porter``; not Kraaij-Pohlmann).
-* Swahili: Anserini has no Swahili analyzer and uses Lucene's ``WhitespaceAnalyzer``: tokens are the runs of
-  characters that are not Java whitespace, kept as they are (no lowercasing).
+* Swahili and Yoruba: Anserini's indexer and searcher have no analyzer of their own for them and use Lucene's
+  ``WhitespaceAnalyzer``: tokens are the runs of characters that are not Java whitespace, kept as they are (no
+  lowercasing).
 
 Stemming uses PyStemmer (Snowball's C code), checked against Lucene's Java stemmers on Snowball's test
 vocabularies, the shared texts and random words (``tests/goldens/make_lang_snowball_cjk.py --fuzz``):
@@ -30,6 +31,7 @@ vocabularies, the shared texts and random words (``tests/goldens/make_lang_snowb
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from array import array
 from collections.abc import Callable
@@ -45,6 +47,7 @@ __all__ = [
     "LANGUAGES",
     "RUSSIAN",
     "SWAHILI",
+    "YORUBA",
     "dutch_terms",
     "finnish_stem",
     "finnish_terms",
@@ -382,5 +385,10 @@ SWAHILI = Language(
     tokenizer="whitespace",
     lowercases=False,
 )
+#: Anserini's IndexCollection and SearchCollection give ``-language yo`` the WhitespaceAnalyzer as well (only its
+#: DumpAnalyzedQueries tool, which made ../shared/data/lucene/tokens/yo.lucene.tsv, uses the English analyzer)
+YORUBA = dataclasses.replace(
+    SWAHILI, code="yo", name="Yoruba", lucene="Lucene 9.5 WhitespaceAnalyzer (Anserini's -language yo)"
+)
 
-LANGUAGES: dict[str, Language] = {"fi": FINNISH, "ru": RUSSIAN, "nl": DUTCH, "sw": SWAHILI}
+LANGUAGES: dict[str, Language] = {"fi": FINNISH, "ru": RUSSIAN, "nl": DUTCH, "sw": SWAHILI, "yo": YORUBA}
