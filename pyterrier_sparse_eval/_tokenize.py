@@ -36,6 +36,9 @@ _TOKENIZERS = ("standard", "word")
 #: bumped whenever the analysis of some text changes (tokens, stopwords, stemming): indexes and caches
 #: built by another version are then rebuilt rather than reused. 2: Lucene's StandardTokenizer and Porter.
 ANALYZER_VERSION = 2
+#: recorded with an index of these languages: their chain changed (yo: the English analyzer before 2026-11-29,
+#: Lucene's WhitespaceAnalyzer since, as Anserini indexes it), so an index recorded without it is told apart
+_CHAIN_MARKS = {"yo": {"chain": "whitespace"}}
 #: tokens an analyzer (and a retriever's token-to-term-id memo) keeps before starting afresh
 MAX_CACHE = 2_000_000
 
@@ -135,7 +138,11 @@ class Analyzer:
     def config(self) -> dict[str, Any]:
         """A JSON-serialisable description, stored with an index so queries get the same analysis."""
         if self.language != "en" and self._lucene:
-            return {"language": self.language, "version": ANALYZER_VERSION}
+            return {
+                "language": self.language,
+                "version": ANALYZER_VERSION,
+                **_CHAIN_MARKS.get(self.language, {}),
+            }
         stop = self.stopwords
         if stop is not None and not isinstance(stop, str):
             stop = sorted(self._stop)
@@ -147,6 +154,13 @@ class Analyzer:
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Analyzer:
         config = dict(config)
+        mark = config.pop("chain", None)
+        if config.get("language") in _CHAIN_MARKS and mark is None:
+            raise ValueError(
+                f"This index was built with the English analyzer for language={config['language']!r}, as releases "
+                "before 2026-11-29 analysed it; Anserini analyses that language with Lucene's WhitespaceAnalyzer, as "
+                "this release does: build it again (pse.BM25(language=...).indexer(index, mode='overwrite'))."
+            )
         if (
             config.pop("version", 1) == 1
         ):  # recorded before Lucene parity: the word tokenizer, Snowball's Porter

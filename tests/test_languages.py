@@ -87,3 +87,30 @@ def test_every_analyzer_is_sent_to_another_process_and_analyses_the_same(kwargs)
     expected = bm25.analyzer(text)
     copy = pickle.loads(pickle.dumps(bm25))
     assert copy.analyzer._cache == {} and copy.analyzer(text) == expected
+
+
+def test_yoruba_indexes_of_the_english_chain_are_told_apart(tmp_path, monkeypatch):
+    """yo is Lucene's WhitespaceAnalyzer, as Anserini indexes and searches it (runs: test_lucene_parity.py); an index
+    built when it was the English analyzer (its config without the chain's mark) is refused where it is opened and
+    rebuilt, with the reason, by the CLI's cache, rather than searched with the other analysis."""
+    from pyterrier_sparse_eval import _tokenize
+
+    docs = [
+        {"docno": "d1", "text": "The cats"},
+        {"docno": "d2", "text": "cats"},
+        {"docno": "d3", "text": "Cats"},
+    ]
+    topics = pd.DataFrame({"qid": ["q1"], "query": ["cats"]})
+    new = pse.SparseIndex(tmp_path / "new")
+    pse.BM25(language="yo").indexer(new, verbose=False).index(docs)
+    assert list(pse.BM25(language="yo").retriever(new)(topics).docno) == [
+        "d2",
+        "d1",
+    ]  # case kept, "The" counted
+    with monkeypatch.context() as m:
+        m.setattr(_tokenize, "_CHAIN_MARKS", {})  # what releases before 2026-11-29 recorded
+        old = pse.SparseIndex(tmp_path / "old")
+        pse.BM25(language="yo").indexer(old, verbose=False).index(docs)
+    with pytest.raises(ValueError, match="built with the English analyzer for language='yo'.*build it again"):
+        pse.SparseIndex(tmp_path / "old").retriever()(topics)
+    assert "where this run asks for analyzer=" in parse_system("bm25:language=yo").stale_reason(old)
