@@ -451,8 +451,8 @@ class TokenIds:
 
     @classmethod
     def of_vocabulary(cls, analyzer: Any, vocabulary: dict[str, int], compiled: bool = True) -> TokenIds:
-        """Ids from a fixed ``vocabulary`` (term -> id): a search's query terms."""
-        return cls(analyzer, functools.partial(_look_up, vocabulary), compiled)
+        """Ids from a fixed ``vocabulary`` (term -> id): a search's query terms (``analyzer.empty_term``: -1)."""
+        return cls(analyzer, functools.partial(_look_up, vocabulary, analyzer.empty_term), compiled)
 
     def _reset(self) -> None:
         self.memo: dict[str, int] = {}
@@ -494,5 +494,7 @@ class TokenIds:
             return doc, self.ids[tok]
 
 
-def _look_up(vocabulary: dict[str, int], terms: list[str]) -> np.ndarray:
-    return np.fromiter(map(vocabulary.get, terms, itertools.repeat(-1)), dtype=np.int64, count=len(terms))
+def _look_up(vocabulary: dict[str, int], excluded: str | None, terms: list[str]) -> np.ndarray:
+    ids = np.fromiter(map(vocabulary.get, terms, itertools.repeat(-1)), dtype=np.int64, count=len(terms))
+    ids[[i for i, t in enumerate(terms) if t == excluded] if excluded in terms else []] = -1
+    return ids

@@ -36,9 +36,12 @@ _TOKENIZERS = ("standard", "word")
 #: bumped whenever the analysis of some text changes (tokens, stopwords, stemming): indexes and caches
 #: built by another version are then rebuilt rather than reused. 2: Lucene's StandardTokenizer and Porter.
 ANALYZER_VERSION = 2
-#: recorded with an index of these languages: their chain changed (yo: the English analyzer before 2026-11-29,
-#: Lucene's WhitespaceAnalyzer since, as Anserini indexes it), so an index recorded without it is told apart
-_CHAIN_MARKS = {"yo": {"chain": "whitespace"}}
+#: recorded with an index of these languages: their chain changed on 2026-11-29, so an index recorded without it
+#: is told apart (the CLI's cache rebuilds it). yo: the English analyzer before, Lucene's WhitespaceAnalyzer since,
+#: as Anserini indexes it (an index without the mark is refused: its terms are not the queries'); ar, fa: lone
+#: tatweels had been dropped, they are Lucene's empty term since (in lengths and the document count; queries are
+#: analysed as before, so such an index is still searched)
+_CHAIN_MARKS = {"yo": {"chain": "whitespace"}, "ar": {"chain": "empty-term"}, "fa": {"chain": "empty-term"}}
 #: tokens an analyzer (and a retriever's token-to-term-id memo) keeps before starting afresh
 MAX_CACHE = 2_000_000
 
@@ -155,7 +158,7 @@ class Analyzer:
     def from_config(cls, config: dict[str, Any]) -> Analyzer:
         config = dict(config)
         mark = config.pop("chain", None)
-        if config.get("language") in _CHAIN_MARKS and mark is None:
+        if config.get("language") == "yo" and mark is None:
             raise ValueError(
                 f"This index was built with the English analyzer for language={config['language']!r}, as releases "
                 "before 2026-11-29 analysed it; Anserini analyses that language with Lucene's WhitespaceAnalyzer, as "
@@ -183,11 +186,20 @@ class Analyzer:
         return self.analyze_batch([text])[0]
 
     def analyze_batch(self, texts: Sequence[str]) -> list[list[str]]:
-        """Analyse many texts at once (distinct tokens are analysed once per batch, then memoised)."""
+        """Analyse many texts at once (distinct tokens are analysed once per batch, then memoised), as queries are:
+        without the empty term (:attr:`empty_term`), which only indexing keeps."""
         raw = self.tokenize_batch(texts)
-        cache = self._cache
+        cache, empty = self._cache, self.empty_term
         self.learn(raw)
+        if empty is not None:
+            return [[term for term in map(cache.__getitem__, toks) if term and term != empty] for toks in raw]
         return [[term for term in map(cache.__getitem__, toks) if term] for toks in raw]
+
+    @property
+    def empty_term(self) -> str | None:
+        """The term that stands for Lucene's empty term in this language's documents (Arabic and Persian: a lone
+        tatweel, which normalisation empties; :attr:`Language.empty`): indexed, never a query term."""
+        return self._lang.empty if self._lucene else None
 
     def tokenize_batch(self, texts: Sequence[str]) -> list[list[str]]:
         """The raw tokens of each text, before the per-token filters (stopping, stemming, ...)."""

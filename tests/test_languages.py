@@ -114,3 +114,26 @@ def test_yoruba_indexes_of_the_english_chain_are_told_apart(tmp_path, monkeypatc
     with pytest.raises(ValueError, match="built with the English analyzer for language='yo'.*build it again"):
         pse.SparseIndex(tmp_path / "old").retriever()(topics)
     assert "where this run asks for analyzer=" in parse_system("bm25:language=yo").stale_reason(old)
+
+
+def test_arabic_indexes_made_before_the_empty_term_are_searched_and_rebuilt_by_the_cache(
+    tmp_path, monkeypatch
+):
+    """ar/fa indexes recorded without the empty term's mark (lone tatweels dropped) are still searched (queries
+    are analysed as before), while the CLI's cache rebuilds them, saying why."""
+    from pyterrier_sparse_eval import _tokenize
+
+    docs = [
+        {"docno": "d1", "text": "كتاب"},
+        {"docno": "d2", "text": "كتاب \u0640"},
+        {"docno": "d3", "text": "\u0640"},
+    ]
+    with monkeypatch.context() as m:
+        m.setattr(_tokenize, "_CHAIN_MARKS", {})
+        old = pse.SparseIndex(tmp_path / "old")
+        pse.BM25(language="ar").indexer(old, verbose=False).index(docs)
+    run = pse.SparseIndex(tmp_path / "old").retriever()(
+        pd.DataFrame({"qid": ["q1"], "query": ["كتاب \u0640"]})
+    )
+    assert list(run.docno) == ["d1", "d2"]  # searched (the old statistics: d1 and d2 tie, docno order)
+    assert "where this run asks for analyzer=" in parse_system("bm25:language=ar").stale_reason(old)

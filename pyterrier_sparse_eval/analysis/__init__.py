@@ -101,9 +101,10 @@ def tokenize_texts(lang: Language, texts: Sequence[str]) -> list[list[str]]:
 
 
 def analyze(text: str, language: str = "en") -> list[str]:
-    """The terms Lucene's analyzer for ``language`` makes of ``text`` (no memoisation; for one-off use)."""
+    """The terms Lucene's analyzer for ``language`` makes of ``text`` (no memoisation; for one-off use), as a query
+    is analysed: without the empty term Lucene indexes for a token its chain empties (:attr:`Language.empty`)."""
     lang = get_language(language)
     raw = tokenize_texts(lang, [text])[0]
     if not raw:
         return []
-    return [t for t in lang.term(raw) if t]
+    return [t for t in lang.term(raw) if t and t != lang.empty]

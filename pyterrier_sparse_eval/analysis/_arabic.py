@@ -13,8 +13,11 @@ PersianStemFilter, but its PersianAnalyzer does not apply it (checked in the 9.5
 
 The normalisers and the stemmer work on Java ``char`` s (UTF-16 units); every character they look at or delete
 is in the BMP, so only the stemmer's length checks need UTF-16 lengths (:func:`_u16len`). As in Lucene, a
-token that normalisation empties (a lone tatweel, ``"ـ"``) becomes the empty term; here that is ``""``, which the
-:class:`~._base.Language` contract reads as "dropped" (Lucene indexes an empty term).
+token that normalisation empties (a lone tatweel, ``"ـ"``) becomes the empty term, which Lucene indexes: it counts
+in the document's length, and a document of nothing else counts in the document count. ``""`` is "dropped" in
+the :class:`~._base.Language` contract, so the chains give :data:`EMPTY` for it (a tatweel, which normalisation
+leaves in no other term), the language's ``empty`` term: indexed, never a query term (Anserini's queries leave
+the empty term out).
 """
 
 from __future__ import annotations
@@ -148,6 +151,15 @@ def _stopwords(code: str) -> frozenset[str]:
     return words
 
 
+#: the term standing for Lucene's empty term (see the module's docstring)
+EMPTY = "\u0640"
+
+
+def _emptied(before: list[str], after: list[str]) -> list[str]:
+    """``after`` (normalised ``before``) with :data:`EMPTY` for each token normalisation emptied."""
+    return [EMPTY if not a and b else a for b, a in zip(before, after)]
+
+
 def _drop(tokens: list[str], stop: frozenset[str]) -> list[str]:
     return ["" if t in stop else t for t in tokens]
 
@@ -155,7 +167,7 @@ def _drop(tokens: list[str], stop: frozenset[str]) -> list[str]:
 def arabic_terms(tokens: list[str]) -> list[str]:
     """The terms of Lucene 9.5's ArabicAnalyzer for raw StandardTokenizer tokens (``""`` = dropped)."""
     terms = _drop(decimal_digits(lower_java(tokens)), _stopwords("ar"))
-    return _arabic_stems(arabic_normalize(terms))
+    return _arabic_stems(_emptied(terms, arabic_normalize(terms)))
 
 
 def persian_char_filter(text: str) -> str:
@@ -165,17 +177,20 @@ def persian_char_filter(text: str) -> str:
 
 def persian_terms(tokens: list[str]) -> list[str]:
     """The terms of Lucene 9.5's PersianAnalyzer for raw StandardTokenizer tokens of the char-filtered text."""
-    terms = persian_normalize(arabic_normalize(decimal_digits(lower_java(tokens))))
-    return _drop(terms, _stopwords("fa"))
+    lowered = decimal_digits(lower_java(tokens))
+    return _drop(_emptied(lowered, persian_normalize(arabic_normalize(lowered))), _stopwords("fa"))
 
 
-ARABIC = Language(code="ar", name="Arabic", lucene="Lucene 9.5 ArabicAnalyzer", term=arabic_terms)
+ARABIC = Language(
+    code="ar", name="Arabic", lucene="Lucene 9.5 ArabicAnalyzer", term=arabic_terms, empty=EMPTY
+)
 PERSIAN = Language(
     code="fa",
     name="Persian",
     lucene="Lucene 9.5 PersianAnalyzer",
     term=persian_terms,
     char_filter=persian_char_filter,
+    empty=EMPTY,
 )
 
 LANGUAGES: dict[str, Language] = {"ar": ARABIC, "fa": PERSIAN}

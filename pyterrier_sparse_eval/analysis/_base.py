@@ -46,6 +46,10 @@ class Language:
         extra: the optional dependency group it needs (``"ja"``), named in the ImportError when missing.
         lowercases: whether the chain lowercases every token (the compiled ASCII scanner may then lowercase
             the text in place, which saves memo entries).
+        empty: the term :attr:`term` gives for a token that the chain empties but Lucene keeps as the empty
+            term (Arabic and Persian normalisation of a lone tatweel): a document's term, counted in its length
+            and document count as Lucene indexes it, never a query term (Anserini's queries leave empty terms
+            out); None where no token is emptied.
     """
 
     code: str
@@ -58,6 +62,7 @@ class Language:
     tokenize: Callable[[str], list[str]] | None = None
     extra: str | None = None
     lowercases: bool = True
+    empty: str | None = None
 
 
 def read_word_list(name: str, *, comment: str = "#") -> frozenset[str]:

@@ -23,7 +23,11 @@ TOKENS = HERE.parents[1].parent / "shared" / "data" / "lucene" / "tokens"
 
 
 def collection(lang: str, tokens: Path = TOKENS) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """(documents as (docno, text), queries as (qid, text)) for ``lang``, deterministic."""
+    """(documents as (docno, text), queries as (qid, text)) for ``lang``, deterministic. ``ar-tatweel`` /
+    ``fa-tatweel``: the language's collection plus documents and queries holding lone tatweels (tokens that
+    normalisation empties, which Lucene indexes as the empty term), searched with ``-language ar`` / ``fa``."""
+    if lang.endswith("-tatweel"):
+        return _with_tatweels(*collection(lang.split("-")[0], tokens))
     with open(tokens / f"{lang}.tsv", encoding="utf-8") as f:
         texts = [tuple(line.rstrip("\n").split("\t", 1)) for line in f]
     rng = random.Random(0)
@@ -34,6 +38,20 @@ def collection(lang: str, tokens: Path = TOKENS) -> tuple[list[tuple[str, str]],
         words = rng.choice(texts)[1].split()
         queries.append((f"q{q}", " ".join(words[: rng.randint(1, min(6, len(words)))])))
     return docs, queries
+
+
+def _with_tatweels(
+    docs: list[tuple[str, str]], queries: list[tuple[str, str]]
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    rng = random.Random(1)
+    words = [w for _, t in docs for w in t.split()]
+    lone = ["\u0640", "\u0640\u0640\u0640", "\u0640\u064e"]  # tatweels, one with a haraka: all emptied
+    extra = [
+        (f"t{j}", " ".join(rng.choice(words + lone) for _ in range(rng.randint(1, 30)))) for j in range(60)
+    ]
+    extra += [("t_only", "\u0640"), ("t_two", "\u0640 \u0640\u0640")]  # documents of empty terms only
+    more = [(f"t{q}", f"{rng.choice(words)} {rng.choice(lone)} {rng.choice(words)}") for q in range(10)]
+    return docs + extra, queries + more + [("t_lone", "\u0640")]
 
 
 def main(langs: list[str]) -> None:
@@ -47,7 +65,7 @@ def main(langs: list[str]) -> None:
                     f.write(json.dumps({"id": docno, "contents": text}, ensure_ascii=False) + "\n")
             with open(Path(tmp) / "topics.tsv", "w", encoding="utf-8") as f:
                 f.writelines(f"{qid}\t{text}\n" for qid, text in queries)
-            language = [] if lang == "en" else ["-language", lang]
+            language = [] if lang == "en" else ["-language", lang.split("-")[0]]
             java = ["java", "-cp", jar]
             subprocess.run(
                 [*java, "io.anserini.index.IndexCollection", "-collection", "JsonCollection", "-input",
