@@ -5,8 +5,8 @@ the same tokens, faster, when numba is available:
 
 * ASCII documents are scanned byte by byte with the analyzer's rule, lowercased in place when the analyzer
   lowercases every token: UAX #29 restricted to ASCII (Lucene's StandardTokenizer: letters, digits and ``_``
-  join; ``:`` ``.`` ``'`` join two letters, ``,`` ``;`` ``.`` ``'`` two digits; tokens cut at 255 characters),
-  or the "word" tokenizer's ``\\w+(?:[.']\\w+)*``;
+  join; ``:`` ``.`` ``'`` join two letters, ``,`` ``;`` ``.`` ``'`` two digits; tokens cut at 255 characters,
+  before a joiner), or the "word" tokenizer's ``\\w+(?:[.']\\w+)*``;
 * any other document is tokenised by the analyzer itself and its tokens, joined by spaces, are split by the
   same kernel, so both kinds share one token table.
 
@@ -135,8 +135,8 @@ if HAVE_NUMBA:
                             if k2 == last:
                                 i += nb
                                 n_chars += 1
-                                if n_chars == 255:
-                                    cut = i
+                                if n_chars == 255:  # no token ends with a joiner: cut before it
+                                    cut = i - nb
                                 continue
                 break
             if only_join:  # "___" is no token
@@ -260,7 +260,8 @@ if HAVE_NUMBA:
                         if only_underscores:  # "___" is no token
                             continue
                         if i - s > 255:  # Lucene's maxTokenLength: cut, then scan again after the cut
-                            i = s + 255
+                            c = buf[s + 254]  # no token ends with a joiner (: . ' , ;): cut before it
+                            i = s + 254 if c == 58 or c == 46 or c == 39 or c == 44 or c == 59 else s + 255
                         tok, n_known = _intern(buf, s, i, tab_hash, tab_id, pool, pool_ends, n_known)
                         out_doc[n_tok] = d
                         out_tok[n_tok] = tok
@@ -370,8 +371,7 @@ class TokenTable:
 
         ``rule`` is 1 for UAX #29 (Lucene's StandardTokenizer) and 0 for the "word" tokenizer;
         ``regex_tokenize(list_of_texts)`` is the analyzer's own tokenizer, used for non-ASCII documents.
-        Ids at or above the returned size are tokens seen for the first time (see :meth:`token`).
-        """
+        Ids at or above the returned size are tokens seen for the first time (see :meth:`token`)."""
         before = self.size
         # how each document is scanned: 0 ASCII bytes, 1 UTF-8 with word-break classes (UAX #29 only: texts
         # without special characters), 2 tokens found by the analyzer itself

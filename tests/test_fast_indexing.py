@@ -107,6 +107,36 @@ def test_tokens_on_hand_picked_text():
     ]
 
 
+#: texts with tokens longer than Lucene's maxTokenLength (255 UTF-16 units), and the (start, end) code-point spans
+#: of the tokens Lucene 9.5 makes of them (Anserini 0.22.1's DumpAnalyzedQueries, the English analyzer; its terms
+#: located in the text): the longest token within the first 255 units, so never ending with a joiner
+LONG_TOKENS = {
+    "a" * 254 + ".b": [(0, 254), (255, 256)],
+    "1" * 254 + ",2": [(0, 254), (255, 256)],
+    "1" * 254 + ".5": [(0, 254), (255, 256)],
+    "é" * 254 + ".b": [(0, 254), (255, 256)],
+    "é" * 253 + "a:b": [(0, 254), (255, 256)],
+    "a" * 255 + ".b": [(0, 255), (256, 257)],
+    "a" * 254 + "_b": [(0, 255), (255, 256)],
+    "x" * 300 + " y": [(0, 255), (255, 300), (301, 302)],
+    "é" * 300 + " y": [(0, 255), (255, 300), (301, 302)],
+    "\U0001d400" * 128: [(0, 127), (127, 128)],  # 𝐀: two UTF-16 units each
+    "a" + "\U0001d400" * 127 + "b": [(0, 128), (128, 129)],
+}
+
+
+@pytest.mark.parametrize("text", list(LONG_TOKENS), ids=range(len(LONG_TOKENS)))
+def test_long_tokens_are_cut_as_lucene_cuts_them(text):
+    """It had cut after 255 characters whatever they were: "a" * 254 + "." kept the joiner, 128 supplementary
+    characters stayed whole (256 units)."""
+    lucene = [text[a:b] for a, b in LONG_TOKENS[text]]
+    analyzer = pse.Analyzer()
+    assert analyzer.tokenize_batch([text]) == [lucene]
+    assert pse.analysis.standard_words(text) == lucene
+    assert [t.text for t in pse.analysis.standard_tokens(text)] == lucene
+    assert compiled_tokens(TokenTable(), [text], analyzer) == [lucene]  # the scanners of the index builds
+
+
 def build(path, docs, *, compiled: bool, analyzer_kwargs=None, batch_size=10_000):
     indexer = pse.BM25(**(analyzer_kwargs or {})).indexer(
         pse.SparseIndex(path), verbose=False, batch_size=batch_size

@@ -10,8 +10,9 @@ properties) and keeps what the grammar keeps:
 * each Han ideograph and each hiragana on its own (``<IDEOGRAPHIC>``, ``<HIRAGANA>``);
 * emoji sequences (``<EMOJI>``);
 * and drops everything else (spaces, punctuation, symbols). Combining marks, format characters and ZWJ stay
-  with the character before them (WB4). Tokens longer than 255 characters are cut into 255-character pieces,
-  as Lucene's ``maxTokenLength`` does.
+  with the character before them (WB4). A token longer than 255 UTF-16 units is cut as Lucene's
+  ``maxTokenLength`` cuts it: the longest token within the first 255 units (so never after a joiner), then the
+  rest is scanned again.
 
 JFlex takes the longest match among its rules; here the word rule is tried first, which gives the same token
 text (the rules start with disjoint classes except keycap emoji, where both match the same text). The Unicode
@@ -126,8 +127,8 @@ def standard_words(text: str) -> list[str]:
     else:
         # findall returns group tuples for a pattern with groups: the matched alternative is the non-empty one
         out = ["".join(g) for g in _TOKEN.findall(text)]
-    # a token longer than Lucene's limit is cut and scanned again; none can be in a text no longer than it
-    if len(text) > MAX_TOKEN_LENGTH and max(map(len, out), default=0) > MAX_TOKEN_LENGTH:
+    # a token longer than Lucene's limit (UTF-16 units) is cut and scanned again; none is under half the limit
+    if len(text) > MAX_TOKEN_LENGTH // 2 and max(map(len, out), default=0) > MAX_TOKEN_LENGTH // 2:
         return [t.text for t in standard_tokens(text)]
     return out
 
@@ -142,25 +143,33 @@ def standard_tokens(text: str) -> list[Token]:
         if m is None:
             break
         start, end = m.span()
-        if end - start > MAX_TOKEN_LENGTH:  # Lucene cuts the token and scans again after the cut
-            end = start + MAX_TOKEN_LENGTH
-            out.append(
-                Token(
-                    text[start:end],
-                    _word_type(text[start:end])
-                    if m.lastgroup == "w"
-                    else _TYPES.get(m.lastgroup or "", "<ALPHANUM>"),
-                    start,
-                    end,
-                )
-            )
-            pos = end
-            continue
+        if end - start > MAX_TOKEN_LENGTH // 2 and _units(text, start, end) > MAX_TOKEN_LENGTH:
+            # Lucene's maxTokenLength (UTF-16 units): JFlex's buffer holds that many, and it takes the longest
+            # token inside them (never ending with a joiner such as "." or ","), then scans again after it
+            m = _TOKEN.match(text[start : start + _window(text, start)])
+            assert m is not None  # the token's first element fits
+            end = start + m.end()
         kind = m.lastgroup or "w"
         word = m.group()
         out.append(Token(word, _word_type(word) if kind == "w" else _TYPES[kind], start, end))
         pos = end
     return out
+
+
+def _units(text: str, start: int, end: int) -> int:
+    """The length of ``text[start:end]`` in UTF-16 units (Java's)."""
+    return end - start + sum(c > "\uffff" for c in text[start:end])
+
+
+def _window(text: str, start: int) -> int:
+    """How many characters from ``start`` fit in Lucene's token buffer of :data:`MAX_TOKEN_LENGTH` UTF-16 units."""
+    n = units = 0
+    for c in text[start : start + MAX_TOKEN_LENGTH]:
+        units += 2 if c > "\uffff" else 1
+        if units > MAX_TOKEN_LENGTH:
+            break
+        n += 1
+    return n
 
 
 def _word_type(word: str) -> str:
