@@ -84,6 +84,20 @@ def test_edge_cases_worked_by_hand():
     assert standard_words("a" * 300) == ["a" * 255, "a" * 45]  # Lucene's maxTokenLength
 
 
+def test_keycaps_without_the_presentation_selector():
+    """Lucene's tokens of these texts (Anserini 0.22.1's DumpAnalyzedQueries): a keycap base then U+20E3 (itself
+    an Extend character) is one emoji token. They had been dropped."""
+    kc = "\u20e3"
+    for text, lucene in [
+        (f"#{kc}", [f"#{kc}"]),
+        (f"*{kc}", [f"*{kc}"]),
+        (f"#{kc}{kc}", [f"#{kc}{kc}"]),
+        (f"x#{kc}y", ["x", f"#{kc}", "y"]),
+        (f"#\u0301{kc}", [f"#\u0301{kc}"]),
+    ]:
+        assert standard_words(text) == lucene, text
+
+
 def test_porter_is_lucenes_not_snowballs():
     # Lucene's PorterStemmer (Porter's reference code) on the words where Snowball's porter differs; values
     # from Lucene 9.5's PorterStemFilter (the oracle, see tests/goldens/make_standard_tokens.py's jar)
