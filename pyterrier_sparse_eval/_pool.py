@@ -40,6 +40,7 @@ from ._sample import (
     fit_run_backgrounds,
     in_set,
     pooled_run,
+    relevant_judgments,
     run_depths,
     run_queries,
     str_qrels,
@@ -340,7 +341,7 @@ def build_pool(
     corpus = np.array(sorted(set(str(d) for d in all_docnos)), dtype=object)
     in_corpus = set(corpus.tolist())
     q = str_qrels(qrels)
-    relevant_rows = q[q["label"] >= rel]
+    relevant_rows = relevant_judgments(q, rel, depth, run_list)
     relevant = list(dict.fromkeys(relevant_rows["docno"].tolist()))
     missing = [d for d in relevant if d not in in_corpus]
     if missing:

@@ -55,7 +55,7 @@ def str_qrels(qrels: Any) -> pd.DataFrame:
 
 def run_frame(run: Any, what: str = "run") -> pd.DataFrame:
     """A run as a frame with string ids, every row with a query id and a docno (``what``: named in the error)."""
-    frame = to_run_frame(run)
+    frame = to_run_frame(run, what)
     for col in ("qid", "docno"):
         missing = int(frame[col].isna().sum())
         if missing:
@@ -377,6 +377,25 @@ def check_pool_options(
     return tail_samples, bounds
 
 
+def relevant_judgments(qrels: pd.DataFrame, rel: int, depth: int, runs: Sequence[Any]) -> pd.DataFrame:
+    """:func:`build_pool`'s judgments of labels >= ``rel``: none is an error (every R@k would be 0); a warning
+    when ``depth`` asks for distractors and no pooling run ranks any."""
+    rows = qrels[qrels["label"] >= rel]
+    if rows.empty:
+        labels = sorted({int(x) if float(x).is_integer() else x for x in qrels["label"].tolist()})
+        raise ValueError(
+            f"No judgment has a label >= rel={rel} (the labels: {labels[:10]}): a pool needs relevant documents; "
+            "give the lowest label counted relevant (rel=)."
+        )
+    if depth and not runs:
+        warnings.warn(
+            f"depth={depth} takes each query's top non-relevant documents from the pooling runs, and none were "
+            "given: the pool holds the relevant documents and the sample only (give runs=, or depth=0).",
+            stacklevel=user_stacklevel(),
+        )
+    return rows
+
+
 def warn_small_sample(sample: int, rest: int) -> None:
     """A warning when a background ``sample`` (tail samples included) drawn from ``rest`` documents is too small
     to show SDM a shape: ``fit_background``'s kernel needs 50 observed scores (fewer get a parametric or empirical fit)."""
@@ -406,7 +425,7 @@ def best_ranks(runs: Sequence[pd.DataFrame]) -> pd.DataFrame:
     precision, then docno, both descending), the order the runs are evaluated in."""
     frames = []
     for run in runs:
-        frame = str_ids(to_run_frame(run))
+        frame = str_ids(to_run_frame(run, "pooling run"))
         frame = frame.assign(rank=trec_ranks(frame["qid"], frame["score"], frame["docno"]))
         frames.append(frame[["qid", "docno", "rank"]])
     merged = pd.concat(frames, ignore_index=True)

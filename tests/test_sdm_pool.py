@@ -101,6 +101,26 @@ def test_a_sample_too_small_to_fit_is_said(recwarn):
     assert not [w for w in recwarn if "background sample" in str(w.message)]
 
 
+def test_pools_of_nothing_relevant_or_without_runs_are_said(recwarn):
+    """rel= above every label had built a pool of no relevant document (every R@k then 0), and depth= without
+    pooling runs a pool without distractors, both without a word; NaN scores name the run at fault."""
+    all_docnos, qrels, runs = _synthetic()
+    with pytest.raises(ValueError, match=r"No judgment has a label >= rel=3 \(the labels: \[0, 1, 2\]\)"):
+        sdm.build_pool(qrels, runs, all_docnos=all_docnos, depth=5, sample=50, rel=3)
+    with pytest.warns(UserWarning, match="depth=5 takes each query's top non-relevant documents") as caught:
+        pool = sdm.build_pool(qrels, [], all_docnos=all_docnos, depth=5, sample=50)
+    assert caught[0].filename == __file__ and not pool.distractors
+    recwarn.clear()
+    sdm.build_pool(qrels, [], all_docnos=all_docnos, depth=0, sample=50)
+    assert not recwarn.list
+    nan = runs[0].assign(score=runs[0].score.where(runs[0].index != 3))
+    with pytest.raises(ValueError, match="The pooling run has 1 NaN scores.*drop those rows"):
+        sdm.build_pool(qrels, [nan, runs[1]], all_docnos=all_docnos, depth=5, sample=50)
+    pool = sdm.build_pool(qrels, runs, all_docnos=all_docnos, depth=5, sample=50)
+    with pytest.raises(ValueError, match="The covariate run has 1 NaN scores"):
+        sdm.Covariate.from_run(nan, pool)
+
+
 def test_background_from_run_censors_unretrieved_sample_documents():
     all_docnos, qrels, runs = _synthetic()
     pool = sdm.build_pool(qrels, runs, all_docnos=all_docnos, depth=3, sample=40, seed=0)

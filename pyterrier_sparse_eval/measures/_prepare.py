@@ -78,8 +78,8 @@ def _select(
     return out[list(needed)]
 
 
-def to_run_frame(run: Any) -> pd.DataFrame:
-    """A run as a ``qid``, ``docno``, ``score`` frame from any accepted shape.
+def to_run_frame(run: Any, what: str = "run") -> pd.DataFrame:
+    """A run as a ``qid``, ``docno``, ``score`` frame from any accepted shape (``what``: named in the errors).
 
     Accepted: a DataFrame with ``qid``/``docno``/``score`` (PyTerrier) or ``query_id``/``doc_id``/``score``
     (ir_measures); a dict ``{qid: {docno: score}}`` (pytrec_eval); a dict ``{qid: [(docno, score), ...]}``.
@@ -102,7 +102,10 @@ def to_run_frame(run: Any) -> pd.DataFrame:
         )
     frame = frame.astype({"score": np.float64})
     if frame["score"].isna().any():
-        raise ValueError("The run has NaN scores; trec_eval cannot rank them.")
+        raise ValueError(
+            f"The {what} has {int(frame['score'].isna().sum())} NaN scores; trec_eval cannot rank them: drop those "
+            "rows or give them a score."
+        )
     return frame
 
 
