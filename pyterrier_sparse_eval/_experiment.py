@@ -307,7 +307,7 @@ class ExperimentResult:
 
 
 def run_experiment(
-    dataset: str,
+    dataset: str | Any,
     systems: Sequence[System],
     measures: Sequence[Any],
     *,
@@ -324,8 +324,9 @@ def run_experiment(
 ) -> ExperimentResult:
     """Index (or reuse the cached indexes of) each system on a dataset, retrieve, and evaluate.
 
-    Topics without judgments are dropped (with a warning that counts them); each system's index is cached
-    under ``index_dir/<dataset>/<system>``. ``perquery=True`` also returns the per-query values of every
+    ``dataset`` is a spec or a loaded dataset, read as given (``pse.hf.hf_dataset``'s ``columns=`` and
+    ``configs=`` kept). Topics without judgments are dropped (with a warning that counts them); each system's
+    index is cached under ``index_dir/<dataset spec>/<system>``. ``perquery=True`` also returns the per-query values of every
     measure (from the same runs). ``shards=N`` uses sharded indexes (built and searched with ``engine``,
     ``"local"`` or ``"ray"`` at ``ray_address``); ``save_runs=DIR`` writes each system's run as a TREC run file ``DIR/<name>.run``
     with the name reduced by :func:`~pyterrier_sparse_eval.files.slug` (``BM25(k1=0.9,b=0.4)`` writes
@@ -339,7 +340,7 @@ def run_experiment(
         raise ValueError("Give at least one system and one measure, e.g. measures=['nDCG@10', 'R@100'].")
     if baseline is not None and not 0 <= baseline < len(systems):
         raise ValueError(f"baseline={baseline} is not a system index (0..{len(systems) - 1}).")
-    dataset = datasets.dataset_spec(dataset)  # the index cache is named by it
+    dataset_name = datasets.dataset_spec(dataset)  # the index cache's folder is named by it
     names = name_systems(systems)  # distinct (two checkpoints in folders of one name), or refused as the same
     run_files = [Path(save_runs) / f"{slug(n)}.run" for n in names] if save_runs is not None else []
     if len(set(run_files)) < len(run_files):
@@ -349,10 +350,10 @@ def run_experiment(
     files.check_destination(save_runs, option="save_runs=", folder=True)  # before any index is built
     if folders := [str(p) for p in run_files if p.is_dir()]:
         raise ValueError(f"save_runs={str(save_runs)!r}: {folders} are folders where run files would go.")
-    ds = datasets.load_dataset(dataset)
+    ds = datasets.load_dataset(dataset)  # a loaded one as it is (pse.hf.hf_dataset's columns=, configs=, ...)
     topics = datasets.get_topics(ds, topic_field, verbose=verbose)
     qrels = datasets.get_qrels(ds)
-    topics = datasets.judged_topics(dataset, topics, qrels)  # before any index is built
+    topics = datasets.judged_topics(dataset_name, topics, qrels)  # before any index is built
     extra: dict[str, Any] = {} if shards is None else {"engine": engine, "ray_address": ray_address}
     retrievers: list[Any] = [
         s.retriever(

@@ -114,6 +114,7 @@ def _pick(
     n: int,
     what: str,
     kinds: Counter[str] | None = None,
+    unit: str = "line",
 ) -> str:
     """The first of ``keys`` the record has, as a string; ids must be JSON strings or integers (``kinds`` counts
     which, for :func:`_warn_mixed_ids`)."""
@@ -123,14 +124,14 @@ def _pick(
             continue
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise FieldError(
-                f"{where}, line {n}: the {what} {value!r} is a JSON {type(value).__name__}; ids must be strings "
+                f"{where}, {unit} {n}: the {what} {value!r} is a JSON {type(value).__name__}; ids must be strings "
                 f"(or integers): write it as {json.dumps(str(value))}."
             )
         if kinds is not None:
             kinds["number" if isinstance(value, int) else "string"] += 1
         return str(value).strip()  # as TSV ids and qrels ids (split on whitespace) are read
     raise FieldError(
-        f"{where}, line {n}: no {what} (looked for {' / '.join(repr(k) for k in keys)}; the record has "
+        f"{where}, {unit} {n}: no {what} (looked for {' / '.join(repr(k) for k in keys)}; the record has "
         f"{sorted(record)}); rename the field to {keys[0]!r}."
     )
 
@@ -188,23 +189,24 @@ def _sample(ids: set[str] | list[str]) -> str:
 
 
 def json_doc(
-    rec: dict[str, Any], where: Any, n: int, kinds: Counter[str] | None = None
+    rec: dict[str, Any], where: Any, n: int, kinds: Counter[str] | None = None, unit: str = "line"
 ) -> tuple[int, str, str, str]:
     """(line, docno, title, text) of a JSON document (``_id``/``docno``/``doc_id``/``docid``/``id``, ``title``,
-    ``text``; Anserini's JsonCollection ``id`` and ``contents`` too)."""
+    ``text``; Anserini's JsonCollection ``id`` and ``contents`` too); errors name the ``unit`` ``n`` (a line of a
+    file, or a row of a collection read through the ``datasets`` library)."""
     field = "text" if "text" in rec else "contents" if "contents" in rec else None
     if field is None:
         raise FieldError(
-            f"{where}, line {n}: the document has no 'text' field (it has {sorted(rec)}); "
+            f"{where}, {unit} {n}: the document has no 'text' field (it has {sorted(rec)}); "
             "BEIR corpora need 'text' (and optionally 'title'), Anserini's JsonCollection 'contents'."
         )
     for name in ("title", field):
         if isinstance(rec.get(name), (list, dict)):  # str() would index its Python repr
             raise FieldError(
-                f"{where}, line {n}: the document's {name!r} is a JSON {type(rec[name]).__name__}; give a string "
+                f"{where}, {unit} {n}: the document's {name!r} is a JSON {type(rec[name]).__name__}; give a string "
                 "(e.g. join a list of passages with spaces)."
             )
-    docno = _pick(rec, DOC_ID_KEYS, where, n, "document id", kinds)
+    docno = _pick(rec, DOC_ID_KEYS, where, n, "document id", kinds, unit)
     return n, docno, _text(rec.get("title")), _text(rec[field])
 
 

@@ -111,7 +111,7 @@ def _spec_list(name: str, given: Any) -> list[str]:
 
 
 def three_way(
-    dataset: str,
+    dataset: str | Any,
     systems: Sequence[str],
     *,
     pool_runs: Sequence[str] | None = None,
@@ -131,7 +131,7 @@ def three_way(
     verbose: bool = True,
 ) -> ThreeWay:
     """Pooled, SDM-corrected and full-corpus R@k and nDCG@k for ``systems`` (specs like ``bm25``,
-    ``bm25:k1=1.2,b=0.75``, ``splade:PATH``) on an ``irds:`` dataset.
+    ``bm25:k1=1.2,b=0.75``, ``splade:PATH``) on a dataset (a spec, or a loaded dataset read as given).
 
     The pool: relevant documents + top-``depth`` distractors per query from the ``pool_runs`` systems'
     full-corpus runs (default: the first system) + ``sample`` random background documents (``seed``). Each
@@ -167,11 +167,12 @@ def three_way(
             f"num_results (--num-results) {full_depth} is below the largest k ({max(k_values)}), the pool depth "
             f"({depth}) or the tail depth ({tail}): the full-corpus runs could not give the exact values; raise it."
         )
-    ds = datasets.load_dataset(dataset := datasets.dataset_spec(dataset))  # the index cache is named by it
+    dataset_name = datasets.dataset_spec(dataset)  # the index cache's folder is named by it
+    ds = datasets.load_dataset(dataset)  # a loaded one as it is (pse.hf.hf_dataset's columns=, configs=, ...)
     topics = datasets.get_topics(ds, verbose=verbose)
     qrels = datasets.get_qrels(ds)
-    topics = datasets.judged_topics(dataset, topics, qrels)  # before any index is built
-    folder = index_folder(index_dir, dataset)
+    topics = datasets.judged_topics(dataset_name, topics, qrels)  # before any index is built
+    folder = index_folder(index_dir, dataset_name)
 
     full_index: dict[str, SparseIndex] = {}
     full_runs: dict[str, Any] = {}
@@ -199,7 +200,7 @@ def three_way(
         depth=depth,
         sample=sample,
         seed=seed,
-        dataset=dataset,
+        dataset=dataset_name,
         tail_sample=tail_sample,
         tail_depth=tail_depth,
     )
@@ -289,7 +290,7 @@ def three_way(
             q: sample.fit(family) for q, sample in samples[spec.name].items()
         }
     config = {
-        "dataset": dataset,
+        "dataset": dataset_name,
         "systems": {s.name: s.spec for s in specs},
         "pool_runs": [s.name for s in pool_specs],
         "pool_depth": depth,

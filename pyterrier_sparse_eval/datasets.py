@@ -80,16 +80,21 @@ get = load_dataset
 
 
 def dataset_identity(dataset: str | Any) -> str:
-    """What identifies a dataset's documents in an index cache key: an ``irds:`` spec as it is; for local files,
-    the spec and the corpus file's path, size and mtime, so that an edited corpus is never served a stale index."""
+    """What identifies a dataset's documents in an index cache key: an ``irds:`` spec as it is (a loaded one: its
+    spec); for local files and ``hf:``, the spec and the corpus file's path, size and mtime, so that an edited corpus
+    is never served a stale index (and a loaded ``hf:`` dataset's configs and columns, see ``identity()``)."""
     if is_local_spec(dataset) or str(dataset).startswith("hf:") or isinstance(dataset, LocalDataset):
         ds = load_dataset(dataset)
         return f"{ds.spec}|{ds.identity()}"
-    return dataset if isinstance(dataset, str) else str(dataset)
+    try:
+        return dataset_spec(dataset)
+    except TypeError:
+        return str(dataset)
 
 
 def dataset_spec(dataset: str | Any) -> str:
-    """A dataset's spec: as given, or that of a loaded one (``pse.datasets.get(...)``, ``pt.get_dataset("irds:..")``)."""
+    """A dataset's spec: as given, or that of a loaded one (``pse.datasets.get(...)``, ``pt.get_dataset("irds:..")``),
+    which names its index cache folder (the pipelines read the loaded one itself, not the spec reloaded)."""
     if isinstance(dataset, str):
         return dataset
     irds_id = getattr(dataset, "_irds_id", None)

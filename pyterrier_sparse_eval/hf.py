@@ -32,12 +32,30 @@ from typing import Any
 
 import pandas as pd
 
-from ._records import FieldError, json_doc, parse_qrels, qrels_frame, topics_frame, tsv_docs, tsv_topics
-from .collections import LocalDataset
+from ._hf_base import (
+    MIRROR_ENV,
+    HFDataset,
+    _datasets,
+    _exists,
+    _fs,
+    _lines,
+    _missing,
+    _offline,
+    _split,
+    repo_root,
+)
+from ._records import (
+    FieldError,
+    json_doc,
+    parse_qrels,
+    qrels_frame,
+    topics_frame,
+    tsv_docs,
+    tsv_topics,
+)
 
 __all__ = ["HFDataset", "MIRACL_LANGUAGES", "MIRROR_ENV", "MMARCO_LANGUAGES", "hf_dataset", "load_hf"]
 
-MIRROR_ENV = "SPARSE_EVAL_HF_MIRROR"
 MIRACL_LANGUAGES = (
     "ar", "bn", "de", "en", "es", "fa", "fi", "fr", "hi", "id", "ja", "ko", "ru", "sw", "te", "th", "yo", "zh",
 )  # fmt: skip
@@ -63,109 +81,6 @@ MTEB_COLUMNS = {
     "docno": "_id", "title": "title", "text": "text", "qid": "_id", "query": "text",
     "qrels_qid": "query-id", "qrels_docno": "corpus-id", "label": "score",
 }  # fmt: skip
-
-
-def _datasets() -> Any:
-    try:
-        import datasets
-    except ImportError:
-        raise ImportError(
-            'hf: collections are read with the Hugging Face datasets library: pip install "pyterrier-sparse-eval[hf]"'
-        ) from None
-    return datasets
-
-
-def repo_root(repo: str) -> str:
-    """Where a hub repository's files are: ``MIRROR/REPO`` when ``SPARSE_EVAL_HF_MIRROR`` is set, else
-    ``hf://datasets/REPO``."""
-    mirror = os.environ.get(MIRROR_ENV)
-    if not mirror:
-        return f"hf://datasets/{repo}"
-    local = Path(mirror).expanduser() / repo
-    if not local.is_dir():
-        raise FileNotFoundError(
-            f"{MIRROR_ENV}={mirror} has no {repo} folder: download it with `huggingface-cli download {repo} "
-            f"--repo-type dataset --local-dir {local}`, or unset {MIRROR_ENV} to read the hub."
-        )
-    return str(local)
-
-
-def _fs(url: str) -> tuple[Any, str]:
-    import fsspec
-
-    return fsspec.core.url_to_fs(url)
-
-
-def _exists(url: str) -> bool:
-    fs, path = _fs(url)
-    return bool(fs.exists(path))
-
-
-def _missing(spec: str, what: str, url: str) -> FileNotFoundError:
-    """The error for a data file that is not there; in offline mode the hub was not asked, so it says that."""
-    if "://" in url and _offline():
-        return FileNotFoundError(
-            f"{spec!r}: cannot read {url}: HF_HUB_OFFLINE is set, so the hub is not asked; read a local copy "
-            f"with {MIRROR_ENV}=FOLDER (README, 'Collections'), or unset HF_HUB_OFFLINE."
-        )
-    return FileNotFoundError(f"{spec!r}: {what} file {url} is missing.")
-
-
-def _offline() -> bool:
-    try:
-        from huggingface_hub import is_offline_mode
-    except ImportError:  # pragma: no cover - an old huggingface_hub
-        return os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
-    return bool(is_offline_mode())
-
-
-def _identity(url: str) -> str:
-    """A data file's identity: size and mtime for a local file, size and content hash on the hub."""
-    fs, path = _fs(url)
-    info = fs.info(path)
-    lfs = info.get("lfs") or {}
-    version = lfs.get("sha256") or info.get("blob_id") or info.get("mtime") or info.get("last_commit")
-    return f"{url}:{info.get('size')}:{version}"
-
-
-def _lines(url: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) of a text file, streamed by ``datasets``' text builder; blank lines skipped."""
-    rows = _datasets().load_dataset("text", data_files=url, split="train", streaming=True)
-    for n, row in enumerate(rows, 1):
-        if row["text"].strip():
-            yield n, row["text"]
-
-
-class HFDataset(LocalDataset):
-    """A collection on the Hugging Face hub (or a local copy of one), shaped like a PyTerrier dataset; see the
-    module docstring. Subclasses say where the corpus, topics and qrels are."""
-
-    unit = "row"  # a corpus may span several files: records are counted across them
-
-    def __init__(self, spec: str, *, language: str | None, corpus: str, topics: str, qrels: str):
-        super().__init__(spec, Path(), Path(), Path(), judged_topics_only=False)
-        self.language = language
-        self.corpus_name, self.topics_name, self.qrels_name = corpus, topics, qrels
-
-    def __repr__(self) -> str:
-        return f"HFDataset({self.spec!r})"
-
-    def data_files(self) -> list[str]:
-        """The corpus's data files (URLs or paths)."""
-        raise NotImplementedError
-
-    def identity(self) -> str:
-        """The corpus data files with their sizes and versions (mtime locally, content hash on the hub)."""
-        return "corpus=" + ",".join(_identity(url) for url in self.data_files())
-
-    def num_docs(self) -> int | None:
-        return self._count  # a streamed corpus has no cheap count: the progress bar counts without a total
-
-
-def _split(spec: str, parts: list[str], default: str) -> str:
-    if len(parts) > 1:
-        raise ValueError(f"{spec!r}: too many ':' parts.")
-    return parts[0] if parts and parts[0] else default
 
 
 class MIRACL(HFDataset):
@@ -223,7 +138,7 @@ class MIRACL(HFDataset):
     def _records(self) -> Iterator[tuple[int, str, str, str]]:
         docs = _datasets().load_dataset("json", data_files=self.data_files(), split="train", streaming=True)
         for n, rec in enumerate(docs, 1):
-            yield json_doc(rec, self.corpus_name, n, self._id_kinds)
+            yield json_doc(rec, self.corpus_name, n, self._id_kinds, unit="row")
 
     def _rows(self) -> Any:
         return _datasets().load_dataset(self.root, self.lang, split=self.split, streaming=True)
@@ -309,7 +224,7 @@ class HubRetrievalDataset(HFDataset):
                 f"{sorted(MTEB_COLUMNS)}."
             )
         local = Path(os.path.expanduser(repo))
-        self.path = str(local) if local.is_dir() else self._mirrored(repo)
+        self.repo, self.path = repo, str(local) if local.is_dir() else self._mirrored(spec, repo)
         self.split = split
         self.configs = {
             role: (c, s.format(split=split)) for role, (c, s) in {**MTEB_CONFIGS, **(configs or {})}.items()
@@ -321,27 +236,129 @@ class HubRetrievalDataset(HFDataset):
         )
 
     @staticmethod
-    def _mirrored(repo: str) -> str:
-        mirror = os.environ.get(MIRROR_ENV)
-        return repo_root(repo) if mirror else repo
+    def _mirrored(spec: str, repo: str) -> str:
+        """Where a REPO that is no local folder is read: the mirror's copy, or the hub (an owner/name id)."""
+        if os.environ.get(MIRROR_ENV):
+            return repo_root(repo)
+        if "://" not in repo and (re.fullmatch(r"[\w.-]+/[\w.-]+", repo) is None or repo.startswith(".")):
+            raise FileNotFoundError(_no_folder(spec, repo, "nor is it a hub id (owner/name)"))
+        return repo
 
-    def _load(self, role: str) -> Any:
+    def _hub_unread(self, e: Exception) -> Exception:
+        """``e``, or for a hub id read while offline, an error saying that no folder of that name exists."""
+        offline = _offline() or "OfflineModeIsEnabled" in f"{e} {type(e.__cause__).__name__}"
+        if not isinstance(e, ConnectionError) or self.path != self.repo or not offline:
+            return e
+        why = "offline mode is set (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE), so the hub was not asked for a repository of that name"
+        return FileNotFoundError(_no_folder(self.spec, self.repo, why))
+
+    def _where(self, role: str) -> str:
+        return {"corpus": self.corpus_name, "queries": self.topics_name, "qrels": self.qrels_name}[role]
+
+    def _load(self, role: str) -> Iterator[dict[str, Any]]:
+        """The rows of a role's config and split, streamed; the ``datasets`` library's errors on a folder that is
+        not in this layout, an empty data file or one it cannot parse are re-raised naming the file and the fix."""
         config, split = self.configs[role]
-        datasets = _datasets()
+        offline: Exception | None = None
         try:
-            return datasets.load_dataset(self.path, config, split=split, streaming=True)
+            rows = _datasets().load_dataset(self.path, config, split=split, streaming=True)
+        except StopIteration:  # the JSON builder's answer to an empty file
+            what = "Qrels" if role == "qrels" else f"The {role}"
+            raise ValueError(
+                f"{what} {self._where(role)}: the data file {self._files(role)[0]} is empty; give it the "
+                f"{'judgments' if role == 'qrels' else role} (or point the card's configs at the right file)."
+            ) from None
         except ValueError as e:
             if "split" in str(e).lower() and role == "qrels":
                 raise ValueError(f"{self.spec!r}: {e} (the spec is hf:REPO[:SPLIT]).") from None
-            raise
+            raise self._not_this_layout(config, e) from None
+        except ConnectionError as e:
+            offline = self._hub_unread(e)
+        if offline is not None:  # raised here, not from the connection error, which would name the network
+            raise offline
+        try:
+            yield from rows
+        except ValueError as e:  # e.g. pyarrow's ArrowInvalid on a TSV read by the JSON builder
+            builder = self._builder(config)
+            raise ValueError(
+                f"{self._where(role)}: cannot read {', '.join(self._files(role))} as {builder.name} ({e}): the "
+                "datasets library reads every config of a repository with one builder, chosen by the most common "
+                "file type; write all of its data files in one format (e.g. JSONL), or give the collection as "
+                "files:CORPUS,TOPICS,QRELS."
+            ) from None
+
+    def _not_this_layout(self, config: str, e: ValueError) -> ValueError:
+        """``e``, or for a folder that lacks the config asked for, an error naming what it looks like instead."""
+        if "BuilderConfig" not in str(e) or "not found" not in str(e):
+            return e
+        return ValueError(self._layout_fix(config, e))
+
+    def _layout_fix(self, config: str, e: ValueError) -> str:
+        folder, cause = Path(self.path), f"{self.spec!r}: {self.path} has no config {config!r} ({e})"
+        if (folder / "dataset_dict.json").is_file() or (folder / "state.json").is_file():
+            return (
+                f"{cause}: it was written by save_to_disk, which hf: does not read; write each part with to_json "
+                "or to_parquet and a README.md card naming them as configs (README, 'Collections')."
+            )
+        if (folder / "qrels").is_dir() and any(
+            (folder / f).is_file() for f in ("corpus.jsonl", "corpus.jsonl.gz")
+        ):
+            return f"{cause}: it is a BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv): give beir:{self.path}."
+        return (
+            f"{cause}: hf:REPO reads MTEB's layout (configs corpus, queries and default in the README.md card); "
+            "name other configs with pse.hf.hf_dataset(spec, configs={'corpus': (CONFIG, SPLIT), ...})."
+        )
+
+    def identity(self) -> str:
+        """The corpus data files (:meth:`HFDataset.identity`), and the config and columns the documents are read
+        with when they are not MTEB's: two mappings of one repository never share an index."""
+        mapping = {
+            k: self.columns[k] for k in ("docno", "title", "text") if self.columns[k] != MTEB_COLUMNS[k]
+        }
+        if self.configs["corpus"] != MTEB_CONFIGS["corpus"]:
+            mapping["corpus"] = "/".join(self.configs["corpus"])
+        return super().identity() + "".join(f"|{k}={v}" for k, v in sorted(mapping.items()))
 
     def data_files(self) -> list[str]:
-        config, split = self.configs["corpus"]
-        builder = _datasets().load_dataset_builder(self.path, config)
-        files = (builder.config.data_files or {}).get(split)
+        return self._files("corpus")
+
+    def _files(self, role: str) -> list[str]:
+        """The data files of a role's config and split."""
+        config, split = self.configs[role]
+        files = (self._builder(config).config.data_files or {}).get(split)
         if not files:
-            raise FileNotFoundError(f"{self.spec!r}: {self.corpus_name} has no data files.")
+            raise FileNotFoundError(f"{self.spec!r}: {self._where(role)} has no data files.")
         return [str(f) for f in files]
+
+    def _builder(self, config: str) -> Any:
+        """The ``datasets`` builder of a config; a folder not in this layout, or a hub id read offline, is an
+        error naming the fix."""
+        error: Exception
+        try:
+            return _datasets().load_dataset_builder(self.path, config)
+        except ValueError as e:
+            error = self._not_this_layout(config, e)
+        except ConnectionError as e:
+            error = self._hub_unread(e)
+        raise error  # here, not from the connection error, which would name the network
+
+    def _id(self, rec: Mapping[str, Any], field: str, where: str, n: int, what: str) -> str:
+        """An id column's value as a string, stripped (as the corpus's ids); a float (7.0), null or blank id is
+        refused, naming the fix."""
+        name, value = self.columns[field], self._col(rec, field, where, n)
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            if value is None:
+                raise FieldError(
+                    f"{where}, row {n}: the {what} ({name!r}) is missing (null); give every row one."
+                )
+            raise FieldError(
+                f"{where}, row {n}: the {what} {value!r} is a {type(value).__name__}; ids must be strings (or "
+                f"integers), as in the corpus: write the column {name!r} as strings (pandas makes an integer column "
+                "with a missing value float: fill the gaps and cast it, e.g. .astype('int64'))."
+            )
+        if not str(value).strip():
+            raise FieldError(f"{where}, row {n}: the {what} ({name!r}) is blank; give every row one.")
+        return str(value).strip()  # as TSV ids and qrels ids (split on whitespace) are read
 
     def _col(self, rec: Mapping[str, Any], field: str, where: str, n: int) -> Any:
         name = self.columns[field]
@@ -360,12 +377,12 @@ class HubRetrievalDataset(HFDataset):
                 "title": rec.get(self.columns["title"]),
                 "text": self._col(rec, "text", where, n),
             }
-            yield json_doc(doc, where, n, self._id_kinds)
+            yield json_doc(doc, where, n, self._id_kinds, unit="row")
 
     def _read_topics(self) -> pd.DataFrame:
         rows = (
             (
-                str(self._col(r, "qid", self.topics_name, n)),
+                self._id(r, "qid", self.topics_name, n, "query id"),
                 str(self._col(r, "query", self.topics_name, n) or ""),
             )
             for n, r in enumerate(self._load("queries"), 1)
@@ -376,16 +393,28 @@ class HubRetrievalDataset(HFDataset):
         rows: list[tuple[str, str, int]] = []
         for n, r in enumerate(self._load("qrels"), 1):
             label = self._col(r, "label", self.qrels_name, n)
-            if isinstance(label, float) and not label.is_integer() or isinstance(label, str):
+            if label is None:
+                raise ValueError(
+                    f"{self.qrels_name}, row {n}: the label is missing (null); give every judgment an integer "
+                    "label, or drop the row."
+                )
+            if isinstance(label, float) and not label.is_integer() or isinstance(label, (str, bool)):
                 raise ValueError(f"{self.qrels_name}, row {n}: the label {label!r} must be an integer.")
             rows.append(
                 (
-                    str(self._col(r, "qrels_qid", self.qrels_name, n)),
-                    str(self._col(r, "qrels_docno", self.qrels_name, n)),
+                    self._id(r, "qrels_qid", self.qrels_name, n, "query id"),
+                    self._id(r, "qrels_docno", self.qrels_name, n, "document id"),
                     int(label),
                 )
             )
         return qrels_frame(rows, self.qrels_name)
+
+
+def _no_folder(spec: str, repo: str, why: str) -> str:
+    return (
+        f"{spec!r}: there is no folder {repo} (from {os.getcwd()}), {why}: check the path, or read a local copy "
+        f"of the repository with {MIRROR_ENV}=FOLDER (README, 'Collections')."
+    )
 
 
 def load_hf(spec: str) -> HFDataset:
@@ -410,7 +439,10 @@ def hf_dataset(
     """``hf:REPO[:SPLIT]`` (REPO on the hub, in the mirror, or a local folder) in MTEB's layout, or another:
     ``configs`` maps ``corpus``/``queries``/``qrels`` to (config, split) (``"{split}"`` is the spec's split) and
     ``columns`` maps ``docno``, ``title``, ``text``, ``qid``, ``query``, ``qrels_qid``, ``qrels_docno`` and
-    ``label`` to column names; ``language`` (ISO 639-1) chooses BM25's analyzer."""
+    ``label`` to column names; ``language`` (ISO 639-1) chooses BM25's analyzer. Ids are stripped of surrounding
+    spaces; float ids, null labels and an empty data file are refused naming the fix. The pipelines
+    (``pse.run_experiment``, ``pse.sdm.three_way``) read the dataset returned as it is, and its index cache key
+    includes the corpus config and document columns."""
     rest = os.path.expanduser(spec.removeprefix("hf:"))
     repo, split = rest, "test"
     if not Path(rest).is_dir() and ":" in rest.replace("://", ""):

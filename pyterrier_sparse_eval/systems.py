@@ -142,13 +142,13 @@ class System:
             return f"bm25{lang}-k1={enc.k1}-b={enc.b}-{enc.stemmer}-{stop}"
         return slug(f"splade-{Path(enc.model.rstrip('/')).name}-{enc.doc_max_length}-{enc.doc_top_k}")
 
-    def cache_name(self, dataset_id: str) -> str:
+    def cache_name(self, dataset_id: str | Any) -> str:
         """The folder name of this system's cached index of a dataset: readable settings and a hash of
         everything that determines the index (the dataset, the encoder's full configuration with the
         analyzer's version or the model's fingerprint, the index format), so that two requests share a cached
         index exactly when they would build the same one. A local collection (``beir:``, ``files:``) is known by
         its corpus file's path, size and mtime (:func:`.datasets.dataset_identity`): an edited corpus gets a
-        new entry."""
+        new entry; an ``hf:`` dataset also by the configs and columns it reads its documents with."""
         from .datasets import dataset_identity
 
         key = {
@@ -159,7 +159,9 @@ class System:
         digest = hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
         return f"{self.index_name}-{digest[:8]}"
 
-    def _cached_index(self, folder: Path, dataset_id: str, shards: int | None) -> SparseIndex | ShardedIndex:
+    def _cached_index(
+        self, folder: Path, dataset_id: str | Any, shards: int | None
+    ) -> SparseIndex | ShardedIndex:
         """The handle of this system's cache entry in ``folder``. An entry built under the name used before
         2026-11-29 (:meth:`_english_index_name`) is found there and kept where it is."""
         suffix = "" if shards is None else f"-x{shards}"
@@ -194,7 +196,7 @@ class System:
     def index(
         self,
         index_dir: str | os.PathLike[str],
-        dataset_id: str,
+        dataset_id: str | Any,
         corpus: Callable[[], Iterable[dict[str, Any]]],
         *,
         verbose: bool = True,
@@ -261,7 +263,7 @@ class System:
             return f"it is damaged ({e})"
 
     def cached(
-        self, index_dir: str | os.PathLike[str], dataset_id: str, *, shards: int | None = None
+        self, index_dir: str | os.PathLike[str], dataset_id: str | Any, *, shards: int | None = None
     ) -> bool:
         """Whether this system's index of a dataset is in the cache, built and serving it: :meth:`index` then reads
         it and writes nothing (a cache on a read-only file system serves)."""
@@ -344,9 +346,12 @@ def name_systems(systems: Sequence[System]) -> list[str]:
     return [s.name for s in systems]
 
 
-def index_folder(index_dir: str | os.PathLike[str], dataset_id: str) -> Path:
-    """Where the cached indexes of a dataset live: ``index_dir/<dataset id as a file name>`` (a folder made under
-    the whole name before names were bounded, 2026-11-29, is still used)."""
+def index_folder(index_dir: str | os.PathLike[str], dataset_id: str | Any) -> Path:
+    """Where the cached indexes of a dataset (its id, or a loaded one: named by its spec) live: ``index_dir/<dataset
+    id as a file name>`` (a folder made under the whole name before names were bounded, 2026-11-29, is still used)."""
+    from .datasets import dataset_spec
+
+    dataset_id = dataset_spec(dataset_id)
     earlier = Path(index_dir) / slug(dataset_id, bound=False)
     return (
         earlier if 150 < len(earlier.name) <= 255 and earlier.is_dir() else Path(index_dir) / slug(dataset_id)

@@ -57,8 +57,9 @@ LAYERS = {
     "_numba": 0,
     "_records": 0,  # local files' lines and layouts
     "collections": 1,  # local files as datasets
-    "hf": 2,  # Hugging Face hub collections
-    "datasets": 3,  # leaves
+    "_hf_base": 2,  # the datasets library, hub files and the base of hub collections
+    "hf": 3,  # Hugging Face hub collections
+    "datasets": 4,  # leaves
     "_topk": 10,
     "_docnos": 10,  # result columns of docnos, gathered as bytes
     "_blocks": 11,  # the threshold kernel's block scorers

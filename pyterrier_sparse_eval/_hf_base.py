@@ -1,0 +1,118 @@
+"""The ground ``hf:`` collections stand on: the ``datasets`` library, where a hub repository's files are (the hub
+or ``SPARSE_EVAL_HF_MIRROR``), their identities and lines, and :class:`HFDataset`, shaped like a PyTerrier dataset."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .collections import LocalDataset
+
+MIRROR_ENV = "SPARSE_EVAL_HF_MIRROR"
+
+
+def _datasets() -> Any:
+    try:
+        import datasets
+    except ImportError:
+        raise ImportError(
+            'hf: collections are read with the Hugging Face datasets library: pip install "pyterrier-sparse-eval[hf]"'
+        ) from None
+    return datasets
+
+
+def repo_root(repo: str) -> str:
+    """Where a hub repository's files are: ``MIRROR/REPO`` when ``SPARSE_EVAL_HF_MIRROR`` is set, else
+    ``hf://datasets/REPO``."""
+    mirror = os.environ.get(MIRROR_ENV)
+    if not mirror:
+        return f"hf://datasets/{repo}"
+    local = Path(mirror).expanduser() / repo
+    if not local.is_dir():
+        raise FileNotFoundError(
+            f"{MIRROR_ENV}={mirror} has no {repo} folder: download it with `huggingface-cli download {repo} "
+            f"--repo-type dataset --local-dir {local}`, or unset {MIRROR_ENV} to read the hub."
+        )
+    return str(local)
+
+
+def _fs(url: str) -> tuple[Any, str]:
+    import fsspec
+
+    return fsspec.core.url_to_fs(url)
+
+
+def _exists(url: str) -> bool:
+    fs, path = _fs(url)
+    return bool(fs.exists(path))
+
+
+def _missing(spec: str, what: str, url: str) -> FileNotFoundError:
+    """The error for a data file that is not there; in offline mode the hub was not asked, so it says that."""
+    if "://" in url and _offline():
+        return FileNotFoundError(
+            f"{spec!r}: cannot read {url}: HF_HUB_OFFLINE is set, so the hub is not asked; read a local copy "
+            f"with {MIRROR_ENV}=FOLDER (README, 'Collections'), or unset HF_HUB_OFFLINE."
+        )
+    return FileNotFoundError(f"{spec!r}: {what} file {url} is missing.")
+
+
+def _offline() -> bool:
+    try:
+        from huggingface_hub import is_offline_mode
+    except ImportError:  # pragma: no cover - an old huggingface_hub
+        return os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
+    return bool(is_offline_mode())
+
+
+def _identity(url: str) -> str:
+    """A data file's identity: size and mtime for a local file, size and content hash on the hub."""
+    fs, path = _fs(url)
+    info = fs.info(path)
+    lfs = info.get("lfs") or {}
+    version = lfs.get("sha256") or info.get("blob_id") or info.get("mtime") or info.get("last_commit")
+    return f"{url}:{info.get('size')}:{version}"
+
+
+def _lines(url: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) of a text file, streamed by ``datasets``' text builder; blank lines skipped, a UTF-8
+    byte-order mark skipped (as ``files:`` reads it)."""
+    rows = _datasets().load_dataset("text", data_files=url, split="train", streaming=True)
+    for n, row in enumerate(rows, 1):
+        text = row["text"].removeprefix("\ufeff") if n == 1 else row["text"]
+        if text.strip():
+            yield n, text
+
+
+class HFDataset(LocalDataset):
+    """A collection on the Hugging Face hub (or a local copy of one), shaped like a PyTerrier dataset; see the
+    module docstring. Subclasses say where the corpus, topics and qrels are."""
+
+    unit = "row"  # a corpus may span several files: records are counted across them
+
+    def __init__(self, spec: str, *, language: str | None, corpus: str, topics: str, qrels: str):
+        super().__init__(spec, Path(), Path(), Path(), judged_topics_only=False)
+        self.language = language
+        self.corpus_name, self.topics_name, self.qrels_name = corpus, topics, qrels
+
+    def __repr__(self) -> str:
+        return f"HFDataset({self.spec!r})"
+
+    def data_files(self) -> list[str]:
+        """The corpus's data files (URLs or paths)."""
+        raise NotImplementedError
+
+    def identity(self) -> str:
+        """The corpus data files with their sizes and versions (mtime locally, content hash on the hub)."""
+        return "corpus=" + ",".join(_identity(url) for url in self.data_files())
+
+    def num_docs(self) -> int | None:
+        return self._count  # a streamed corpus has no cheap count: the progress bar counts without a total
+
+
+def _split(spec: str, parts: list[str], default: str) -> str:
+    if len(parts) > 1:
+        raise ValueError(f"{spec!r}: too many ':' parts.")
+    return parts[0] if parts and parts[0] else default
