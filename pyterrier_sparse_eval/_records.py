@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import json
 import re
 import warnings
@@ -45,7 +46,9 @@ class FieldError(KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-def _open(path: Path) -> IO[str]:
+def _open(path: Path, data: bytes | None = None) -> IO[str]:
+    if data is not None:  # a pipe's bytes, read once (gunzipped when they are gzip's)
+        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig")
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8-sig")  # utf-8, a byte-order mark skipped
     return open(path, encoding="utf-8-sig")
@@ -70,12 +73,13 @@ def _unreadable(path: Path, e: BaseException, where: str = "") -> ValueError:
     )
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, line without its newline) for each non-blank line; a file that is not UTF-8, or a gzip
-    file cut short or damaged, is refused naming the file and the line reached."""
+def _lines(path: Path, data: bytes | None = None) -> Iterator[tuple[int, str]]:
+    """(line number, line without its newline) for each non-blank line (of ``data``, a pipe's bytes, when given);
+    a file that is not UTF-8, or a gzip file cut short or damaged, is refused naming the file and the line
+    reached."""
     n = 0
     try:
-        with _open(path) as f:
+        with _open(path, data) as f:
             for n, line in enumerate(f, 1):
                 line = line.rstrip("\r\n")
                 if line.strip():
@@ -172,6 +176,14 @@ def _text(value: Any) -> str:
 
 
 def _check_file(path: Path, what: str) -> Path:
+    """``path``, a regular file: a folder, or a pipe (read more than once here), is refused naming the fix."""
+    if path.is_dir():
+        raise IsADirectoryError(f"{what} file {path} is a directory: give the {what.lower()} file in it.")
+    if path.exists() and not path.is_file():
+        raise ValueError(
+            f"{what} file {path} is not a regular file (a pipe?): it is read more than once; save it to a file "
+            "and give that."
+        )
     if not path.is_file():
         raise FileNotFoundError(f"{what} file not found: {path}.")
     return path

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gzip
+import io
 import os
 import re
 import warnings
@@ -368,20 +370,38 @@ def doc_texts(docs: Sequence[dict[str, Any]], fields: Sequence[str]) -> tuple[li
     return texts, empty
 
 
-def _read_trec(path: str, columns: int, layout: str, kind: str) -> pd.DataFrame | None:
-    """A whitespace-separated TREC file as string columns, exactly as written (no NA guessing: a docno or
-    tag "NA" stays "NA", "007" stays "007"); None when the file is empty.
+def _trec_bytes(path: str, kind: str) -> bytes | None:
+    """None for a regular file (read by name); the bytes of a pipe or a device (``/dev/stdin``, a process
+    substitution ``<(...)``), read once as trec_eval reads them, gunzipped when they are gzip's. A folder, or
+    a path that is not there, is refused."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{kind} file {path} is a directory: give the {kind.lower()} file in it.")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{kind} file not found: {path}.")
+    if os.path.isfile(path):
+        return None
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except _UNREADABLE as e:
+            raise _unreadable(Path(path), e) from None
+    return data
+
+
+def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | None) -> pd.DataFrame | None:
+    """A whitespace-separated TREC file (``data``: its bytes, when it is a pipe) as string columns, exactly as
+    written (no NA guessing: a docno or tag "NA" stays "NA", "007" stays "007"); None when the file is empty.
 
     Not ``pt.io.read_results`` / ``read_qrels``: they parse the rank column as an integer (trec_eval ignores
     it) and read ids or tags such as "NA" and "null" as missing values, refusing runs that trec_eval reads.
     Fields are split on whitespace only, as trec_eval splits them: a quote is part of an id, never a CSV quote.
     """
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{kind} file not found: {path}.")
     expected = f"expected {columns} columns '{layout}' on every line"
     try:
         frame = pd.read_csv(
-            path,
+            path if data is None else io.BytesIO(data),
             sep=r"\s+",
             header=None,
             dtype=str,
@@ -410,9 +430,10 @@ def _read_trec(path: str, columns: int, layout: str, kind: str) -> pd.DataFrame 
     return frame
 
 
-def _line_number(path: str, row: int) -> int:
-    """The line of the file holding the ``row``-th (0-based) record: blank lines hold none."""
-    for i, (n, _) in enumerate(_lines(Path(path))):
+def _line_number(path: str, row: int, data: bytes | None) -> int:
+    """The line of the file (of ``data``, a pipe's bytes) holding the ``row``-th (0-based) record: blank lines
+    hold none."""
+    for i, (n, _) in enumerate(_lines(Path(path), data)):
         if i == row:
             return n
     return row + 1  # pragma: no cover - the file changed since it was read
@@ -422,10 +443,11 @@ def read_run(path: str) -> pd.DataFrame:
     """A TREC run file (``qid Q0 docno rank score tag``) as a ``qid``, ``docno``, ``score`` frame.
 
     Ids are kept as the strings written; the rank column is ignored (as trec_eval ignores it); an empty file
-    gives an empty run. Raises ``FileNotFoundError``, or a ``ValueError`` naming the expected layout or the
-    bad score.
+    gives an empty run. A pipe (``/dev/stdin``, ``<(...)``) is read too. Raises ``FileNotFoundError``,
+    ``IsADirectoryError``, or a ``ValueError`` naming the expected layout or the bad score.
     """
-    frame = _read_trec(path, 6, "qid Q0 docno rank score tag", "Run")
+    data = _trec_bytes(path, "Run")
+    frame = _read_trec(path, 6, "qid Q0 docno rank score tag", "Run", data)
     if frame is None:
         return pd.DataFrame(
             {
@@ -439,7 +461,7 @@ def read_run(path: str) -> pd.DataFrame:
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise ValueError(
-            f"{path}, line {_line_number(path, row)}: the score (5th column) {frame[4].iloc[row]!r} is not a "
+            f"{path}, line {_line_number(path, row, data)}: the score (5th column) {frame[4].iloc[row]!r} is not a "
             "number; trec_eval cannot rank it."
         )
     return pd.DataFrame({"qid": frame[0], "docno": frame[2], "score": scores.astype(np.float64)})
@@ -449,14 +471,16 @@ def read_qrels(path: str) -> pd.DataFrame:
     """A TREC qrels file (``qid iteration docno label``), or a BEIR TSV, as a ``qid``, ``docno``, ``label`` (int)
     frame.
 
-    Ids are kept as the strings written. Raises ``FileNotFoundError``, or a ``ValueError`` for an empty file,
-    a wrong layout or a label that is not an integer (trec_eval reads labels as integers).
+    Ids are kept as the strings written; a pipe is read too. Raises ``FileNotFoundError``, ``IsADirectoryError``,
+    or a ``ValueError`` for an empty file, a wrong layout or a label that is not an integer (trec_eval reads
+    labels as integers).
     """
+    data = _trec_bytes(path, "Qrels")
     try:
-        frame = _read_trec(path, 4, "qid iteration docno label", "Qrels")
+        frame = _read_trec(path, 4, "qid iteration docno label", "Qrels", data)
     except ValueError as e:
         try:  # a BEIR TSV ('query-id corpus-id score', with its header), as beir: and files: read it
-            return parse_qrels(_lines(Path(path)), path)
+            return parse_qrels(_lines(Path(path), data), path)
         except ValueError:
             raise e from None
     if frame is None:
@@ -466,7 +490,7 @@ def read_qrels(path: str) -> pd.DataFrame:
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise ValueError(
-            f"{path}, line {_line_number(path, row)}: the label (4th column) {frame[3].iloc[row]!r} must be an "
+            f"{path}, line {_line_number(path, row, data)}: the label (4th column) {frame[3].iloc[row]!r} must be an "
             "integer."
         )
     return pd.DataFrame({"qid": frame[0], "docno": frame[2], "label": labels.astype(int)})

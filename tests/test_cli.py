@@ -1,6 +1,9 @@
+import gzip
 import json
+import os
 import subprocess
 import sys
+import threading
 
 import pytest
 from conftest import needs_data
@@ -90,6 +93,10 @@ def test_every_subcommand_help_has_a_worked_example(command):
     ).stdout
     assert "example:" in out and f"sparse-eval {command} " in out
     assert max(len(line) for line in out.splitlines()) <= 100  # fits a 100-column terminal
+    if command in ("evaluate", "crosscheck"):  # both read BEIR TSV qrels, as the README says
+        assert "BEIR TSV" in out.split("--qrels QRELS", 2)[-1].split("--metric")[0]
+    if command == "sdm":  # every option with a default gives it, --family's (auto) too
+        assert "(default auto)" in " ".join(out.split("--family FAMILY", 2)[-1].split("--k K")[0].split())
 
 
 @needs_data
@@ -116,3 +123,90 @@ def test_experiment_on_shards_gives_the_same_table_and_saves_runs(tmp_path):
     ap = evaluate(run, qrels, ["AP"]).aggregate["AP"]
     assert ap == pytest.approx(single["BM25(k1=0.9,b=0.4)"]["AP"], abs=1e-12)
     assert main([*common, str(tmp_path / "x.json"), "--engine", "ray"]) != 0  # ray needs --shards
+
+
+# a run of one query: d2 (the one relevant document retrieved) at rank 2, d9 (relevant) not retrieved;
+# by hand: AP = (1/2) / 2 = 0.25, RR = 1/2
+PIPED_RUN = "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d3 3 1.0 t\n"
+BEIR_QRELS = "query-id\tcorpus-id\tscore\nq1\td2\t1\nq1\td9\t1\n"
+
+
+def _fifo(tmp_path, name, data: bytes):
+    """A named pipe fed ``data`` once by a thread (as a shell's ``<(...)`` is), and the thread."""
+    path = tmp_path / name
+    os.mkfifo(path)
+
+    def feed():
+        with open(path, "wb") as f:
+            f.write(data)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    return path, writer
+
+
+def _drain(*fifos):
+    for path, writer in fifos:
+        if writer.is_alive():  # never opened by the command: let the writer finish
+            with open(path, "rb") as f:
+                f.read()
+        writer.join(timeout=10)
+
+
+@pytest.mark.parametrize("command", ["evaluate", "crosscheck"])
+def test_run_and_qrels_are_read_from_pipes(tmp_path, command):
+    """--run and --qrels may be pipes (a process substitution <(...), /dev/stdin), read once as trec_eval reads
+    them: BEIR TSV qrels (tried as TREC first) and a gzipped run come through a pipe too."""
+    run = _fifo(tmp_path, "run", gzip.compress(PIPED_RUN.encode()))
+    qrels = _fifo(tmp_path, "qrels", BEIR_QRELS.encode())
+    out = tmp_path / "out.json"
+    argv = [command, "--run", str(run[0]), "--qrels", str(qrels[0]), "--metric", "AP", "--metric", "RR"]
+    try:
+        code = main([*argv, "--output", str(out)])
+    finally:
+        _drain(run, qrels)
+    assert code == 0
+    data = json.loads(out.read_text())
+    if command == "evaluate":
+        assert data["aggregate"] == pytest.approx({"AP": 0.25, "RR": 0.5}, abs=1e-12)
+    else:
+        assert data["ok"] is True and data["measures"]["AP"]["queries"] == 1
+
+
+def test_run_from_stdin_and_bad_line_of_a_pipe(tmp_path):
+    (tmp_path / "q.tsv").write_text(BEIR_QRELS)
+    cli = [sys.executable, "-m", "pyterrier_sparse_eval", "evaluate", "--run", "/dev/stdin"]
+    cli += ["--qrels", str(tmp_path / "q.tsv")]
+    done = subprocess.run([*cli, "--metric", "AP"], input=PIPED_RUN, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["AP", "all", "0.2500"]
+    # a bad score on the 3rd line of a pipe: the line is found in the bytes read, not by reading the pipe again
+    bad = subprocess.run(cli, input="\n\nq1 Q0 d1 1 x t\n", capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "/dev/stdin, line 3: the score (5th column) 'x' is not a number" in bad.stderr
+
+
+@pytest.mark.parametrize("option", ["--run", "--qrels"])
+def test_a_directory_as_run_or_qrels_is_named_a_directory(tmp_path, capsys, option):
+    (tmp_path / "r.run").write_text(PIPED_RUN)
+    (tmp_path / "q.tsv").write_text(BEIR_QRELS)
+    files = {"--run": str(tmp_path / "r.run"), "--qrels": str(tmp_path / "q.tsv"), option: str(tmp_path)}
+    assert main(["evaluate", "--run", files["--run"], "--qrels", files["--qrels"]]) == 2
+    err = capsys.readouterr().err
+    assert f"file {tmp_path} is a directory" in err and "not found" not in err
+
+
+def test_local_files_refuse_a_directory_and_a_pipe_naming_them(tmp_path, capsys):
+    """files: reads its files more than once: a pipe is refused (save it to a file), a folder named one."""
+    (tmp_path / "c.tsv").write_text("d1\thello\n")
+    (tmp_path / "q.tsv").write_text(BEIR_QRELS)
+    topics = _fifo(tmp_path, "topics", b"q1\thello\n")
+    argv = ["experiment", "--corpus", str(tmp_path / "c.tsv"), "--qrels", str(tmp_path / "q.tsv"), "--quiet"]
+    argv += ["--index-dir", str(tmp_path / "idx")]
+    try:
+        assert main([*argv, "--topics", str(topics[0])]) == 2
+    finally:
+        _drain(topics)
+    assert "is not a regular file (a pipe?)" in capsys.readouterr().err
+    assert main([*argv, "--topics", str(tmp_path)]) == 2
+    assert f"Topics file {tmp_path} is a directory" in capsys.readouterr().err

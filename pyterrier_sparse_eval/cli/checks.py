@@ -19,7 +19,9 @@ example:
   sparse-eval evaluate --run bm25.run --qrels test.qrels \\
       --metric nDCG@10 --metric AP --per-query --output eval.json
 
-Files are TREC format: runs "qid Q0 docno rank score tag", qrels "qid iteration docno label".
+Files are TREC format: runs "qid Q0 docno rank score tag", qrels "qid iteration docno label"
+(or a BEIR TSV "query-id corpus-id score" with its header); plain or gzipped (.gz), or a pipe
+(--run /dev/stdin, --qrels <(zcat test.qrels.gz)).
 Documents are ranked by score, then docno (both descending), as trec_eval does; the rank
 column is ignored. Exit status 1 when no query of the run has judgments.
 """
@@ -104,8 +106,8 @@ def cmd_check_index(args: argparse.Namespace) -> int:
 def _trec_file_parser(command: Any, name: str, help_text: str, example: str) -> argparse.ArgumentParser:
     """A subcommand reading a TREC run and qrels, with the shared --run/--qrels/--metric options."""
     p: argparse.ArgumentParser = command(name, help_text, example)
-    p.add_argument("--run", required=True, help="TREC run file")
-    p.add_argument("--qrels", required=True, help="TREC qrels file")
+    p.add_argument("--run", required=True, help="TREC run file (a pipe too: /dev/stdin, <(...))")
+    p.add_argument("--qrels", required=True, help="qrels file: TREC, or BEIR TSV (with its header)")
     p.add_argument(
         "--metric", action="append", help=f"measure (repeatable; default {' '.join(DEFAULT_METRICS)})"
     )
