@@ -330,7 +330,8 @@ def run_experiment(
     measure (from the same runs). ``shards=N`` uses sharded indexes (built and searched with ``engine``,
     ``"local"`` or ``"ray"`` at ``ray_address``); ``save_runs=DIR`` writes each system's run as a TREC run file ``DIR/<name>.run``
     with the name reduced by :func:`~pyterrier_sparse_eval.files.slug` (``BM25(k1=0.9,b=0.4)`` writes
-    ``BM25_k1=0.9_b=0.4.run``), written atomically, and evaluates those same runs.
+    ``BM25_k1=0.9_b=0.4.run``), written atomically, and evaluates those same runs. A measure whose cut-off is
+    deeper than ``num_results`` (R@100 of 10 documents) is warned about.
     """
     if engine != "local" and shards is None:
         raise ValueError(f"engine={engine!r} builds and searches shards: give shards=N too.")
@@ -340,6 +341,7 @@ def run_experiment(
         raise ValueError("Give at least one system and one measure, e.g. measures=['nDCG@10', 'R@100'].")
     if baseline is not None and not 0 <= baseline < len(systems):
         raise ValueError(f"baseline={baseline} is not a system index (0..{len(systems) - 1}).")
+    _warn_cut_short(measures, num_results)
     dataset_name = datasets.dataset_spec(dataset)  # the index cache's folder is named by it
     names = name_systems(systems)  # distinct (two checkpoints in folders of one name), or refused as the same
     run_files = [Path(save_runs) / f"{slug(n)}.run" for n in names] if save_runs is not None else []
@@ -386,6 +388,28 @@ def run_experiment(
         table, per_query = out
         return ExperimentResult(table, per_query, len(topics))
     return ExperimentResult(out, None, len(topics))
+
+
+def _warn_cut_short(measures: Sequence[Any], num_results: int) -> None:
+    """A warning naming the measures whose cut-off is deeper than the ``num_results`` documents retrieved per
+    query: R@100 of 10 documents is R@10's value (``sdm.three_way``, whose full runs must give exact values,
+    refuses this instead)."""
+    deeper = []
+    for m in measures:
+        try:
+            cutoff = (parse_measure(m) if isinstance(m, str) else m).params.get("cutoff")
+        except (ValueError, AttributeError):  # an unknown name is refused when the measures are computed
+            continue
+        if isinstance(cutoff, (int, np.integer)) and cutoff > num_results:
+            deeper.append((str(m), int(cutoff)))
+    if deeper:
+        listed = ", ".join(name for name, _ in deeper)
+        warnings.warn(
+            f"num_results (--num-results) {num_results} is below the cut-off of {listed}: computed on the "
+            f"{num_results} documents retrieved per query, not on as many as the cut-off names; raise num_results to "
+            f"{max(k for _, k in deeper)} for their values.",
+            stacklevel=3,
+        )
 
 
 def trec_run_text(run: pd.DataFrame, tag: str) -> str:

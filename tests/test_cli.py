@@ -210,3 +210,37 @@ def test_local_files_refuse_a_directory_and_a_pipe_naming_them(tmp_path, capsys)
     assert "is not a regular file (a pipe?)" in capsys.readouterr().err
     assert main([*argv, "--topics", str(tmp_path)]) == 2
     assert f"Topics file {tmp_path} is a directory" in capsys.readouterr().err
+
+
+def _apple_files(tmp_path):
+    """Three documents about apples, all relevant to the one query "apple", and one about bananas."""
+    (tmp_path / "c.tsv").write_text("d1\tapple\nd2\tapple apple pie\nd3\tapple tree leaf\nd4\tbanana\n")
+    (tmp_path / "t.tsv").write_text("q1\tapple\n")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\nq1 0 d2 1\nq1 0 d3 1\n")
+    return [str(tmp_path / n) for n in ("c.tsv", "t.tsv", "q.txt")]
+
+
+def test_experiment_warns_when_num_results_is_below_a_cut_off(tmp_path, capsys):
+    """--num-results 1 with R@3: R@3 sees one document (1 of 3 relevant: 1/3, by hand), and a warning names
+    --num-results and the measure; with --num-results 3 (R@3 = 3/3) there is none."""
+    corpus, topics, qrels = _apple_files(tmp_path)
+    argv = ["experiment", "--corpus", corpus, "--topics", topics, "--qrels", qrels, "--metric", "R@3"]
+    argv += ["--metric", "P@1", "--index-dir", str(tmp_path / "idx"), "--quiet"]
+    assert main([*argv, "--num-results", "1", "--output", str(tmp_path / "short.json")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: num_results (--num-results) 1 is below the cut-off of R@3:" in err
+    assert "P@1" not in err and "raise num_results to 3" in err
+    short = json.loads((tmp_path / "short.json").read_text())["results"]["BM25(k1=0.9,b=0.4)"]
+    assert short["R@3"] == pytest.approx(1 / 3, abs=1e-12)
+    assert main([*argv, "--num-results", "3", "--output", str(tmp_path / "full.json")]) == 0
+    assert "num_results" not in capsys.readouterr().err
+    assert json.loads((tmp_path / "full.json").read_text())["results"]["BM25(k1=0.9,b=0.4)"]["R@3"] == 1.0
+
+
+def test_run_experiment_warns_when_num_results_is_below_a_cut_off(tmp_path):
+    import pyterrier_sparse_eval as pse
+
+    spec = "files:" + ",".join(_apple_files(tmp_path))
+    bm25 = [pse.systems.parse_system("bm25")]
+    with pytest.warns(UserWarning, match=r"num_results \(--num-results\) 2 is below the cut-off of nDCG@3"):
+        pse.run_experiment(spec, bm25, ["nDCG@3", "AP"], num_results=2, index_dir=tmp_path, verbose=False)
