@@ -244,3 +244,30 @@ def test_run_experiment_warns_when_num_results_is_below_a_cut_off(tmp_path):
     bm25 = [pse.systems.parse_system("bm25")]
     with pytest.warns(UserWarning, match=r"num_results \(--num-results\) 2 is below the cut-off of nDCG@3"):
         pse.run_experiment(spec, bm25, ["nDCG@3", "AP"], num_results=2, index_dir=tmp_path, verbose=False)
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--covariate", "--noise-correction"], "--noise-correction is not available with --covariate"),
+        (
+            ["--covariate", "terms", "--noise-correction"],
+            "--noise-correction is not available with --covariate",
+        ),
+        (
+            ["--noise-correction", "--family", "normal"],
+            "use --family auto or kde, or drop --noise-correction.",
+        ),
+        (["--k", "10", "--k", "0"], "--k must be >= 1, got 0."),
+        (["--num-results", "0"], "--num-results must be >= 1, got 0."),
+    ],
+)
+def test_sdm_errors_name_the_flags_given(tmp_path, capsys, flags, message):
+    """The command line's errors name its flags, not the Python parameters sdm.three_way names."""
+    argv = ["sdm", "--dataset", "irds:vaswani", "--index-dir", str(tmp_path / "idx"), "--quiet", *flags]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert not any(
+        python in err for python in ("noise_correction", "covariate=", "family=", "k_values", "num_results=")
+    )

@@ -209,5 +209,5 @@ def test_cli_sdm_with_the_noise_correction(tmp_path, capsys):
     capsys.readouterr()
     refused = [*args[:-1], str(tmp_path / "never"), "--noise-correction", "--covariate"]
     assert main(refused) == 2
-    assert "not available with covariate=" in capsys.readouterr().err
+    assert "--noise-correction is not available with --covariate" in capsys.readouterr().err
     assert not (tmp_path / "never").exists()

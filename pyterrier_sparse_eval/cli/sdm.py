@@ -45,9 +45,22 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         ("--tail-sample", min(args.tail_sample or [0]), 0),
         ("--bootstrap", args.bootstrap, 0),
         ("--seed", args.seed, 0),
+        ("--k", min(args.k or [1]), 1),  # a cut-off
+        ("--num-results", 1 if args.num_results is None else args.num_results, 1),
     ):
         if value < least:
             raise UsageError(f"{option} must be >= {least}, got {value}.")
+    # the checks of sdm.three_way that name its Python parameters, in the flags' words
+    if args.noise_correction and args.family not in ("auto", "kde"):
+        raise UsageError(
+            f"--noise-correction corrects the kernel background's noise, which --family {args.family} does not "
+            "estimate: use --family auto or kde, or drop --noise-correction."
+        )
+    if args.noise_correction and args.covariate:
+        raise UsageError(
+            "--noise-correction is not available with --covariate (the covariate's count has no variance "
+            "estimate): drop one of them."
+        )
     if args.tail_sample and len(args.tail_sample) != len(args.tail_depth or [100]):
         raise UsageError("Give one --tail-depth per --tail-sample (each tail band has a size and a depth).")
     if args.tail_depth and not args.tail_sample:
