@@ -64,10 +64,14 @@ def test_other_errors_are_not_network_errors(error):
 def test_hub_offline_mode_is_named_instead_of_a_missing_file(monkeypatch):
     monkeypatch.delenv(hf.MIRROR_ENV, raising=False)
     monkeypatch.setattr(hf, "_exists", lambda url: False)
-    monkeypatch.setattr(hf, "_offline", lambda: True)
+    from pyterrier_sparse_eval import _hf_base
+
+    for module in (hf, _hf_base):  # hf's readers and the base's messages each look it up
+        monkeypatch.setattr(module, "_offline", lambda: True)
     with pytest.raises(FileNotFoundError, match=r"HF_HUB_OFFLINE is set.*SPARSE_EVAL_HF_MIRROR"):
         pse.datasets.get("hf:mmarco:pt")
-    monkeypatch.setattr(hf, "_offline", lambda: False)
+    for module in (hf, _hf_base):
+        monkeypatch.setattr(module, "_offline", lambda: False)
     with pytest.raises(FileNotFoundError, match="mMARCO's queries file .* is missing"):
         pse.datasets.get("hf:mmarco:pt")
 
