@@ -63,10 +63,10 @@ def test_other_errors_are_not_network_errors(error):
 
 def test_hub_offline_mode_is_named_instead_of_a_missing_file(monkeypatch):
     monkeypatch.delenv(hf.MIRROR_ENV, raising=False)
-    monkeypatch.setattr(hf, "_exists", lambda url: False)
     from pyterrier_sparse_eval import _hf_base
 
-    for module in (hf, _hf_base):  # hf's readers and the base's messages each look it up
+    for module in (hf, _hf_base):  # hf's readers and the base's messages each look them up
+        monkeypatch.setattr(module, "_exists", lambda url: False)
         monkeypatch.setattr(module, "_offline", lambda: True)
     with pytest.raises(FileNotFoundError, match=r"HF_HUB_OFFLINE is set.*SPARSE_EVAL_HF_MIRROR"):
         pse.datasets.get("hf:mmarco:pt")
