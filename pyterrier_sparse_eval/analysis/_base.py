@@ -78,7 +78,7 @@ def read_word_list(name: str, *, comment: str = "#") -> frozenset[str]:
 
 def lower_java(tokens: Sequence[str]) -> list[str]:
     """Lowercase as Java's ``Character.toLowerCase`` (Lucene's LowerCaseFilter): code point by code point,
-    with Unicode's simple case mapping. On the characters Lucene's tokenizer keeps (Unicode 12.1; see
+    with Unicode's simple case mapping. On the characters Lucene's tokenizer keeps (Unicode 12.1: see
     ``_standard``), Python's ``str.lower`` differs in two places only: it turns a final capital sigma into ς
     (Java: σ) and İ into i + combining dot (Java: i)."""
     joined = "".join(tokens)

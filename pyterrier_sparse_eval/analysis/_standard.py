@@ -16,16 +16,21 @@ properties) and keeps what the grammar keeps:
 
 JFlex takes the longest match among its rules; here the word rule is tried first, which gives the same token
 text (the rules start with disjoint classes except keycap emoji, where both match the same text). The Unicode
-tables are the ``regex`` module's, newer than those of Lucene 9.5's grammar (Unicode 12.1: U+A7BA, added in 12.0,
-is a letter there, U+A7C7 of 13.0 and U+A7C0 of 14.0 are not, nor the CJK Extension G ideographs of 13.0, each
-checked with Lucene): characters assigned since are letters (or emoji) here and no part of a token in Lucene, so
-texts holding them may be tokenised otherwise. They are rare in text. ``tests/test_standard_tokenizer.py`` compares with Lucene's own output.
+tables are the ``regex`` module's, newer than those of Lucene 9.5's grammar (Unicode 12.1 and its emoji data), so
+where they differ Lucene's own behaviour is read off Lucene (``tools/make_standard_unicode.py``, every assigned code
+point in seven contexts): 19,835 characters Lucene puts in no token (assigned since 12.1, such as U+A7C7 or the CJK
+Extension G ideographs, or of another class since) become spaces before tokenising, and 929 symbols of Lucene's
+emoji data (U+2605 BLACK STAR ...) are emoji here too. Then 159,677 of the 159,688 assigned code points, each
+between two letters, are tokenised as Lucene tokenises them; the other 11 are digits (U+19DA, U+1FBF0-U+1FBF9)
+that Lucene makes tokens of their own. ``tests/test_standard_tokenizer.py`` compares with Lucene's own output.
+``tests/test_standard_tokenizer.py`` compares with Lucene's own output.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from importlib import resources
 
 import numpy as np
 import regex
@@ -64,9 +69,39 @@ _CORE = (
 )
 _WORD = f"(?:{_ENL})*{_CORE}(?:(?:{_ENL})+{_CORE})*(?:{_ENL})*"
 
+
+def _lucene_tables(name: str) -> list[tuple[int, int]]:
+    """The code point ranges of ``data/lucene/NAME`` (tools/make_standard_unicode.py: where the ``regex`` module's
+    Unicode tables differ from those Lucene 9.5's grammar was made with, read off Lucene)."""
+    text = resources.files("pyterrier_sparse_eval").joinpath(f"data/lucene/{name}").read_text("utf-8")
+    out = []
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            a, _, b = line.partition("-")
+            out.append((int(a, 16), int(b or a, 16)))
+    return out
+
+
+#: characters Lucene's grammar puts in no token, which the tables here would (assigned after Unicode 12.1, or
+#: of another word-break class since): each becomes a space before tokenising (one character for one: offsets
+#: unchanged)
+def _class(ranges: list[tuple[int, int]]) -> str:
+    """A character class body (``re`` and ``regex`` alike) of code point ranges."""
+    return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges)
+
+
+_OTHER_RANGES = _lucene_tables("standard_other.txt")
+_LUCENE_OTHER = {cp: " " for a, b in _OTHER_RANGES for cp in range(a, b + 1)}
+# found by a BMP class (re's classes with characters beyond the BMP are slow: 0.6 us a character) and, in a text
+# holding any character beyond it, a set
+_OTHER_BMP = re.compile(f"[{_class([(a, b) for a, b in _OTHER_RANGES if b < 0x10000])}]")
+_OTHER_ASTRAL = frozenset(chr(cp) for cp in _LUCENE_OTHER if cp >= 0x10000)
+#: symbols Lucene's emoji data has (a token each) and the tables here no longer count as emoji
+_LUCENE_EMOJI = _class(_lucene_tables("standard_emoji.txt"))
+
 _EMOJI_CHAR = (
     r"[\p{Extended_Pictographic}[\p{Emoji}--[\p{WB=Regional_Indicator}0-9#*\u00a9\u00ae\u2122\u3030\u303d"
-    r"\p{Emoji_Modifier}]]]"
+    rf"\p{{Emoji_Modifier}}]]{_LUCENE_EMOJI}]"
 )
 # WB4 inside emoji sequences: without the presentation selectors, and a ZWJ only when no emoji follows it
 # (then it joins the next element of a ZWJ sequence)
@@ -128,7 +163,7 @@ def standard_words(text: str) -> list[str]:
         out = (_ASCII_WORD if _ascii_joins(text) else _ASCII_RUN).findall(text)
     else:
         # findall returns group tuples for a pattern with groups: the matched alternative is the non-empty one
-        out = ["".join(g) for g in _TOKEN.findall(text)]
+        out = ["".join(g) for g in _TOKEN.findall(_as_lucene(text))]
     # a token longer than Lucene's limit (UTF-16 units) is cut and scanned again; none is under half the limit
     if len(text) > MAX_TOKEN_LENGTH // 2 and max(map(len, out), default=0) > MAX_TOKEN_LENGTH // 2:
         return [t.text for t in standard_tokens(text)]
@@ -140,6 +175,7 @@ def standard_tokens(text: str) -> list[Token]:
     out: list[Token] = []
     pos = 0
     n = len(text)
+    text = text if text.isascii() else _as_lucene(text)
     while pos < n:
         m = _TOKEN.search(text, pos)
         if m is None:
@@ -156,6 +192,13 @@ def standard_tokens(text: str) -> list[Token]:
         out.append(Token(word, _word_type(word) if kind == "w" else _TYPES[kind], start, end))
         pos = end
     return out
+
+
+def _as_lucene(text: str) -> str:
+    """``text`` with a space for each character Lucene's grammar puts in no token (:data:`_LUCENE_OTHER`)."""
+    if _OTHER_BMP.search(text) is None and (max(text) <= "\uffff" or _OTHER_ASTRAL.isdisjoint(text)):
+        return text
+    return text.translate(_LUCENE_OTHER)
 
 
 def _units(text: str, start: int, end: int) -> int:
@@ -224,6 +267,10 @@ def simple_classes() -> tuple[np.ndarray, re.Pattern[str]]:
         r"[\p{Emoji}--[0-9#*]]]",
         SPECIAL,
     )
+    if _LUCENE_EMOJI:
+        mark(f"[{_LUCENE_EMOJI}]", SPECIAL)
+    bmp_other = [cp for cp in _LUCENE_OTHER if cp < 0x10000]
+    table[bmp_other] = OTHER  # in no token of Lucene's (tools/make_standard_unicode.py)
     cps = np.flatnonzero(table == SPECIAL)
     breaks = np.flatnonzero(np.diff(cps) != 1)
     starts, ends = cps[np.r_[0, breaks + 1]], cps[np.r_[breaks, len(cps) - 1]]
