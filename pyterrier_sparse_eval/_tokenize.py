@@ -35,7 +35,8 @@ _TOKENIZERS = ("standard", "word")
 
 #: bumped whenever the analysis of some text changes (tokens, stopwords, stemming): indexes and caches
 #: built by another version are then rebuilt rather than reused. 2: Lucene's StandardTokenizer and Porter.
-ANALYZER_VERSION = 2
+#: 3 (2026-11-29): long tokens cut as Lucene cuts them, keycaps, the characters of Unicode newer than Lucene's.
+ANALYZER_VERSION = 3
 #: recorded with an index of these languages: their chain changed on 2026-11-29, so an index recorded without it
 #: is told apart (the CLI's cache rebuilds it). yo: the English analyzer before, Lucene's WhitespaceAnalyzer since,
 #: as Anserini indexes it (an index without the mark is refused: its terms are not the queries'); ar, fa: lone
