@@ -127,9 +127,16 @@ def _pick(
         if value is None or str(value).strip() == "":
             continue
         if isinstance(value, bool) or not isinstance(value, (str, int)):
+            whole = isinstance(value, float) and value.is_integer()
             raise FieldError(
-                f"{where}, {unit} {n}: the {what} {value!r} is a JSON {type(value).__name__}; ids must be strings "
-                f"(or integers): write it as {json.dumps(str(value))}."
+                f"{where}, {unit} {n}: the {what} {value!r} is a {'JSON ' if unit == 'line' else ''}"
+                f"{type(value).__name__}; ids must be strings (or integers): write it as "
+                f"{json.dumps(str(int(value)) if whole else str(value))}"
+                + (
+                    " (pandas makes an integer column with a gap float: fill it and cast, .astype('int64'))."
+                    if whole
+                    else "."
+                )
             )
         if kinds is not None:
             kinds["number" if isinstance(value, int) else "string"] += 1

@@ -378,8 +378,8 @@ def _trec_bytes(path: str, kind: str) -> bytes | None:
         raise IsADirectoryError(f"{kind} file {path} is a directory: give the {kind.lower()} file in it.")
     if not os.path.exists(path):
         raise FileNotFoundError(f"{kind} file not found: {path}.")
-    if os.path.isfile(path):
-        return None
+    if os.path.isfile(path) and not os.path.abspath(path).startswith(("/dev/", "/proc/")):
+        return None  # (/dev/stdin redirected from a file is a regular file too: read once, like a pipe)
     with open(path, "rb") as f:
         data = f.read()
     if data[:2] == b"\x1f\x8b":

@@ -398,7 +398,7 @@ class HubRetrievalDataset(HFDataset):
                     f"{self.qrels_name}, row {n}: the label is missing (null); give every judgment an integer "
                     "label, or drop the row."
                 )
-            if isinstance(label, float) and not label.is_integer() or isinstance(label, (str, bool)):
+            if isinstance(label, float) and not label.is_integer() or isinstance(label, str):
                 raise ValueError(f"{self.qrels_name}, row {n}: the label {label!r} must be an integer.")
             rows.append(
                 (

@@ -184,6 +184,12 @@ def test_run_from_stdin_and_bad_line_of_a_pipe(tmp_path):
     bad = subprocess.run(cli, input="\n\nq1 Q0 d1 1 x t\n", capture_output=True, text=True)
     assert bad.returncode == 2
     assert "/dev/stdin, line 3: the score (5th column) 'x' is not a number" in bad.stderr
+    # a gzipped run redirected to stdin (< run.gz: /dev/stdin is then a regular file) is read as piped
+    (tmp_path / "r.gz").write_bytes(gzip.compress(PIPED_RUN.encode()))
+    with open(tmp_path / "r.gz", "rb") as f:
+        redirected = subprocess.run([*cli, "--metric", "AP"], stdin=f, capture_output=True, text=True)
+    assert redirected.returncode == 0, redirected.stderr
+    assert redirected.stdout.split() == ["AP", "all", "0.2500"]
 
 
 @pytest.mark.parametrize("option", ["--run", "--qrels"])

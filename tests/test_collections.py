@@ -350,6 +350,11 @@ def test_id_types_float_ids_refused_mixed_ids_counted_tsv_counted(tmp_path):
         FieldError, match=r'line 4: the document id 2.5 is a JSON float; .* write it as "2.5"'
     ):
         docs_of(f"beir:{folder}")
+    _jsonl(
+        folder / "corpus.jsonl", [*DOCS[1:], {"_id": 7.0, "text": "x"}]
+    )  # a whole float: its integer's text
+    with pytest.raises(FieldError, match=r'the document id 7.0 is a JSON float; .* write it as "7" \(pandas'):
+        docs_of(f"beir:{folder}")
     tsv = tmp_path / "corpus.tsv"
     tsv.write_text("id\ttitle\ttext\nd1\tCats\tcats purr\nd2\t\tdogs bark\n")
     (tmp_path / "t.tsv").write_text("q1\tcats\n")

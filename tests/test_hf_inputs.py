@@ -145,6 +145,18 @@ def test_ids_are_stripped_as_files_ids_are(tmp_path):
     assert res.table["nDCG@10"].tolist() == [1.0]
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_true_false_labels_are_read_as_one_and_zero(tmp_path, fmt):
+    """A boolean relevance column (JSON true/false, a parquet bool column) is read as 1 and 0, as it always was."""
+    docs = [{"_id": "d1", "title": "", "text": "cats"}, {"_id": "d2", "title": "", "text": "dogs"}]
+    qrels = [
+        {"query-id": "q1", "corpus-id": "d1", "score": True},
+        {"query-id": "q1", "corpus-id": "d2", "score": False},
+    ]
+    root = folder_of(tmp_path / fmt, docs, [{"_id": "q1", "text": "cats"}], qrels, fmt)
+    assert pse.datasets.get_qrels(f"hf:{root}").values.tolist() == [["q1", "d1", 1], ["q1", "d2", 0]]
+
+
 def test_an_empty_qrels_file_and_a_null_label_are_errors_naming_the_file(tmp_path, capsys):
     docs = [{"_id": "d1", "title": "", "text": "cats"}, {"_id": "d2", "title": "", "text": "dogs"}]
     empty = folder_of(tmp_path / "empty", docs, [{"_id": "q1", "text": "cats"}], [])

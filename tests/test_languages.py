@@ -92,7 +92,7 @@ def test_every_analyzer_is_sent_to_another_process_and_analyses_the_same(kwargs)
 def test_yoruba_indexes_of_the_english_chain_are_told_apart(tmp_path, monkeypatch):
     """yo is Lucene's WhitespaceAnalyzer, as Anserini indexes and searches it (runs: test_lucene_parity.py); an index
     built when it was the English analyzer (its config without the chain's mark) is refused where it is opened and
-    rebuilt, with the reason, by the CLI's cache, rather than searched with the other analysis."""
+    not served by the CLI's cache (its configuration differs), rather than searched with the other analysis."""
     from pyterrier_sparse_eval import _tokenize
 
     docs = [
@@ -116,11 +116,11 @@ def test_yoruba_indexes_of_the_english_chain_are_told_apart(tmp_path, monkeypatc
     assert "where this run asks for analyzer=" in parse_system("bm25:language=yo").stale_reason(old)
 
 
-def test_arabic_indexes_made_before_the_empty_term_are_searched_and_rebuilt_by_the_cache(
+def test_arabic_indexes_made_before_the_empty_term_are_searched_not_served_by_the_cache(
     tmp_path, monkeypatch
 ):
     """ar/fa indexes recorded without the empty term's mark (lone tatweels dropped) are still searched (queries
-    are analysed as before), while the CLI's cache rebuilds them, saying why."""
+    are analysed as before), while the CLI's cache does not serve them (their configuration differs)."""
     from pyterrier_sparse_eval import _tokenize
 
     docs = [

@@ -164,8 +164,13 @@ def standard_words(text: str) -> list[str]:
     else:
         # findall returns group tuples for a pattern with groups: the matched alternative is the non-empty one
         out = ["".join(g) for g in _TOKEN.findall(_as_lucene(text))]
-    # a token longer than Lucene's limit (UTF-16 units) is cut and scanned again; none is under half the limit
-    if len(text) > MAX_TOKEN_LENGTH // 2 and max(map(len, out), default=0) > MAX_TOKEN_LENGTH // 2:
+    # a token longer than Lucene's limit (UTF-16 units) is cut and scanned again; none is under half the limit,
+    # and none under it without characters beyond the BMP (two units each)
+    if len(text) > MAX_TOKEN_LENGTH // 2 and any(
+        len(t) > MAX_TOKEN_LENGTH
+        or (len(t) > MAX_TOKEN_LENGTH // 2 and _units(t, 0, len(t)) > MAX_TOKEN_LENGTH)
+        for t in out
+    ):
         return [t.text for t in standard_tokens(text)]
     return out
 
