@@ -39,9 +39,9 @@ _TOKENIZERS = ("standard", "word")
 ANALYZER_VERSION = 3
 #: recorded with an index of these languages: their chain changed on 2026-11-29, so an index recorded without it
 #: is told apart (the CLI's cache key changes: a new entry is built). yo: the English analyzer before, Lucene's
-#: WhitespaceAnalyzer since, as Anserini indexes it (an index without the mark is refused: its terms are not the queries'); ar, fa: lone
-#: tatweels had been dropped, they are Lucene's empty term since (in lengths and the document count; queries are
-#: analysed as before, so such an index is still searched)
+#: WhitespaceAnalyzer since, as Anserini indexes it (an index without the mark is refused: its terms are not the
+#: queries'); ar, fa: lone tatweels had been dropped, they are Lucene's empty term since (in lengths and the
+#: document count; queries are analysed as before, so such an index is still searched)
 _CHAIN_MARKS = {"yo": {"chain": "whitespace"}, "ar": {"chain": "empty-term"}, "fa": {"chain": "empty-term"}}
 #: tokens an analyzer (and a retriever's token-to-term-id memo) keeps before starting afresh
 MAX_CACHE = 2_000_000

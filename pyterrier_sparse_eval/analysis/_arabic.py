@@ -12,7 +12,7 @@ StopFilter (Lucene's ``fa/stopwords.txt``, Savoy's list, matched *after* normali
 PersianStemFilter, but its PersianAnalyzer does not apply it (checked in the 9.5 bytecode and with Lucene).
 
 The normalisers and the stemmer work on Java ``char`` s (UTF-16 units); every character they look at or delete
-is in the BMP, so only the stemmer's length checks need UTF-16 lengths (:func:`_u16len`). As in Lucene, a
+is in the BMP, so only the stemmer's length checks need UTF-16 lengths (:func:`utf16_len`). As in Lucene, a
 token that normalisation empties (a lone tatweel, ``"ـ"``) becomes the empty term, which Lucene indexes: it counts
 in the document's length, and a document of nothing else counts in the document count. ``""`` is "dropped" in
 the :class:`~._base.Language` contract, so the chains give :data:`EMPTY` for it (a tatweel, which normalisation
@@ -22,7 +22,7 @@ the empty term out).
 
 from __future__ import annotations
 
-from ._base import Language, decimal_digits, lower_java, read_word_list
+from ._base import Language, decimal_digits, lower_java, read_word_list, utf16_len
 
 __all__ = [
     "ARABIC",
@@ -108,19 +108,11 @@ _PREFIX_FIRST = frozenset(p[0] for p in _PREFIXES)
 _SUFFIX_LAST = frozenset(s[-1] for s in _SUFFIXES)
 
 
-def _u16len(s: str) -> int:
-    """The length of ``s`` in UTF-16 units (Java's ``String.length``)."""
-    n = len(s)
-    if s.isascii() or max(s) <= "\uffff":
-        return n
-    return n + sum(1 for c in s if c > "\uffff")
-
-
 def arabic_stem(word: str) -> str:
     """Lucene's ``ArabicStemmer.stem``: strip one prefix (the first of :data:`_PREFIXES` that matches, if at least
     two characters remain, three for wa-), then try each suffix of :data:`_SUFFIXES` in turn, stripping it
     where at least two characters remain (Larkey, Ballesteros & Connell's light stemming)."""
-    n = _u16len(word)
+    n = utf16_len(word)
     for p in _PREFIXES:
         if (n >= 4 if len(p) == 1 else n >= len(p) + 2) and word.startswith(p):
             word = word[len(p) :]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import NamedTuple
 
-__all__ = ["Language", "Token", "decimal_digits", "lower_java", "read_word_list"]
+__all__ = ["Language", "Token", "decimal_digits", "lower_java", "read_word_list", "utf16_len"]
 
 
 class Token(NamedTuple):
@@ -63,6 +63,14 @@ class Language:
     extra: str | None = None
     lowercases: bool = True
     empty: str | None = None
+
+
+def utf16_len(s: str) -> int:
+    """The length of ``s`` in UTF-16 units (Java's ``String.length``)."""
+    n = len(s)
+    if s.isascii() or max(s) <= "\uffff":
+        return n
+    return n + sum(1 for c in s if c > "\uffff")
 
 
 def read_word_list(name: str, *, comment: str = "#") -> frozenset[str]:

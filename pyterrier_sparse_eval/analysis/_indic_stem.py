@@ -16,6 +16,8 @@ as every suffix of a group has the group's length.
 
 from __future__ import annotations
 
+from ._base import utf16_len
+
 __all__ = ["bengali_stem", "hindi_stem", "stem_all", "telugu_stem"]
 
 # (characters removed, suffixes); a group applies to tokens longer than its length + 1 (UTF-16 units)
@@ -69,16 +71,8 @@ for _groups in (_HINDI, _BENGALI, _TELUGU):
 del _groups
 
 
-def _u16len(s: str) -> int:
-    """The length of ``s`` in UTF-16 units (Java's ``String.length``)."""
-    n = len(s)
-    if s.isascii() or max(s) <= "\uffff":
-        return n
-    return n + sum(1 for c in s if c > "\uffff")
-
-
 def _stem(word: str, groups: _Groups) -> str:
-    n = _u16len(word)
+    n = utf16_len(word)
     for cut, suffixes in groups:
         if n > cut + 1 and word.endswith(suffixes):
             return word[:-cut]

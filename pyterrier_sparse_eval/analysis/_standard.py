@@ -23,7 +23,6 @@ Extension G ideographs, or of another class since) become spaces before tokenisi
 emoji data (U+2605 BLACK STAR ...) are emoji here too. Then 159,677 of the 159,688 assigned code points, each
 between two letters, are tokenised as Lucene tokenises them; the other 11 are digits (U+19DA, U+1FBF0-U+1FBF9)
 that Lucene makes tokens of their own. ``tests/test_standard_tokenizer.py`` compares with Lucene's own output.
-``tests/test_standard_tokenizer.py`` compares with Lucene's own output.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ from importlib import resources
 import numpy as np
 import regex
 
-from ._base import Token
+from ._base import Token, utf16_len
 
 __all__ = ["standard_tokens", "standard_words", "simple_classes", "MAX_TOKEN_LENGTH"]
 
@@ -82,14 +81,14 @@ def _lucene_tables(name: str) -> list[tuple[int, int]]:
     return out
 
 
-#: characters Lucene's grammar puts in no token, which the tables here would (assigned after Unicode 12.1, or
-#: of another word-break class since): each becomes a space before tokenising (one character for one: offsets
-#: unchanged)
 def _class(ranges: list[tuple[int, int]]) -> str:
     """A character class body (``re`` and ``regex`` alike) of code point ranges."""
     return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges)
 
 
+#: characters Lucene's grammar puts in no token, which the tables here would (assigned after Unicode 12.1, or
+#: of another word-break class since): each becomes a space before tokenising (one character for one: offsets
+#: unchanged)
 _OTHER_RANGES = _lucene_tables("standard_other.txt")
 _LUCENE_OTHER = {cp: " " for a, b in _OTHER_RANGES for cp in range(a, b + 1)}
 # found by a BMP class (re's classes with characters beyond the BMP are slow: 0.6 us a character) and, in a text
@@ -167,8 +166,7 @@ def standard_words(text: str) -> list[str]:
     # a token longer than Lucene's limit (UTF-16 units) is cut and scanned again; none is under half the limit,
     # and none under it without characters beyond the BMP (two units each)
     if len(text) > MAX_TOKEN_LENGTH // 2 and any(
-        len(t) > MAX_TOKEN_LENGTH
-        or (len(t) > MAX_TOKEN_LENGTH // 2 and _units(t, 0, len(t)) > MAX_TOKEN_LENGTH)
+        len(t) > MAX_TOKEN_LENGTH or (len(t) > MAX_TOKEN_LENGTH // 2 and utf16_len(t) > MAX_TOKEN_LENGTH)
         for t in out
     ):
         return [t.text for t in standard_tokens(text)]
@@ -186,7 +184,7 @@ def standard_tokens(text: str) -> list[Token]:
         if m is None:
             break
         start, end = m.span()
-        if end - start > MAX_TOKEN_LENGTH // 2 and _units(text, start, end) > MAX_TOKEN_LENGTH:
+        if end - start > MAX_TOKEN_LENGTH // 2 and utf16_len(text[start:end]) > MAX_TOKEN_LENGTH:
             # Lucene's maxTokenLength (UTF-16 units): JFlex's buffer holds that many, and it takes the longest
             # token inside them (never ending with a joiner such as "." or ","), then scans again after it
             m = _TOKEN.match(text[start : start + _window(text, start)])
@@ -204,11 +202,6 @@ def _as_lucene(text: str) -> str:
     if _OTHER_BMP.search(text) is None and (max(text) <= "\uffff" or _OTHER_ASTRAL.isdisjoint(text)):
         return text
     return text.translate(_LUCENE_OTHER)
-
-
-def _units(text: str, start: int, end: int) -> int:
-    """The length of ``text[start:end]`` in UTF-16 units (Java's)."""
-    return end - start + sum(c > "\uffff" for c in text[start:end])
 
 
 def _window(text: str, start: int) -> int:
