@@ -96,30 +96,48 @@ _LUCENE_OTHER = {cp: " " for a, b in _OTHER_RANGES for cp in range(a, b + 1)}
 _OTHER_BMP = re.compile(f"[{_class([(a, b) for a, b in _OTHER_RANGES if b < 0x10000])}]")
 _OTHER_ASTRAL = frozenset(chr(cp) for cp in _LUCENE_OTHER if cp >= 0x10000)
 #: symbols Lucene's emoji data has (a token each) and the tables here no longer count as emoji
-_LUCENE_EMOJI = _class(_lucene_tables("standard_emoji.txt"))
+_EMOJI_RANGES = _lucene_tables("standard_emoji.txt")
 
-_EMOJI_CHAR = (
-    r"[\p{Extended_Pictographic}[\p{Emoji}--[\p{WB=Regional_Indicator}0-9#*\u00a9\u00ae\u2122\u3030\u303d"
-    rf"\p{{Emoji_Modifier}}]]{_LUCENE_EMOJI}]"
-)
-# WB4 inside emoji sequences: without the presentation selectors, and a ZWJ only when no emoji follows it
-# (then it joins the next element of a ZWJ sequence)
-_EMOJI_START = rf"\p{{WB=ZWJ}}*(?:{_EMOJI_CHAR}|\p{{Emoji_Modifier_Base}}|\p{{Emoji_Modifier}})"
-_XE = rf"(?:[[\p{{WB=Format}}\p{{WB=Extend}}]--[\uFE0E\uFE0F]]|\p{{WB=ZWJ}}(?!{_EMOJI_START}))*+"
-_EMOJI_ELEMENT = (
-    rf"(?:(?:\p{{WB=ZWJ}}*\p{{Emoji_Modifier_Base}}{_XE})?\p{{Emoji_Modifier}}{_XE}"
-    rf"|\p{{WB=ZWJ}}*{_EMOJI_CHAR}{_XE}\uFE0F?)"
-)
-_EMOJI = (
-    rf"{_EMOJI_ELEMENT}(?:[\U000E0020-\U000E007E]+\U000E007F|(?:\p{{WB=ZWJ}}{_EMOJI_ELEMENT})*)"
-    rf"|[0-9#*]{_XE[:-1]}\uFE0F?\u20E3{_XE}"  # not possessive: the keycap U+20E3 is itself an Extend
-    rf"|{_RI}{_RI}"
-)
 
-_TOKEN = regex.compile(
-    rf"(?P<w>{_WORD})|(?P<e>{_EMOJI})|(?P<s>(?:\p{{lb=SA}}{_X})+)|(?P<h>\p{{sc=Han}}{_X})|(?P<k>\p{{sc=Hiragana}}{_X})",
-    regex.V1,
-)
+def _emoji(extra: str) -> str:
+    """The emoji rule, its emoji characters those of the ``regex`` module's tables and the class body ``extra``."""
+    char = (
+        r"[\p{Extended_Pictographic}[\p{Emoji}--[\p{WB=Regional_Indicator}0-9#*\u00a9\u00ae\u2122\u3030\u303d"
+        rf"\p{{Emoji_Modifier}}]]{extra}]"
+    )
+    # WB4 inside emoji sequences: without the presentation selectors, and a ZWJ only when no emoji follows it
+    # (then it joins the next element of a ZWJ sequence)
+    start = rf"\p{{WB=ZWJ}}*(?:{char}|\p{{Emoji_Modifier_Base}}|\p{{Emoji_Modifier}})"
+    xe = rf"(?:[[\p{{WB=Format}}\p{{WB=Extend}}]--[\uFE0E\uFE0F]]|\p{{WB=ZWJ}}(?!{start}))*+"
+    element = (
+        rf"(?:(?:\p{{WB=ZWJ}}*\p{{Emoji_Modifier_Base}}{xe})?\p{{Emoji_Modifier}}{xe}"
+        rf"|\p{{WB=ZWJ}}*{char}{xe}\uFE0F?)"
+    )
+    return (
+        rf"{element}(?:[\U000E0020-\U000E007E]+\U000E007F|(?:\p{{WB=ZWJ}}{element})*)"
+        rf"|[0-9#*]{xe[:-1]}\uFE0F?\u20E3{xe}"  # not possessive: the keycap U+20E3 is itself an Extend
+        rf"|{_RI}{_RI}"
+    )
+
+
+def _token_pattern(extra_emoji: str) -> regex.Pattern[str]:
+    return regex.compile(
+        rf"(?P<w>{_WORD})|(?P<e>{_emoji(extra_emoji)})|(?P<s>(?:\p{{lb=SA}}{_X})+)|(?P<h>\p{{sc=Han}}{_X})"
+        rf"|(?P<k>\p{{sc=Hiragana}}{_X})",
+        regex.V1,
+    )
+
+
+# The 929 symbols' 100 ranges, tested at every position, make the expression slower on non-ASCII text
+# (benchmarks/bench_tokenizer.py), so it is used only for a text holding one of them (found as the characters of
+# _LUCENE_OTHER are); on any other text the two expressions match alike (the ranges are only ever a class's)
+_TOKEN = _token_pattern("")
+_TOKEN_LUCENE_EMOJI = _token_pattern(_class(_EMOJI_RANGES))
+_EMOJI_BMP = re.compile(f"[{_class([(a, b) for a, b in _EMOJI_RANGES if b < 0x10000])}]")
+_EMOJI_ASTRAL = frozenset(chr(cp) for a, b in _EMOJI_RANGES for cp in range(max(a, 0x10000), b + 1))
+# either kind, for the first pass of _as_lucene
+_RARE_BMP = re.compile(f"[{_class([(a, b) for a, b in _OTHER_RANGES + _EMOJI_RANGES if b < 0x10000])}]")
+_RARE_ASTRAL = _OTHER_ASTRAL | _EMOJI_ASTRAL
 _NUM_ONLY = regex.compile(
     rf"(?:{_ENL})*{_NUMERIC}(?:(?:(?:{_ENL})*|{_MIDNUM}){_NUMERIC})*(?:{_ENL})*", regex.V1
 )
@@ -162,7 +180,8 @@ def standard_words(text: str) -> list[str]:
         out = (_ASCII_WORD if _ascii_joins(text) else _ASCII_RUN).findall(text)
     else:
         # findall returns group tuples for a pattern with groups: the matched alternative is the non-empty one
-        out = ["".join(g) for g in _TOKEN.findall(_as_lucene(text))]
+        lucene, token_re = _as_lucene(text)
+        out = ["".join(g) for g in token_re.findall(lucene)]
     # a token longer than Lucene's limit (UTF-16 units) is cut and scanned again; none is under half the limit,
     # and none under it without characters beyond the BMP (two units each)
     if len(text) > MAX_TOKEN_LENGTH // 2 and any(
@@ -178,16 +197,16 @@ def standard_tokens(text: str) -> list[Token]:
     out: list[Token] = []
     pos = 0
     n = len(text)
-    text = text if text.isascii() else _as_lucene(text)
+    text, token_re = (text, _TOKEN) if text.isascii() else _as_lucene(text)
     while pos < n:
-        m = _TOKEN.search(text, pos)
+        m = token_re.search(text, pos)
         if m is None:
             break
         start, end = m.span()
         if end - start > MAX_TOKEN_LENGTH // 2 and utf16_len(text[start:end]) > MAX_TOKEN_LENGTH:
             # Lucene's maxTokenLength (UTF-16 units): JFlex's buffer holds that many, and it takes the longest
             # token inside them (never ending with a joiner such as "." or ","), then scans again after it
-            m = _TOKEN.match(text[start : start + _window(text, start)])
+            m = token_re.match(text[start : start + _window(text, start)])
             assert m is not None  # the token's first element fits
             end = start + m.end()
         kind = m.lastgroup or "w"
@@ -197,11 +216,18 @@ def standard_tokens(text: str) -> list[Token]:
     return out
 
 
-def _as_lucene(text: str) -> str:
-    """``text`` with a space for each character Lucene's grammar puts in no token (:data:`_LUCENE_OTHER`)."""
-    if _OTHER_BMP.search(text) is None and (max(text) <= "\uffff" or _OTHER_ASTRAL.isdisjoint(text)):
-        return text
-    return text.translate(_LUCENE_OTHER)
+def _as_lucene(text: str) -> tuple[str, regex.Pattern[str]]:
+    """The non-ASCII ``text`` with a space for each character Lucene's grammar puts in no token
+    (:data:`_LUCENE_OTHER`), and the token expression for it: with the symbols of Lucene's emoji data only if it
+    holds one. Both kinds are looked for in one pass first (most texts hold neither)."""
+    astral = max(text) > "\uffff"
+    if _RARE_BMP.search(text) is None and (not astral or _RARE_ASTRAL.isdisjoint(text)):
+        return text, _TOKEN
+    if _OTHER_BMP.search(text) is not None or (astral and not _OTHER_ASTRAL.isdisjoint(text)):
+        text = text.translate(_LUCENE_OTHER)
+    if _EMOJI_BMP.search(text) is not None or (astral and not _EMOJI_ASTRAL.isdisjoint(text)):
+        return text, _TOKEN_LUCENE_EMOJI
+    return text, _TOKEN
 
 
 def _window(text: str, start: int) -> int:
@@ -265,8 +291,8 @@ def simple_classes() -> tuple[np.ndarray, re.Pattern[str]]:
         r"[\p{Emoji}--[0-9#*]]]",
         SPECIAL,
     )
-    if _LUCENE_EMOJI:
-        mark(f"[{_LUCENE_EMOJI}]", SPECIAL)
+    if _EMOJI_RANGES:
+        mark(f"[{_class(_EMOJI_RANGES)}]", SPECIAL)
     bmp_other = [cp for cp in _LUCENE_OTHER if cp < 0x10000]
     table[bmp_other] = OTHER  # in no token of Lucene's (tools/make_standard_unicode.py)
     cps = np.flatnonzero(table == SPECIAL)
