@@ -44,6 +44,15 @@ def _check_qid_types(topics: Any, qrels: Any) -> None:
             "query would match. Cast both to str, e.g. qrels['qid'] = qrels['qid'].astype(str) (and the same for "
             "the topics); pse.datasets.get_topics and get_qrels give str ids."
         )
+    if kinds[1] - {
+        "str"
+    }:  # pt's runs have str qids, which such qrels match in no measure (pytrec_eval refuses)
+        raise TypeError(
+            f"The topics and qrels have {sorted(kinds[1] - {'str'})} qids: PyTerrier's runs and pytrec_eval key "
+            "queries by str, so no query would match (pytrec_eval stops with 'Expected string as key'). Cast both "
+            "to str, e.g. qrels['qid'] = qrels['qid'].astype(str) and topics['qid'] = topics['qid'].astype(str); "
+            "pse.datasets.get_topics and get_qrels give str ids."
+        )
 
 
 def Experiment(  # noqa: N802 - mirrors pt.Experiment
@@ -73,7 +82,8 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     In each case each system's run is computed once and shared: in batches of ``batch_size`` topics, and saved
     in ``save_dir`` as a TREC run (read back with ``save_mode="reuse"``), as pt.Experiment does. Measures may be given by name, in-house
     ones included (``"pse.nDCG@10"``). The table's columns follow the order the measures were given in
-    (``pt.Experiment`` sorts them), each measure's significance columns after it.
+    (``pt.Experiment`` sorts them), each measure's significance columns after it; with ``highlight=`` the
+    returned Styler keeps ``pt.Experiment``'s order.
     """
     if isinstance(retr_systems, dict):  # pt.Experiment's {name: system}, its baseline a name
         names = list(retr_systems) if names is None else names
@@ -276,8 +286,11 @@ def _runs(
             step = size or max(len(topics), 1)
             parts = [system.transform(topics.iloc[i : i + step]) for i in range(0, len(topics), step)]
             if empty := [i for i, part in enumerate(parts) if len(part) == 0]:
+                batch = topics.iloc[empty[0] * step : (empty[0] + 1) * step]
                 raise ValueError(
-                    f"{len(topics)} topics, but no results received (batch {empty[0]}) from {name}."
+                    f"No results received from {name} for batch {empty[0] + 1} of {len(parts)} ({len(batch)} "
+                    f"topics, qids {list(batch['qid'])[:5]}): pt.Experiment refuses a batch without results. "
+                    "Give a larger batch_size=, or none (a query that retrieves nothing then counts as 0)."
                 )
             run = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         if path is not None:  # a TREC run needs ranks: a frame without them gets them as pt would add them

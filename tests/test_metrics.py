@@ -1,5 +1,6 @@
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -378,6 +379,24 @@ def test_experiment_both_per_query_and_significance_from_one_set_of_runs():
     pd.testing.assert_frame_equal(per_query.reset_index(drop=True), expected_pq.reset_index(drop=True))
 
 
+def test_duplicate_warnings_point_at_the_experiment_and_come_once_per_system():
+    """Duplicate documents in a run and duplicate judgments in qrels: each warning comes once per system's
+    evaluation (it had come once per measure: two systems and four measures gave 8 of each) and points at the
+    user's line (it had pointed inside ir_measures)."""
+    topics = pd.DataFrame({"qid": ["q"], "query": ["x"]})
+    qrels = pd.DataFrame({"qid": ["q", "q", "q"], "docno": ["a", "b", "b"], "label": [1, 1, 1]})
+    run = pd.DataFrame({"qid": ["q"] * 3, "docno": ["a", "x", "a"], "score": [3.0, 2.0, 1.0]})
+    M = pse.measures
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        pt.Experiment([run, run.copy()], topics, qrels, [M.AP, M.P @ 1, M.nDCG @ 10, M.RR], names=["a", "b"])
+    messages = sorted(str(w.message)[:30] for w in seen)
+    assert messages == ["Qrels judge some documents twi"] * 2 + ["The run retrieves 1 judged doc"] * 2, (
+        messages
+    )
+    assert {w.filename for w in seen} == {__file__}
+
+
 def test_duplicate_judged_documents_count_once_as_if_deduplicated():
     import pytrec_eval
 
@@ -456,13 +475,20 @@ def test_a_system_retrieving_nothing_judged_never_misnames_the_columns():
     # a dict's baseline is a name, as pt.Experiment takes it; a batch without a result is refused, as pt refuses it
     table = pse.Experiment({"a": a, "b": b}, topics, qrels, five, baseline="a")
     assert table.set_index("name").loc["a", "R@100"] == 0.5 and "R@100 p-value" in table.columns
-    with pytest.raises(ValueError, match=r"no results received \(batch 1\) from b"):
+    # (the batch, of one topic, named as such with the fix: it had said "2 topics ... (batch 1)")
+    with pytest.raises(
+        ValueError, match=r"from b for batch 2 of 2 \(1 topics, qids \['2'\]\).*larger batch_size="
+    ):
         pse.Experiment(as_transformers, topics, qrels, five, batch_size=1, baseline=0)
     # int topics, str qrels: evaluated by pt.Experiment when it does not filter by topics
     int_topics = topics.astype({"qid": int})
     with pytest.raises(TypeError, match="qid types differ"):
         pse.Experiment([a], int_topics, qrels, [P @ 1])
     pse.Experiment([a], int_topics, qrels, [P @ 1], filter_by_topics=False)
+    # int topics and int qrels: pt's runs have str qids, so pytrec_eval had stopped with "Expected string as key"
+    for measure in (P @ 1, M.P @ 1):
+        with pytest.raises(TypeError, match=r"\['int'\] qids.*qrels\['qid'\].astype\(str\)"):
+            pse.Experiment([a], int_topics, qrels.astype({"qid": int}), [measure])
 
 
 def test_rel_below_1_is_refused_and_nothing_to_compare_is_said_as_such(capsys):

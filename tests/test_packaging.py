@@ -28,6 +28,7 @@ def test_artifact_entry_point_is_registered():
 LAYERS = {
     "measures._order": 0,
     "measures._score_dist": 0,
+    "measures._warn": 0,
     "measures._prepare": 1,
     "measures._metrics": 2,
     "measures._inhouse": 3,

@@ -131,7 +131,7 @@ class InHouseMeasure(Measure):
     def runtime_impl(self, qrels: Any, run: Any) -> Iterator[Metric]:
         # ir_measures hands over its own column names; any cutoff is applied here, in trec_eval's order
         self.check()
-        j = prepare(run, qrels, rel=self.rel)
+        j = prepare(run, qrels, rel=self.rel, once=True)  # its warnings once per run, not once per measure
         for qid, value in zip(j.qids.tolist(), self.values(j).tolist()):
             yield Metric(qid, self, value)
         # every judged query the run lacks too, at ir_measures' default, which it would add after all measures

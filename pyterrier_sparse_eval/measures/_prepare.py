@@ -7,9 +7,6 @@ joined in. Everything is vectorised: sorting and joining are numpy/pandas operat
 
 from __future__ import annotations
 
-import os
-import sys
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,31 +15,11 @@ import numpy as np
 import pandas as pd
 
 from ._order import is_contiguous, trec_order
+from ._warn import user_stacklevel, warn_once
 
 __all__ = ["JudgedRun", "prepare", "single_precision", "to_run_frame", "to_qrels_frame", "user_stacklevel"]
 
 _RUN_COLS = {"query_id": "qid", "doc_id": "docno"}
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _inner_dirs() -> tuple[str, ...]:
-    """The package's folder, and those of the libraries that call its measures (ir_measures, PyTerrier) if loaded."""
-    found = [_PACKAGE_DIR]
-    for name in ("ir_measures", "pyterrier"):
-        path = getattr(sys.modules.get(name), "__file__", None)
-        if path:
-            found.append(os.path.dirname(os.path.abspath(path)))
-    return tuple(d + os.sep for d in found)
-
-
-def user_stacklevel() -> int:
-    """The ``stacklevel`` of a warning raised here that points at the first caller outside the package and the
-    libraries that call its measures (the user's line, e.g. their ``pt.Experiment(...)``), however deep the calls."""
-    level, frame, inner = 1, sys._getframe(1), _inner_dirs()
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inner):
-        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
-    return level
 
 
 def single_precision(scores: Any) -> np.ndarray:
@@ -356,7 +333,7 @@ def _repeated(group: np.ndarray, local: np.ndarray, position: np.ndarray | None)
     return np.flatnonzero(pd.Series(key).duplicated().to_numpy())
 
 
-def prepare(run: Any, qrels: Any, *, rel: float = 1, queries: Any = None) -> JudgedRun:
+def prepare(run: Any, qrels: Any, *, rel: float = 1, queries: Any = None, once: bool = False) -> JudgedRun:
     """Join and order a run and qrels for evaluation (see :class:`JudgedRun`). ``queries``: the run's query ids,
     for a frame made from a ``{qid: ranking}`` run whose empty rankings it cannot show (default: the run's).
 
@@ -367,6 +344,7 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1, queries: Any = None) -> Jud
     """
     # a query present with an empty ranking ({qid: {}}) is still evaluated, as trec_eval does (all zeros)
     run_qids: Any = list(run.keys()) if isinstance(run, Mapping) else queries
+    given = (run, qrels) if once else None  # once: each measure of pt.Experiment prepares these; warn once
     run = to_run_frame(run)
     qrels = to_qrels_frame(qrels)
     if len(run) and len(qrels):
@@ -382,9 +360,7 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1, queries: Any = None) -> Jud
     last = np.ones(len(sorted_keys), dtype=bool)
     last[:-1] = sorted_keys[1:] != sorted_keys[:-1]
     if not last.all():
-        warnings.warn(
-            "Qrels judge some documents twice for the same query; the last judgment is used.", stacklevel=3
-        )
+        warn_once("Qrels judge some documents twice for the same query; the last judgment is used.", given)
         kept = np.sort(key_order[last])
         qrel_qc, d_code, labels_all = qrel_qc[kept], d_code[kept], labels_all[kept]
 
@@ -460,10 +436,10 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1, queries: Any = None) -> Jud
             for c, what in ((judged, "judged"), (len(dropped) - judged, "unjudged"))
             if c
         ]
-        warnings.warn(
+        warn_once(
             f"The run retrieves {' and '.join(counts)} more than once for the same query; only the best-ranked "
             "copy of each counts, as if the run had been deduplicated first.",
-            stacklevel=3,
+            given,
         )
         before = at - np.searchsorted(dropped, starts[hit_group])
         num_retrieved = num_retrieved - np.bincount(group_sorted[dropped], minlength=nq)
