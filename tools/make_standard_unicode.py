@@ -13,6 +13,15 @@ differ:
 * ``standard_emoji.txt``: Lucene makes the character a token of its own (an emoji of its emoji data) and this
   project drops it (symbols such as U+2605 BLACK STAR left the emoji data's Extended_Pictographic since).
 
+Then every code point these tables leave unassigned (``Cn`` in its tables, the planes beyond the third included) is analysed
+the same way: a later release of ``regex``, with a later Unicode, may assign it, and would make letters of characters
+Lucene's grammar puts in no token (``regex`` 2026.11.19 assigns 578 that 2026.5.9 does not). Those Lucene puts in no
+token (in all seven contexts) go into ``standard_other.txt`` too, and the reserved code points Lucene's emoji data
+counts as pictographs (U+1FB93, U+1F7DA ..., which ``regex`` 2026.11.19 assigns as other symbols) into
+``standard_emoji.txt``: the tokenizer then follows Lucene whatever Unicode
+the installed ``regex`` has. ``tests/goldens/make_lucene_codepoints.py`` records Lucene's tokens of ``q{c}z`` for
+every code point, which the tests compare with.
+
 Needs Java 17 and the Anserini fat jar (``pip download --no-deps pyserini==0.22.1``); CI never runs this::
 
     ANSERINI_JAR=.../anserini-0.22.1-fatjar.jar python tools/make_standard_unicode.py
@@ -82,6 +91,18 @@ def main() -> None:
             other.append(ord(c))
         elif lucene[key] == ["q", c, "z"] and ours == ["q", "z"]:
             emoji.append(ord(c))
+    # code points unassigned in these tables (a later release of ``regex`` may assign them, and would make letters
+    # of those Lucene's grammar, of Unicode 12.1, puts in no token) that Lucene puts in no token: the same
+    unassigned = [
+        cp
+        for cp in range(0x80, 0x110000)
+        if not 0xD800 <= cp <= 0xDFFF and regex.match(r"\p{Cn}", chr(cp)) and cp not in other
+    ]
+    lucene = lucene_terms(jar, {f"{cp:x}": f"q{chr(cp)}z" for cp in unassigned})
+    other += [cp for cp in unassigned if lucene[f"{cp:x}"] == ["q", "z"]]
+    # and those Lucene's emoji data has (reserved code points it counts as pictographs, such as U+1FB93): whether or
+    # not the tables here count them (a later Unicode may assign them as other symbols, as U+1F7DA)
+    emoji += [cp for cp in unassigned if lucene[f"{cp:x}"] == ["q", chr(cp), "z"]]
     more = {f"{cp:x}-{i}": ctx.format(c=chr(cp)) for cp in other for i, ctx in enumerate(CONTEXTS)}
     seen = lucene_terms(jar, more)
     kept = [cp for cp in other if all(seen[f"{cp:x}-{i}"] == EXPECTED[i] for i in range(len(CONTEXTS)))]
@@ -91,7 +112,7 @@ def main() -> None:
             file=sys.stderr,
         )
     header = "# made by tools/make_standard_unicode.py (Anserini 0.22.1, Lucene 9.5; regex {})\n"
-    for name, cps in (("standard_other.txt", kept), ("standard_emoji.txt", emoji)):
+    for name, cps in (("standard_other.txt", kept), ("standard_emoji.txt", sorted(emoji))):
         (DATA / name).write_text(header.format(regex.__version__) + "\n".join(ranges(cps)) + "\n")
         print(f"{name}: {len(cps)} characters")
 

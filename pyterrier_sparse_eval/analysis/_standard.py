@@ -17,12 +17,14 @@ properties) and keeps what the grammar keeps:
 JFlex takes the longest match among its rules; here the word rule is tried first, which gives the same token
 text (the rules start with disjoint classes except keycap emoji, where both match the same text). The Unicode
 tables are the ``regex`` module's, newer than those of Lucene 9.5's grammar (Unicode 12.1 and its emoji data), so
-where they differ Lucene's own behaviour is read off Lucene (``tools/make_standard_unicode.py``, every assigned code
-point in seven contexts): 19,835 characters Lucene puts in no token (assigned since 12.1, such as U+A7C7 or the CJK
-Extension G ideographs, or of another class since) become spaces before tokenising, and 929 symbols of Lucene's
-emoji data (U+2605 BLACK STAR ...) are emoji here too. Then 159,677 of the 159,688 assigned code points, each
-between two letters, are tokenised as Lucene tokenises them; the other 11 are digits (U+19DA, U+1FBF0-U+1FBF9)
-that Lucene makes tokens of their own. ``tests/test_standard_tokenizer.py`` compares with Lucene's own output.
+where they differ Lucene's own behaviour is read off Lucene (``tools/make_standard_unicode.py``, every code point in
+seven contexts): the characters Lucene puts in no token that the tables here (or those of a later ``regex``
+release, whose Unicode may assign them) would put in one (assigned since 12.1, such as U+A7C7 or the CJK Extension G
+ideographs, of another class since, or still unassigned) become spaces before tokenising, and the symbols of Lucene's
+emoji data that are no emoji here (U+2605 BLACK STAR ...) or may not be in a later Unicode (reserved code points it
+counts as pictographs) are emoji. Then every code point between two letters but
+11 is tokenised as Lucene tokenises it; the 11 are digits (U+19DA, U+1FBF0-U+1FBF9) that Lucene makes tokens of
+their own. ``tests/test_standard_tokenizer.py`` compares with Lucene's own output.
 """
 
 from __future__ import annotations
@@ -87,15 +89,11 @@ def _class(ranges: list[tuple[int, int]]) -> str:
 
 
 #: characters Lucene's grammar puts in no token, which the tables here would (assigned after Unicode 12.1, or
-#: of another word-break class since): each becomes a space before tokenising (one character for one: offsets
-#: unchanged)
+#: of another word-break class since), or which a later Unicode may assign (unassigned here): each becomes a
+#: space before tokenising (one character for one: offsets unchanged)
 _OTHER_RANGES = _lucene_tables("standard_other.txt")
-_LUCENE_OTHER = {cp: " " for a, b in _OTHER_RANGES for cp in range(a, b + 1)}
-# found by a BMP class (re's classes with characters beyond the BMP are slow: 0.6 us a character) and, in a text
-# holding any character beyond it, a set
-_OTHER_BMP = re.compile(f"[{_class([(a, b) for a, b in _OTHER_RANGES if b < 0x10000])}]")
-_OTHER_ASTRAL = frozenset(chr(cp) for cp in _LUCENE_OTHER if cp >= 0x10000)
-#: symbols Lucene's emoji data has (a token each) and the tables here no longer count as emoji
+#: code points Lucene's emoji data has (a token each) that the tables here no longer count as emoji, or may not
+#: in a later Unicode (reserved code points it counts as pictographs)
 _EMOJI_RANGES = _lucene_tables("standard_emoji.txt")
 
 
@@ -128,16 +126,29 @@ def _token_pattern(extra_emoji: str) -> regex.Pattern[str]:
     )
 
 
-# The 929 symbols' 100 ranges, tested at every position, make the expression slower on non-ASCII text
-# (benchmarks/bench_tokenizer.py), so it is used only for a text holding one of them (found as the characters of
-# _LUCENE_OTHER are); on any other text the two expressions match alike (the ranges are only ever a class's)
+# The symbols' ranges (2,388 code points in 110 ranges), tested at every position, make the expression slower on non-ASCII text
+# (benchmarks/bench_tokenizer.py), so it is used only for a text holding one of them; on any other text the two
+# expressions match alike (the ranges are only ever a class's)
 _TOKEN = _token_pattern("")
 _TOKEN_LUCENE_EMOJI = _token_pattern(_class(_EMOJI_RANGES))
-_EMOJI_BMP = re.compile(f"[{_class([(a, b) for a, b in _EMOJI_RANGES if b < 0x10000])}]")
-_EMOJI_ASTRAL = frozenset(chr(cp) for a, b in _EMOJI_RANGES for cp in range(max(a, 0x10000), b + 1))
-# either kind, for the first pass of _as_lucene
-_RARE_BMP = re.compile(f"[{_class([(a, b) for a, b in _OTHER_RANGES + _EMOJI_RANGES if b < 0x10000])}]")
-_RARE_ASTRAL = _OTHER_ASTRAL | _EMOJI_ASTRAL
+
+
+def _bmp_class(ranges: list[tuple[int, int]]) -> re.Pattern[str]:
+    """A stdlib ``re`` class of the BMP part of ``ranges`` (re's classes with characters beyond the BMP are slow:
+    0.6 us a character)."""
+    bmp = [(a, min(b, 0xFFFF)) for a, b in ranges if a < 0x10000]
+    return re.compile(f"[{_class(bmp)}]" if bmp else "(?!)")
+
+
+_OTHER_BMP = _bmp_class(_OTHER_RANGES)
+_EMOJI_BMP = _bmp_class(_EMOJI_RANGES)
+_RARE_BMP = _bmp_class(_OTHER_RANGES + _EMOJI_RANGES)
+#: per code point, for texts beyond the BMP: 1 if in :data:`_OTHER_RANGES`, 2 if in :data:`_EMOJI_RANGES`
+_RARE = np.zeros(0x110000, dtype=np.uint8)
+for _a, _b in _OTHER_RANGES:
+    _RARE[_a : _b + 1] |= 1
+for _a, _b in _EMOJI_RANGES:
+    _RARE[_a : _b + 1] |= 2
 _NUM_ONLY = regex.compile(
     rf"(?:{_ENL})*{_NUMERIC}(?:(?:(?:{_ENL})*|{_MIDNUM}){_NUMERIC})*(?:{_ENL})*", regex.V1
 )
@@ -218,16 +229,22 @@ def standard_tokens(text: str) -> list[Token]:
 
 def _as_lucene(text: str) -> tuple[str, regex.Pattern[str]]:
     """The non-ASCII ``text`` with a space for each character Lucene's grammar puts in no token
-    (:data:`_LUCENE_OTHER`), and the token expression for it: with the symbols of Lucene's emoji data only if it
+    (:data:`_OTHER_RANGES`), and the token expression for it: with the symbols of Lucene's emoji data only if it
     holds one. Both kinds are looked for in one pass first (most texts hold neither)."""
-    astral = max(text) > "\uffff"
-    if _RARE_BMP.search(text) is None and (not astral or _RARE_ASTRAL.isdisjoint(text)):
+    if max(text) <= "\uffff":
+        if _RARE_BMP.search(text) is None:
+            return text, _TOKEN
+        text = _OTHER_BMP.sub(" ", text)
+        return text, _TOKEN if _EMOJI_BMP.search(text) is None else _TOKEN_LUCENE_EMOJI
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    rare = _RARE[cps]
+    if not rare.any():
         return text, _TOKEN
-    if _OTHER_BMP.search(text) is not None or (astral and not _OTHER_ASTRAL.isdisjoint(text)):
-        text = text.translate(_LUCENE_OTHER)
-    if _EMOJI_BMP.search(text) is not None or (astral and not _EMOJI_ASTRAL.isdisjoint(text)):
-        return text, _TOKEN_LUCENE_EMOJI
-    return text, _TOKEN
+    other = (rare & 1).astype(bool)
+    if other.any():
+        cps = np.where(other, np.uint32(32), cps)
+        text = cps.tobytes().decode("utf-32-le", "surrogatepass")
+    return text, _TOKEN if not (rare & 2).any() else _TOKEN_LUCENE_EMOJI
 
 
 def _window(text: str, start: int) -> int:
@@ -293,8 +310,9 @@ def simple_classes() -> tuple[np.ndarray, re.Pattern[str]]:
     )
     if _EMOJI_RANGES:
         mark(f"[{_class(_EMOJI_RANGES)}]", SPECIAL)
-    bmp_other = [cp for cp in _LUCENE_OTHER if cp < 0x10000]
-    table[bmp_other] = OTHER  # in no token of Lucene's (tools/make_standard_unicode.py)
+    table[(_RARE[:0x10000] & 1).astype(bool)] = (
+        OTHER  # in no token of Lucene's (tools/make_standard_unicode.py)
+    )
     cps = np.flatnonzero(table == SPECIAL)
     breaks = np.flatnonzero(np.diff(cps) != 1)
     starts, ends = cps[np.r_[0, breaks + 1]], cps[np.r_[breaks, len(cps) - 1]]
