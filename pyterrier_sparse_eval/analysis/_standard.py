@@ -143,12 +143,14 @@ def _bmp_class(ranges: list[tuple[int, int]]) -> re.Pattern[str]:
 _OTHER_BMP = _bmp_class(_OTHER_RANGES)
 _EMOJI_BMP = _bmp_class(_EMOJI_RANGES)
 _RARE_BMP = _bmp_class(_OTHER_RANGES + _EMOJI_RANGES)
-#: per code point, for texts beyond the BMP: 1 if in :data:`_OTHER_RANGES`, 2 if in :data:`_EMOJI_RANGES`
+#: per code point, for the characters beyond the BMP: 1 if in :data:`_OTHER_RANGES`, 2 if in :data:`_EMOJI_RANGES`
 _RARE = np.zeros(0x110000, dtype=np.uint8)
 for _a, _b in _OTHER_RANGES:
     _RARE[_a : _b + 1] |= 1
 for _a, _b in _EMOJI_RANGES:
     _RARE[_a : _b + 1] |= 2
+_RARE_OF = _RARE.tobytes()  # indexed by code point: an int, without numpy's per-call cost
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # one range: fast, unlike a class of many beyond the BMP
 _NUM_ONLY = regex.compile(
     rf"(?:{_ENL})*{_NUMERIC}(?:(?:(?:{_ENL})*|{_MIDNUM}){_NUMERIC})*(?:{_ENL})*", regex.V1
 )
@@ -231,20 +233,20 @@ def _as_lucene(text: str) -> tuple[str, regex.Pattern[str]]:
     """The non-ASCII ``text`` with a space for each character Lucene's grammar puts in no token
     (:data:`_OTHER_RANGES`), and the token expression for it: with the symbols of Lucene's emoji data only if it
     holds one. Both kinds are looked for in one pass first (most texts hold neither)."""
-    if max(text) <= "\uffff":
-        if _RARE_BMP.search(text) is None:
-            return text, _TOKEN
-        text = _OTHER_BMP.sub(" ", text)
-        return text, _TOKEN if _EMOJI_BMP.search(text) is None else _TOKEN_LUCENE_EMOJI
-    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    rare = _RARE[cps]
-    if not rare.any():
+    rare = 0
+    if max(text) > "\uffff":
+        for c in set(_ASTRAL.findall(text)):
+            rare |= _RARE_OF[ord(c)]
+    if not rare and _RARE_BMP.search(text) is None:
         return text, _TOKEN
-    other = (rare & 1).astype(bool)
-    if other.any():
-        cps = np.where(other, np.uint32(32), cps)
-        text = cps.tobytes().decode("utf-32-le", "surrogatepass")
-    return text, _TOKEN if not (rare & 2).any() else _TOKEN_LUCENE_EMOJI
+    if rare & 1:
+        text = _ASTRAL.sub(_astral_as_lucene, text)
+    text = _OTHER_BMP.sub(" ", text)
+    return text, _TOKEN_LUCENE_EMOJI if rare & 2 or _EMOJI_BMP.search(text) is not None else _TOKEN
+
+
+def _astral_as_lucene(m: re.Match[str]) -> str:
+    return " " if _RARE_OF[ord(m.group())] & 1 else m.group()
 
 
 def _window(text: str, start: int) -> int:
