@@ -285,7 +285,12 @@ def _runs(
         else:  # a batch (or the topics) without a result is refused, as pt.Experiment refuses it
             step = size or max(len(topics), 1)
             parts = [system.transform(topics.iloc[i : i + step]) for i in range(0, len(topics), step)]
-            if empty := [i for i, part in enumerate(parts) if len(part) == 0]:
+            if (empty := [i for i, part in enumerate(parts) if len(part) == 0]) and not size:
+                raise ValueError(
+                    f"No results received from {name} for any of the {len(topics)} topics: pt.Experiment refuses "
+                    "a system that retrieves nothing. Check its index and the topics' query field."
+                )
+            if empty:
                 batch = topics.iloc[empty[0] * step : (empty[0] + 1) * step]
                 raise ValueError(
                     f"No results received from {name} for batch {empty[0] + 1} of {len(parts)} ({len(batch)} "

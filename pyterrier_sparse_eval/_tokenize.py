@@ -36,8 +36,9 @@ _TOKENIZERS = ("standard", "word")
 #: bumped whenever the analysis of some text changes (tokens, stopwords, stemming): indexes and caches
 #: built by another version are then rebuilt rather than reused. 2: Lucene's StandardTokenizer and Porter.
 #: 3 (2026-11-29): long tokens cut as Lucene cuts them, keycaps, the characters of Unicode newer than Lucene's.
-#: 4: Lucene's tokens whatever the Unicode of the installed ``regex`` (with regex 2026.5.9 six reserved code points
-#: changed, U+1FB93 and U+1FBFB-U+1FBFF, now emoji; with 2026.11.19, 578 characters Lucene puts in no token).
+#: 4: Lucene's tokens with newer Unicode in the installed ``regex`` (with regex 2026.5.9: six reserved code points,
+#: U+1FB93 and U+1FBFB-U+1FBFF, now emoji; number signs such as U+0600 Format again, U+FE10/U+FE14 MidNum again;
+#: with 2026.11.19 also 578 characters Lucene puts in no token).
 ANALYZER_VERSION = 4
 #: recorded with an index of these languages: their chain changed on 2026-11-29, so an index recorded without it
 #: is told apart (the CLI's cache key changes: a new entry is built). yo: the English analyzer before, Lucene's

@@ -480,6 +480,9 @@ def test_a_system_retrieving_nothing_judged_never_misnames_the_columns():
         ValueError, match=r"from b for batch 2 of 2 \(1 topics, qids \['2'\]\).*larger batch_size="
     ):
         pse.Experiment(as_transformers, topics, qrels, five, batch_size=1, baseline=0)
+    nothing = {"a": as_transformers["a"], "none": pt.Transformer.from_df(b.iloc[:0])}
+    with pytest.raises(ValueError, match=r"from none for any of the 2 topics.*Check its index"):
+        pse.Experiment(nothing, topics, qrels, five, baseline=0)  # no batch_size= to advise on
     # int topics, str qrels: evaluated by pt.Experiment when it does not filter by topics
     int_topics = topics.astype({"qid": int})
     with pytest.raises(TypeError, match="qid types differ"):

@@ -22,9 +22,10 @@ seven contexts): the characters Lucene puts in no token that the tables here (or
 release, whose Unicode may assign them) would put in one (assigned since 12.1, such as U+A7C7 or the CJK Extension G
 ideographs, of another class since, or still unassigned) become spaces before tokenising, and the symbols of Lucene's
 emoji data that are no emoji here (U+2605 BLACK STAR ...) or may not be in a later Unicode (reserved code points it
-counts as pictographs) are emoji. Then every code point between two letters but
-11 is tokenised as Lucene tokenises it; the 11 are digits (U+19DA, U+1FBF0-U+1FBF9) that Lucene makes tokens of
-their own. ``tests/test_standard_tokenizer.py`` compares with Lucene's own output.
+counts as pictographs) are emoji; and the few characters whose class changed since (number signs such as U+0600,
+the vertical comma U+FE10) keep Lucene's (_FORMAT_12, _MIDNUM_12). Then every code point, alone, between two
+letters and between two digits, is tokenised as Lucene tokenises it but 11 digits (U+19DA, U+1FBF0-U+1FBF9) that
+Lucene makes tokens of their own. ``tests/test_standard_tokenizer.py`` compares with Lucene's own output.
 """
 
 from __future__ import annotations
@@ -43,14 +44,20 @@ __all__ = ["standard_tokens", "standard_words", "simple_classes", "MAX_TOKEN_LEN
 #: Lucene's StandardTokenizer.DEFAULT_MAX_TOKEN_LENGTH
 MAX_TOKEN_LENGTH = 255
 
-_X = r"[\p{WB=Format}\p{WB=Extend}\p{WB=ZWJ}]*+"  # WB4: X (Extend | Format | ZWJ)* -> X
+# Characters whose word-break class changed after Lucene's Unicode 12.1 (and 15.0, regex 2023.3.22's) and that a
+# newer table gives another class: read off Lucene (tests/test_standard_tokenizer.py, three contexts each). Arabic,
+# Syriac and Kaithi number signs (U+0600-U+0605 ...) are Format there (Numeric since Unicode 15.1); the vertical
+# comma and semicolon U+FE10 and U+FE14 are MidNum there (no class since)
+_FORMAT_12 = "\u0600-\u0605\u06dd\u070f\u08e2\U000110bd\U000110cd"
+_MIDNUM_12 = "\ufe10\ufe14"
+_X = rf"[\p{{WB=Format}}\p{{WB=Extend}}\p{{WB=ZWJ}}{_FORMAT_12}]*+"  # WB4: X (Extend | Format | ZWJ)* -> X
 
-_AHLETTER = r"[\p{WB=ALetter}\p{WB=Hebrew_Letter}]" + _X
+_ALETTER = rf"[\p{{WB=ALetter}}--[{_FORMAT_12}]]"  # (U+070F is ALetter in some tables)
 _HANGUL = r"[\p{sc=Hangul}&&[\p{WB=ALetter}\p{WB=Hebrew_Letter}]]" + _X
-_NUMERIC = r"[\p{WB=Numeric}[\p{Blk=HalfAndFullForms}&&\p{Nd}]]" + _X
+_NUMERIC = rf"[[\p{{WB=Numeric}}[\p{{Blk=HalfAndFullForms}}&&\p{{Nd}}]]--[{_FORMAT_12}]]" + _X
 _KATAKANA = r"\p{WB=Katakana}" + _X
 _MIDLETTER = r"[\p{WB=MidLetter}\p{WB=MidNumLet}\p{WB=Single_Quote}]" + _X
-_MIDNUM = r"[\p{WB=MidNum}\p{WB=MidNumLet}\p{WB=Single_Quote}]" + _X
+_MIDNUM = rf"[\p{{WB=MidNum}}\p{{WB=MidNumLet}}\p{{WB=Single_Quote}}{_MIDNUM_12}]" + _X
 _ENL = r"\p{WB=ExtendNumLet}" + _X
 _HEBREW = r"\p{WB=Hebrew_Letter}" + _X
 _SQUOTE = r"\p{WB=Single_Quote}" + _X
@@ -58,9 +65,7 @@ _DQUOTE = r"\p{WB=Double_Quote}" + _X
 _RI = r"\p{WB=Regional_Indicator}" + _X
 # a letter for the general word rule: not a Hebrew letter that the Hebrew rules (WB7a-c) continue with a quote,
 # so that the longest match (JFlex's) is found without backtracking
-_AHLETTER = (
-    rf"(?:\p{{WB=ALetter}}{_X}|\p{{WB=Hebrew_Letter}}{_X}(?!{_SQUOTE}|{_DQUOTE}\p{{WB=Hebrew_Letter}}))"
-)
+_AHLETTER = rf"(?:{_ALETTER}{_X}|\p{{WB=Hebrew_Letter}}{_X}(?!{_SQUOTE}|{_DQUOTE}\p{{WB=Hebrew_Letter}}))"
 
 _CORE = (
     f"(?:{_KATAKANA}(?:(?:{_ENL})*{_KATAKANA})*"
@@ -106,7 +111,7 @@ def _emoji(extra: str) -> str:
     # WB4 inside emoji sequences: without the presentation selectors, and a ZWJ only when no emoji follows it
     # (then it joins the next element of a ZWJ sequence)
     start = rf"\p{{WB=ZWJ}}*(?:{char}|\p{{Emoji_Modifier_Base}}|\p{{Emoji_Modifier}})"
-    xe = rf"(?:[[\p{{WB=Format}}\p{{WB=Extend}}]--[\uFE0E\uFE0F]]|\p{{WB=ZWJ}}(?!{start}))*+"
+    xe = rf"(?:[[\p{{WB=Format}}\p{{WB=Extend}}{_FORMAT_12}]--[\uFE0E\uFE0F]]|\p{{WB=ZWJ}}(?!{start}))*+"
     element = (
         rf"(?:(?:\p{{WB=ZWJ}}*\p{{Emoji_Modifier_Base}}{xe})?\p{{Emoji_Modifier}}{xe}"
         rf"|\p{{WB=ZWJ}}*{char}{xe}\uFE0F?)"
@@ -298,14 +303,15 @@ def simple_classes() -> tuple[np.ndarray, re.Pattern[str]]:
         hits = "".join(regex.findall(f"(?:{pattern})+", chars, flags=regex.V1))
         table[np.frombuffer(hits.encode("utf-32-le"), dtype=np.uint32)] = value
 
-    mark(r"\p{WB=ALetter}", LETTER)
-    mark(r"[\p{WB=Numeric}[\p{Blk=HalfAndFullForms}&&\p{Nd}]]", DIGIT)
+    mark(_ALETTER, LETTER)
+    mark(rf"[[\p{{WB=Numeric}}[\p{{Blk=HalfAndFullForms}}&&\p{{Nd}}]]--[{_FORMAT_12}]]", DIGIT)
     mark(r"\p{WB=ExtendNumLet}", JOIN)
     mark(r"\p{WB=MidLetter}", MID_LETTER)
-    mark(r"\p{WB=MidNum}", MID_NUM)
+    mark(rf"[\p{{WB=MidNum}}{_MIDNUM_12}]", MID_NUM)
     mark(r"[\p{WB=MidNumLet}\p{WB=Single_Quote}]", MID_BOTH)
     mark(
-        r"[\p{WB=Format}\p{WB=Extend}\p{WB=ZWJ}\p{WB=Hebrew_Letter}\p{WB=Katakana}\p{WB=Regional_Indicator}"
+        rf"[\p{{WB=Format}}\p{{WB=Extend}}\p{{WB=ZWJ}}{_FORMAT_12}\p{{WB=Hebrew_Letter}}\p{{WB=Katakana}}"
+        r"\p{WB=Regional_Indicator}"
         r"\p{sc=Han}\p{sc=Hiragana}\p{sc=Hangul}\p{lb=SA}\p{Extended_Pictographic}"
         r"[\p{Emoji}--[0-9#*]]]",
         SPECIAL,
