@@ -2,8 +2,8 @@
 
 Lucene's emoji data counts as emoji 2,388 code points (110 ranges, ``data/lucene/standard_emoji.txt``) that the
 ``regex`` module's tables may not: symbols they no longer count as emoji (U+2605 BLACK STAR ...) and reserved code
-points a later Unicode may assign as other symbols. Put in the token expression, their ranges are tested at every position of every
-text; the tokenizer therefore uses the expression holding them only for a text that holds one of them (found in the
+points a later Unicode may assign as other symbols. Put in the token expression, their ranges are tested at every
+position of every text; the tokenizer therefore uses the expression holding them only for a text that holds one of them (found in the
 pass that looks for the characters Lucene puts in no token), and the plain one otherwise. This benchmark times both,
 side by side in one process, interleaved round by round, on three workloads of real text, and checks that they give
 the same tokens:

@@ -44,9 +44,8 @@ def _check_qid_types(topics: Any, qrels: Any) -> None:
             "query would match. Cast both to str, e.g. qrels['qid'] = qrels['qid'].astype(str) (and the same for "
             "the topics); pse.datasets.get_topics and get_qrels give str ids."
         )
-    if kinds[1] - {
-        "str"
-    }:  # pt's runs have str qids, which such qrels match in no measure (pytrec_eval refuses)
+    # pt's runs have str qids, which such qrels match in no measure (pytrec_eval refuses)
+    if kinds[1] - {"str"}:
         raise TypeError(
             f"The topics and qrels have {sorted(kinds[1] - {'str'})} qids: PyTerrier's runs and pytrec_eval key "
             "queries by str, so no query would match (pytrec_eval stops with 'Expected string as key'). Cast both "

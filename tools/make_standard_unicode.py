@@ -13,8 +13,8 @@ differ:
 * ``standard_emoji.txt``: Lucene makes the character a token of its own (an emoji of its emoji data) and this
   project drops it (symbols such as U+2605 BLACK STAR left the emoji data's Extended_Pictographic since).
 
-Then every code point these tables leave unassigned (``Cn`` in its tables, the planes beyond the third included) is analysed
-the same way: a later release of ``regex``, with a later Unicode, may assign it, and would make letters of characters
+Then every code point these tables leave unassigned (``Cn``, the planes beyond the third included) is analysed the
+same way: a later release of ``regex``, with a later Unicode, may assign it, and would make letters of characters
 Lucene's grammar puts in no token (``regex`` 2026.11.19 assigns 578 that 2026.5.9 does not). Those Lucene puts in no
 token (in all seven contexts) go into ``standard_other.txt`` too, and the reserved code points Lucene's emoji data
 counts as pictographs (U+1FB93, U+1F7DA ..., which ``regex`` 2026.11.19 assigns as other symbols) into
@@ -97,7 +97,7 @@ def main() -> None:
     unassigned = [
         cp
         for cp in range(0x80, 0x110000)
-        if not 0xD800 <= cp <= 0xDFFF and regex.match(r"\p{Cn}", chr(cp)) and cp not in other
+        if not 0xD800 <= cp <= 0xDFFF and regex.match(r"\p{Cn}", chr(cp))  # (none is in other: all assigned)
     ]
     lucene = lucene_terms(jar, {f"{cp:x}": f"q{chr(cp)}z" for cp in unassigned})
     other += [cp for cp in unassigned if lucene[f"{cp:x}"] == ["q", "z"]]

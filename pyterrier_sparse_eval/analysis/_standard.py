@@ -50,14 +50,18 @@ MAX_TOKEN_LENGTH = 255
 # comma and semicolon U+FE10 and U+FE14 are MidNum there (no class since)
 _FORMAT_12 = "\u0600-\u0605\u06dd\u070f\u08e2\U000110bd\U000110cd"
 _MIDNUM_12 = "\ufe10\ufe14"
-_X = rf"[\p{{WB=Format}}\p{{WB=Extend}}\p{{WB=ZWJ}}{_FORMAT_12}]*+"  # WB4: X (Extend | Format | ZWJ)* -> X
-
+# the classes with Lucene's overrides, used by the grammar and by simple_classes alike
+_FORMAT_EXTEND = rf"\p{{WB=Format}}\p{{WB=Extend}}{_FORMAT_12}"  # a class body
 _ALETTER = rf"[\p{{WB=ALetter}}--[{_FORMAT_12}]]"  # (U+070F is ALetter in some tables)
+_DIGIT = rf"[[\p{{WB=Numeric}}[\p{{Blk=HalfAndFullForms}}&&\p{{Nd}}]]--[{_FORMAT_12}]]"
+_MIDNUM_ONLY = rf"[\p{{WB=MidNum}}{_MIDNUM_12}]"
+_X = rf"[{_FORMAT_EXTEND}\p{{WB=ZWJ}}]*+"  # WB4: X (Extend | Format | ZWJ)* -> X
+
 _HANGUL = r"[\p{sc=Hangul}&&[\p{WB=ALetter}\p{WB=Hebrew_Letter}]]" + _X
-_NUMERIC = rf"[[\p{{WB=Numeric}}[\p{{Blk=HalfAndFullForms}}&&\p{{Nd}}]]--[{_FORMAT_12}]]" + _X
+_NUMERIC = _DIGIT + _X
 _KATAKANA = r"\p{WB=Katakana}" + _X
 _MIDLETTER = r"[\p{WB=MidLetter}\p{WB=MidNumLet}\p{WB=Single_Quote}]" + _X
-_MIDNUM = rf"[\p{{WB=MidNum}}\p{{WB=MidNumLet}}\p{{WB=Single_Quote}}{_MIDNUM_12}]" + _X
+_MIDNUM = rf"[{_MIDNUM_ONLY}\p{{WB=MidNumLet}}\p{{WB=Single_Quote}}]" + _X
 _ENL = r"\p{WB=ExtendNumLet}" + _X
 _HEBREW = r"\p{WB=Hebrew_Letter}" + _X
 _SQUOTE = r"\p{WB=Single_Quote}" + _X
@@ -111,7 +115,7 @@ def _emoji(extra: str) -> str:
     # WB4 inside emoji sequences: without the presentation selectors, and a ZWJ only when no emoji follows it
     # (then it joins the next element of a ZWJ sequence)
     start = rf"\p{{WB=ZWJ}}*(?:{char}|\p{{Emoji_Modifier_Base}}|\p{{Emoji_Modifier}})"
-    xe = rf"(?:[[\p{{WB=Format}}\p{{WB=Extend}}{_FORMAT_12}]--[\uFE0E\uFE0F]]|\p{{WB=ZWJ}}(?!{start}))*+"
+    xe = rf"(?:[[{_FORMAT_EXTEND}]--[\uFE0E\uFE0F]]|\p{{WB=ZWJ}}(?!{start}))*+"
     element = (
         rf"(?:(?:\p{{WB=ZWJ}}*\p{{Emoji_Modifier_Base}}{xe})?\p{{Emoji_Modifier}}{xe}"
         rf"|\p{{WB=ZWJ}}*{char}{xe}\uFE0F?)"
@@ -131,9 +135,9 @@ def _token_pattern(extra_emoji: str) -> regex.Pattern[str]:
     )
 
 
-# The symbols' ranges (2,388 code points in 110 ranges), tested at every position, make the expression slower on non-ASCII text
-# (benchmarks/bench_tokenizer.py), so it is used only for a text holding one of them; on any other text the two
-# expressions match alike (the ranges are only ever a class's)
+# The symbols' ranges (2,388 code points in 110 ranges), tested at every position, make the expression slower on
+# non-ASCII text (benchmarks/bench_tokenizer.py), so it is used only for a text holding one of them; on any other
+# text the two expressions match alike (the ranges are only ever a class's)
 _TOKEN = _token_pattern("")
 _TOKEN_LUCENE_EMOJI = _token_pattern(_class(_EMOJI_RANGES))
 
@@ -304,23 +308,21 @@ def simple_classes() -> tuple[np.ndarray, re.Pattern[str]]:
         table[np.frombuffer(hits.encode("utf-32-le"), dtype=np.uint32)] = value
 
     mark(_ALETTER, LETTER)
-    mark(rf"[[\p{{WB=Numeric}}[\p{{Blk=HalfAndFullForms}}&&\p{{Nd}}]]--[{_FORMAT_12}]]", DIGIT)
+    mark(_DIGIT, DIGIT)
     mark(r"\p{WB=ExtendNumLet}", JOIN)
     mark(r"\p{WB=MidLetter}", MID_LETTER)
-    mark(rf"[\p{{WB=MidNum}}{_MIDNUM_12}]", MID_NUM)
+    mark(_MIDNUM_ONLY, MID_NUM)
     mark(r"[\p{WB=MidNumLet}\p{WB=Single_Quote}]", MID_BOTH)
     mark(
-        rf"[\p{{WB=Format}}\p{{WB=Extend}}\p{{WB=ZWJ}}{_FORMAT_12}\p{{WB=Hebrew_Letter}}\p{{WB=Katakana}}"
-        r"\p{WB=Regional_Indicator}"
+        rf"[{_FORMAT_EXTEND}\p{{WB=ZWJ}}\p{{WB=Hebrew_Letter}}\p{{WB=Katakana}}\p{{WB=Regional_Indicator}}"
         r"\p{sc=Han}\p{sc=Hiragana}\p{sc=Hangul}\p{lb=SA}\p{Extended_Pictographic}"
         r"[\p{Emoji}--[0-9#*]]]",
         SPECIAL,
     )
     if _EMOJI_RANGES:
         mark(f"[{_class(_EMOJI_RANGES)}]", SPECIAL)
-    table[(_RARE[:0x10000] & 1).astype(bool)] = (
-        OTHER  # in no token of Lucene's (tools/make_standard_unicode.py)
-    )
+    # in no token of Lucene's (tools/make_standard_unicode.py)
+    table[(_RARE[:0x10000] & 1).astype(bool)] = OTHER
     cps = np.flatnonzero(table == SPECIAL)
     breaks = np.flatnonzero(np.diff(cps) != 1)
     starts, ends = cps[np.r_[0, breaks + 1]], cps[np.r_[breaks, len(cps) - 1]]
