@@ -32,13 +32,15 @@ def _parse(measure: Any) -> Any:
         return measure
 
 
-def _check_qid_types(topics: Any, qrels: Any) -> None:
+def _check_qid_types(topics: Any, qrels: Any, filter_by_topics: bool) -> None:
     """Topics and qrels whose qids are of different kinds (int and str): pt.Experiment's join fails with pandas'
-    merge error, or matches nothing; said with the cast instead."""
+    merge error, or matches nothing; said with the cast instead. Qrels with other than str qids fail whatever
+    the topics: pt's evaluation merges them with the run, or pytrec_eval refuses them."""
     if not all(isinstance(f, pd.DataFrame) and "qid" in f.columns for f in (topics, qrels)):
         return  # pt.Experiment's own checks
     kinds = [_id_types(f["qid"]) for f in (topics, qrels)]
-    if kinds[0] != kinds[1]:
+    # without filter_by_topics pt evaluates the qrels' queries, whatever the topics hold
+    if filter_by_topics and kinds[0] != kinds[1]:
         raise TypeError(
             f"qid types differ: the topics have {sorted(kinds[0])} and the qrels have {sorted(kinds[1])}, so no "
             "query would match. Cast both to str, e.g. qrels['qid'] = qrels['qid'].astype(str) (and the same for "
@@ -90,8 +92,7 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
             kwargs = {**kwargs, "baseline": list(retr_systems).index(kwargs["baseline"])}
         retr_systems = list(retr_systems.values())
     eval_metrics = [_parse(m) for m in eval_metrics]
-    if kwargs.get("filter_by_topics", True):  # else pt evaluates the qrels' queries, whatever the topics hold
-        _check_qid_types(topics, qrels)
+    _check_qid_types(topics, qrels, kwargs.get("filter_by_topics", True))
     both = kwargs.get("perquery") == "both"
     # pt.Experiment (PyTerrier 1.1.2) can put a system's means under other measures' columns (see _table): the
     # runs of several systems are computed here and evaluated as frames, unless what is asked needs pt's own

@@ -397,6 +397,20 @@ def test_duplicate_warnings_point_at_the_experiment_and_come_once_per_system():
     assert {w.filename for w in seen} == {__file__}
 
 
+def test_duplicate_warnings_of_pse_evaluate_come_once_per_call_whatever_the_relevance_thresholds():
+    """pse.evaluate prepares run and qrels once per relevance threshold: each warning had come once per
+    threshold; now once per call, and again on the next call with the same frames."""
+    qrels = pd.DataFrame({"qid": ["q", "q", "q"], "docno": ["a", "b", "b"], "label": [2, 1, 1]})
+    run = pd.DataFrame({"qid": ["q"] * 3, "docno": ["a", "x", "a"], "score": [3.0, 2.0, 1.0]})
+    for _ in range(2):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            pse.evaluate(run, qrels, ["nDCG@10", "P(rel=2)@5", "P@5", "R(rel=2)@10", "AP"])
+        messages = sorted(str(w.message)[:30] for w in seen)
+        assert messages == ["Qrels judge some documents twi", "The run retrieves 1 judged doc"], messages
+        assert {w.filename for w in seen} == {__file__}
+
+
 def test_duplicate_judged_documents_count_once_as_if_deduplicated():
     import pytrec_eval
 
@@ -489,9 +503,10 @@ def test_a_system_retrieving_nothing_judged_never_misnames_the_columns():
         pse.Experiment([a], int_topics, qrels, [P @ 1])
     pse.Experiment([a], int_topics, qrels, [P @ 1], filter_by_topics=False)
     # int topics and int qrels: pt's runs have str qids, so pytrec_eval had stopped with "Expected string as key"
-    for measure in (P @ 1, M.P @ 1):
+    # (pandas' merge error with filter_by_topics=False)
+    for measure, filtered in ((P @ 1, True), (M.P @ 1, True), (P @ 1, False)):
         with pytest.raises(TypeError, match=r"\['int'\] qids.*qrels\['qid'\].astype\(str\)"):
-            pse.Experiment([a], int_topics, qrels.astype({"qid": int}), [measure])
+            pse.Experiment([a], int_topics, qrels.astype({"qid": int}), [measure], filter_by_topics=filtered)
 
 
 def test_rel_below_1_is_refused_and_nothing_to_compare_is_said_as_such(capsys):

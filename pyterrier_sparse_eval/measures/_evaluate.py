@@ -12,6 +12,7 @@ import numpy as np
 from . import _metrics as M
 from ._inhouse import inhouse, parse_measures
 from ._prepare import JudgedRun, prepare, user_stacklevel
+from ._warn import each_once
 
 __all__ = ["Evaluation", "evaluate", "evaluate_retrieval"]
 
@@ -63,17 +64,18 @@ def evaluate(
     per_query: dict[str, dict[str, float]] = {}
     aggregate: dict[str, float] = {}
     j = None
-    for m in measures:
-        computed = inhouse(m)
-        if computed.rel not in by_rel:
-            by_rel[computed.rel] = prepare(run, qrels, rel=computed.rel)
-        j = by_rel[computed.rel]
-        values = computed.values(j)
-        pq = dict(zip(j.qids.tolist(), values.tolist()))
-        if missing_as_zero:
-            pq.update({q: 0.0 for q in j.missing.tolist()})
-        per_query[str(m)] = pq
-        aggregate[str(m)] = float(np.mean(list(pq.values()))) if pq else float("nan")
+    with each_once():  # the run's and qrels' warnings once, not once per relevance threshold
+        for m in measures:
+            computed = inhouse(m)
+            if computed.rel not in by_rel:
+                by_rel[computed.rel] = prepare(run, qrels, rel=computed.rel)
+            j = by_rel[computed.rel]
+            values = computed.values(j)
+            pq = dict(zip(j.qids.tolist(), values.tolist()))
+            if missing_as_zero:
+                pq.update({q: 0.0 for q in j.missing.tolist()})
+            per_query[str(m)] = pq
+            aggregate[str(m)] = float(np.mean(list(pq.values()))) if pq else float("nan")
     if j is None:
         j = prepare(run, qrels)
     if warn:

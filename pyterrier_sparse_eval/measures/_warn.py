@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import warnings
 import weakref
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["user_stacklevel", "warn_once"]
+__all__ = ["each_once", "user_stacklevel", "warn_once"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -38,10 +41,31 @@ def user_stacklevel() -> int:
 _RECENT: deque[tuple[str, tuple[weakref.ref[Any], ...]]] = deque(maxlen=32)
 
 
+_SCOPE = threading.local()  # .said: the messages given within each_once(), if within it
+
+
+@contextmanager
+def each_once() -> Iterator[None]:
+    """Within it, each message of :func:`warn_once` is given once, whatever it is given for (``pse.evaluate``
+    prepares its run and qrels once per relevance threshold)."""
+    outer = getattr(_SCOPE, "said", None)
+    _SCOPE.said = set() if outer is None else outer
+    try:
+        yield
+    finally:
+        _SCOPE.said = outer
+
+
 def warn_once(message: str, given: tuple[Any, ...] | None) -> None:
     """Warn (a UserWarning pointing at the user's line) unless ``message`` was just given for the same objects
-    ``given`` (a run and qrels, each measure of ``pt.Experiment`` preparing them in turn: once, not once per measure).
-    Without ``given``, or for objects that take no weak reference (dicts), each time."""
+    ``given`` (a run and qrels, each measure of ``pt.Experiment`` preparing them in turn: once, not once per measure)
+    or within the same :func:`each_once`. Without either, or for objects that take no weak reference (dicts), each
+    time."""
+    said = getattr(_SCOPE, "said", None)
+    if said is not None:
+        if message in said:
+            return
+        said.add(message)
     if given is None:
         warnings.warn(message, stacklevel=user_stacklevel())
         return
