@@ -207,13 +207,24 @@ def _warnings_as_lines(prog: str, debug: bool) -> Iterator[None]:
 def library_logs() -> Iterator[None]:
     """ir_datasets logs every download retry and file it opens (each module on its own logger); the command
     line reports what matters in its own words, one line per error, so library log records below ERROR are
-    dropped while a command runs."""
+    dropped while a command runs. The ``datasets`` library logs an error before raising it (a data file it cannot
+    read), which the command reports too: below CRITICAL its records are dropped as well (its import sets its level
+    from DATASETS_VERBOSITY)."""
     previous = logging.root.manager.disable
+    hub, verbosity = logging.getLogger("datasets"), os.environ.get("DATASETS_VERBOSITY")
+    hub_level = hub.level
     logging.disable(logging.WARNING)
+    hub.setLevel(logging.CRITICAL)
+    os.environ["DATASETS_VERBOSITY"] = "critical"
     try:
         yield
     finally:
         logging.disable(previous)
+        hub.setLevel(hub_level)
+        if verbosity is None:
+            os.environ.pop("DATASETS_VERBOSITY", None)
+        else:
+            os.environ["DATASETS_VERBOSITY"] = verbosity
 
 
 @contextlib.contextmanager

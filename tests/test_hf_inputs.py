@@ -246,3 +246,28 @@ def test_mmarco_tsvs_lose_their_byte_order_mark_as_files_does(tmp_path, monkeypa
     assert pse.datasets.get_topics(ds)["qid"].tolist() == ["10", "11"]
     assert pse.datasets.get_qrels(ds)["qid"].tolist() == ["10", "11"]
     assert [d["docno"] for d in pse.datasets.corpus_iter(ds)] == ["0", "1"]
+
+
+def test_the_command_line_says_an_unreadable_data_file_once(tmp_path):
+    """The datasets library logs an error before raising it ("Failed to load JSON from file ..."), which the command
+    line reports in its own words: only that one line is printed (with --quiet too). In a process of its own: under
+    pytest the library's records go to pytest's log capture."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "mixed"
+    jsonl(root / "corpus.jsonl", [{"_id": "d1", "title": "", "text": "cats"}])
+    jsonl(root / "queries.jsonl", [{"_id": "q1", "text": "cats"}])
+    (root / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    card(root, "corpus.jsonl", "queries.jsonl", "qrels.tsv")
+    for quiet in ([], ["--quiet"]):
+        args = ["experiment", "--dataset", f"hf:{root}", "--index-dir", str(tmp_path / "idx"), *quiet]
+        done = subprocess.run(
+            [sys.executable, "-m", "pyterrier_sparse_eval", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 2, done.stderr
+        err = [line for line in done.stderr.splitlines() if line.strip()]
+        assert len(err) == 1 and "cannot read" in err[0] and "qrels.tsv" in err[0], err

@@ -23,9 +23,9 @@ release, whose Unicode may assign them) would put in one (assigned since 12.1, s
 ideographs, of another class since, or still unassigned) become spaces before tokenising, and the symbols of Lucene's
 emoji data that are no emoji here (U+2605 BLACK STAR ...) or may not be in a later Unicode (reserved code points it
 counts as pictographs) are emoji; and the few characters whose class changed since (number signs such as U+0600,
-the vertical comma U+FE10) keep Lucene's (_FORMAT_12, _MIDNUM_12). Then every code point, alone, between two
-letters and between two digits, is tokenised as Lucene tokenises it but 11 digits (U+19DA, U+1FBF0-U+1FBF9) that
-Lucene makes tokens of their own. ``tests/test_standard_tokenizer.py`` compares with Lucene's own output.
+the vertical comma U+FE10, digits that were a South-East-Asian letter or reserved pictographs) keep Lucene's
+(_FORMAT_12, _MIDNUM_12, _SA_12, _PICTOGRAPH_12). Then every code point, alone, between two letters and between two
+digits, is tokenised as Lucene tokenises it. ``tests/test_standard_tokenizer.py`` compares with Lucene's own output.
 """
 
 from __future__ import annotations
@@ -50,10 +50,19 @@ MAX_TOKEN_LENGTH = 255
 # comma and semicolon U+FE10 and U+FE14 are MidNum there (no class since)
 _FORMAT_12 = "\u0600-\u0605\u06dd\u070f\u08e2\U000110bd\U000110cd"
 _MIDNUM_12 = "\ufe10\ufe14"
+# and digits since: U+19DA (New Tai Lue digit one) is a South-East-Asian letter there (Line_Break SA, Word_Break
+# Other: a run of them is a token); the segmented digits U+1FBF0-U+1FBF9 (Unicode 13) are reserved code points its
+# emoji data counts as pictographs (a token each; see _EMOJI_RANGES)
+_SA_12 = "\u19da"
+_PICTOGRAPH_12 = (0x1FBF0, 0x1FBF9)
 # the classes with Lucene's overrides, used by the grammar and by simple_classes alike
 _FORMAT_EXTEND = rf"\p{{WB=Format}}\p{{WB=Extend}}{_FORMAT_12}"  # a class body
 _ALETTER = rf"[\p{{WB=ALetter}}--[{_FORMAT_12}]]"  # (U+070F is ALetter in some tables)
-_DIGIT = rf"[[\p{{WB=Numeric}}[\p{{Blk=HalfAndFullForms}}&&\p{{Nd}}]]--[{_FORMAT_12}]]"
+_DIGIT = (
+    rf"[[\p{{WB=Numeric}}[\p{{Blk=HalfAndFullForms}}&&\p{{Nd}}]]"
+    rf"--[{_FORMAT_12}{_SA_12}{chr(_PICTOGRAPH_12[0])}-{chr(_PICTOGRAPH_12[1])}]]"
+)
+_SOUTHEAST_ASIAN = rf"[\p{{lb=SA}}{_SA_12}]"
 _MIDNUM_ONLY = rf"[\p{{WB=MidNum}}{_MIDNUM_12}]"
 _X = rf"[{_FORMAT_EXTEND}\p{{WB=ZWJ}}]*+"  # WB4: X (Extend | Format | ZWJ)* -> X
 
@@ -103,7 +112,7 @@ def _class(ranges: list[tuple[int, int]]) -> str:
 _OTHER_RANGES = _lucene_tables("standard_other.txt")
 #: code points Lucene's emoji data has (a token each) that the tables here no longer count as emoji, or may not
 #: in a later Unicode (reserved code points it counts as pictographs)
-_EMOJI_RANGES = _lucene_tables("standard_emoji.txt")
+_EMOJI_RANGES = sorted([*_lucene_tables("standard_emoji.txt"), _PICTOGRAPH_12])
 
 
 def _emoji(extra: str) -> str:
@@ -129,7 +138,7 @@ def _emoji(extra: str) -> str:
 
 def _token_pattern(extra_emoji: str) -> regex.Pattern[str]:
     return regex.compile(
-        rf"(?P<w>{_WORD})|(?P<e>{_emoji(extra_emoji)})|(?P<s>(?:\p{{lb=SA}}{_X})+)|(?P<h>\p{{sc=Han}}{_X})"
+        rf"(?P<w>{_WORD})|(?P<e>{_emoji(extra_emoji)})|(?P<s>(?:{_SOUTHEAST_ASIAN}{_X})+)|(?P<h>\p{{sc=Han}}{_X})"
         rf"|(?P<k>\p{{sc=Hiragana}}{_X})",
         regex.V1,
     )
@@ -315,7 +324,7 @@ def simple_classes() -> tuple[np.ndarray, re.Pattern[str]]:
     mark(r"[\p{WB=MidNumLet}\p{WB=Single_Quote}]", MID_BOTH)
     mark(
         rf"[{_FORMAT_EXTEND}\p{{WB=ZWJ}}\p{{WB=Hebrew_Letter}}\p{{WB=Katakana}}\p{{WB=Regional_Indicator}}"
-        r"\p{sc=Han}\p{sc=Hiragana}\p{sc=Hangul}\p{lb=SA}\p{Extended_Pictographic}"
+        rf"\p{{sc=Han}}\p{{sc=Hiragana}}\p{{sc=Hangul}}{_SOUTHEAST_ASIAN}\p{{Extended_Pictographic}}"
         r"[\p{Emoji}--[0-9#*]]]",
         SPECIAL,
     )
