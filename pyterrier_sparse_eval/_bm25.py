@@ -14,6 +14,7 @@ from ._build import (
     batched,
     build_on_ray,
     check_engine,
+    check_integer,
     iter_docs,
     open_writer,
     progress,
@@ -85,8 +86,9 @@ class BM25:
         lowercase: bool = True,
         fields: Sequence[str] | None = None,
     ):
-        if not (0 <= k1 < float("inf") and 0 <= b <= 1):  # NaN fails both
-            raise ValueError(f"BM25 needs a finite k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}.")
+        numbers = all(isinstance(x, (int, float, np.number)) and not isinstance(x, bool) for x in (k1, b))
+        if not (numbers and 0 <= k1 < float("inf") and 0 <= b <= 1):  # NaN fails both
+            raise ValueError(f"BM25 needs numbers, a finite k1 >= 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}.")
         self.k1 = k1
         self.b = b
         self.exact_lengths = bool(exact_lengths)
@@ -310,6 +312,7 @@ class BM25Indexer(pt.Indexer):
         num_workers: int | None = None,
     ):
         check_engine(engine, ray_address=ray_address, num_workers=num_workers)
+        check_integer("batch_size", batch_size)
         self.bm25 = bm25
         self.index_ref = index
         self.mode = mode

@@ -6,7 +6,8 @@ interrupted or failed build never leaves a directory that loads as an index, and
 or the new index at the path at every instant. Memory during a build is bounded by one batch plus one
 transposition pass: batches are spilled to disk as chunks (sorted by term), and at the end the term-major
 arrays are written sequentially, one term range at a time (``_spill``); the full
-arrays are never held in memory.
+arrays are never held in memory. Per document it holds 4 bytes of length, and at the end the docnos, sorted in
+memory (about 80 bytes a document).
 
 This module knows nothing of the :class:`~pyterrier_sparse_eval.SparseIndex` class: writers take the target
 index (anything with ``path`` and ``reload()``), and the index's factories hand it to them.
@@ -21,7 +22,7 @@ import os
 import shutil
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -150,10 +151,24 @@ def write_index_dir(
 
 
 def iter_docs(docs: Any) -> Iterator[dict[str, Any]]:
-    """Documents from an iterable of dicts or a DataFrame."""
+    """Documents from an iterable of dicts or a DataFrame (the first one checked to be a dict: a string's fields
+    had been named as its letters)."""
     if isinstance(docs, pd.DataFrame):
         return iter(docs.to_dict(orient="records"))
-    return iter(docs)
+    if isinstance(docs, (str, bytes, Mapping)):
+        raise TypeError(
+            f"Give the documents as an iterable of dicts or a DataFrame, not one {type(docs).__name__}."
+        )
+    it = iter(docs)
+    first = next(it, it)  # the iterator itself: there is no first document
+    if first is it:
+        return iter(())
+    if not isinstance(first, Mapping):
+        raise TypeError(
+            f"Documents must be dicts such as {{'docno': 'd1', 'text': '...'}} (or rows of a DataFrame), got a "
+            f"{type(first).__name__}: {str(first)[:60]!r}."
+        )
+    return itertools.chain([first], it)
 
 
 def progress(docs: Any, verbose: bool, desc: str = "indexing") -> Any:
@@ -312,6 +327,12 @@ def open_writer(index: Any, *, mode: str, encoder: dict[str, Any]) -> Any:
 ENGINES = ("local", "ray")
 
 
+def check_integer(name: str, value: Any, least: int = 1, why: str = "") -> None:
+    """``value`` is an integer (not a bool) >= ``least``; else a ValueError naming it (and ``why``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ValueError(f"{name} must be an integer >= {least}{why}, got {value!r}.")
+
+
 def check_engine(engine: str, **ray_options: Any) -> None:
     """A known engine; Ray's options (``ray_address``, ``num_workers``) only with ``engine="ray"``."""
     if engine not in ENGINES:
@@ -363,6 +384,7 @@ class SparseIndexer(pt.Indexer):
         num_workers: int | None = None,
     ):
         check_engine(engine, ray_address=ray_address, num_workers=num_workers)
+        check_integer("batch_size", batch_size)
         self.index_ref = index
         self.mode = mode
         self.batch_size = batch_size

@@ -48,8 +48,9 @@ def _check_qid_types(topics: Any, qrels: Any, filter_by_topics: bool) -> None:
         )
     # pt's runs have str qids, which such qrels match in no measure (pytrec_eval refuses)
     if kinds[1] - {"str"}:
+        which = "topics and qrels" if kinds[0] == kinds[1] else "qrels"
         raise TypeError(
-            f"The topics and qrels have {sorted(kinds[1] - {'str'})} qids: PyTerrier's runs and pytrec_eval key "
+            f"The {which} have {sorted(kinds[1] - {'str'})} qids: PyTerrier's runs and pytrec_eval key "
             "queries by str, so no query would match (pytrec_eval stops with 'Expected string as key'). Cast both "
             "to str, e.g. qrels['qid'] = qrels['qid'].astype(str) and topics['qid'] = topics['qid'].astype(str); "
             "pse.datasets.get_topics and get_qrels give str ids."

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
@@ -68,6 +69,9 @@ def _unreadable(path: Path, e: BaseException, where: str = "") -> ValueError:
         return ValueError(
             f"{path}{where}: not UTF-8 text ({e.reason}, byte {e.object[e.start : e.end]!r}); {fix}"
         )
+    with contextlib.suppress(OSError), open(path, "rb") as f:
+        if path.suffix == ".gz" and f.read(2) != b"\x1f\x8b":
+            return ValueError(f"{path}: not gzip-compressed, though named *.gz ({e}); rename it without .gz.")
     return ValueError(
         f"{path}{where}: the gzip file is cut short or damaged ({e}); copy or download it again."
     )
@@ -85,7 +89,7 @@ def _lines(path: Path, data: bytes | None = None) -> Iterator[tuple[int, str]]:
                 if line.strip():
                     yield n, line
     except _UNREADABLE as e:
-        raise _unreadable(path, e, f", after line {n}") from None
+        raise _unreadable(path, e, f", after line {n}" if n else "") from None
 
 
 def _is_jsonl(path: Path) -> bool:
@@ -351,3 +355,21 @@ def qrels_frame(rows: list[tuple[str, str, int]], where: Any) -> pd.DataFrame:
     qrels = pd.DataFrame(rows, columns=["qid", "docno", "label"])
     qrels["label"] = qrels["label"].astype(int)
     return qrels
+
+
+def _as_text(value: Any) -> str:
+    """A field's text: strings as they are; UTF-8 bytes decoded; None, NaN and pandas' NA as "" (missing, never
+    the word "nan")."""
+    if type(value) is str:
+        return value
+    if value is None or value is pd.NA or (isinstance(value, (float, np.floating)) and value != value):
+        return ""
+    if isinstance(value, (bytes, bytearray)):  # str() would index its repr, "b'caf\\xc3\\xa9'"
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(
+                f"A text (a document's or a query's) is bytes that are not UTF-8 ({e}): decode them first, e.g. "
+                "text.decode('latin-1')."
+            ) from None
+    return str(value)

@@ -17,6 +17,7 @@ import numpy as np
 from filelock import FileLock
 
 from . import datasets
+from ._cache import clear_unreadable_entry, index_folder
 from ._covariate import Covariate, evaluate_with_covariate
 from ._features import MatchedTerms
 from ._format import IndexCorruptError
@@ -30,7 +31,7 @@ from ._pool import (
 )
 from ._sample import bootstrap_bar, check_noise_correction, check_pool_options, check_sdm_options, whole
 from .measures import evaluate as evaluate_inhouse
-from .systems import clear_unreadable_entry, index_folder, name_systems, parse_system
+from .systems import name_systems, parse_system
 
 __all__ = ["ThreeWay", "three_way"]
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import SparseIndexer, batch_docnos, check_engine, flatten_toks, warn_empty
+from ._build import SparseIndexer, batch_docnos, check_engine, check_integer, flatten_toks, warn_empty
 from ._format import file_crc32
 from ._index import SparseIndex, refuse_ray_options
 from ._ray import Encoded
@@ -139,10 +139,11 @@ class Splade:
         fp16: bool | None = None,
         verbose: bool = True,
     ):
-        if batch_size < 1 or query_max_length < 3 or doc_max_length < 3:
-            raise ValueError("batch_size must be >= 1 and max lengths >= 3 ([CLS], a token and [SEP]).")
-        if doc_top_k is not None and doc_top_k < 1:
-            raise ValueError("doc_top_k must be a positive integer or None.")
+        check_integer("batch_size", batch_size)
+        for name, length in (("query_max_length", query_max_length), ("doc_max_length", doc_max_length)):
+            check_integer(name, length, 3, " ([CLS], a token and [SEP])")
+        if doc_top_k is not None:
+            check_integer("doc_top_k", doc_top_k, why=" (or None: every weight)")
         if not doc_threshold >= 0:  # below 0, every vocabulary entry (weight 0) would be a term
             raise ValueError(f"doc_threshold must be >= 0 (0 keeps every non-zero weight): {doc_threshold}.")
         self.model, self.device, self.batch_size = str(model), device, batch_size
@@ -221,9 +222,8 @@ class Splade:
             if device.startswith("cuda") and not torch.cuda.is_available():
                 raise ValueError(f"device={device!r}, but torch has no CUDA GPU: give device='cpu' or none.")
             # RoBERTa's config says 514, its tokenizer 512
-            limit = min(
-                getattr(mlm.config, "max_position_embeddings", 0) or 10**9, tokenizer.model_max_length
-            )
+            positions = getattr(mlm.config, "max_position_embeddings", 0) or 10**9
+            limit = min(positions, tokenizer.model_max_length)
             if max(self.doc_max_length, self.query_max_length) > limit:
                 raise ValueError(f"max lengths beyond the model's {limit} positions: give at most {limit}.")
             tokenizer.padding_side = "right"  # left padding would shift every token's (absolute) position

@@ -76,6 +76,16 @@ class LocalDataset:
     def __repr__(self) -> str:
         return f"LocalDataset({self.spec!r})"
 
+    @property
+    def corpus_spec(self) -> str:
+        """The spec of its documents alone, which names the folder of their cached indexes: every split of a BEIR
+        folder, and every ``files:`` spec of one corpus file, share it (topics and qrels change no index)."""
+        if self.spec.startswith("beir:"):
+            return f"beir:{self.corpus_path.parent}"
+        if self.spec.startswith("files:"):
+            return f"files:{self.corpus_path}"
+        return self.spec
+
     def identity(self) -> str:
         """What identifies the indexed documents: the corpus file's absolute path, size and mtime (ns), so that
         an edited corpus gets a new index cache entry."""

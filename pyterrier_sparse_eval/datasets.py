@@ -16,7 +16,6 @@ import csv
 import gzip
 import io
 import os
-import re
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._records import _UNREADABLE, FieldError, _lines, _unreadable, parse_qrels
+from ._records import _UNREADABLE, FieldError, _as_text, _lines, _unreadable, parse_qrels
 from .collections import LocalDataset, is_local_spec, load_local
 from .console import OFFLINE_HINT, looks_like_network
 from .hf import load_hf
@@ -36,6 +35,7 @@ __all__ = [
     "load_dataset",
     "get",
     "dataset_identity",
+    "corpus_spec",
     "get_topics",
     "get_qrels",
     "corpus_iter",
@@ -82,16 +82,31 @@ get = load_dataset
 
 
 def dataset_identity(dataset: str | Any) -> str:
-    """What identifies a dataset's documents in an index cache key: an ``irds:`` spec as it is (a loaded one: its
-    spec); for local files and ``hf:``, the spec and the corpus file's path, size and mtime, so that an edited corpus
-    is never served a stale index (and a loaded ``hf:`` dataset's configs and columns, see ``identity()``)."""
+    """What identifies a dataset's documents in an index cache key: their spec (:func:`corpus_spec`), with, for
+    local files and ``hf:``, the corpus files' paths, sizes and mtimes (an edited corpus is never served a stale
+    index) and a loaded ``hf:`` dataset's configs and columns (``identity()``)."""
     if is_local_spec(dataset) or str(dataset).startswith("hf:") or isinstance(dataset, LocalDataset):
         ds = load_dataset(dataset)
-        return f"{ds.spec}|{ds.identity()}"
+        return f"{ds.corpus_spec}|{ds.identity()}"
     try:
-        return dataset_spec(dataset)
+        return corpus_spec(dataset)
     except TypeError:
         return str(dataset)
+
+
+def corpus_spec(dataset: str | Any) -> str:
+    """The spec of a dataset's documents, shared by the datasets of one corpus (their cached indexes are one):
+    ``irds:msmarco-passage`` for ``irds:msmarco-passage/dev`` or ``msmarco-passage/trec-dl-2019`` (``ir_datasets.
+    docs_parent_id``), a BEIR folder's for its splits, a ``files:`` spec's corpus file's; ``hf:`` specs as given."""
+    spec = dataset_spec(dataset)
+    if is_local_spec(spec):
+        return str(load_dataset(dataset).corpus_spec)
+    if spec.startswith("irds:") or ":" not in spec:  # load_dataset reads "ID" as "irds:ID"
+        import ir_datasets
+
+        with contextlib.suppress(KeyError, ValueError):  # not an id: load_dataset says so where it loads it
+            return "irds:" + ir_datasets.docs_parent_id(spec.removeprefix("irds:"))
+    return spec
 
 
 def dataset_spec(dataset: str | Any) -> str:
@@ -169,7 +184,7 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
     if field is None and len(fields) > 1:
         field = next((f for f in TOPIC_FIELD_PREFERENCE if f in fields), fields[0])
         if verbose:
-            print(f"Topics have fields {list(fields)}; using {field!r} as the query (pass field= to change).")
+            print(f"Topics have fields {list(fields)}; using {field!r} as the query (field=/--topic-field).")
     if field is not None and fields and field not in fields:
         raise ValueError(f"Topics have no field {field!r}; available: {list(fields)}.")
     if field not in (None, "query") and isinstance(ds, LocalDataset):  # it would be read as the query
@@ -304,24 +319,6 @@ def judged_topics(dataset: str, topics: pd.DataFrame, qrels: pd.DataFrame) -> pd
     return topics
 
 
-def _as_text(value: Any) -> str:
-    """A field's text: strings as they are; UTF-8 bytes decoded; None, NaN and pandas' NA as "" (missing, never
-    the word "nan")."""
-    if type(value) is str:
-        return value
-    if value is None or value is pd.NA or (isinstance(value, (float, np.floating)) and value != value):
-        return ""
-    if isinstance(value, (bytes, bytearray)):  # str() would index its repr, "b'caf\\xc3\\xa9'"
-        try:
-            return bytes(value).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(
-                f"A text (a document's or a query's) is bytes that are not UTF-8 ({e}): decode them first, e.g. "
-                "text.decode('latin-1')."
-            ) from None
-    return str(value)
-
-
 def resolve_fields(
     docs: dict[str, Any] | Sequence[dict[str, Any]], fields: Sequence[str] | None
 ) -> tuple[str, ...]:
@@ -371,15 +368,16 @@ def doc_texts(docs: Sequence[dict[str, Any]], fields: Sequence[str]) -> tuple[li
 
 
 def _trec_bytes(path: str, kind: str) -> bytes | None:
-    """None for a regular file (read by name); the bytes of a pipe or a device (``/dev/stdin``, a process
-    substitution ``<(...)``), read once as trec_eval reads them, gunzipped when they are gzip's. A folder, or
-    a path that is not there, is refused."""
+    """None for a regular file (read by name); the bytes of a pipe, a device (``/dev/stdin``, ``<(...)``) or a
+    gzip file not named *.gz, read once, gunzipped when gzip's. A folder, or a path that is not there, is refused."""
     if os.path.isdir(path):
         raise IsADirectoryError(f"{kind} file {path} is a directory: give the {kind.lower()} file in it.")
     if not os.path.exists(path):
         raise FileNotFoundError(f"{kind} file not found: {path}.")
     if os.path.isfile(path) and not os.path.abspath(path).startswith(("/dev/", "/proc/")):
-        return None  # (/dev/stdin redirected from a file is a regular file too: read once, like a pipe)
+        with open(path, "rb") as f:  # (/dev/stdin redirected from a file is a regular file too: read once)
+            if path.endswith(".gz") or f.read(2) != b"\x1f\x8b":
+                return None
     with open(path, "rb") as f:
         data = f.read()
     if data[:2] == b"\x1f\x8b":
@@ -392,12 +390,9 @@ def _trec_bytes(path: str, kind: str) -> bytes | None:
 
 def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | None) -> pd.DataFrame | None:
     """A whitespace-separated TREC file (``data``: its bytes, when it is a pipe) as string columns, exactly as
-    written (no NA guessing: a docno or tag "NA" stays "NA", "007" stays "007"); None when the file is empty.
-
-    Not ``pt.io.read_results`` / ``read_qrels``: they parse the rank column as an integer (trec_eval ignores
-    it) and read ids or tags such as "NA" and "null" as missing values, refusing runs that trec_eval reads.
-    Fields are split on whitespace only, as trec_eval splits them: a quote is part of an id, never a CSV quote.
-    """
+    written ("NA" stays "NA", "007" stays "007"; a quote is part of an id, as trec_eval splits fields); None when
+    empty. Not ``pt.io.read_results`` / ``read_qrels``: they parse the rank column as an integer (trec_eval ignores
+    it) and read ids or tags such as "NA" and "null" as missing values, refusing runs that trec_eval reads."""
     expected = f"expected {columns} columns '{layout}' on every line"
     try:
         frame = pd.read_csv(
@@ -412,10 +407,10 @@ def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | No
         )
     except pd.errors.EmptyDataError:
         return None
-    except pd.errors.ParserError as e:  # a line with more fields than the first
-        line = re.search(r"line (\d+)", str(e))
-        where = f", line {line.group(1)}" if line else ""
-        raise ValueError(f"{path} is not a TREC {kind.lower()} file{where}: {expected}.") from None
+    except pd.errors.ParserError:  # a line with more fields than the first
+        raise ValueError(
+            f"{path} is not a TREC {kind.lower()} file{_bad_line(path, data, columns)}: {expected}."
+        ) from None
     except UnicodeDecodeError as e:
         raise ValueError(
             f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}): is it a TREC "
@@ -426,8 +421,16 @@ def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | No
     if frame.empty:
         return None
     if frame.shape[1] != columns or (frame == "").to_numpy().any():  # "" pads lines with fewer fields
-        raise ValueError(f"{path} is not a TREC {kind.lower()} file: {expected}.")
+        raise ValueError(
+            f"{path} is not a TREC {kind.lower()} file{_bad_line(path, data, columns)}: {expected}."
+        )
     return frame
+
+
+def _bad_line(path: str, data: bytes | None, columns: int) -> str:
+    """Where the first line without ``columns`` fields is (pandas' parser names the line after a short first one)."""
+    counts = ((n, len(line.split())) for n, line in _lines(Path(path), data))
+    return next((f", line {n} ({c} columns)" for n, c in counts if c != columns), "")
 
 
 def _line_number(path: str, row: int, data: bytes | None) -> int:

@@ -52,7 +52,11 @@ def check_destination(path: str | os.PathLike[str] | None, *, option: str, folde
     nothing to check."""
     if not path:
         return
-    target = Path(path)
+    target = Path(os.path.realpath(path)) if Path(path).is_symlink() else Path(path)  # written through
+    if not folder and target.exists() and not target.is_file() and not target.is_dir():  # a pipe, a device
+        if not os.access(target, os.W_OK):
+            raise ValueError(f"{option} {path} is not writable; choose another path.")
+        return
     if not folder and target.is_dir():
         raise ValueError(f"{option} {path} is a folder; give a file in it, e.g. {target / 'results.json'}.")
     if folder and target.exists() and not target.is_dir():
@@ -108,8 +112,15 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
     The temporary file keeps the target's suffix (writers such as matplotlib choose the format by it) and
     is removed if ``write`` fails; one left by a killed process is removed by the next write of ``path`` on
     this host (:func:`clean_leftovers`). The finished file gets the usual permissions (0666 minus the umask).
+    A symbolic link is written through (its target replaced, the link kept); a pipe or a device (``/dev/stdout``)
+    is written to as a stream, never replaced by a file.
     """
     path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    if path.exists() and not path.is_file() and not path.is_dir():
+        write(path)
+        return path
     for parent in (path.parent, *path.parent.parents):
         if parent.exists() and not parent.is_dir():
             raise NotADirectoryError(f"Cannot write {path}: {parent} is a file, not a folder.")

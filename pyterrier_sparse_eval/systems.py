@@ -17,7 +17,6 @@ import hashlib
 import inspect
 import json
 import os
-import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 import pyterrier as pt
 
 from ._bm25 import BM25
+from ._cache import clear_unreadable_entry, identity_before, index_folder, say_outdated
 from ._format import FORMAT_VERSION, IndexCorruptError
 from ._index import SparseIndex
 from ._sharded import ShardedIndex
@@ -142,17 +142,22 @@ class System:
             return f"bm25{lang}-k1={enc.k1}-b={enc.b}-{enc.stemmer}-{stop}"
         return slug(f"splade-{Path(enc.model.rstrip('/')).name}-{enc.doc_max_length}-{enc.doc_top_k}")
 
-    def cache_name(self, dataset_id: str | Any) -> str:
+    def cache_name(self, dataset_id: str | Any, *, by_corpus: bool = True) -> str:
         """The folder name of this system's cached index of a dataset: readable settings and a hash of
-        everything that determines the index (the dataset, the encoder's full configuration with the
+        everything that determines the index (the dataset's documents, the encoder's full configuration with the
         analyzer's version or the model's fingerprint, the index format), so that two requests share a cached
-        index exactly when they would build the same one. A local collection (``beir:``, ``files:``) is known by
-        its corpus file's path, size and mtime (:func:`.datasets.dataset_identity`): an edited corpus gets a
-        new entry; an ``hf:`` dataset also by the configs and columns it reads its documents with."""
+        index exactly when they would build the same one: the query sets and splits of one corpus share it. A
+        local collection (``beir:``, ``files:``) is known by its corpus file's path, size and mtime
+        (:func:`.datasets.dataset_identity`): an edited corpus gets a new entry; an ``hf:`` dataset also by the
+        configs and columns it reads its documents with. ``by_corpus=False``: the name before 2026-11-30, when
+        the key held the dataset's own spec."""
         from .datasets import dataset_identity
 
+        identity = dataset_identity(dataset_id)
+        if not by_corpus:
+            identity = identity_before(dataset_id, identity)
         key = {
-            "dataset": dataset_identity(dataset_id),
+            "dataset": identity,
             "encoder": _identity(self.encoder.encoder_config()),
             "format": FORMAT_VERSION,
         }
@@ -160,23 +165,31 @@ class System:
         return f"{self.index_name}-{digest[:8]}"
 
     def _cached_index(
-        self, folder: Path, dataset_id: str | Any, shards: int | None
+        self, index_dir: str | os.PathLike[str], dataset_id: str | Any, shards: int | None
     ) -> SparseIndex | ShardedIndex:
-        """The handle of this system's cache entry in ``folder``. An entry built under the name used before
-        2026-11-29 (:meth:`_english_index_name`) is found there and kept where it is."""
+        """The handle of this system's cache entry for a dataset under ``index_dir``. Entries made under earlier
+        names are used where they are while they serve this system: the dataset's own folder and key (before
+        2026-11-30, when the datasets of one corpus did not share an entry) and there the name with the English
+        analysis options (before 2026-11-29, :meth:`_english_index_name`)."""
         suffix = "" if shards is None else f"-x{shards}"
 
-        def handle(name: str) -> SparseIndex | ShardedIndex:
+        def handle(folder: Path, name: str) -> SparseIndex | ShardedIndex:
             path = folder / f"{name}{suffix}"
             return SparseIndex(path) if shards is None else ShardedIndex(path, num_shards=shards)
 
-        name = self.cache_name(dataset_id)
-        index = handle(name)
-        earlier_name = self._english_index_name()
-        if earlier_name != self.index_name and not index.directory.exists():
-            earlier = handle(earlier_name + name[len(self.index_name) :])
-            if earlier.built():
-                return earlier
+        index = handle(index_folder(index_dir, dataset_id), self.cache_name(dataset_id))
+        if index.directory.exists():
+            return index
+        own, own_name = (
+            index_folder(index_dir, dataset_id, by_corpus=False),
+            self.cache_name(dataset_id, by_corpus=False),
+        )
+        earlier = [handle(own, own_name)]
+        if self._english_index_name() != self.index_name:
+            earlier.append(handle(own, self._english_index_name() + own_name[len(self.index_name) :]))
+        for before in earlier:
+            if before.directory != index.directory and self._unusable(before) is None:
+                return before
         return index
 
     def stale_reason(self, index: SparseIndex | ShardedIndex) -> str | None:
@@ -216,9 +229,7 @@ class System:
             # a hub model not yet in the local cache: fetch it first, so that the cache key names its weights
             # now and on every later run
             self.encoder.load()
-        index: SparseIndex | ShardedIndex = self._cached_index(
-            index_folder(index_dir, dataset_id), dataset_id, shards
-        )
+        index: SparseIndex | ShardedIndex = self._cached_index(index_dir, dataset_id, shards)
         path = index.directory
         if self._unusable(index) is None:  # built and serving this system: read, nothing written (nor a lock)
             if verbose:
@@ -247,6 +258,8 @@ class System:
             self.encoder.indexer(
                 index, mode=mode, verbose=verbose, engine=engine, ray_address=ray_address
             ).index(corpus())
+            if verbose:
+                say_outdated([path.parent, index_folder(index_dir, dataset_id, by_corpus=False)])
             return index
         finally:
             lock.release()
@@ -267,10 +280,7 @@ class System:
     ) -> bool:
         """Whether this system's index of a dataset is in the cache, built and serving it: :meth:`index` then reads
         it and writes nothing (a cache on a read-only file system serves)."""
-        return (
-            self._unusable(self._cached_index(index_folder(index_dir, dataset_id), dataset_id, shards))
-            is None
-        )
+        return self._unusable(self._cached_index(index_dir, dataset_id, shards)) is None
 
     def retriever(
         self, index: SparseIndex | ShardedIndex, *, num_results: int, verbose: bool = False, **kwargs: Any
@@ -292,45 +302,6 @@ def _identity(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-#: the files an index of this package holds (single, or shards in their folders)
-_INDEX_FILES = ("pt_meta.json", "docnos.json", "vocab.json")  # and .npy arrays; shards in shard-NNN folders
-
-
-def _index_file(p: Path, root: Path) -> bool:
-    if p.is_dir():
-        return p.parent == root and p.name.startswith("shard-")
-    return p.name in _INDEX_FILES or p.suffix == ".npy"
-
-
-def _meta_unreadable(path: Path) -> bool:
-    """Whether ``path/pt_meta.json`` is missing, empty or not JSON (what a crash leaves); False when it reads as
-    JSON, or cannot be read now (an I/O error may pass: the index is kept)."""
-    meta = path / "pt_meta.json"
-    if not meta.exists():
-        return True
-    try:
-        json.loads(meta.read_bytes())
-    except OSError:
-        return False
-    except ValueError:  # empty, cut short, not UTF-8
-        return True
-    return False
-
-
-def clear_unreadable_entry(path: Path, verbose: bool) -> None:
-    """A cache entry at ``path`` whose ``pt_meta.json`` is missing, empty or cut short (a crash of the machine
-    during a build) is removed, so that it is rebuilt like any damaged entry, when it holds only an index's files
-    (``pt_meta.json``, ``docnos.json``, ``vocab.json``, ``.npy`` arrays, ``shard-NNN`` folders of them); anything
-    else there (a file of the user's, metadata that reads but is not an index's) is left, and the build refuses it
-    naming it."""
-    if not path.is_dir() or path.is_symlink() or not _meta_unreadable(path):
-        return
-    if all(_index_file(p, path) for p in path.rglob("*")):
-        if verbose:
-            print(f"Rebuilding {path}: it is damaged (its metadata cannot be read)")
-        shutil.rmtree(path)
-
-
 def name_systems(systems: Sequence[System]) -> list[str]:
     """The systems' names, distinct: those whose readable names collide (two SPLADE checkpoints in folders of
     one name, ``runs/a/model`` and ``runs/b/model``) are named by their model as given, ``SPLADE(runs/a/model)``
@@ -344,18 +315,6 @@ def name_systems(systems: Sequence[System]) -> list[str]:
         # distinct: a short name has no "/", a full one given for it has (its model's paths differ)
         s.label = whole_name if short.count(name) > 1 else None
     return [s.name for s in systems]
-
-
-def index_folder(index_dir: str | os.PathLike[str], dataset_id: str | Any) -> Path:
-    """Where the cached indexes of a dataset (its id, or a loaded one: named by its spec) live: ``index_dir/<dataset
-    id as a file name>`` (a folder made under the whole name before names were bounded, 2026-11-29, is still used)."""
-    from .datasets import dataset_spec
-
-    dataset_id = dataset_spec(dataset_id)
-    earlier = Path(index_dir) / slug(dataset_id, bound=False)
-    return (
-        earlier if 150 < len(earlier.name) <= 255 and earlier.is_dir() else Path(index_dir) / slug(dataset_id)
-    )
 
 
 def resolve_baseline(baseline: str | None, names: list[str]) -> int | None:

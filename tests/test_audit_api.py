@@ -214,6 +214,16 @@ def test_bm25_specs_refuse_k1_that_is_not_a_finite_nonnegative_number(k1):
         parse_system(f"bm25:k1={k1}")
 
 
+@pytest.mark.parametrize("given", [{"k1": "0.9"}, {"b": None}, {"k1": True}])
+def test_bm25_refuses_parameters_that_are_no_numbers_showing_them(given):
+    """A string k1 had stopped with "'<=' not supported between instances of 'int' and 'str'"."""
+    import pyterrier_sparse_eval as pse
+
+    name, value = next(iter(given.items()))
+    with pytest.raises(ValueError, match=rf"BM25 needs numbers.*{name}={re.escape(repr(value))}"):
+        pse.BM25(**given)
+
+
 def test_a_system_spec_gives_each_parameter_once():
     from pyterrier_sparse_eval.systems import parse_system
 

@@ -4,6 +4,8 @@ messages naming the file and line, TSV corpus headers that do not name the text 
 
 from __future__ import annotations
 
+import gzip
+import re
 import socket
 import warnings
 
@@ -111,8 +113,36 @@ def test_run_fields_are_split_on_whitespace_only(tmp_path):
     assert res == {"RR": {"1": ref["recip_rank"]}, "P@1": {"1": ref["P_1"]}}
     seven = tmp_path / "seven.run"
     seven.write_text('1 Q0 d1 1 1.0 t\n1 Q0 "a b" 2 0.5 t\n')
-    with pytest.raises(ValueError, match=r"seven.run is not a TREC run file, line 2: expected 6 columns"):
+    with pytest.raises(
+        ValueError, match=r"seven.run is not a TREC run file, line 2 \(7 columns\): expected 6"
+    ):
         read_run(str(seven))
+    # the line itself, wherever it is: pandas' parser had named line 2 for a short first line, and no line for a
+    # short later one or a long first one
+    good = "".join(f"1 Q0 d{i} {i} {10 - i} t\n" for i in range(8))
+    for name, lines, where in (
+        ("short1", ["1 Q0 d9", *good.splitlines()], "line 1 (3 columns)"),
+        ("short5", [*good.splitlines()[:4], "1 Q0 d9", *good.splitlines()[4:]], "line 5 (3 columns)"),
+        ("long1", ["1 Q0 d9 1 2.0 t x", *good.splitlines()], "line 1 (7 columns)"),
+    ):
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+        with pytest.raises(
+            ValueError, match=rf"{name} is not a TREC run file, {re.escape(where)}: expected 6"
+        ):
+            read_run(str(tmp_path / name))
+    # compression told by content, not by name: a gzip file not named *.gz is read
+    (tmp_path / "zipped.run").write_bytes(gzip.compress(good.encode()))
+    assert len(read_run(str(tmp_path / "zipped.run"))) == 8
+    # read as they are, as a pipe's gzip bytes are: a run of one line, and qrels
+    (tmp_path / "one.run").write_bytes(gzip.compress(b"1 Q0 d1 1 1.0 t\n"))
+    assert read_run(str(tmp_path / "one.run"))["docno"].tolist() == ["d1"]
+    (tmp_path / "qrels").write_bytes(gzip.compress(b"1 0 d1 1\n"))
+    assert pse.datasets.read_qrels(str(tmp_path / "qrels")).to_dict("list") == {
+        "qid": ["1"], "docno": ["d1"], "label": [1]
+    }  # fmt: skip
+    (tmp_path / "plain.gz").write_text(good)
+    with pytest.raises(ValueError, match=r"plain.gz: not gzip-compressed, though named \*.gz .*rename it"):
+        read_run(str(tmp_path / "plain.gz"))
 
 
 def test_file_messages_name_the_file_line_and_fix(tmp_path):

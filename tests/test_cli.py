@@ -55,6 +55,12 @@ def test_experiment_writes_json_and_reuses_index(tmp_path, capsys):
         sorted(p.name for p in (tmp_path / "idx" / "vaswani").iterdir() if not p.name.startswith("."))
         == built
     )
+    # one system and --baseline 0: its significance cells are null (they had been the string "None")
+    alone = args[:5] + args[7:-3] + ["--output", str(tmp_path / "alone.json"), "--quiet"]
+    assert main(alone) == 0
+    significance = json.loads((tmp_path / "alone.json").read_text())["significance"]
+    assert list(significance) == ["BM25(k1=0.9,b=0.4)"], alone
+    assert set(significance["BM25(k1=0.9,b=0.4)"].values()) == {None}
 
 
 @needs_data
@@ -277,3 +283,45 @@ def test_sdm_errors_name_the_flags_given(tmp_path, capsys, flags, message):
     assert not any(
         python in err for python in ("noise_correction", "covariate=", "family=", "k_values", "num_results=")
     )
+
+
+def test_output_goes_through_links_into_pipes_and_never_over_an_input(tmp_path, capsys):
+    """--output had replaced a symbolic link, a FIFO or a device (/dev/full, as root) by a file of its own, and
+    had overwritten the run given as --run; evaluate had written JSON into a .csv name."""
+    import os
+    import threading
+
+    run, qrels = tmp_path / "r.run", tmp_path / "q.txt"
+    run.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n")
+    qrels.write_text("1 0 d2 1\n")
+    base = ["--run", str(run), "--qrels", str(qrels), "--metric", "RR"]
+    target, link = tmp_path / "real.json", tmp_path / "link.json"
+    target.write_text("before")
+    link.symlink_to(target)
+    for command in ("evaluate", "crosscheck"):
+        assert main([command, *base, "--output", str(link)]) == 0
+        assert link.is_symlink() and json.loads(target.read_text()) != json.loads('"before"')
+        target.write_text("before")
+    fifo, got = tmp_path / "fifo", []
+    os.mkfifo(fifo)
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    assert main(["evaluate", *base, "--output", str(fifo)]) == 0
+    reader.join(timeout=60)
+    assert json.loads(got[0])["aggregate"] == {"RR": 0.5} and fifo.is_fifo()
+    capsys.readouterr()
+    csv = tmp_path / "table.csv"
+    for output, said in (
+        (run, f"--output {run} is an input of this command"),
+        (qrels, f"--output {qrels} is an input of this command"),
+        (csv, f"--output must end in .json, got '{csv}'"),
+    ):
+        assert main(["evaluate", *base, "--output", str(output)]) == 2
+        assert said in capsys.readouterr().err
+    assert run.read_text().startswith("1 Q0 d1") and not (tmp_path / "table.csv").exists()
+
+
+def test_check_index_of_a_path_that_does_not_exist_says_so(tmp_path, capsys):
+    """It had said "is not a sparse index (no pt_meta.json)"."""
+    assert main(["check-index", str(tmp_path / "nothing")]) == 2
+    assert "nothing does not exist; give an index folder" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 import gzip
 import json
 import os
+import re
 import warnings
 import zipfile
 from pathlib import Path
@@ -11,7 +12,7 @@ import pandas as pd
 import pyterrier as pt
 import pytest
 from conftest import needs_data
-from ir_measures import AP, nDCG
+from ir_measures import AP, R, nDCG
 
 import pyterrier_sparse_eval as pse
 from pyterrier_sparse_eval.cli import main
@@ -230,6 +231,63 @@ def test_cache_key_changes_when_the_corpus_is_edited(tmp_path):
     entries = sorted(p.name for p in pse.systems.index_folder(tmp_path / "idx", spec).iterdir() if p.is_dir())
     assert len(entries) == 2
     assert first.table["nDCG@10"][0] < second.table["nDCG@10"][0]  # d3 (judged for q3) is back
+
+
+def test_the_query_sets_of_one_corpus_share_its_cached_index(tmp_path, capsys):
+    """The splits of a BEIR folder (and ir_datasets' query sets of one corpus, by ir_datasets.docs_parent_id) are
+    served by one cached index; each had built its own (an 8.8M-document MS MARCO index for dev and again for each
+    TREC DL year). An entry made under the dataset's own name before is used where it is while it serves."""
+    folder = make_beir(tmp_path / "toy")
+    _beir_qrels(folder / "qrels" / "dev.tsv", [("q1", "d3", 1)])  # 'purring cats': a fish document
+    system, measures = pse.systems.parse_system("bm25"), [nDCG @ 10, R @ 10]
+    test = pse.run_experiment(f"beir:{folder}:test", [system], measures, index_dir=tmp_path / "idx")
+    dev = pse.run_experiment(f"beir:{folder}:dev", [system], measures, index_dir=tmp_path / "idx")
+    printed = capsys.readouterr().out
+    entries = [
+        p for p in pse.systems.index_folder(tmp_path / "idx", f"beir:{folder}").iterdir() if p.is_dir()
+    ]
+    assert len(entries) == 1 and list((tmp_path / "idx").iterdir()) == [entries[0].parent]
+    assert f"Reusing index {entries[0]}" in printed
+    assert system.cache_name(f"beir:{folder}:test") == system.cache_name(f"beir:{folder}:dev")
+    # each split evaluated on its own topics and qrels
+    assert test.table["R@10"][0] == 1.0 and dev.table["R@10"][0] == 0.0
+    assert pse.datasets.corpus_spec("irds:msmarco-passage/trec-dl-2019/judged") == "irds:msmarco-passage"
+    assert pse.datasets.corpus_spec("irds:msmarco-passage/dev") == "irds:msmarco-passage"
+    assert pse.datasets.corpus_spec("msmarco-passage/dev") == "irds:msmarco-passage"  # read as irds: ids are
+    assert pse.datasets.corpus_spec("irds:vaswani") == "irds:vaswani"
+
+    # an entry of the dataset's own (its folder and key before the sharing) serves while it is current
+    spec, idx = f"beir:{folder}:test", tmp_path / "before"
+    own = pse.systems.index_folder(idx, spec, by_corpus=False) / system.cache_name(spec, by_corpus=False)
+    system.encoder.indexer(pse.SparseIndex(own), verbose=False).index(pse.datasets.corpus_iter(spec))
+    again = pse.run_experiment(spec, [system], measures, index_dir=idx)
+    assert f"Reusing index {own}" in capsys.readouterr().out
+    assert again.table["nDCG@10"][0] == test.table["nDCG@10"][0]
+    assert [p.name for p in idx.iterdir()] == [own.parent.name]  # nothing built beside it
+
+
+def test_a_build_names_the_cached_indexes_an_earlier_analyzer_left(tmp_path, capsys, monkeypatch):
+    """After ANALYZER_VERSION changes, an entry of the version before is never read again (its terms are not this
+    version's); the build of the new entry says so, with the space it takes and the command that frees it."""
+    import pyterrier_sparse_eval._bm25 as bm25_module
+    import pyterrier_sparse_eval._tokenize as tokenize_module
+
+    folder = make_beir(tmp_path / "toy")
+    spec, system = f"beir:{folder}", pse.systems.parse_system("bm25")
+    pse.run_experiment(spec, [system], [nDCG @ 10], index_dir=tmp_path / "idx")
+    (old,) = [p for p in pse.systems.index_folder(tmp_path / "idx", spec).iterdir() if p.is_dir()]
+    assert "earlier version" not in capsys.readouterr().out
+    version = tokenize_module.ANALYZER_VERSION
+    for module in (bm25_module, tokenize_module):
+        monkeypatch.setattr(module, "ANALYZER_VERSION", version + 1)
+    pse.run_experiment(spec, [system], [nDCG @ 10], index_dir=tmp_path / "idx")
+    out = capsys.readouterr().out
+    assert len([p for p in old.parent.iterdir() if p.is_dir()]) == 2 and old.is_dir()  # said, never removed
+    assert re.search(
+        rf"1 cached index of this corpus was built by an earlier version of the package \(analyzer version "
+        rf"{version}\) and will not be read again \([0-9.]+ MiB\): remove them to free the space: rm -r {re.escape(str(old))}\n",
+        out,
+    ), out
 
 
 def test_cli_experiment_and_sdm_on_a_beir_folder(tmp_path, capsys):
@@ -597,8 +655,9 @@ def test_review_edges_of_local_ids_topics_and_cache_names(tmp_path):
     assert pse.datasets.get_topics(spec).to_dict("list") == {"qid": ["q1", "q2"], "query": ["cats", ""]}
     assert [d["docno"] for d in docs_of(spec)] == ["d1"]
     long_spec = "files:" + ",".join(f"/data/{'x' * 60}/{name}" for name in ("c.jsonl", "t.tsv", "q.txt"))
-    bounded = index_folder(tmp_path, long_spec)
+    # (the folder named by the dataset's own spec, where entries made before 2026-11-30 are looked for)
+    bounded = index_folder(tmp_path, long_spec, by_corpus=False)
     assert len(bounded.name) <= 150
     earlier = tmp_path / pse.files.slug(long_spec, bound=False)
     earlier.mkdir()
-    assert 150 < len(earlier.name) <= 255 and index_folder(tmp_path, long_spec) == earlier
+    assert 150 < len(earlier.name) <= 255 and index_folder(tmp_path, long_spec, by_corpus=False) == earlier

@@ -1,5 +1,6 @@
 import json
 import math
+import re
 
 import numpy as np
 import pyterrier as pt
@@ -153,6 +154,32 @@ def test_a_bm25_corpus_with_a_docno_twice_is_refused(tmp_path, long):
     ):
         pse.BM25().indexer(pse.SparseIndex(tmp_path / "idx"), verbose=False).index(docs)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_batch_size_that_is_no_positive_integer_is_refused_naming_it(tmp_path):
+    """batch_size=0 had said "No documents were indexed: the document iterator was empty", "5" islice's error."""
+    for bad in (0, "5", 2.5, None):
+        with pytest.raises(
+            ValueError, match=rf"batch_size must be an integer >= 1, got {re.escape(repr(bad))}"
+        ):
+            pse.BM25().indexer(pse.SparseIndex(tmp_path / "i"), batch_size=bad)
+        with pytest.raises(ValueError, match="batch_size must be an integer >= 1"):
+            pse.SparseIndex(tmp_path / "j").indexer(batch_size=bad)
+    assert not (tmp_path / "i").exists() and not (tmp_path / "j").exists()
+
+
+def test_documents_that_are_no_dicts_are_refused_naming_what_they_are(tmp_path):
+    """Strings as documents had been read as dicts of their letters: "Documents need a 'docno' field (got ['a',
+    'a', 'h', 'l', 'p'])"."""
+    for indexer in (
+        pse.BM25().indexer(pse.SparseIndex(tmp_path / "i"), verbose=False),
+        pse.SparseIndex(tmp_path / "j").indexer(verbose=False),
+    ):
+        with pytest.raises(TypeError, match=r"Documents must be dicts such as .*got a str: 'alpha'"):
+            indexer.index(["alpha", "beta"])
+        with pytest.raises(TypeError, match="an iterable of dicts or a DataFrame, not one str"):
+            indexer.index("alpha")
+    assert not (tmp_path / "i").exists() and not (tmp_path / "j").exists()
 
 
 def test_batches_and_dataframe_input_give_the_same_index(tmp_path):

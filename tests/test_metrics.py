@@ -73,10 +73,44 @@ def test_wrong_split_warns_with_overlap_counts():
     assert math.isnan(res.aggregate["AP"]) and res.missing == ["1", "2"] and res.unjudged == ["9"]
 
 
+def test_relevance_thresholds_and_the_last_of_two_judgments_equal_pytrec_eval():
+    """pse.evaluate applies each measure's rel= (pytrec_eval's relevance_level), and of a document judged twice
+    the last judgment, as its warning says (a run over qrels of dicts, as the property tests build, has none)."""
+    import pytrec_eval
+
+    run = {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    qrels = {"q1": {"a": 1, "b": 2, "c": 0}}
+    got = pse.evaluate(run, qrels, ["P(rel=2)@2", "AP(rel=2)", "R(rel=2)@1", "P@2", "AP"]).aggregate
+    at2 = pytrec_eval.RelevanceEvaluator(qrels, {"P_2", "map", "recall_1"}, relevance_level=2).evaluate(run)[
+        "q1"
+    ]
+    at1 = pytrec_eval.RelevanceEvaluator(qrels, {"P_2", "map"}).evaluate(run)["q1"]
+    assert got == pytest.approx(
+        {"P(rel=2)@2": at2["P_2"], "AP(rel=2)": at2["map"], "R(rel=2)@1": at2["recall_1"], "P@2": at1["P_2"],
+         "AP": at1["map"]},
+        abs=1e-12,
+    )  # fmt: skip
+    assert got["P(rel=2)@2"] == 0.5 and got["R(rel=2)@1"] == 0.0  # (pytrec_eval's, with rel=1: 1.0 and 0.5)
+    twice = pd.DataFrame({"qid": ["q1"] * 3, "docno": ["a", "a", "b"], "label": [0, 1, 0]})
+    frame = pd.DataFrame({"qid": ["q1", "q1"], "docno": ["a", "b"], "score": [2.0, 1.0]})
+    with pytest.warns(UserWarning, match="the last judgment is used"):
+        got = pse.evaluate(frame, twice, ["nDCG@10", "AP", "RR"]).aggregate
+    last = {"q1": {"a": 1, "b": 0}}
+    ref = pytrec_eval.RelevanceEvaluator(last, {"ndcg_cut_10", "map", "recip_rank"}).evaluate(
+        {"q1": {"a": 2.0, "b": 1.0}}
+    )["q1"]
+    assert got == pytest.approx({"nDCG@10": ref["ndcg_cut_10"], "AP": ref["map"], "RR": ref["recip_rank"]})
+    assert got["AP"] == 1.0
+
+
 def test_missing_queries_count_as_zero_when_asked():
     run, qrels = {"1": {"a": 1.0}}, {"1": {"a": 1}, "2": {"b": 1}}
     with pytest.warns(UserWarning, match="evaluating 1 of 2"):
         assert pse.evaluate(run, qrels, ["AP"]).aggregate["AP"] == 1.0
+    # counted, so not "evaluating 1 of 2" (the mean is over both)
+    with pytest.warns(
+        UserWarning, match=r"^1 of 2 judged queries have no results in the run \(counted as 0\)"
+    ):
         assert pse.evaluate(run, qrels, ["AP"], missing_as_zero=True).aggregate["AP"] == 0.5
 
 

@@ -187,6 +187,7 @@ def test_inputs_that_would_give_wrong_numbers_are_refused(setup):
         (0.05, "whole number, not a share"),
         (1700.5, "whole number"),
         ([5, 6], "dict"),
+        (-1000, "n_unseen must be >= 0"),  # had given R@10 NaN and nDCG@10 0.0
     ):
         with pytest.raises(ValueError, match=message):
             sdm.evaluate(run, qrels, background=background, n_unseen=n_unseen)

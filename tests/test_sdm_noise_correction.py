@@ -211,3 +211,18 @@ def test_cli_sdm_with_the_noise_correction(tmp_path, capsys):
     assert main(refused) == 2
     assert "--noise-correction is not available with --covariate" in capsys.readouterr().err
     assert not (tmp_path / "never").exists()
+
+
+@pytest.mark.parametrize("p, variance", [(0.3, 0.01), (1e-4, 1e-8), (1e-4, 4e-8), (8e-5, 4e-8), (0.0, 0.0)])
+def test_the_two_points_have_the_estimates_mean_and_variance(p, variance):
+    """second_order's two points P' have p^'s mean and variance (its docstring's definition), whether sd < p^ (p^ -+
+    sd) or sd > p^ (0 and p^ + v / p^): for a term linear in p the correction changes nothing, and for (1 - p)^2,
+    whose second derivative is 2, it takes exactly v off (E (1 - P')^2 = (1 - p)^2 + v). Swapped weights had
+    passed every other test (only the branch sd > p^ tells them apart)."""
+    from pyterrier_sparse_eval.measures._sdm import second_order
+
+    rows, v = np.array([p]), np.array([variance])
+    assert second_order(lambda q: 1.0 - q, rows, v)[0] == pytest.approx(1.0 - p, abs=1e-15)
+    assert second_order(lambda q: (1.0 - q) ** 2, rows, v)[0] == pytest.approx(
+        (1.0 - p) ** 2 - variance, abs=1e-15
+    )

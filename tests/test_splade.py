@@ -119,8 +119,14 @@ def test_a_left_padding_tokenizer_and_bad_options(model_dir, tmp_path):
         assert max(len(v) for v in half) == k
     with pytest.raises(ValueError, match="doc_threshold must be >= 0"):
         pse.Splade(model_dir, doc_threshold=-0.1)
-    with pytest.raises(ValueError, match=r"max lengths >= 3"):
+    with pytest.raises(
+        ValueError, match=r"doc_max_length must be an integer >= 3 \(\[CLS\], a token and \[SEP\]\)"
+    ):
         pse.Splade(model_dir, doc_max_length=2)
+    # a string or a float had stopped with Python's "'<' not supported between instances of 'str' and 'int'"
+    for bad in ({"batch_size": "8"}, {"query_max_length": 32.0}, {"doc_top_k": "64"}, {"batch_size": True}):
+        with pytest.raises(ValueError, match=rf"{next(iter(bad))} must be an integer >= \d.*, got "):
+            pse.Splade(model_dir, **bad)
     with pytest.raises(ValueError, match="max lengths beyond the model's 512 positions: give at most 512"):
         pse.Splade(model_dir, doc_max_length=1024, verbose=False).encode(["a"], max_length=1024)
     plain = pse.Splade(model_dir, verbose=False)

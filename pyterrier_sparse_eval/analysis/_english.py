@@ -8,7 +8,7 @@ departs from the published algorithm that Snowball's ``porter`` implements in fo
 letters are left alone ("bs" stays "bs"), ``-bli`` becomes ``-ble`` (not ``-abli`` -> ``-able``), ``-logi``
 becomes ``-log``, and every double consonant but l, s, z is undoubled after ``-ed``/``-ing`` ("mislukking" ->
 "misluk"). :func:`porter_stem` ports it; for speed, words that none of the departures can touch go
-through PyStemmer's compiled ``porter`` (identical on them: ``tests/test_english_analyzer.py`` checks both
+through PyStemmer's compiled ``porter`` (identical on them: ``tests/test_standard_tokenizer.py`` checks both
 against Lucene's own stems).
 """
 

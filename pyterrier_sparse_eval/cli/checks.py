@@ -10,9 +10,8 @@ from typing import Any
 
 from .. import IndexCorruptError, datasets, open_index
 from ..console import EXIT_CHECK_FAILED, EXIT_OK, UsageError, one_line
-from ..files import check_destination
 from ..measures import crosscheck, evaluate
-from .common import DEFAULT_METRICS, measures_named, write
+from .common import DEFAULT_METRICS, check_output, measures_named, write
 
 EVALUATE_EXAMPLE = """\
 example:
@@ -37,7 +36,7 @@ query, 1 when one differs or when no query could be compared (no judged query in
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     measures = measures_named(args.metric)
-    check_destination(args.output, option="--output")
+    check_output(args.output, (".json",), (args.run, args.qrels))
     run, qrels = datasets.read_run(args.run), datasets.read_qrels(args.qrels)
     result = evaluate(run, qrels, measures, missing_as_zero=args.missing_as_zero)
     width = max(len(str(m)) for m in measures)
@@ -67,7 +66,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     measures = measures_named(args.metric)
-    check_destination(args.output, option="--output")
+    check_output(args.output, (".json",), (args.run, args.qrels))
     report = crosscheck(datasets.read_run(args.run), datasets.read_qrels(args.qrels), measures)
     print(report.summary())
     if args.output:
@@ -86,13 +85,16 @@ damaged one (the message names the shard, file and problem), 2 when PATH is not 
 
 
 def cmd_check_index(args: argparse.Namespace) -> int:
+    if not Path(args.path).exists():
+        raise UsageError(f"{args.path} does not exist; give an index folder (e.g. one under --index-dir).")
     index = open_index(args.path)  # a SparseIndex or a ShardedIndex, as its pt_meta.json says
     if not (Path(args.path) / "pt_meta.json").is_file():  # damaged metadata is a failed check, below
         raise UsageError(f"{args.path} is not a sparse index (no pt_meta.json); give an index folder.")
     try:
         meta = index.verify()
     except IndexCorruptError as e:
-        print(f"sparse-eval: check failed: {one_line(e)}", file=sys.stderr)
+        fix = " (from the command line: sparse-eval experiment rebuilds a damaged cache entry, saying why)"
+        print(f"sparse-eval: check failed: {one_line(e)}{fix}", file=sys.stderr)
         return EXIT_CHECK_FAILED
     shards = f"sharded, {meta['num_shards']} shards, " if "num_shards" in meta else ""  # a sharded index
     sealed = "" if "files" in meta or shards else " (built before files were sealed: no CRC-32s to compare)"

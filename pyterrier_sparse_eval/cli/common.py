@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+from pathlib import Path
 from typing import Any
 
 from ..console import UsageError
-from ..files import atomic_write_text
+from ..files import atomic_write_text, check_destination
 from ..measures import parse_measures
 from ..systems import specs_with_language
 
@@ -20,6 +22,22 @@ DATASET_HELP = (
 LANGUAGE_HELP = (
     "BM25 analyzer language (ISO 639-1, e.g. fr, zh); default: the dataset's declared one, else en"
 )
+
+
+def check_output(path: str | None, suffixes: tuple[str, ...], inputs: tuple[str, ...] = ()) -> None:
+    """``--output`` checked before any work: a writable destination (:func:`check_destination`) with one of
+    ``suffixes`` (a pipe or a device, such as /dev/stdout, is written as it is), and none of the input files."""
+    if not path:
+        return
+    check_destination(path, option="--output")
+    target = Path(path)
+    for given in inputs:
+        if target.exists() and os.path.exists(given) and os.path.samefile(target, given):
+            raise UsageError(f"--output {path} is an input of this command ({given}); give another file.")
+    if target.exists() and not target.is_file():
+        return
+    if target.suffix.lower() not in suffixes:
+        raise UsageError(f"--output must end in {' or '.join(suffixes)}, got {path!r}.")
 
 
 def measures_named(names: list[str] | None, parse: Any = parse_measures) -> list[Any]:

@@ -22,7 +22,8 @@ example:
   sparse-eval experiment --dataset irds:beir/scifact/test --system bm25 \\
       --system splade:naver/splade-cocondenser-ensembledistil
 
-Indexes are cached under --index-dir (one per dataset and system) and reused on the next run.
+Indexes are cached under --index-dir (one per corpus and system: the query sets of a
+corpus share it) and reused on the next run.
 Offline: set IR_DATASETS_HOME to a pre-filled ir_datasets cache.
 """
 
@@ -130,6 +131,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def _jsonable(v: Any) -> Any:
+    if v is None:  # pt.Experiment's significance cells of the baseline itself
+        return None
     try:
         f = float(v)
     except (TypeError, ValueError):

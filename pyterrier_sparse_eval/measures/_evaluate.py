@@ -79,11 +79,11 @@ def evaluate(
     if j is None:
         j = prepare(run, qrels)
     if warn:
-        warn_overlap(j)
+        warn_overlap(j, missing_as_zero)
     return Evaluation(aggregate, per_query, j.missing.tolist(), j.unjudged_queries.tolist(), j.num_queries)
 
 
-def warn_overlap(j: JudgedRun) -> None:
+def warn_overlap(j: JudgedRun, missing_as_zero: bool = False) -> None:
     """Warn when run and qrels only partly overlap (wrong split, id types), with the counts."""
     evaluated, missing, unjudged = j.num_queries, len(j.missing), len(j.unjudged_queries)
     if missing or unjudged:
@@ -91,6 +91,9 @@ def warn_overlap(j: JudgedRun) -> None:
             f"evaluating {evaluated} of {evaluated + missing} judged queries: {missing} judged queries have no "
             f"results in the run, {unjudged} run queries have no judgments"
         )
+        if missing_as_zero and missing:
+            msg = f"{missing} of {evaluated + missing} judged queries have no results in the run (counted as 0), "
+            msg += f"{unjudged} run queries have no judgments"
         if evaluated == 0:
             msg += " (no query id in common: are run and qrels from the same split?)"
         warnings.warn(msg + "." + _float_ids(j), stacklevel=user_stacklevel())
