@@ -376,7 +376,7 @@ def _trec_bytes(path: str, kind: str) -> bytes | None:
         raise FileNotFoundError(f"{kind} file not found: {path}.")
     if os.path.isfile(path) and not os.path.abspath(path).startswith(("/dev/", "/proc/")):
         with open(path, "rb") as f:  # (/dev/stdin redirected from a file is a regular file too: read once)
-            if path.endswith(".gz") or f.read(2) != b"\x1f\x8b":
+            if str(path).endswith(".gz") or f.read(2) != b"\x1f\x8b":
                 return None
     with open(path, "rb") as f:
         data = f.read()

@@ -61,6 +61,17 @@ def test_experiment_writes_json_and_reuses_index(tmp_path, capsys):
     significance = json.loads((tmp_path / "alone.json").read_text())["significance"]
     assert list(significance) == ["BM25(k1=0.9,b=0.4)"], alone
     assert set(significance["BM25(k1=0.9,b=0.4)"].values()) == {None}
+    # into a pipe (as /dev/stdout): JSON, not refused for its name
+    import os
+    import threading
+
+    fifo, got = tmp_path / "fifo", []
+    os.mkfifo(fifo)
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    assert main(alone[:-3] + ["--output", str(fifo), "--quiet"]) == 0
+    reader.join(timeout=60)
+    assert json.loads(got[0])["significance"] == {"BM25(k1=0.9,b=0.4)": significance["BM25(k1=0.9,b=0.4)"]}
 
 
 @needs_data

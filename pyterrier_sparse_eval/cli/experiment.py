@@ -11,7 +11,15 @@ from ..console import EXIT_OK, UsageError
 from ..files import check_destination
 from ..measures import inhouse, parse_measure
 from ..systems import index_folder, name_systems, parse_system, resolve_baseline
-from .common import DATASET_HELP, DEFAULT_METRICS, LANGUAGE_HELP, measures_named, with_language, write
+from .common import (
+    DATASET_HELP,
+    DEFAULT_METRICS,
+    LANGUAGE_HELP,
+    check_output,
+    measures_named,
+    with_language,
+    write,
+)
 
 EXPERIMENT_EXAMPLE = """\
 example:
@@ -55,9 +63,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     baseline = resolve_baseline(args.baseline, names)
-    if args.output and Path(args.output).suffix not in (".json", ".csv"):
-        raise UsageError(f"--output must end in .json or .csv, got {args.output!r}.")
-    check_destination(args.output, option="--output")
+    check_output(args.output, (".json", ".csv"))  # a pipe or a device (/dev/stdout) gets JSON
     plots.check_folder(args.plots, option="--plots")
     check_destination(args.save_runs, option="--save-runs", folder=True)
     if args.num_results < 1:
@@ -93,7 +99,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     with pd.option_context("display.width", 100, "display.max_columns", 20, "display.precision", 4):
         print(table.to_string(index=False))
     if args.output:
-        if Path(args.output).suffix == ".json":
+        if Path(args.output).suffix.lower() != ".csv":
             rows = table.to_dict("records")
             payload = {
                 "results": {row["name"]: {m: float(row[m]) for m in measure_names} for row in rows},

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from .. import plots
@@ -11,7 +10,7 @@ from .. import sdm as api
 from ..console import EXIT_OK, UsageError
 from ..files import check_destination
 from ..systems import index_folder
-from .common import DATASET_HELP, LANGUAGE_HELP, with_language, write
+from .common import DATASET_HELP, LANGUAGE_HELP, check_output, with_language, write
 
 SDM_EXAMPLE = """\
 example:
@@ -33,9 +32,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         raise UsageError(f"Unknown --family {args.family!r}; choose one of {', '.join(api.FAMILIES)}.")
     if args.per_query and not args.output:
         raise UsageError("--per-query adds each query's values to the --output JSON: give --output too.")
-    if args.output and Path(args.output).suffix.lower() != ".json":
-        raise UsageError(f"--output must end in .json, got {args.output!r}.")
-    check_destination(args.output, option="--output")
+    check_output(args.output, (".json",))  # or a pipe or a device (/dev/stdout)
     plots.check_folder(args.plots, option="--plots")
     # the indexes go into the dataset's folder of it (a read-only root may hold a writable one)
     check_destination(index_folder(args.index_dir, args.dataset), option="--index-dir", folder=True)
