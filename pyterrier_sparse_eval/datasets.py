@@ -408,9 +408,7 @@ def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | No
     except pd.errors.EmptyDataError:
         return None
     except pd.errors.ParserError:  # a line with more fields than the first
-        raise ValueError(
-            f"{path} is not a TREC {kind.lower()} file{_bad_line(path, data, columns)}: {expected}."
-        ) from None
+        frame = None
     except UnicodeDecodeError as e:
         raise ValueError(
             f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}): is it a TREC "
@@ -418,9 +416,10 @@ def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | No
         ) from None
     except _UNREADABLE as e:  # a .gz cut short (an interrupted copy) or damaged; not UTF-8 is caught above
         raise _unreadable(Path(path), e) from None
-    if frame.empty:
+    if frame is not None and frame.empty:
         return None
-    if frame.shape[1] != columns or (frame == "").to_numpy().any():  # "" pads lines with fewer fields
+    # "" pads lines with fewer fields
+    if frame is None or frame.shape[1] != columns or (frame == "").to_numpy().any():
         raise ValueError(
             f"{path} is not a TREC {kind.lower()} file{_bad_line(path, data, columns)}: {expected}."
         )

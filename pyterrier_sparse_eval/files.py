@@ -46,14 +46,24 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
+def written_path(path: str | os.PathLike[str]) -> Path:
+    """The path a write of ``path`` goes to: a symbolic link's target (the link is kept), else ``path``."""
+    return Path(os.path.realpath(path)) if Path(path).is_symlink() else Path(path)
+
+
+def is_stream(path: Path) -> bool:
+    """Whether ``path`` is a pipe or a device (``/dev/stdout``): written to as it is, never replaced by a file."""
+    return path.exists() and not path.is_file() and not path.is_dir()
+
+
 def check_destination(path: str | os.PathLike[str] | None, *, option: str, folder: bool = False) -> None:
     """Refuse, before any work, a destination file (``folder``: a folder, created if needed, files written into
     it) that could not be written: a ValueError naming ``option`` (the argument that gave it) and the fix. None:
     nothing to check."""
     if not path:
         return
-    target = Path(os.path.realpath(path)) if Path(path).is_symlink() else Path(path)  # written through
-    if not folder and target.exists() and not target.is_file() and not target.is_dir():  # a pipe, a device
+    target = written_path(path)
+    if not folder and is_stream(target):
         if not os.access(target, os.W_OK):
             raise ValueError(f"{option} {path} is not writable; choose another path.")
         return
@@ -115,10 +125,8 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
     A symbolic link is written through (its target replaced, the link kept); a pipe or a device (``/dev/stdout``)
     is written to as a stream, never replaced by a file.
     """
-    path = Path(path)
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))
-    if path.exists() and not path.is_file() and not path.is_dir():
+    path = written_path(path)
+    if is_stream(path):
         write(path)
         return path
     for parent in (path.parent, *path.parent.parents):

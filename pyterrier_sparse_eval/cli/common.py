@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..console import UsageError
-from ..files import atomic_write_text, check_destination
+from ..files import atomic_write_text, check_destination, is_stream, written_path
 from ..measures import parse_measures
 from ..systems import specs_with_language
 
@@ -34,9 +34,7 @@ def check_output(path: str | None, suffixes: tuple[str, ...], inputs: tuple[str,
     for given in inputs:
         if target.exists() and os.path.exists(given) and os.path.samefile(target, given):
             raise UsageError(f"--output {path} is an input of this command ({given}); give another file.")
-    if target.exists() and not target.is_file():
-        return
-    if target.suffix.lower() not in suffixes:
+    if not is_stream(written_path(target)) and target.suffix.lower() not in suffixes:
         raise UsageError(f"--output must end in {' or '.join(suffixes)}, got {path!r}.")
 
 

@@ -87,13 +87,14 @@ def warn_overlap(j: JudgedRun, missing_as_zero: bool = False) -> None:
     """Warn when run and qrels only partly overlap (wrong split, id types), with the counts."""
     evaluated, missing, unjudged = j.num_queries, len(j.missing), len(j.unjudged_queries)
     if missing or unjudged:
-        msg = (
-            f"evaluating {evaluated} of {evaluated + missing} judged queries: {missing} judged queries have no "
-            f"results in the run, {unjudged} run queries have no judgments"
-        )
-        if missing_as_zero and missing:
-            msg = f"{missing} of {evaluated + missing} judged queries have no results in the run (counted as 0), "
-            msg += f"{unjudged} run queries have no judgments"
+        if missing_as_zero and missing:  # the mean is over every judged query
+            msg = (
+                f"{missing} of {evaluated + missing} judged queries have no results in the run (counted as 0)"
+            )
+        else:
+            msg = f"evaluating {evaluated} of {evaluated + missing} judged queries: {missing} judged queries have no "
+            msg += "results in the run"
+        msg += f", {unjudged} run queries have no judgments"
         if evaluated == 0:
             msg += " (no query id in common: are run and qrels from the same split?)"
         warnings.warn(msg + "." + _float_ids(j), stacklevel=user_stacklevel())
