@@ -350,7 +350,8 @@ def run_experiment(
     ``"local"`` or ``"ray"`` at ``ray_address``); ``save_runs=DIR`` writes each system's run as a TREC run file ``DIR/<name>.run``
     with the name reduced by :func:`~pyterrier_sparse_eval.files.slug` (``BM25(k1=0.9,b=0.4)`` writes
     ``BM25_k1=0.9_b=0.4.run``), written atomically, and evaluates those same runs. A measure whose cut-off is
-    deeper than ``num_results`` (R@100 of 10 documents) is warned about.
+    deeper than ``num_results`` (R@100 of 10 documents) is warned about, and one without a cut-off (AP, nDCG) when
+    ``num_results`` is below 1000.
     """
     if engine != "local" and shards is None:
         raise ValueError(f"engine={engine!r} builds and searches shards: give shards=N too.")
@@ -412,15 +413,25 @@ def run_experiment(
 def _warn_cut_short(measures: Sequence[Any], num_results: int) -> None:
     """A warning naming the measures whose cut-off is deeper than the ``num_results`` documents retrieved per
     query: R@100 of 10 documents is R@10's value (``sdm.three_way``, whose full runs must give exact values,
-    refuses this instead)."""
-    deeper = []
+    refuses this instead); and one naming those without a cut-off (AP, nDCG, RR) when ``num_results`` < 1000."""
+    deeper, uncut = [], []
     for m in measures:
         try:
-            cutoff = (parse_measure(m) if isinstance(m, str) else m).params.get("cutoff")
+            measure = parse_measure(m) if isinstance(m, str) else m
+            cutoff, cuttable = measure.params.get("cutoff"), "cutoff" in measure.SUPPORTED_PARAMS
         except (ValueError, AttributeError):  # an unknown name is refused when the measures are computed
             continue
         if isinstance(cutoff, (int, np.integer)) and cutoff > num_results:
             deeper.append((str(m), int(cutoff)))
+        elif cutoff is None and cuttable and num_results < 1000:
+            uncut.append(str(m))
+    if uncut:  # AP of 100 documents is not the AP published figures give, of 1000
+        warnings.warn(
+            f"{', '.join(uncut)}: computed on the {num_results} documents retrieved per query (num_results, "
+            "--num-results), as trec_eval computes them on the run it is given; published values of them usually "
+            "retrieve 1000.",
+            stacklevel=3,
+        )
     if deeper:
         listed = ", ".join(name for name, _ in deeper)
         warnings.warn(

@@ -359,7 +359,7 @@ def qrels_frame(rows: list[tuple[str, str, int]], where: Any) -> pd.DataFrame:
 
 def _as_text(value: Any) -> str:
     """A field's text: strings as they are; UTF-8 bytes decoded; None, NaN and pandas' NA as "" (missing, never
-    the word "nan")."""
+    the word "nan"); numbers as written; a list, dict or array refused (its repr is not a text)."""
     if type(value) is str:
         return value
     if value is None or value is pd.NA or (isinstance(value, (float, np.floating)) and value != value):
@@ -372,4 +372,11 @@ def _as_text(value: Any) -> str:
                 f"A text (a document's or a query's) is bytes that are not UTF-8 ({e}): decode them first, e.g. "
                 "text.decode('latin-1')."
             ) from None
-    return str(value)
+    if isinstance(
+        value, (list, tuple, dict, set, frozenset, np.ndarray, pd.Series)
+    ):  # str() would index its repr
+        raise ValueError(
+            f"A text (a document's or a query's) is a {type(value).__name__}, not a string: {str(value)[:60]!r}. "
+            "Join its parts into one string first, e.g. ' '.join(parts)."
+        )
+    return str(value)  # a number, e.g. a title column read as int

@@ -350,20 +350,22 @@ def resolve_fields(
 
 
 def doc_texts(docs: Sequence[dict[str, Any]], fields: Sequence[str]) -> tuple[list[str], int]:
-    """Each document's ``fields`` joined by a space, and how many documents have none of them (missing,
-    None or NaN: they get an empty text, never the words "none" or "nan"; or blank)."""
+    """Each document's ``fields`` joined by a space, and how many have none (missing, None, NaN, blank: "")."""
     texts, empty = [], 0
-    if len(fields) == 1:
-        f = fields[0]
+    try:
+        if len(fields) == 1:
+            f = fields[0]
+            for d in docs:
+                text = _as_text(d.get(f))
+                empty += not text or text.isspace()
+                texts.append(text)
+            return texts, empty
         for d in docs:
-            text = _as_text(d.get(f))
-            empty += not text or text.isspace()
-            texts.append(text)
-        return texts, empty
-    for d in docs:
-        parts = [_as_text(d.get(f)) for f in fields]
-        empty += all(not p or p.isspace() for p in parts)
-        texts.append(" ".join(parts))
+            parts = [_as_text(d.get(f)) for f in fields]
+            empty += all(not p or p.isspace() for p in parts)
+            texts.append(" ".join(parts))
+    except ValueError as e:  # name the document
+        raise ValueError(f"Document {d.get('docno', '(no docno)')!r}: {e}") from None
     return texts, empty
 
 

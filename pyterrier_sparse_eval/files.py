@@ -46,14 +46,24 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
+def _special(path: str | os.PathLike[str]) -> bool:
+    """A path of /dev or /proc (``/dev/stdout`` is a link to the process's descriptor 1, which the kernel resolves:
+    its text target, "pipe:[123]", is no path)."""
+    return os.path.abspath(path).startswith(("/dev/", "/proc/"))
+
+
 def written_path(path: str | os.PathLike[str]) -> Path:
-    """The path a write of ``path`` goes to: a symbolic link's target (the link is kept), else ``path``."""
-    return Path(os.path.realpath(path)) if Path(path).is_symlink() else Path(path)
+    """The path a write of ``path`` goes to: a symbolic link's target (the link is kept), else ``path``; a link
+    into /dev or /proc (``/dev/stdout``) as given, for the kernel to resolve."""
+    if not Path(path).is_symlink() or _special(path) or _special(os.path.realpath(path)):
+        return Path(path)
+    return Path(os.path.realpath(path))
 
 
 def is_stream(path: Path) -> bool:
-    """Whether ``path`` is a pipe or a device (``/dev/stdout``): written to as it is, never replaced by a file."""
-    return path.exists() and not path.is_file() and not path.is_dir()
+    """Whether ``path`` is a pipe or a device, or a path of /dev or /proc (``/dev/stdout`` redirected to a file
+    too): written to as it is, never replaced by a file."""
+    return _special(path) or (path.exists() and not path.is_file() and not path.is_dir())
 
 
 def check_destination(path: str | os.PathLike[str] | None, *, option: str, folder: bool = False) -> None:

@@ -366,6 +366,10 @@ class _SDMMeasure(Measure):
         values = corrected(pooled.check(), j, p, pool.n_unseen)
         for qid, value in zip(j.qids.tolist(), values.tolist()):
             yield Metric(native.get(qid, qid), self, value)
+        # every judged query the run lacks too, at 0 (what ir_measures would add after all measures): pt.Experiment
+        # names each row's means in the order of its first query's values (see the in-house measures' runtime_impl)
+        for qid in sorted({str(q) for q in _qids(qrels, to_qrels_frame)} - set(j.qids.tolist())):
+            yield Metric(native.get(qid, qid), self, 0.0)
 
 
 def _qids(given: Any, as_frame: Callable[[Any], pd.DataFrame]) -> Any:

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 
 import pytest
 from conftest import needs_data
@@ -209,6 +210,24 @@ def test_run_from_stdin_and_bad_line_of_a_pipe(tmp_path):
     assert redirected.stdout.split() == ["AP", "all", "0.2500"]
 
 
+def test_output_dev_stdout_into_a_pipe_or_a_redirected_file(tmp_path):
+    """--output /dev/stdout with stdout a pipe or a file (a shell's | or >): the JSON alone there, its last line
+    ended, the table on stderr; it had been refused for its name ("--output must end in .json"), the link's target
+    ("pipe:[123]") being no path."""
+    (tmp_path / "q.tsv").write_text(BEIR_QRELS)
+    (tmp_path / "r.run").write_text(PIPED_RUN)
+    cli = [sys.executable, "-m", "pyterrier_sparse_eval", "evaluate", "--run", str(tmp_path / "r.run")]
+    cli += ["--qrels", str(tmp_path / "q.tsv"), "--metric", "AP", "--output", "/dev/stdout"]
+    piped = subprocess.run(cli, capture_output=True, text=True)
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["aggregate"] == {"AP": 0.25} and piped.stdout.endswith("}\n")
+    assert piped.stderr.split() == ["AP", "all", "0.2500"]  # the table, off the JSON's way
+    with open(tmp_path / "out.json", "w") as f:
+        redirected = subprocess.run(cli, stdout=f, stderr=subprocess.PIPE, text=True)
+    assert redirected.returncode == 0, redirected.stderr
+    assert json.loads((tmp_path / "out.json").read_text())["aggregate"] == {"AP": 0.25}
+
+
 @pytest.mark.parametrize("option", ["--run", "--qrels"])
 def test_a_directory_as_run_or_qrels_is_named_a_directory(tmp_path, capsys, option):
     (tmp_path / "r.run").write_text(PIPED_RUN)
@@ -265,8 +284,19 @@ def test_run_experiment_warns_when_num_results_is_below_a_cut_off(tmp_path):
 
     spec = "files:" + ",".join(_apple_files(tmp_path))
     bm25 = [pse.systems.parse_system("bm25")]
-    with pytest.warns(UserWarning, match=r"num_results \(--num-results\) 2 is below the cut-off of nDCG@3"):
-        pse.run_experiment(spec, bm25, ["nDCG@3", "AP"], num_results=2, index_dir=tmp_path, verbose=False)
+    with pytest.warns(UserWarning) as caught:
+        pse.run_experiment(
+            spec, bm25, ["nDCG@3", "AP", "RR"], num_results=2, index_dir=tmp_path, verbose=False
+        )
+    said = [str(w.message) for w in caught]
+    assert any(m.startswith("num_results (--num-results) 2 is below the cut-off of nDCG@3:") for m in said)
+    assert (
+        "AP, RR: computed on the 2 documents retrieved per query (num_results, --num-results)"
+        in said[0] + said[1]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 1000 documents (the default): nothing to say of AP
+        pse.run_experiment(spec, bm25, ["AP", "nDCG@3"], index_dir=tmp_path, verbose=False)
 
 
 @pytest.mark.parametrize(

@@ -991,6 +991,27 @@ def test_text_given_as_bytes_is_decoded(tmp_path):
         )
 
 
+def test_text_given_as_a_list_or_dict_is_refused(tmp_path):
+    """A list, tuple, dict or array as a document's or a query's text is refused naming the document and the fix (it
+    had been indexed through str(), as its repr: BM25 found the words, a model would encode the brackets and
+    quotes); a number is its digits, as written."""
+    index = pse.SparseIndex(tmp_path / "index")
+    for text in (["cats purr", "and sleep"], ("cats",), {"cats": 1}, np.array(["cats"])):
+        with pytest.raises(
+            ValueError, match=r"Document 'd2': .* is a \w+, not a string: .*' '\.join\(parts\)"
+        ):
+            pse.BM25().indexer(index, verbose=False).index(
+                [{"docno": "d1", "text": "cats"}, {"docno": "d2", "text": text}]
+            )
+        assert not index.path.exists()
+    pse.BM25().indexer(index, verbose=False).index(
+        [{"docno": "d1", "text": "cats"}, {"docno": "d2", "text": 2019}]
+    )
+    assert list(index.vocab) == ["2019", "cat"]
+    with pytest.raises(ValueError, match=r"A text .* is a list, not a string"):
+        pse.BM25().retriever(index).transform(pd.DataFrame({"qid": ["1"], "query": [["cats", "2019"]]}))
+
+
 def test_a_docno_utf8_cannot_store_is_named(tmp_path):
     """A docno holding a lone surrogate (bytes decoded with errors='surrogateescape') is refused naming it and
     the fix (it had been a UnicodeEncodeError that did not say it was a docno), and nothing is left."""

@@ -386,3 +386,38 @@ def test_the_covariate_with_no_relevant_document_ranked_gives_zero_alone_and_in_
     for m in measures:
         assert tables[1].loc[0, str(m)] == pytest.approx(tables[0].loc[0, str(m)], abs=1e-12)
         assert tables[0].loc[0, str(m)] == pytest.approx(direct[str(m)], abs=1e-12)
+
+
+@pytest.mark.parametrize("with_covariate", [False, True])
+def test_a_system_retrieving_nothing_judged_never_misnames_the_sdm_columns(setup, with_covariate):
+    """A second system whose run has none of the judged queries (only an unjudged one): PyTerrier names the
+    table's columns by one system's order of measures and fills each row in its own, and the SDM measures had given
+    only the run's queries, so ir_measures added the missing ones after all measures: system a's SDM_R@100 had been
+    shown under SDM_nDCG@100's name and the other way round (a bug hunt's finding). Each column now equals
+    sdm.evaluate's value for a, and 0 for the system retrieving nothing judged, in either order, with an in-house
+    measure beside them."""
+    import pyterrier_sparse_eval as pse
+
+    docnos, truth, first, qrels, pool = setup
+    a = system_run_over_pool(pool, docnos, truth)
+    lost = a[a["qid"] == a["qid"].iloc[0]].assign(qid="unjudged")  # nothing for a judged query
+    topics = pd.concat(
+        [_topics(qrels), pd.DataFrame({"qid": ["unjudged"], "query": ["x"]})], ignore_index=True
+    )
+    params = {"covariate": sdm.Covariate.from_run(first, pool)} if with_covariate else {}
+    measures = [
+        pse.measures.R @ 10,
+        sdm.SDM_R(pool=pool, **params) @ 10,
+        sdm.SDM_nDCG(pool=pool, **params) @ 10,
+    ]
+    direct = sdm.evaluate(a, qrels, pool, [10], **params)["aggregate"]
+    want = [direct["R@10"]["pooled"], direct["R@10"]["sdm"], direct["nDCG@10"]["sdm"]]
+    assert len({round(v, 9) for v in want}) == 3  # distinct: a misnamed column cannot pass
+    for order in ([a, lost], [lost, a]):
+        names = ["a", "lost"] if order[0] is a else ["lost", "a"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            table = pt.Experiment(order, topics, qrels, measures, names=names)
+        table = table.set_index("name")
+        assert table.loc["a", [str(m) for m in measures]].tolist() == pytest.approx(want, abs=1e-12)
+        assert table.loc["lost", [str(m) for m in measures]].tolist() == [0.0, 0.0, 0.0]

@@ -9,6 +9,9 @@ traceback unless ``--debug``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import os
 import sys
 import warnings
 from typing import Any, NoReturn
@@ -76,12 +79,31 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
     args = build_parser().parse_args(argv)
+    report = contextlib.nullcontext()
+    if getattr(args, "output", None) and _is_stdout(
+        args.output
+    ):  # the JSON alone on stdout: the rest on stderr
+        report = contextlib.redirect_stdout(sys.stderr)
+    with report:
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     return run(
         lambda: int(args.func(args)),
         debug=args.debug or args.debug_all,
         quiet=getattr(args, "quiet", False),
         input_errors=(StaleIndexError, datasets.FieldError),
     )
+
+
+def _is_stdout(path: str) -> bool:
+    """Whether ``path`` (``--output``) is this process's standard output (``/dev/stdout``, a pipe or a file)."""
+    try:
+        given, out = os.stat(path), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):  # not there; a stdout without a descriptor
+        return False
+    return (given.st_dev, given.st_ino) == (out.st_dev, out.st_ino)
 
 
 if __name__ == "__main__":

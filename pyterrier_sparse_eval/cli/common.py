@@ -44,10 +44,10 @@ def measures_named(names: list[str] | None, parse: Any = parse_measures) -> list
 
 
 def write(path: str, text: str | Any, quiet: bool = True) -> None:
-    """``text`` (or an object, as JSON) written to ``path`` whole or not at all, and said so unless ``quiet``.
+    """``text`` (or an object, as JSON, a line) written to ``path`` whole or not at all, and said so unless ``quiet``.
     JSON is strict: a NaN (a measure nothing was evaluated for) or an infinity is written as null."""
     atomic_write_text(
-        path, text if isinstance(text, str) else json.dumps(_strict(text), indent=2, allow_nan=False)
+        path, text if isinstance(text, str) else json.dumps(_strict(text), indent=2, allow_nan=False) + "\n"
     )
     if not quiet:
         print(f"Wrote {path}")
