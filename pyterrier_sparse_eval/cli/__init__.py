@@ -79,13 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
     args = build_parser().parse_args(argv)
-    report = contextlib.nullcontext()
-    if getattr(args, "output", None) and _is_stdout(
-        args.output
-    ):  # the JSON alone on stdout: the rest on stderr
-        report = contextlib.redirect_stdout(sys.stderr)
-    with report:
-        return _run(args)
+    # the JSON alone on stdout (--output /dev/stdout), the rest on stderr
+    if getattr(args, "output", None) and _is_stdout(args.output):
+        with contextlib.redirect_stdout(sys.stderr):
+            return _run(args)
+    return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
