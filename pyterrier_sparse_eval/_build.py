@@ -1,16 +1,15 @@
 """Writing a SparseIndex: its metadata, and the streaming writer behind every indexer (layout in ``_format``).
 
-A build writes everything into a hidden temporary directory next to the target and moves it into place as
-the very last step (``pt_meta.json``, with the seal of every file, is written last inside it), so an
-interrupted or failed build never leaves a directory that loads as an index, and an overwrite leaves the old
-or the new index at the path at every instant. Memory during a build is bounded by one batch plus one
-transposition pass: batches are spilled to disk as chunks (sorted by term), and at the end the term-major
-arrays are written sequentially, one term range at a time (``_spill``); the full
-arrays are never held in memory. Per document it holds 4 bytes of length, and at the end the docnos, sorted in
-memory (about 80 bytes a document).
+A build writes everything into a hidden temporary directory next to the target and moves it into place as the
+very last step (``pt_meta.json``, with the seal of every file, is written last inside it), so an interrupted
+or failed build never leaves a directory that loads as an index, and an overwrite leaves the old or the new
+index at the path at every instant. Memory during a build is bounded by one batch plus one transposition pass:
+batches are spilled to disk as chunks (sorted by term), and at the end the term-major arrays are written
+sequentially, one term range at a time (``_spill``); the full arrays are never held in memory. Per document it
+holds 4 bytes of length, and at the end the docnos, sorted in memory (about 80 bytes a document).
 
-This module knows nothing of the :class:`~pyterrier_sparse_eval.SparseIndex` class: writers take the target
-index (anything with ``path`` and ``reload()``), and the index's factories hand it to them.
+It knows nothing of :class:`~pyterrier_sparse_eval.SparseIndex`: writers take the target index (anything with
+``path`` and ``reload()``), and the index's factories hand it to them.
 """
 
 from __future__ import annotations
@@ -342,8 +341,9 @@ def check_engine(engine: str, **ray_options: Any) -> None:
         raise ValueError(
             f"{', '.join(given)}: Ray's options, for engine='ray' only (give it, or leave them out).{gpu}"
         )
-    if (ray_options.get("num_gpus") or 0) < 0:
-        raise ValueError(f"num_gpus must be >= 0, got {ray_options['num_gpus']}.")
+    gpus = ray_options.get("num_gpus") or 0
+    if isinstance(gpus, bool) or not isinstance(gpus, (int, float, np.number)) or not 0 <= gpus < float("inf"):
+        raise ValueError(f"num_gpus must be a number >= 0 (GPUs per worker, e.g. 1 or 0.5), got {gpus!r}.")
 
 
 def check_docs(docs: list[dict[str, Any]], fields: Iterable[str], hint: str) -> None:

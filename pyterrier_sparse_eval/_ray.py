@@ -277,9 +277,12 @@ def finish_shards(
     ]
     try:
         done = ray.get(refs)
-    except ray.exceptions.RayError as e:
-        for ref in refs:  # the other shards' tasks would fail on spills removed below, and say so noisily
+    except BaseException as e:  # a failed shard, or the driver's Ctrl-C: the other tasks would go on writing into
+        for ref in refs:  # the spills the caller removes (and fail on them, noisily): stopped, and waited for
             ray.cancel(ref, force=True)
+        ray.wait(refs, num_returns=len(refs), timeout=30)
+        if not isinstance(e, ray.exceptions.RayError):
+            raise
         if isinstance(e, ray.exceptions.RayTaskError):
             raise task_error(e, "A shard could not be finished") from None
         raise RuntimeError(

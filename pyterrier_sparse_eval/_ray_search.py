@@ -69,7 +69,6 @@ class ShardSearchers:
         self, shards: list[tuple[str, str, str]], kwargs: dict[str, Any], address: str | None = None
     ):
         ray = connect(address)
-        self.ray = ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         # no CPU reserved per actor (more shards than cores must not wait forever); shard i on alive node i mod n
@@ -100,6 +99,12 @@ class ShardSearchers:
             if not isinstance(error, RuntimeError) or error is e:
                 error = RuntimeError(f"A shard searcher could not start: {error}")
             raise error from None
+
+    @property
+    def ray(self) -> Any:  # the module, not held: a retriever pickles (its actors' handles do, in Ray's driver)
+        import ray
+
+        return ray
 
     def search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, Any, np.ndarray]]:
         ray = self.ray

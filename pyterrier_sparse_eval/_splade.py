@@ -1,7 +1,5 @@
-"""SPLADE: learned sparse vectors from any Hugging Face masked-LM checkpoint.
-
-torch and transformers are imported only when a model is first used (``pip install
-pyterrier-sparse-eval[splade]``); importing this module costs nothing.
+"""SPLADE: learned sparse vectors from any Hugging Face masked-LM checkpoint. torch and transformers are imported
+only when a model is first used (``pip install pyterrier-sparse-eval[splade]``); importing this module costs nothing.
 """
 
 from __future__ import annotations
@@ -66,8 +64,7 @@ def looks_like_path(model: str) -> bool:
     or more separators, or a first component that exists here."""
     if model.startswith(("/", ".", "~")) or model.rstrip("/").count("/") >= 2:
         return True
-    first = model.split("/", 1)[0]
-    return "/" in model and os.path.isdir(first)
+    return "/" in model and os.path.isdir(model.split("/", 1)[0])
 
 
 _MODEL_FILES = (".json", ".safetensors", ".bin", ".txt", ".model", ".pt")
@@ -155,8 +152,11 @@ class Splade:
         return f"Splade({self.model!r})"
 
     def __getstate__(self) -> dict[str, Any]:
-        # sent to Ray workers without the loaded model: each worker loads it once, onto its own device
-        return {**self.__dict__, "_loaded": None}
+        # to Ray workers without the loaded model (each loads it once, onto its own device), a local folder as an
+        # absolute path (a worker's working directory is not the driver's)
+        folder = os.path.expanduser(self.model)
+        model = os.path.abspath(folder) if os.path.isdir(folder) else self.model
+        return {**self.__dict__, "_loaded": None, "model": model}
 
     @property
     def name(self) -> str:

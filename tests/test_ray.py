@@ -86,6 +86,11 @@ def test_bm25_built_and_searched_on_ray_equals_single_index(cluster, tmp_path, s
     ray.kill(victim, no_restart=False)
     _same_run(expected, on_ray.transform(topics))
     assert ray.get(victim.pid.remote()) != before
+    # it pickles, as a local one does (a pipeline copied, cached): it had held the ray module ("cannot pickle
+    # 'module' object"); the copy searches through the same actors
+    import pickle
+
+    _same_run(expected, pickle.loads(pickle.dumps(on_ray)).transform(topics))
     on_ray._searchers.close()
 
 

@@ -329,8 +329,9 @@ def test_ray_options_without_the_ray_engine_are_refused(tmp_path):
         pse.run_experiment("irds:vaswani", [pse.systems.parse_system("bm25")], ["AP"], ray_address="h:1")
     with pytest.raises(ValueError, match="num_gpus: Ray's options.*give the model device='cuda'"):
         pse.Splade("unused").indexer(pse.SparseIndex(tmp_path / "w"), num_gpus=1)  # it had encoded on CPUs
-    with pytest.raises(ValueError, match="num_gpus must be >= 0, got -1"):
-        pse.Splade("unused").indexer(pse.SparseIndex(tmp_path / "w"), engine="ray", num_gpus=-1)
+    for bad in (-1, "1", float("nan"), float("inf"), True):  # "1" had been a bare TypeError, NaN a late one
+        with pytest.raises(ValueError, match=rf"num_gpus must be a number >= 0 \(GPUs .*\), got {bad!r}\."):
+            pse.Splade("unused").indexer(pse.SparseIndex(tmp_path / "w"), engine="ray", num_gpus=bad)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["z"]
 
 

@@ -179,6 +179,25 @@ def test_missing_model_folder_names_the_fix(tmp_path):
         pse.Splade(tmp_path / "empty", verbose=False).encode(["x"], max_length=8)
 
 
+def test_a_relative_model_folder_reaches_ray_workers_as_an_absolute_path(model_dir, tmp_path, monkeypatch):
+    """What a Ray worker is sent (a pickle) names a local model folder absolutely: a relative one ('./m', '~/m'),
+    read against the worker's own working directory, had been "not found" there (a bug hunt's finding on a
+    two-node cluster). A hub id stays as given; the encoder itself keeps the name it was given."""
+    import pickle
+    import shutil
+
+    shutil.copytree(model_dir, tmp_path / "m")
+    monkeypatch.chdir(tmp_path)
+    given = pse.Splade("./m", verbose=False)
+    sent = pickle.loads(pickle.dumps(given))
+    assert sent.model == str(tmp_path / "m") and given.model == "./m"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert pickle.loads(pickle.dumps(pse.Splade("~/m", verbose=False))).model == str(tmp_path / "m")
+    assert pickle.loads(pickle.dumps(pse.Splade("org/model", verbose=False))).model == "org/model"
+    monkeypatch.chdir("/")
+    assert len(sent.encode(["a b"], max_length=8)) == 1  # it loads from any working directory
+
+
 def test_a_model_without_its_mlm_head_or_a_missing_gpu_is_refused(model_dir):
     """all-MiniLM-L6-v2 (a real sentence encoder, no MLM head) had been loaded with a head transformers filled at
     random: about 25,000 random terms per query, nDCG@10 0.05 then 0.0 on reruns, exit 0. device='cuda' without a
