@@ -31,7 +31,7 @@ import pyterrier as pt
 
 from ._docno_checks import SeenDocnos, batch_docnos, early_check, refuse_unencodable
 from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_index_dir, seal
-from ._ray import Encoded
+from ._ray import Encoded, check_gpus
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from .datasets import FieldError
 from .files import clean_leftovers, is_empty_dir, new_temp_dir, replace_dir, save_array, write_array
@@ -341,9 +341,7 @@ def check_engine(engine: str, **ray_options: Any) -> None:
         raise ValueError(
             f"{', '.join(given)}: Ray's options, for engine='ray' only (give it, or leave them out).{gpu}"
         )
-    gpus = ray_options.get("num_gpus") or 0
-    if isinstance(gpus, bool) or not isinstance(gpus, (int, float, np.number)) or not 0 <= gpus < float("inf"):
-        raise ValueError(f"num_gpus must be a number >= 0 (GPUs per worker, e.g. 1 or 0.5), got {gpus!r}.")
+    check_gpus(ray_options.get("num_gpus") or 0)
 
 
 def check_docs(docs: list[dict[str, Any]], fields: Iterable[str], hint: str) -> None:

@@ -78,13 +78,18 @@ def clear_unreadable_entry(path: Path, verbose: bool) -> None:
 
 
 def outdated_entries(folder: Path) -> list[tuple[Path, str]]:
-    """The entries in ``folder`` that no system of this version reads again, and why: an index of an earlier
-    analyzer version (its terms are not this version's) or index format. Nothing removes them."""
+    """The entries in ``folder`` (and in its ``pool-*`` folders, the pooled indexes of ``sparse-eval sdm``) that no
+    system of this version reads again, and why: an index of an earlier analyzer version (its terms are not this
+    version's) or index format. Nothing removes them."""
     from ._format import FORMAT_VERSION
     from ._tokenize import ANALYZER_VERSION
 
     out = []
-    for path in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else ():
+    entries = sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    entries += [
+        p for pool in entries if pool.name.startswith("pool-") for p in sorted(pool.iterdir()) if p.is_dir()
+    ]
+    for path in entries:
         try:
             meta = json.loads((path / "pt_meta.json").read_bytes())
             encoder = meta.get("encoder") or {}

@@ -42,7 +42,7 @@ import numpy as np
 from ._spill import Spill, write_from_spill
 from .console import ClusterUnreachable
 
-__all__ = ["connect", "Encoded", "EncoderPool", "finish_shards", "RESTARTS"]
+__all__ = ["check_gpus", "connect", "Encoded", "EncoderPool", "finish_shards", "RESTARTS"]
 
 #: a batch encoded where it ran: docnos, the batch's terms (as strings), each posting's index into them, weights,
 #: per-document offsets into the postings, document lengths, and the number of documents without text
@@ -277,7 +277,9 @@ def finish_shards(
     ]
     try:
         done = ray.get(refs)
-    except BaseException as e:  # a failed shard, or the driver's Ctrl-C: the other tasks would go on writing into
+    except (
+        BaseException
+    ) as e:  # a failed shard, or the driver's Ctrl-C: the other tasks would go on writing into
         for ref in refs:  # the spills the caller removes (and fail on them, noisily): stopped, and waited for
             ray.cancel(ref, force=True)
         ray.wait(refs, num_returns=len(refs), timeout=30)
@@ -294,3 +296,10 @@ def finish_shards(
         shutil.rmtree(spill.folder, ignore_errors=True)
     for stale in parent.glob(".*.part-*"):  # written by an attempt whose worker died
         shutil.rmtree(stale, ignore_errors=True)
+
+
+def check_gpus(gpus: Any) -> None:
+    """``num_gpus`` is a number >= 0 (GPUs per worker, fractions shared), else a ValueError naming it."""
+    number = isinstance(gpus, (int, float, np.number)) and not isinstance(gpus, bool)
+    if not (number and 0 <= gpus < np.inf):
+        raise ValueError(f"num_gpus must be a number >= 0 (GPUs per worker, e.g. 1 or 0.5), got {gpus!r}.")

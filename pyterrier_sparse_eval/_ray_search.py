@@ -101,7 +101,9 @@ class ShardSearchers:
             raise error from None
 
     @property
-    def ray(self) -> Any:  # the module, not held: a retriever pickles (its actors' handles do, in Ray's driver)
+    def ray(
+        self,
+    ) -> Any:  # the module, not held: a retriever pickles (its actors' handles do, in Ray's driver)
         import ray
 
         return ray

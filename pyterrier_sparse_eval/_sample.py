@@ -158,9 +158,9 @@ def check_sdm_options(
         )
     if family not in FAMILIES:
         raise ValueError(f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}.")
-    if not whole(bootstrap) or bootstrap < 0:
+    if not whole(bootstrap) or bootstrap < 0 or bootstrap == 1:  # one round: an interval of width 0
         raise ValueError(
-            f"bootstrap={bootstrap!r}: give a number of rounds >= 0 (e.g. 200), 0 for no intervals."
+            f"bootstrap={bootstrap!r}: give a number of rounds >= 2 (e.g. 200), or 0 for no intervals."
         )
     # with or without a bootstrap
     if not (isinstance(confidence, (float, int, np.number)) and 0 < confidence < 1):

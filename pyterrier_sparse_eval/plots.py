@@ -70,7 +70,7 @@ def background_fit(
 
     The observed curve counts the whole sample (censored and zero-scored documents included; a stratified
     sample's documents by their weights, as its fit counts them), so the point mass below the run's lowest score
-    shows as the drop at the left edge; the fitted curve is the model SDM uses. With ``n_unseen`` the right axis
+    shows as the drop at the left edge, drawn at the lowest score observed; the fitted curve is the model SDM uses. With ``n_unseen`` the right axis
     reads as expected unseen documents scoring >= s.
     """
     fig, ax = _axes(ax, (5.0, 3.4))

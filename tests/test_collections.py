@@ -4,6 +4,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import warnings
 import zipfile
 from pathlib import Path
@@ -268,7 +269,8 @@ def test_the_query_sets_of_one_corpus_share_its_cached_index(tmp_path, capsys):
 
 def test_a_build_names_the_cached_indexes_an_earlier_analyzer_left(tmp_path, capsys, monkeypatch):
     """After ANALYZER_VERSION changes, an entry of the version before is never read again (its terms are not this
-    version's); the build of the new entry says so, with the space it takes and the command that frees it."""
+    version's); the build of the new entry says so, with the space it takes and the command that frees it, and so
+    of a pooled index of sparse-eval sdm made by that version."""
     import pyterrier_sparse_eval._bm25 as bm25_module
     import pyterrier_sparse_eval._tokenize as tokenize_module
 
@@ -276,18 +278,21 @@ def test_a_build_names_the_cached_indexes_an_earlier_analyzer_left(tmp_path, cap
     spec, system = f"beir:{folder}", pse.systems.parse_system("bm25")
     pse.run_experiment(spec, [system], [nDCG @ 10], index_dir=tmp_path / "idx")
     (old,) = [p for p in pse.systems.index_folder(tmp_path / "idx", spec).iterdir() if p.is_dir()]
+    pooled = old.parent / "pool-0123abcd" / old.name  # where sparse-eval sdm caches its pooled indexes
+    shutil.copytree(old, pooled)
     assert "earlier version" not in capsys.readouterr().out
     version = tokenize_module.ANALYZER_VERSION
     for module in (bm25_module, tokenize_module):
         monkeypatch.setattr(module, "ANALYZER_VERSION", version + 1)
     pse.run_experiment(spec, [system], [nDCG @ 10], index_dir=tmp_path / "idx")
     out = capsys.readouterr().out
-    assert len([p for p in old.parent.iterdir() if p.is_dir()]) == 2 and old.is_dir()  # said, never removed
+    assert len([p for p in old.parent.iterdir() if p.is_dir()]) == 3 and old.is_dir()  # said, never removed
     assert re.search(
-        rf"1 cached index of this corpus was built by an earlier version of the package \(analyzer version "
-        rf"{version}\) and will not be read again \([0-9.]+ MiB\): remove them to free the space: rm -r {re.escape(str(old))}\n",
+        rf"2 cached indexes of this corpus were built by an earlier version of the package \(analyzer version "
+        rf"{version}\) and will not be read again \([0-9.]+ MiB\): remove them to free the space: rm -r "
+        rf"{re.escape(str(old))} {re.escape(str(pooled))}\n",
         out,
-    ), out
+    ), out  # the pooled one had not been named
 
 
 def test_cli_experiment_and_sdm_on_a_beir_folder(tmp_path, capsys):

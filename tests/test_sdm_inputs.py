@@ -233,6 +233,7 @@ def test_api_arguments_name_the_fix(setup, tmp_path):
         sdm.threshold_recall(run, qrels, pool, 10, models={})
     for options, message in (
         ({"bootstrap": -1}, "bootstrap=-1"),
+        ({"bootstrap": 1}, r"bootstrap=1: give a number of rounds >= 2"),  # had been an interval of width 0
         ({"bootstrap": 2, "confidence": 95}, r"share in \(0, 1\)"),
         ({"bootstrap": 2, "seed": -1}, "seed=-1"),
         ({"family": "KDE"}, "Unknown background family 'KDE'"),
