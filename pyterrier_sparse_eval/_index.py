@@ -425,12 +425,19 @@ class SparseIndex(pt.Artifact):
         prune: bool = True,
         impacts: bool = True,
         bounds: bool = True,
+        **ray_options: Any,
     ) -> SparseRetriever:
         """A retriever for queries with ``query_toks`` (or ``query`` text, when the index knows its analyzer).
 
         Scores are sum_t q_t * d_t * idf_t (``idf=True``) or the plain dot product sum_t q_t * d_t; Lucene's BM25
-        for an index of Lucene BM25 postings (see :class:`~pyterrier_sparse_eval.SparseRetriever`).
+        for an index of Lucene BM25 postings (see :class:`~pyterrier_sparse_eval.SparseRetriever`). ``engine=``
+        is a :class:`~pyterrier_sparse_eval.ShardedIndex`'s: refused, naming it.
         """
+        refuse_ray_options(ray_options)
+        if ray_options:
+            raise TypeError(
+                f"SparseIndex.retriever() got unexpected keyword argument(s) {sorted(ray_options)}."
+            )
         return SparseRetriever(
             self,
             num_results=num_results,

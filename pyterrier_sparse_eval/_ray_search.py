@@ -2,8 +2,9 @@
 
 One actor per shard holds the shard memory-mapped (opened and checked once, on the worker that hosts it) and
 answers batches of query weights with that shard's exact top k; the driver merges them (``_sharded._merge``).
-Actors are restarted by Ray when their process or node dies (``max_restarts``) and a search in flight is retried
-(``max_task_retries``): searching is a pure function of the shard, so a retried batch returns the same rows.
+Shard i is pinned to alive node i mod n; an actor is restarted there by Ray when its process dies (``max_restarts``),
+started afresh on an alive node when its node is gone, and a search in flight is retried (``max_task_retries``):
+searching is a pure function of the shard, so a retried batch returns the same rows.
 Shard folders must be readable at the same path by every worker (a shared filesystem); a worker that cannot open
 its shard fails with an error naming the shard and the node.
 """
@@ -63,25 +64,17 @@ class _Searcher:
 
 
 class ShardSearchers:
-    """One restartable Ray actor per shard; :meth:`search` sends a batch to all and returns their answers."""
+    """One restartable Ray actor per shard, shard i on alive node i mod n; :meth:`search` sends a batch to all and
+    returns their answers."""
 
     def __init__(
         self, shards: list[tuple[str, str, str]], kwargs: dict[str, Any], address: str | None = None
     ):
         ray = connect(address)
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        # no CPU reserved per actor (more shards than cores must not wait forever); shard i on alive node i mod n
-        # (soft: a restarted actor whose node is gone goes elsewhere)
-        remote = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)(_Searcher)
-        nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive"))
-        self.labels = [label for _, _, label in shards]
-        self.actors = [
-            remote.options(
-                scheduling_strategy=NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=True)
-            ).remote(path, build, label, kwargs, _ray.package_code())
-            for i, (path, build, label) in enumerate(shards)
-        ]
+        self.shards, self.kwargs, self.labels = shards, kwargs, [label for _, _, label in shards]
+        self.actors: list[Any] = []
+        self.nodes: list[str] = []
+        self._start(range(len(shards)))
         ready, pending = ray.wait(
             [a.pid.remote() for a in self.actors], num_returns=len(self.actors), timeout=300
         )
@@ -100,22 +93,51 @@ class ShardSearchers:
                 error = RuntimeError(f"A shard searcher could not start: {error}")
             raise error from None
 
+    def _start(self, which: Any) -> None:
+        """Start the actors of shards ``which`` on alive node i mod n: pinned there (a soft affinity is a hint Ray
+        often ignores, which put every shard on one node), restarted there when their process dies; one whose node
+        is gone is started afresh by :meth:`search`. No CPU reserved (more shards than cores must not wait)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        ray = self.ray
+        remote = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=RESTARTS)(_Searcher)
+        alive = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive"))
+        for i in which:
+            path, build, label = self.shards[i]
+            node = alive[i % len(alive)]
+            strategy = NodeAffinitySchedulingStrategy(node, soft=False)
+            actor = remote.options(scheduling_strategy=strategy).remote(
+                path, build, label, self.kwargs, _ray.package_code()
+            )
+            if i < len(self.actors):
+                self.actors[i], self.nodes[i] = actor, node
+            else:
+                self.actors.append(actor)
+                self.nodes.append(node)
+
     @property
-    def ray(
-        self,
-    ) -> Any:  # the module, not held: a retriever pickles (its actors' handles do, in Ray's driver)
-        import ray
+    def ray(self) -> Any:
+        import ray  # the module, not held: a retriever pickles (its actors' handles do, in Ray's driver)
 
         return ray
 
     def search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, Any, np.ndarray]]:
         ray = self.ray
         ref = ray.put(weights)
-        try:
-            return list(ray.get([a.search.remote(ref) for a in self.actors]))
-        except ray.exceptions.RayActorError as e:
-            cause = getattr(e, "cause", None) or e
-            raise RuntimeError(f"A shard searcher failed on the Ray cluster: {cause}") from None
+        for attempt in range(RESTARTS + 1):
+            try:
+                return list(ray.get([a.search.remote(ref) for a in self.actors]))
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnschedulableError) as e:
+                alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
+                lost = [i for i, node in enumerate(self.nodes) if node not in alive]
+                if (
+                    lost and attempt < RESTARTS
+                ):  # their node is gone: started on the alive ones, batch sent again
+                    self._start(lost)
+                    continue
+                cause = getattr(e, "cause", None) or e
+                raise RuntimeError(f"A shard searcher failed on the Ray cluster: {cause}") from None
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         for a in self.actors:

@@ -70,10 +70,9 @@ def test_bm25_built_and_searched_on_ray_equals_single_index(cluster, tmp_path, s
     topics = scifact.get_topics()
     single = pse.BM25().retriever(scifact_bm25_index, num_results=1000)
     on_ray = pse.BM25().retriever(sharded, num_results=1000, engine="ray")
-    # shard i is asked for on alive node i mod 2 (soft affinity: Ray may still place it elsewhere, as it did under
-    # load in CI), so the actors live on the cluster's nodes
-    alive = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
-    assert {ray.get(a.node.remote()) for a in on_ray._searchers.actors} <= alive
+    # shard i lives on alive node i mod 2 (pinned: a soft affinity, a hint, had put every shard on one node)
+    alive = sorted(n["NodeID"] for n in ray.nodes() if n["Alive"])
+    assert [ray.get(a.node.remote()) for a in on_ray._searchers.actors] == [alive[0], alive[1], alive[0]]
     expected = single.transform(topics)
     _same_run(expected, on_ray.transform(topics))
     qrels = scifact.get_qrels()
@@ -208,6 +207,31 @@ def test_a_shard_actor_killed_while_it_searches_a_batch_changes_nothing(cluster,
     assert killed, "no shard actor was caught searching"
     _same_run(expected, got)
     retriever._searchers.close()
+
+
+def test_a_node_removed_between_searches_moves_its_shards_and_changes_nothing(cluster, tmp_path):
+    """Shards pinned to their nodes (shard i on alive node i mod n): a node removed between two searches has its
+    shards' actors started afresh on the alive nodes, and the run is the same."""
+    docs = [{"docno": f"d{i}", "text": f"alpha w{i % 7} w{i % 11} w{i}"} for i in range(300)]
+    sharded = pse.BM25().indexer(pse.ShardedIndex(tmp_path / "s", 3), verbose=False).index(docs)
+    queries = pd.DataFrame({"qid": ["1", "2", "3"], "query": ["alpha w1", "w3 w5 w2", "w10 w20"]})
+    expected = pse.BM25().retriever(sharded, num_results=20).transform(queries)
+    extra = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    try:
+        retriever = pse.BM25().retriever(sharded, num_results=20, engine="ray")
+        alive = sorted(n["NodeID"] for n in ray.nodes() if n["Alive"])
+        placed = [ray.get(a.node.remote()) for a in retriever._searchers.actors]
+        assert placed == alive and extra.node_id in placed
+        _same_run(expected, retriever.transform(queries))
+        cluster.remove_node(extra)
+        _same_run(expected, retriever.transform(queries))
+        moved = [ray.get(a.node.remote()) for a in retriever._searchers.actors]
+        assert extra.node_id not in moved and moved[placed.index(extra.node_id)] in alive
+        retriever._searchers.close()
+    finally:
+        if any(n["NodeID"] == extra.node_id and n["Alive"] for n in ray.nodes()):
+            cluster.remove_node(extra)
 
 
 def _corpus(n: int) -> list[dict[str, str]]:

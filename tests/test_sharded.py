@@ -332,7 +332,17 @@ def test_ray_options_without_the_ray_engine_are_refused(tmp_path):
     for bad in (-1, "1", float("nan"), float("inf"), True):  # "1" had been a bare TypeError, NaN a late one
         with pytest.raises(ValueError, match=rf"num_gpus must be a number >= 0 \(GPUs .*\), got {bad!r}\."):
             pse.Splade("unused").indexer(pse.SparseIndex(tmp_path / "w"), engine="ray", num_gpus=bad)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["z"]
+    # a single index on Ray: what to build, through the system and the index alike (the index's had been Python's
+    # "unexpected keyword argument 'engine'")
+    single = pse.BM25().indexer(pse.SparseIndex(tmp_path / "one"), verbose=False).index(docs)
+    for make in (lambda: pse.BM25().retriever(single, engine="ray"), lambda: single.retriever(engine="ray")):
+        with pytest.raises(
+            ValueError, match=r"single SparseIndex: build a ShardedIndex \(pse.ShardedIndex\(path"
+        ):
+            make()
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['num_result'\]"):
+        single.retriever(num_result=10)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one", "z"]
 
 
 _PROMISES = """
