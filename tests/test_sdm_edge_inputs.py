@@ -493,6 +493,12 @@ def test_background_from_runs_samples_are_named_with_their_fix(setup):
     samples = sdm.background_from_run(run, pool)
     with pytest.raises(ValueError, match=r"is a BackgroundSample .*pass its \.fit\(family\)"):
         sdm.evaluate(run, qrels, background=samples, n_unseen=pool.n_unseen, k_values=[10])
+    # a query with fewer than 2 sampled scores is named (the message had named no query)
+    short = {q: s.observed[:1] if i == 1 else s.fit() for i, (q, s) in enumerate(samples.items())}
+    with pytest.raises(
+        ValueError, match=rf"background\[{list(samples)[1]!r}\] has 1 sampled score\(s\): .* at least 2"
+    ):
+        sdm.evaluate(run, qrels, background=short, n_unseen=pool.n_unseen, k_values=[10])
     fitted = {q: s.fit() for q, s in samples.items()}
     given = sdm.evaluate(run, qrels, background=fitted, n_unseen=pool.n_unseen, k_values=[10, 100])
     from_pool = sdm.evaluate(run, qrels, pool, [10, 100])["aggregate"]

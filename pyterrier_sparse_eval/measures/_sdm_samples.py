@@ -101,6 +101,11 @@ def _sampled_scores(qid: str, given: Any) -> np.ndarray:
             f"background[{qid!r}] has shape {x.shape}: give each query's sampled scores as a 1-d array (or a "
             "fitted BackgroundModel)."
         )
+    if len(x) < 2:
+        raise ValueError(
+            f"background[{qid!r}] has {len(x)} sampled score(s): a background model needs at least 2 (the scores "
+            "the system gives the sampled documents, for each query)."
+        )
     bad = ~np.isfinite(x)
     if bad.any():
         raise ValueError(
