@@ -48,7 +48,10 @@ _CHECKS = ("full", "structure")
 
 
 def refuse_ray_options(options: dict[str, Any]) -> None:
-    """``engine=`` / ``ray_address=`` search the shards of a ShardedIndex: on a single index, say what to build."""
+    """``engine=`` / ``ray_address=`` search the shards of a ShardedIndex: on a single index, say what to build
+    (``engine="local"`` and ``ray_address=None``, the defaults, are taken out of ``options``)."""
+    if options.get("engine", "local") == "local" and options.get("ray_address") is None:
+        options.pop("engine", None), options.pop("ray_address", None)
     if "engine" in options or "ray_address" in options:
         raise ValueError(
             "engine= and ray_address= search the shards of a ShardedIndex (on Ray); this is a single SparseIndex: "

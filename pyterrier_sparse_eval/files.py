@@ -46,23 +46,27 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
+#: a process's open descriptors by name (``/dev/stdout`` is a link to descriptor 1, which the kernel resolves: its
+#: text target, "pipe:[123]" or the file the shell opened, is no path to write to by name)
+_DESCRIPTOR = re.compile(r"/dev/(stdout|stderr|fd/\d+)$|/proc/(self|thread-self|\d+)/fd/")
+
+
 def _special(path: str | os.PathLike[str]) -> bool:
-    """A path of /dev or /proc (``/dev/stdout`` is a link to the process's descriptor 1, which the kernel resolves:
-    its text target, "pipe:[123]", is no path)."""
-    return os.path.abspath(path).startswith(("/dev/", "/proc/"))
+    """``/dev/stdout``, ``/dev/fd/N`` or ``/proc/<pid>/fd/...``: an open descriptor (``/dev/shm`` is a file system)."""
+    return bool(_DESCRIPTOR.match(os.path.abspath(path)))
 
 
 def written_path(path: str | os.PathLike[str]) -> Path:
     """The path a write of ``path`` goes to: a symbolic link's target (the link is kept), else ``path``; a link
-    into /dev or /proc (``/dev/stdout``) as given, for the kernel to resolve."""
+    to an open descriptor (``/dev/stdout``) as given, for the kernel to resolve."""
     if not Path(path).is_symlink() or _special(path) or _special(os.path.realpath(path)):
         return Path(path)
     return Path(os.path.realpath(path))
 
 
 def is_stream(path: Path) -> bool:
-    """Whether ``path`` is a pipe or a device, or a path of /dev or /proc (``/dev/stdout`` redirected to a file
-    too): written to as it is, never replaced by a file."""
+    """Whether ``path`` is a pipe or a device, or an open descriptor (``/dev/stdout`` redirected to a file too):
+    appended to (a shell's ``>>`` keeps what it holds), never replaced by a file."""
     return _special(path) or (path.exists() and not path.is_file() and not path.is_dir())
 
 
@@ -132,12 +136,18 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
     The temporary file keeps the target's suffix (writers such as matplotlib choose the format by it) and
     is removed if ``write`` fails; one left by a killed process is removed by the next write of ``path`` on
     this host (:func:`clean_leftovers`). The finished file gets the usual permissions (0666 minus the umask).
-    A symbolic link is written through (its target replaced, the link kept); a pipe or a device (``/dev/stdout``)
-    is written to as a stream, never replaced by a file.
+    A symbolic link is written through (its target replaced, the link kept); a pipe, a device or an open
+    descriptor (``/dev/stdout``) is appended to, once the whole has been written, never replaced by a file.
     """
     path = written_path(path)
-    if is_stream(path):
-        write(path)
+    if is_stream(
+        path
+    ):  # written whole into a file first, then appended (opened "w", it would cut what precedes)
+        with tempfile.TemporaryDirectory() as folder:
+            whole = Path(folder) / f"whole{path.suffix}"
+            write(whole)
+            with open(whole, "rb") as f, open(path, "ab") as out:
+                shutil.copyfileobj(f, out)
         return path
     for parent in (path.parent, *path.parent.parents):
         if parent.exists() and not parent.is_dir():

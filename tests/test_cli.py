@@ -226,6 +226,14 @@ def test_output_dev_stdout_into_a_pipe_or_a_redirected_file(tmp_path):
         redirected = subprocess.run(cli, stdout=f, stderr=subprocess.PIPE, text=True)
     assert redirected.returncode == 0, redirected.stderr
     assert json.loads((tmp_path / "out.json").read_text())["aggregate"] == {"AP": 0.25}
+    # appended to what stdout's file holds (a shell's >>, or > with 2>&1 after a table): it had been cut
+    (tmp_path / "all.log").write_text("earlier line\n")
+    with open(tmp_path / "all.log", "a") as f:
+        assert subprocess.run(cli, stdout=f, stderr=f).returncode == 0
+    log = (tmp_path / "all.log").read_text()
+    assert log.startswith("earlier line\nAP") and json.loads(log[log.index("{") :])["aggregate"] == {
+        "AP": 0.25
+    }
 
 
 @pytest.mark.parametrize("option", ["--run", "--qrels"])
@@ -313,6 +321,7 @@ def test_run_experiment_warns_when_num_results_is_below_a_cut_off(tmp_path):
         ),
         (["--k", "10", "--k", "0"], "--k must be >= 1, got 0."),
         (["--num-results", "0"], "--num-results must be >= 1, got 0."),
+        (["--bootstrap", "1"], "--bootstrap must be 0 (no intervals) or >= 2 rounds (e.g. 200), got 1."),
     ],
 )
 def test_sdm_errors_name_the_flags_given(tmp_path, capsys, flags, message):
@@ -322,7 +331,8 @@ def test_sdm_errors_name_the_flags_given(tmp_path, capsys, flags, message):
     err = capsys.readouterr().err
     assert message in err
     assert not any(
-        python in err for python in ("noise_correction", "covariate=", "family=", "k_values", "num_results=")
+        python in err
+        for python in ("noise_correction", "covariate=", "family=", "k_values", "num_results=", "bootstrap=")
     )
 
 

@@ -87,3 +87,29 @@ def test_a_killed_writers_temporary_file_goes_at_the_next_write(tmp_path):
         live.wait()
     files.atomic_write_json(target, {"a": 2})  # the live writer is dead now: its file goes too
     assert [p.name for p in tmp_path.iterdir()] == ["sdm.json"]
+
+
+def test_only_open_descriptors_and_special_files_are_streams(tmp_path):
+    """/dev/stdout, /dev/fd/N and /proc/<pid>/fd/... name open descriptors (written as they are, appended to);
+    /dev/null is a device; a file under /dev/shm (a file system in memory) is a file like any other: written whole
+    by a rename, and a link to it written through (every path under /dev had been taken for a stream)."""
+    from pathlib import Path
+
+    for name in ("/dev/stdout", "/dev/stderr", "/dev/fd/1", "/proc/self/fd/1", f"/proc/{os.getpid()}/fd/2"):
+        assert files.is_stream(files.written_path(name)), name
+    assert files.is_stream(Path("/dev/null"))
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        pytest.skip("needs a writable /dev/shm")
+    target = shm / f"pse-test-{os.getpid()}.json"
+    try:
+        target.write_text("old")
+        link = tmp_path / "link.json"
+        link.symlink_to(target)
+        assert not files.is_stream(files.written_path(link)) and files.written_path(link) == target
+        files.atomic_write_text(link, "new")
+        assert link.is_symlink() and target.read_text() == "new"
+        files.atomic_write_text(target, "newer")  # replaced whole, not appended to
+        assert target.read_text() == "newer"
+    finally:
+        target.unlink(missing_ok=True)

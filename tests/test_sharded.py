@@ -342,6 +342,12 @@ def test_ray_options_without_the_ray_engine_are_refused(tmp_path):
             make()
     with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['num_result'\]"):
         single.retriever(num_result=10)
+    # the defaults, engine="local" and no ray_address, are the single index's own search
+    for local in (
+        single.retriever(engine="local"),
+        pse.BM25().retriever(single, engine="local", ray_address=None),
+    ):
+        assert isinstance(local, pse.SparseRetriever)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["one", "z"]
 
 

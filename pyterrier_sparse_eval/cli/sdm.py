@@ -47,6 +47,8 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     ):
         if value < least:
             raise UsageError(f"{option} must be >= {least}, got {value}.")
+    if args.bootstrap == 1:  # one round: an interval of width 0
+        raise UsageError("--bootstrap must be 0 (no intervals) or >= 2 rounds (e.g. 200), got 1.")
     # the checks of sdm.three_way that name its Python parameters, in the flags' words
     if args.noise_correction and args.family not in ("auto", "kde"):
         raise UsageError(
