@@ -106,11 +106,23 @@ def _terminated_as_exception() -> Iterator[None]:
     def stop(signum: int, frame: Any) -> None:
         raise Terminated()
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    def swallowed(unraisable: Any) -> None:
+        # the signal came while a finalizer (__del__) ran: Python prints its exception ("Exception ignored in") and
+        # goes on, so the command would have run to its end; the signal is sent again, out of the finalizer
+        kind = unraisable.exc_type
+        if isinstance(kind, type) and issubclass(kind, (Terminated, KeyboardInterrupt)):
+            again = signal.SIGTERM if issubclass(kind, Terminated) else signal.SIGINT
+            threading.Timer(0.05, os.kill, (os.getpid(), again)).start()
+        else:
+            hook(unraisable)
+
+    previous, hook = signal.signal(signal.SIGTERM, stop), sys.unraisablehook
+    sys.unraisablehook = swallowed
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        sys.unraisablehook = hook
 
 
 def _caused_by(error: BaseException, kind: type[BaseException]) -> bool:

@@ -528,6 +528,39 @@ def test_sigterm_stops_the_command_line_as_ctrl_c_does(tmp_path):
     assert left == []
 
 
+_SIGNAL_IN_A_FINALIZER = """
+import os, signal, sys, time
+from pyterrier_sparse_eval.console import run
+class Finalized:
+    def __del__(self):
+        os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+        time.sleep(0.05)  # the handler runs here, inside the finalizer
+def command():
+    Finalized()
+    for _ in range(100):
+        time.sleep(0.02)
+    print("ran to its end")
+    return 0
+sys.exit(run(command))
+"""
+
+
+@pytest.mark.parametrize("name, code, said", [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")])
+def test_a_signal_arriving_in_a_finalizer_still_stops_the_command(name, code, said):
+    """A signal handled while a __del__ runs raises there, and Python only prints "Exception ignored in ..." and goes
+    on: a SIGTERM mid-build (a library's finalizer, in CI) had let the build run to its end, exit 0. The signal is
+    sent again out of the finalizer: the command stops as it does elsewhere, with its one line."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_IN_A_FINALIZER, name], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == code, done.stderr
+    assert "ran to its end" not in done.stdout
+    assert done.stderr.strip().splitlines() == [f"sparse-eval: {said}"]
+
+
 def test_kills_during_build_and_overwrite_leave_old_or_new(tmp_path):
     path = tmp_path / "index"
     n = 20_000
