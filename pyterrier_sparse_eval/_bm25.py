@@ -23,6 +23,7 @@ from ._build import (
 )
 from ._index import SparseIndex, refuse_ray_options
 from ._ray import Encoded
+from ._records import column_texts
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex, ShardedRetriever
 from ._tokenize import ANALYZER_VERSION, Analyzer
@@ -34,7 +35,7 @@ from ._weights import (
     lucene_norm_inverse,
     lucene_tf_factor,
 )
-from .datasets import FieldError, _as_text, doc_texts, resolve_fields
+from .datasets import FieldError, doc_texts, resolve_fields
 
 __all__ = ["BM25", "BM25Batches", "BM25Indexer", "TermCounter", "TextEncoder"]
 
@@ -228,7 +229,7 @@ class TextEncoder(pt.Transformer):
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         pt.validate.columns(inp, includes=[self.text_column])
         out = inp.copy()
-        terms = self.analyzer.analyze_batch([_as_text(t) for t in inp[self.text_column].tolist()])
+        terms = self.analyzer.analyze_batch(column_texts(inp, self.text_column))
         out[self.out_column] = pd.Series(
             [{k: float(v) for k, v in _counts(t).items()} for t in terms], index=inp.index, dtype=object
         )

@@ -277,10 +277,10 @@ def finish_shards(
     ]
     try:
         done = ray.get(refs)
-    except (
-        BaseException
-    ) as e:  # a failed shard, or the driver's Ctrl-C: the other tasks would go on writing into
-        for ref in refs:  # the spills the caller removes (and fail on them, noisily): stopped, and waited for
+    except BaseException as e:
+        # a failed shard, or the driver's Ctrl-C: the other tasks would go on writing into the spills the caller
+        # removes (and fail on them, noisily): stopped, and waited for
+        for ref in refs:
             ray.cancel(ref, force=True)
         ray.wait(refs, num_returns=len(refs), timeout=30)
         if not isinstance(e, ray.exceptions.RayError):

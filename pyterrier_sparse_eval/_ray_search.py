@@ -130,9 +130,7 @@ class ShardSearchers:
             except (ray.exceptions.RayActorError, ray.exceptions.ActorUnschedulableError) as e:
                 alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
                 lost = [i for i, node in enumerate(self.nodes) if node not in alive]
-                if (
-                    lost and attempt < RESTARTS
-                ):  # their node is gone: started on the alive ones, batch sent again
+                if lost and attempt < RESTARTS:  # their node is gone: started on the alive ones, batch again
                     self._start(lost)
                     continue
                 cause = getattr(e, "cause", None) or e

@@ -372,11 +372,24 @@ def _as_text(value: Any) -> str:
                 f"A text (a document's or a query's) is bytes that are not UTF-8 ({e}): decode them first, e.g. "
                 "text.decode('latin-1')."
             ) from None
-    if isinstance(
-        value, (list, tuple, dict, set, frozenset, np.ndarray, pd.Series)
-    ):  # str() would index its repr
+    # str() would index the repr of a list, a dict or an array
+    if isinstance(value, (list, tuple, dict, set, frozenset, np.ndarray, pd.Series)):
         raise ValueError(
             f"A text (a document's or a query's) is a {type(value).__name__}, not a string: {str(value)[:60]!r}. "
             "Join its parts into one string first, e.g. ' '.join(parts)."
         )
     return str(value)  # a number, e.g. a title column read as int
+
+
+def column_texts(frame: pd.DataFrame, column: str) -> list[str]:
+    """A frame's text column as :func:`_as_text` reads each (``query``: a topic's), the row named by its ``qid``
+    (or ``docno``) when one is refused."""
+    texts = []
+    for i, value in enumerate(frame[column].tolist()):
+        try:
+            texts.append(_as_text(value))
+        except ValueError as e:
+            key = next((k for k in ("qid", "docno") if k in frame.columns), None)
+            where = f"{key} {frame[key].iloc[i]!r}" if key else f"row {i + 1}"
+            raise ValueError(f"The {column!r} of {where}: {e}") from None
+    return texts

@@ -16,10 +16,10 @@ from ._docnos import DocnoTable, docno_values, empty_docno_column, result_frame,
 from ._format import StaleIndexError, has_meta
 from ._lucene import lucene_product, nudge_ties
 from ._numba import available_backends
+from ._records import _as_text, column_texts
 from ._tokenize import Analyzer
 from ._topk import finite_scores, postings_per_row
 from ._weights import lucene_idf
-from .datasets import _as_text
 from .measures._prepare import user_stacklevel
 
 __all__ = ["SparseRetriever"]
@@ -229,7 +229,7 @@ class SparseRetriever(pt.Transformer):
                 if not isinstance(t, dict):
                     raise TypeError(f"`query_toks` must be a dict of term -> weight, got {type(t).__name__}.")
             return toks
-        terms = self._analyzer().analyze_batch([_as_text(q) for q in inp["query"].tolist()])
+        terms = self._analyzer().analyze_batch(column_texts(inp, "query"))
         return [dict(Counter(t)) for t in terms]
 
     def query_matrix(self, queries: Sequence[dict[str, float]]) -> sp.csr_matrix:
@@ -355,7 +355,7 @@ class SparseRetriever(pt.Transformer):
             q = self.query_matrix(self._query_weights(inp))
             indptr, terms, weights = q.indptr, q.indices, q.data
         else:
-            indptr, terms, weights = self._text_query_rows([_as_text(t) for t in inp["query"].tolist()])
+            indptr, terms, weights = self._text_query_rows(column_texts(inp, "query"))
         if self.backend_ == "numba":
             rows, docs, scores, ranks = finite_scores(self._search_numba(indptr, terms, weights))
         else:

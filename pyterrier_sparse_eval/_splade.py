@@ -17,9 +17,10 @@ from ._build import SparseIndexer, batch_docnos, check_engine, check_integer, fl
 from ._format import file_crc32
 from ._index import SparseIndex, refuse_ray_options
 from ._ray import Encoded
+from ._records import column_texts
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex
-from .datasets import FieldError, _as_text, doc_texts, resolve_fields
+from .datasets import FieldError, doc_texts, resolve_fields
 
 __all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max", "model_fingerprint", "looks_like_path"]
 
@@ -152,8 +153,7 @@ class Splade:
         return f"Splade({self.model!r})"
 
     def __getstate__(self) -> dict[str, Any]:
-        # to Ray workers without the loaded model (each loads it once, onto its own device), a local folder as an
-        # absolute path (a worker's working directory is not the driver's)
+        # to Ray workers without the model (each loads it), a local folder absolute (a worker's cwd is not ours)
         folder = os.path.expanduser(self.model)
         model = os.path.abspath(folder) if os.path.isdir(folder) else self.model
         return {**self.__dict__, "_loaded": None, "model": model}
@@ -386,7 +386,7 @@ class SpladeEncoder(pt.Transformer):
         s = self.splade
         if self.kind == "query":
             pt.validate.query_frame(inp, extra_columns=["query"])
-            texts = [_as_text(q) for q in inp["query"].tolist()]  # None, NaN: "" (no results), not "nan"
+            texts = column_texts(inp, "query")  # None, NaN: "" (no results), not "nan"
             out_col, max_length, top_k, threshold = "query_toks", s.query_max_length, None, 0.0
         else:
             pt.validate.document_frame(inp, extra_columns=[])

@@ -140,9 +140,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
     descriptor (``/dev/stdout``) is appended to, once the whole has been written, never replaced by a file.
     """
     path = written_path(path)
-    if is_stream(
-        path
-    ):  # written whole into a file first, then appended (opened "w", it would cut what precedes)
+    if is_stream(path):  # written whole into a file first, then appended (opened "w", it cuts what precedes)
         with tempfile.TemporaryDirectory() as folder:
             whole = Path(folder) / f"whole{path.suffix}"
             write(whole)

@@ -1041,8 +1041,11 @@ def test_text_given_as_a_list_or_dict_is_refused(tmp_path):
         [{"docno": "d1", "text": "cats"}, {"docno": "d2", "text": 2019}]
     )
     assert list(index.vocab) == ["2019", "cat"]
-    with pytest.raises(ValueError, match=r"A text .* is a list, not a string"):
-        pse.BM25().retriever(index).transform(pd.DataFrame({"qid": ["1"], "query": [["cats", "2019"]]}))
+    # a query's is named by its qid (it had not been), through the retriever and the query encoder alike
+    queries = pd.DataFrame({"qid": ["1", "q2"], "query": ["cats", ["cats", "2019"]]})
+    for transformer in (pse.BM25().retriever(index), pse.BM25().query_encoder()):
+        with pytest.raises(ValueError, match=r"The 'query' of qid 'q2': A text .* is a list, not a string"):
+            transformer.transform(queries)
 
 
 def test_a_docno_utf8_cannot_store_is_named(tmp_path):
