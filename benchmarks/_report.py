@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import re
@@ -59,7 +60,35 @@ def write_section(name: str, body: str) -> None:
         text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: block, text, flags=re.S)
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
-    BENCHMARKS_MD.write_text(text)
+    # whole or not at all: an interrupt or a full disk mid-write must not truncate the file's other sections
+    tmp = BENCHMARKS_MD.with_name(f".{BENCHMARKS_MD.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, BENCHMARKS_MD)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (a count of runs, queries, documents), refused in the flag's words."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
+
+
+def size_list(text: str) -> list[int]:
+    """An argparse type: comma-separated integers >= 1 (corpus sizes), e.g. ``100000,1000000``."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give one or more integers >= 1, comma-separated")
+    return values
 
 
 def command_line() -> str:

@@ -17,6 +17,7 @@ Writes the "build-driver" section of BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
+import atexit
 import shutil
 import sys
 import tempfile
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, today, write_section  # noqa: E402
+from _report import command_line, machine_facts, positive_int, today, write_section  # noqa: E402
 from bench_retrieval import K1, B, iter_tsv, write_text_corpus  # noqa: E402
 
 
@@ -46,8 +47,8 @@ def toks_corpus(n: int, seed: int = 0) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--docs", type=int, default=1_000_000)
-    parser.add_argument("--toks-docs", type=int, default=200_000)
+    parser.add_argument("--docs", type=positive_int, default=1_000_000)
+    parser.add_argument("--toks-docs", type=positive_int, default=200_000)
     parser.add_argument("--work", type=Path, default=None, help="folder for the corpus and indexes")
     parser.add_argument("--no-write", action="store_true", help="print the report, leave BENCHMARKS.md")
     args = parser.parse_args()
@@ -59,6 +60,8 @@ def main() -> None:
 
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-driver-"))
     work.mkdir(parents=True, exist_ok=True)
+    if args.work is None:  # a temporary corpus goes when the script ends, however it ends
+        atexit.register(shutil.rmtree, work, True)
     corpus = write_text_corpus(args.docs, work / f"corpus-{args.docs}.tsv")
     toks = toks_corpus(args.toks_docs)
     ray.init(log_to_driver=False, include_dashboard=False)

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _report import positive_int  # the scripts' folder is on sys.path when run
 
 
 def write_corpus(folder: Path, n: int, gz: bool) -> None:
@@ -93,8 +94,8 @@ def step(kind: str, folder: str) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--docs", type=int, default=1_000_000)
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap.add_argument("--docs", type=positive_int, default=1_000_000)
     ap.add_argument("--gz", action="store_true")
     ap.add_argument("--steps", default="plain,read,index")
     ap.add_argument("--step", help=argparse.SUPPRESS)

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, today, write_section  # noqa: E402
+from _report import command_line, machine_facts, positive_int, today, write_section  # noqa: E402
 from bench_workloads import REAL, real_indexes, shared_irds  # noqa: E402
 
 
@@ -122,8 +122,8 @@ def report(rows: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ks", type=int, nargs="+", default=[10, 100, 1000])
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--ks", type=positive_int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--runs", type=positive_int, default=7)
     parser.add_argument("--work", type=Path, default=None, help="folder for the indexes (kept)")
     parser.add_argument("--no-write", action="store_true", help="print the report, leave BENCHMARKS.md")
     args = parser.parse_args()

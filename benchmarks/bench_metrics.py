@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _report import command_line, machine_facts, median_time, today, write_section
+from _report import command_line, machine_facts, median_time, positive_int, today, write_section
 
 MEASURES = ["nDCG@10", "R@100", "AP", "RR", "P@10"]
 PYTREC = {"nDCG@10": "ndcg_cut_10", "R@100": "recall_100", "AP": "map", "RR": "recip_rank", "P@10": "P_10"}
@@ -87,9 +87,9 @@ def ranx_eval(run, qrels):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--queries", type=int, default=5000)
-    ap.add_argument("--depth", type=int, default=1000)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--queries", type=positive_int, default=5000)
+    ap.add_argument("--depth", type=positive_int, default=1000)
+    ap.add_argument("--repeats", type=positive_int, default=3)
     ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = ap.parse_args()
     warnings.simplefilter("ignore")

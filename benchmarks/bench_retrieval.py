@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, today, write_section  # noqa: E402
+from _report import command_line, machine_facts, positive_int, size_list, today, write_section  # noqa: E402
 
 VOCAB, ZIPF_S, MEAN_LEN = 200_000, 1.07, 60
 LSR_VOCAB, LSR_DOC_NNZ = 30_522, 120
@@ -231,6 +231,18 @@ def memory_bandwidth_gbs() -> float:
     return 2 * a.nbytes / t / 1e9  # read + write
 
 
+def query_lists(out, n_queries: int, docnos) -> list[list[str]]:
+    """Each query's docnos, best first, from a run frame (qids "0".."n-1") or ``search_matrix``'s flat arrays
+    (query row, doc id, score, rank)."""
+    if isinstance(out, tuple):
+        lists: list[list[str]] = [[] for _ in range(n_queries)]
+        for row, doc in zip(out[0].tolist(), out[1].tolist()):
+            lists[row].append(str(docnos[doc]))
+        return lists
+    by_qid = {qid: group.docno.tolist() for qid, group in out.groupby("qid", sort=False)}
+    return [by_qid.get(str(i), []) for i in range(n_queries)]
+
+
 def overlap(found: list[list], reference: list[list]) -> float:
     """Mean share of the reference top k that ``found`` also returns (recall against the exact ranking)."""
     return float(np.mean([len(set(x) & set(y)) / max(1, len(y)) for x, y in zip(found, reference)]))
@@ -326,16 +338,21 @@ def bench_bm25(n_docs: int, n_queries: int, runs: int, work: Path, ks: list[int]
 
             run_bm25s()
             systems[f"bm25s {backend} 1t"] = (run_bm25s, 1)
-        # correctness: all of ours agree exactly; peers' overlap with ours at k
-        ours_run = systems["ours numba 1t"][0]()
-        scipy_run = retr_scipy.transform(topics)
-        assert ours_run["docno"].tolist() == scipy_run["docno"].tolist(), "numba and scipy backends disagree"
-        ours_lists = [g.docno.tolist() for _, g in ours_run.groupby("qid", sort=False)]
-        pisa_run = systems["PISA 1t"][0]()
-        pisa_lists = [g.docno.tolist() for _, g in pisa_run.groupby("qid", sort=False)]
-        docs_bm25s, _ = systems["bm25s numba 1t"][0]()
-        bm25s_lists = [[f"d{d}" for d in row] for row in docs_bm25s]
-        agreement = {"PISA": overlap(pisa_lists, ours_lists), "bm25s": overlap(bm25s_lists, ours_lists)}
+        # correctness, every row measured (none assumed): each of ours equals ours numba 1t exactly, run for run;
+        # a peer's agreement is the overlap of its top k with ours
+        docnos = index.docnos
+        ours_lists = query_lists(systems["ours numba 1t"][0](), n_queries, docnos)
+        agreement = {}
+        for name, (fn, _) in systems.items():
+            out = fn()
+            if name.startswith("bm25s"):
+                lists = [[f"d{d}" for d in row] for row in out[0]]
+            else:
+                lists = query_lists(out, n_queries, docnos)
+            agreement[name] = overlap(lists, ours_lists)
+            if name.startswith("ours"):
+                assert lists == ours_lists, f"{name} and ours numba 1t disagree"
+            del out, lists
         reference[k] = ours_lists
         for name, (fn, threads) in systems.items():
             seconds = median_seconds(fn, runs)
@@ -347,7 +364,7 @@ def bench_bm25(n_docs: int, n_queries: int, runs: int, work: Path, ks: list[int]
                     "threads": threads,
                     "qps": n_queries / seconds,
                     "ms_per_query": seconds / n_queries * 1e3,
-                    "agreement": agreement.get(name.split()[0], 1.0),
+                    "agreement": agreement[name],
                 }
             )
             print(f"  k={k:<5} {name:<26} {n_queries / seconds:9.0f} q/s", flush=True)
@@ -451,13 +468,18 @@ def bench_lsr(
             ),
             1,
         )
-    exact = systems["ours numba 1t"][0]()
-    exact_lists = [g.docno.tolist() for _, g in exact.groupby("qid", sort=False)]
-    pisa_lists = [g.docno.tolist() for _, g in systems["PISA quantized 1t"][0]().groupby("qid", sort=False)]
-    recall = {"PISA quantized 1t": overlap(pisa_lists, exact_lists)}
-    for name, *_ in seismic_settings:
-        by_qid = {r[0][0]: [d for _, _, d in r] for r in systems[name][0]() if r}
-        recall[name] = overlap([by_qid.get(str(i), []) for i in range(n_queries)], exact_lists)
+    # every row measured against the exact ranking (ours numba 1t), ours with 2 threads too
+    exact_lists = query_lists(systems["ours numba 1t"][0](), n_queries, index.docnos)
+    recall = {}
+    for name, (fn, _) in systems.items():
+        if name.startswith("seismic"):
+            by_qid = {r[0][0]: [d for _, _, d in r] for r in fn() if r}
+            lists = [by_qid.get(str(i), []) for i in range(n_queries)]
+        else:
+            lists = query_lists(fn(), n_queries, index.docnos)
+        recall[name] = overlap(lists, exact_lists)
+        if name.startswith("ours"):
+            assert lists == exact_lists, f"{name} and ours numba 1t disagree"
     for name, (fn, threads) in systems.items():
         seconds = median_seconds(fn, runs)
         rows.append(
@@ -468,11 +490,11 @@ def bench_lsr(
                 "threads": threads,
                 "qps": n_queries / seconds,
                 "ms_per_query": seconds / n_queries * 1e3,
-                "agreement": recall.get(name, 1.0),
+                "agreement": recall[name],
             }
         )
         print(
-            f"  k={k:<5} {name:<28} {n_queries / seconds:9.0f} q/s  recall vs exact {recall.get(name, 1.0):.3f}",
+            f"  k={k:<5} {name:<28} {n_queries / seconds:9.0f} q/s  recall vs exact {recall[name]:.3f}",
             flush=True,
         )
     return rows, {"index": idx}
@@ -593,12 +615,18 @@ def main() -> None:
         "--quick", action="store_true", help="100k documents, fewer queries and runs (< 5 min)"
     )
     parser.add_argument(
-        "--sizes", default=None, help="comma-separated corpus sizes (default 100000,1000000,3000000)"
+        "--sizes",
+        type=size_list,
+        default=None,
+        help="comma-separated corpus sizes (default 100000,1000000,3000000)",
     )
-    parser.add_argument("--queries", type=int, default=None)
-    parser.add_argument("--runs", type=int, default=None)
+    parser.add_argument("--queries", type=positive_int, default=None)
+    parser.add_argument("--runs", type=positive_int, default=None)
     parser.add_argument(
-        "--lsr-size", type=int, default=None, help="learned-sparse corpus size (default 1M; quick 100k)"
+        "--lsr-size",
+        type=positive_int,
+        default=None,
+        help="learned-sparse corpus size (default 1M; quick 50k)",
     )
     parser.add_argument(
         "--no-write", action="store_true", help="print the report instead of writing BENCHMARKS.md"
@@ -608,9 +636,7 @@ def main() -> None:
         "--section", default="retrieval", help="BENCHMARKS.md section to write (default retrieval)"
     )
     args = parser.parse_args()
-    sizes = [
-        int(x) for x in (args.sizes or ("100000" if args.quick else "100000,1000000,3000000")).split(",")
-    ]
+    sizes = args.sizes or ([100_000] if args.quick else [100_000, 1_000_000, 3_000_000])
     args.queries = args.queries or (200 if args.quick else 1000)
     args.runs = args.runs or (3 if args.quick else 5)
     lsr_size = args.lsr_size or (50_000 if args.quick else 1_000_000)

@@ -41,8 +41,8 @@ import pandas as pd
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, today, write_section  # noqa: E402
-from semisynthetic import iter_corpus, real_docs, use_shared_data, write_corpus  # noqa: E402
+from _report import command_line, machine_facts, positive_int, today, write_section  # noqa: E402
+from semisynthetic import claim_work, iter_corpus, real_docs, use_shared_data, write_corpus  # noqa: E402
 
 K_VALUES = (10, 100, 1000)
 
@@ -208,6 +208,10 @@ def bootstrap_coverage(
                     lo, hi = v["sdm_ci"]
                     out.append(
                         {
+                            "seed": seed,
+                            "distractors": args.coverage_size,
+                            "budget": args.coverage_budget,
+                            "rounds": 200 if estimator == "SDM" else args.covariate_rounds,
                             "design": design,
                             "estimator": estimator,
                             "system": name,
@@ -270,17 +274,23 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--coverage-seeds", type=int, default=5, help="pools (seeds) for the interval coverage"
+        "--coverage-seeds", type=positive_int, default=5, help="pools (seeds) for the interval coverage"
     )
     parser.add_argument(
-        "--coverage-size", type=int, default=100_000, help="distractors of the coverage corpus"
+        "--coverage-size", type=positive_int, default=100_000, help="distractors of the coverage corpus"
     )
     parser.add_argument("--coverage-budget", type=float, default=0.02)
     parser.add_argument(
-        "--covariate-rounds", type=int, default=100, help="bootstrap rounds of the covariate's intervals"
+        "--covariate-rounds",
+        type=positive_int,
+        default=100,
+        help="bootstrap rounds of the covariate's intervals",
     )
     parser.add_argument(
-        "--real-seeds", type=int, default=5, help="pools (seeds) per budget and design on the real collection"
+        "--real-seeds",
+        type=positive_int,
+        default=5,
+        help="pools (seeds) per budget and design on the real collection",
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-scale"))
     parser.add_argument("--no-write", action="store_true")
@@ -292,6 +302,8 @@ def main() -> None:
         help="write the tables from these earlier runs' --work folders instead of running (merged)",
     )
     args = parser.parse_args()
+    if not args.from_csv:  # its corpora and indexes are named by size alone: one work folder per study
+        claim_work(args.work, args.dataset, args.seed)
     args.work.mkdir(parents=True, exist_ok=True)
     use_shared_data(args.work)
 
@@ -459,13 +471,22 @@ def main() -> None:
     if len(real) and real["seed"].nunique() > 1:
         lines += ["", *seeds_table(real)]
     if coverage:
-        cov = pd.DataFrame(coverage).groupby(["estimator", "design", "measure"], sort=False)
+        frame = pd.DataFrame(coverage)
+        # the settings the rows were made with (merged runs' own), else this command line's
+        seeds = frame["seed"].nunique() if "seed" in frame else args.coverage_seeds
+        distractors = int(frame["distractors"].iloc[0]) if "distractors" in frame else args.coverage_size
+        budget = float(frame["budget"].iloc[0]) if "budget" in frame else args.coverage_budget
+        with_cov = frame[frame["estimator"] == "SDM + covariate"]
+        rounds = (
+            int(with_cov["rounds"].iloc[0]) if "rounds" in frame and len(with_cov) else args.covariate_rounds
+        )
+        cov = frame.groupby(["estimator", "design", "measure"], sort=False)
         lines += [
             "",
-            f"Bootstrap intervals (95%) over {args.coverage_seeds} pools (seeds 1-{args.coverage_seeds}) of "
-            f"{args.coverage_budget:.0%} of the {args.coverage_size:,}-distractor corpus: the share of intervals that "
+            f"Bootstrap intervals (95%) over {seeds} pools (seeds 1-{seeds}) of "
+            f"{budget:.0%} of the {distractors:,}-distractor corpus: the share of intervals that "
             "hold the exact full-corpus value, and their mean width. SDM: 200 rounds, pooling BM25 and BM25 k1=1.2 "
-            f"b=0.75; SDM + covariate: {args.covariate_rounds} rounds, BM25 k1=1.2 b=0.75 (the pooling BM25 is its "
+            f"b=0.75; SDM + covariate: {rounds} rounds, BM25 k1=1.2 b=0.75 (the pooling BM25 is its "
             "own covariate).\n",
             "| estimator | design | measure | coverage | mean width |",
             "|---|---|---|---|---|",
@@ -477,7 +498,8 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        write_section("sdm-scale", f"## SDM at scale: pools of 0.5-5% ({today()})\n\n" + text)
+        pools = f"pools of {table['pool'].min():.1%}-{table['pool'].max():.0%}" if len(table) else "pools"
+        write_section("sdm-scale", f"## SDM at scale: {pools} ({today()})\n\n" + text)
 
 
 def seeds_table(real: pd.DataFrame) -> list[str]:

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, today, write_section  # noqa: E402
+from _report import command_line, machine_facts, positive_int, today, write_section  # noqa: E402
 
 from pyterrier_sparse_eval._sample import in_set  # noqa: E402
 
@@ -160,12 +160,12 @@ def main() -> None:
     from pyterrier_sparse_eval import sdm
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--queries", type=int, default=7000)
-    ap.add_argument("--docs", type=int, default=1_000_000)
+    ap.add_argument("--queries", type=positive_int, default=7000)
+    ap.add_argument("--docs", type=positive_int, default=1_000_000)
     ap.add_argument(
-        "--depth", type=int, default=10, help="pool depth: the pooling run's top documents per query"
+        "--depth", type=positive_int, default=10, help="pool depth: the pooling run's top documents per query"
     )
-    ap.add_argument("--sample", type=int, default=10_000, help="background sample (1%% of 1M)")
+    ap.add_argument("--sample", type=positive_int, default=10_000, help="background sample (1%% of 1M)")
     ap.add_argument("--bootstrap", type=int, default=20, help="bootstrap rounds timed (cost grows linearly)")
     ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     args = ap.parse_args()
@@ -295,7 +295,8 @@ def main() -> None:
         " A sanity check of one synthetic draw, not an accuracy study (that is `bench_sdm_scale.py`). The system"
         " agrees with the pooling run on the documents it lists (up to noise); the covariate's model is fitted"
         f" for {fitted:,} of the {args.queries:,} queries (at least 3 sampled documents in both rankings). A"
-        " uniform sample of 1% holds few of the documents above a system's top 10, so R@10 is where the uniform"
+        f" uniform sample of {args.sample / args.docs:.1%} holds few of the documents above a system's top 10, so R@10"
+        " is where the uniform"
         ' pool\'s estimates are furthest off (README, "SDM").',
         "",
         "| measure | pooled | SDM alone | covariate | reference | full (expected) | stratified: pooled | SDM alone"

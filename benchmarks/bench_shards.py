@@ -1,6 +1,6 @@
 """Sharded indexes on one machine: build and retrieval throughput for 1, 2 and 4 shards, local and on Ray.
 
-Corpus: bench_retrieval.py's synthetic Zipfian text corpus (vocabulary 150k, ~55 tokens per document). Queries:
+Corpus: bench_retrieval.py's synthetic Zipfian text corpus (vocabulary 200k, Poisson(60) tokens per document). Queries:
 bench_workloads.py's ``frequent`` workload (3-7 terms drawn by corpus frequency, frequent terms included). Every
 system is exact and returns the same run (checked here against the single index: documents, order, scores).
 
@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, today, write_section  # noqa: E402
+from _report import command_line, machine_facts, positive_int, today, write_section  # noqa: E402
 from bench_retrieval import K1, WORDS, B, iter_tsv, write_text_corpus  # noqa: E402
 from bench_workloads import frequency_queries  # noqa: E402
 
@@ -54,20 +54,33 @@ def _same_files(a: Path, b: Path) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--docs", type=int, default=1_000_000)
-    parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--shards", type=int, nargs="+", default=[2, 4])
-    parser.add_argument("--k", type=int, default=100)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--work", type=Path, default=None, help="folder for the corpus and indexes (kept)")
+    parser.add_argument("--docs", type=positive_int, default=1_000_000)
+    parser.add_argument("--queries", type=positive_int, default=300)
+    parser.add_argument("--shards", type=positive_int, nargs="+", default=[2, 4])
+    parser.add_argument("--k", type=positive_int, default=100)
+    parser.add_argument("--runs", type=positive_int, default=3)
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=None,
+        help="folder for the corpus and indexes, kept (default: a temporary one, removed)",
+    )
     parser.add_argument("--no-ray", action="store_true", help="local shards only")
     parser.add_argument("--no-write", action="store_true", help="print the report, leave BENCHMARKS.md")
     args = parser.parse_args()
 
-    import pyterrier_sparse_eval as pse
-
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-shards-"))
     work.mkdir(parents=True, exist_ok=True)
+    try:
+        run(args, work)
+    finally:  # the corpus and indexes of 1M documents are GBs: a temporary folder goes whatever stopped the run
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, work: Path) -> None:
+    import pyterrier_sparse_eval as pse
+
     corpus = write_text_corpus(args.docs, work / f"corpus-{args.docs}.tsv")
     bm25 = pse.BM25(k1=K1, b=B, stemmer=None, stopwords=None)
     qs = frequency_queries(args.queries, 3, 7, seed=11)
@@ -146,8 +159,12 @@ def main() -> None:
     lines.append(
         "\nBuild, seconds (documents/s): "
         + ", ".join(f"{k} {v:.1f} ({args.docs / v:,.0f})" for k, v in builds.items())
-        + ". Local: one process. On Ray: a local Ray instance, one analysis task per CPU, one finishing task per "
-        "shard"
+        + ". Local: one process"
+        + (
+            ""
+            if args.no_ray
+            else ". On Ray: a local Ray instance, one analysis task per CPU, one finishing task per shard"
+        )
         + (
             "; the files of the Ray build equal the local build's (all but the metadata's build ids and times): "
             + ", ".join(f"{n} shards {'yes' if same else 'NO'}" for n, same in same_files.items())

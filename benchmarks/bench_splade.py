@@ -12,11 +12,13 @@ length-sorted batches pse.Splade uses; pse.Splade adds SPLADE-max pooling, spars
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import tempfile
 import warnings
 
 import numpy as np
-from _report import command_line, machine_facts, median_time, today, write_section
+from _report import command_line, machine_facts, median_time, positive_int, today, write_section
 
 
 def build_model(folder: str, sample: list[str], max_length: int, target_terms: int = 150) -> None:
@@ -41,10 +43,10 @@ def build_model(folder: str, sample: list[str], max_length: int, target_terms: i
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--docs", type=int, default=512)
-    ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--max-length", type=int, default=256)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--docs", type=positive_int, default=512)
+    ap.add_argument("--batch-size", type=positive_int, default=32)
+    ap.add_argument("--max-length", type=positive_int, default=256)
+    ap.add_argument("--repeats", type=positive_int, default=3)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
@@ -55,6 +57,7 @@ def main() -> None:
     docs = list(pse.datasets.corpus_iter("irds:beir/scifact/test"))[: args.docs]
     texts = [d["title"] + " " + d["text"] for d in docs]
     folder = tempfile.mkdtemp(prefix="bench-splade-")
+    atexit.register(shutil.rmtree, folder, True)  # the model copy goes when the script ends, however it ends
     build_model(folder, texts[:16], args.max_length)
     splade = pse.Splade(folder, batch_size=args.batch_size, doc_max_length=args.max_length, verbose=False)
     tokenizer, model, device, _ = splade.load()

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, today, write_section  # noqa: E402
+from _report import command_line, machine_facts, positive_int, today, write_section  # noqa: E402
 from bench_retrieval import K1, B, index_in_child, write_text_corpus  # noqa: E402
 from bench_workloads import text_workloads, topics_frame  # noqa: E402
 
@@ -68,10 +68,10 @@ def calibration(passes: int) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--docs", type=int, default=1_000_000)
-    parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--passes", type=int, default=30)
-    parser.add_argument("--ks", type=int, nargs="+", default=[10, 1000])
+    parser.add_argument("--docs", type=positive_int, default=1_000_000)
+    parser.add_argument("--queries", type=positive_int, default=300)
+    parser.add_argument("--passes", type=positive_int, default=30)
+    parser.add_argument("--ks", type=positive_int, nargs="+", default=[10, 1000])
     parser.add_argument("--work", type=Path, default=None, help="folder for the corpus and index (kept)")
     parser.add_argument("--no-write", action="store_true", help="print the report, leave BENCHMARKS.md")
     args = parser.parse_args()

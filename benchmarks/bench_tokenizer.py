@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from _report import positive_int  # the scripts' folder is on sys.path when run
+
 from pyterrier_sparse_eval.analysis import _standard
 
 
@@ -62,7 +64,7 @@ def chosen(text: str) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", default="../shared/data/lucene/tokens")
-    ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--rounds", type=positive_int, default=40)
     args = ap.parse_args()
     peers: dict[str, Callable[[str], list[str]]] = {"one expression": one_expression, "two, chosen": chosen}
     print(

@@ -64,7 +64,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sdm_scale as study  # noqa: E402
-from semisynthetic import iter_corpus, real_docs, use_shared_data, write_corpus  # noqa: E402
+from _report import positive_int  # noqa: E402
+from semisynthetic import claim_work, iter_corpus, real_docs, use_shared_data, write_corpus  # noqa: E402
 
 K_VALUES = (10, 100, 1000)
 BANDS = np.array([1e-3, 1e-2, 1e-1])
@@ -242,13 +243,7 @@ def load_study(dataset: str, size: int, work: Path) -> Study:
     corpora of at most 10,000 documents, as in ``bench_sdm_scale``."""
     import pyterrier_sparse_eval as pse
 
-    # the cached corpus and indexes are named by size alone: one folder per dataset
-    marker = work / "dataset.txt"
-    if marker.exists() and marker.read_text().strip() != dataset:
-        raise SystemExit(
-            f"{work} holds the study of {marker.read_text().strip()}, not {dataset}: give another --work folder."
-        )
-    marker.write_text(dataset + "\n")
+    claim_work(work, dataset)  # the cached corpus and indexes are named by size alone
     ds = pse.datasets.load_dataset(dataset)
     qrels = pse.datasets.get_qrels(ds)
     topics = pse.datasets.align_topics_qrels(pse.datasets.get_topics(ds, verbose=False), qrels)
@@ -309,7 +304,7 @@ def add_pool_arguments(parser: argparse.ArgumentParser, seeds: int, designs: lis
         "--size", type=int, default=0, help="synthetic distractors (0: the real corpus alone)"
     )
     parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3])
-    parser.add_argument("--seeds", type=int, default=seeds, help="pools per budget and design")
+    parser.add_argument("--seeds", type=positive_int, default=seeds, help="pools per budget and design")
     parser.add_argument(
         "--first-seed", type=int, default=0, help="the first pool's seed (then the next ones)"
     )
@@ -317,7 +312,7 @@ def add_pool_arguments(parser: argparse.ArgumentParser, seeds: int, designs: lis
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     add_pool_arguments(parser, seeds=5, designs=["uniform", "stratified"])
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-calibration"))
     parser.add_argument(

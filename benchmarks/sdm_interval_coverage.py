@@ -30,6 +30,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sdm_scale as study  # noqa: E402
+from _report import positive_int  # noqa: E402
 from sdm_calibration import add_pool_arguments, open_study, pool_designs  # noqa: E402
 from sdm_reference import add_csv_arguments  # noqa: E402
 
@@ -43,7 +44,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_pool_arguments(parser, seeds=6, designs=["uniform"])
     parser.add_argument("--systems", nargs="+", default=["MiniLM-L6 (dense)", "BM25 k1=1.2 b=0.75"])
-    parser.add_argument("--rounds", type=int, default=100, help="bootstrap rounds per pool and system")
+    parser.add_argument(
+        "--rounds", type=positive_int, default=100, help="bootstrap rounds per pool and system"
+    )
     parser.add_argument(
         "--noise-correction", action="store_true", help="sdm.evaluate(..., noise_correction=True)'s estimates"
     )

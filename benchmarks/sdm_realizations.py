@@ -40,6 +40,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sdm_scale as study  # noqa: E402
+from _report import positive_int  # noqa: E402
 from sdm_calibration import open_study  # noqa: E402
 from sdm_reference import add_csv_arguments, summarize  # noqa: E402
 
@@ -101,7 +102,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dataset", default="irds:beir/scifact/test")
     parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3])
-    parser.add_argument("--realizations", type=int, default=30, help="bootstrap corpora (after the real one)")
+    parser.add_argument(
+        "--realizations", type=positive_int, default=30, help="bootstrap corpora (after the real one)"
+    )
     parser.add_argument("--family", default="auto", help="SDM's background family (sdm.FAMILIES)")
     parser.add_argument("--systems", nargs="+", help="only these systems (names as printed; default: all)")
     parser.add_argument(

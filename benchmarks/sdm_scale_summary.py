@@ -41,6 +41,12 @@ def main() -> None:
         "--systems", choices=("all", "bm25"), default="all", help="every system, or the four BM25 ones"
     )
     args = parser.parse_args()
+    missing = [str(path) for path in args.csv if not path.is_file()]
+    if missing:
+        parser.error(
+            f"no file {', '.join(missing)}: run benchmarks/bench_sdm_scale.py first (it writes WORK/sdm-scale.csv), "
+            "or give --csv WORK/sdm-scale.csv"
+        )
     table = pd.concat([pd.read_csv(path) for path in args.csv], ignore_index=True)
     if args.systems == "bm25":
         table = table[table["system"].str.startswith("BM25")]

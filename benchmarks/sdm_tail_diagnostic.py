@@ -36,7 +36,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_sdm_scale import Dense, gap_closed, make_pool, pool_plan, systems  # noqa: E402
-from semisynthetic import iter_corpus, real_docs, use_shared_data, write_corpus  # noqa: E402
+from semisynthetic import claim_work, iter_corpus, real_docs, use_shared_data, write_corpus  # noqa: E402
 
 K_VALUES = (10, 100, 1000)
 FAMILIES = ("auto", "kde", "empirical-gpd", "skewnorm")
@@ -85,7 +85,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", type=Path, default=Path("/tmp/sdm-scale"))
     args = parser.parse_args()
-    args.work.mkdir(parents=True, exist_ok=True)
+    claim_work(args.work, args.dataset, args.seed)  # its corpora and indexes are named by size alone
     use_shared_data(args.work)
 
     import pyterrier_sparse_eval as pse

@@ -77,6 +77,17 @@ def distractors(docs: list[dict[str, str]], n: int, seed: int = 0) -> Iterator[d
             yield {"docno": f"syn{first + i:07d}", "text": " ".join(out[: int(target[i])])}
 
 
+def claim_work(work: Path, dataset: str, seed: int = 0) -> None:
+    """Refuse a work folder holding another study: its cached corpora and indexes are named by size alone, so a
+    folder serves one dataset and one distractor seed (``dataset.txt`` says which)."""
+    want = dataset if seed == 0 else f"{dataset} (distractor seed {seed})"
+    marker = work / "dataset.txt"
+    if marker.exists() and (have := marker.read_text().strip()) != want:
+        raise SystemExit(f"{work} holds the study of {have}, not {want}: give another --work folder.")
+    work.mkdir(parents=True, exist_ok=True)
+    marker.write_text(want + "\n")
+
+
 def write_corpus(docs: list[dict[str, str]], n: int, path: Path, seed: int = 0) -> Path:
     """The real documents and ``n`` distractors as a TSV (docno, text), written once (atomically)."""
     if path.exists():
