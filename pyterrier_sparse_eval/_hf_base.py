@@ -86,6 +86,28 @@ def _lines(url: str) -> Iterator[tuple[int, str]]:
             yield n, text
 
 
+def card_language(path: str) -> str | None:
+    """The one language a repository's ``README.md`` card declares (``language: de`` or a one-item list), or None:
+    none declared, several (a multilingual collection has no one analyzer), or the card unreadable (offline)."""
+    try:
+        from huggingface_hub import DatasetCard
+
+        local = Path(path) / "README.md"
+        if local.is_file():
+            card = DatasetCard.load(local)
+        elif "://" in path or _offline():
+            return None
+        else:
+            card = DatasetCard.load(path, repo_type="dataset")
+        meta = card.data.to_dict()
+        declared = meta.get("language") or meta.get("languages")
+    except Exception:  # a card that cannot be read declares nothing; reading the data reports real problems
+        return None
+    if isinstance(declared, list) and len(declared) == 1:
+        declared = declared[0]
+    return declared.strip() if isinstance(declared, str) and declared.strip() else None
+
+
 class HFDataset(LocalDataset):
     """A collection on the Hugging Face hub (or a local copy of one), shaped like a PyTerrier dataset; see the
     module docstring. Subclasses say where the corpus, topics and qrels are."""

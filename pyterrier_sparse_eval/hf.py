@@ -42,6 +42,7 @@ from ._hf_base import (
     _missing,
     _offline,
     _split,
+    card_language,
     repo_root,
 )
 from ._records import (
@@ -128,8 +129,13 @@ class MIRACL(HFDataset):
         files = fs.glob(f"{path}/docs-*.jsonl.gz")
         if not files:
             raise FileNotFoundError(
-                f"{self.spec!r}: no MIRACL corpus at {self.corpus_name} (docs-*.jsonl.gz); is {self.lang!r} "
-                "released in miracl/miracl-corpus?"
+                f"{self.spec!r}: no MIRACL corpus at {self.corpus_name} (docs-*.jsonl.gz); "
+                + (
+                    f"is {self.lang!r} released in miracl/miracl-corpus?"
+                    if "://" in self.corpus_name
+                    else "download it with `huggingface-cli download miracl/miracl-corpus --repo-type dataset "
+                    f"--include 'miracl-corpus-v1.0-{self.lang}/*' --local-dir {self.corpus_root}`."
+                )
             )
         number = re.compile(r"docs-(\d+)\.jsonl\.gz$")
         files.sort(key=lambda f: int(m.group(1)) if (m := number.search(f)) else -1)
@@ -141,7 +147,19 @@ class MIRACL(HFDataset):
             yield json_doc(rec, self.corpus_name, n, self._id_kinds, unit="row")
 
     def _rows(self) -> Any:
-        return _datasets().load_dataset(self.root, self.lang, split=self.split, streaming=True)
+        try:
+            return _datasets().load_dataset(self.root, self.lang, split=self.split, streaming=True)
+        except (
+            ValueError,
+            FileNotFoundError,
+        ) as e:  # a mirror without this language: no files, no rows config
+            if isinstance(e, ValueError) and "BuilderConfig" not in str(e):
+                raise
+        raise FileNotFoundError(
+            f"{self.spec!r}: {self.root} has no miracl-v1.0-{self.lang} folder (nor a config {self.lang!r} in the "
+            f"rows layout): download it with `huggingface-cli download miracl/miracl --repo-type dataset --include "
+            f"'miracl-v1.0-{self.lang}/*' --local-dir {self.root}`."
+        )
 
     def _read_topics(self) -> pd.DataFrame:
         if not self.rows_layout:
@@ -232,8 +250,15 @@ class HubRetrievalDataset(HFDataset):
         self.columns = {**MTEB_COLUMNS, **(columns or {})}
         where = {role: f"{repo} (config {c!r}, split {s!r})" for role, (c, s) in self.configs.items()}
         super().__init__(
-            spec, language=language, corpus=where["corpus"], topics=where["queries"], qrels=where["qrels"]
+            spec,
+            language=language or card_language(self.path),
+            corpus=where["corpus"],
+            topics=where["queries"],
+            qrels=where["qrels"],
         )
+        # MTEB's queries config holds every split's queries (as a BEIR folder's queries.jsonl): the split's
+        # topics are those its qrels judge
+        self.judged_topics_only = self.configs["queries"] == MTEB_CONFIGS["queries"]
 
     @staticmethod
     def _mirrored(spec: str, repo: str) -> str:
@@ -274,11 +299,18 @@ class HubRetrievalDataset(HFDataset):
             raise self._not_this_layout(config, e) from None
         except ConnectionError as e:
             offline = self._hub_unread(e)
+        except FileNotFoundError as e:
+            raise self._unfound(e) from None
         if offline is not None:  # raised here, not from the connection error, which would name the network
             raise offline
         try:
             yield from rows
         except ValueError as e:  # e.g. pyarrow's ArrowInvalid on a TSV read by the JSON builder
+            if isinstance(e, UnicodeDecodeError) or "codec can't decode" in str(e):
+                raise ValueError(
+                    f"{self._where(role)}: {', '.join(self._files(role))} is not UTF-8 ({e}); re-encode it as "
+                    "UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE > NEW), as the datasets library reads only UTF-8."
+                ) from None
             builder = self._builder(config)
             raise ValueError(
                 f"{self._where(role)}: cannot read {', '.join(self._files(role))} as {builder.name} ({e}): the "
@@ -340,7 +372,20 @@ class HubRetrievalDataset(HFDataset):
             error = self._not_this_layout(config, e)
         except ConnectionError as e:
             error = self._hub_unread(e)
+        except FileNotFoundError as e:
+            error = self._unfound(e)
         raise error  # here, not from the connection error, which would name the network
+
+    def _unfound(self, e: FileNotFoundError) -> FileNotFoundError:
+        """``e``, or for a data file the card names but the repository lacks, an error naming the card's line
+        (the datasets library's own lists every file extension it knows)."""
+        missing = re.match(r"Unable to find '([^']+)'", str(e))
+        if missing is None:
+            return e
+        return FileNotFoundError(
+            f"{self.spec!r}: the README.md card of {self.path} names the data file {missing.group(1)}, which is "
+            "not there; fix the card's path: line, or add the file."
+        )
 
     def _id(self, rec: Mapping[str, Any], field: str, where: str, n: int, what: str) -> str:
         """An id column's value as a string, stripped (as the corpus's ids); a float (7.0), null or blank id is
@@ -364,8 +409,8 @@ class HubRetrievalDataset(HFDataset):
         name = self.columns[field]
         if name not in rec:
             raise FieldError(
-                f"{where}, row {n}: no column {name!r} for {field} (the rows have {sorted(rec)}); pass "
-                f"columns={{{field!r}: ...}} to pse.hf.hf_dataset."
+                f"{where}, row {n}: no column {name!r} for {field} (the rows have {sorted(rec)}); rename the "
+                f"column to {name!r}, or from Python pass columns={{{field!r}: ...}} to pse.hf.hf_dataset."
             )
         return rec[name]
 
@@ -399,7 +444,10 @@ class HubRetrievalDataset(HFDataset):
                     "label, or drop the row."
                 )
             if isinstance(label, float) and not label.is_integer() or isinstance(label, str):
-                raise ValueError(f"{self.qrels_name}, row {n}: the label {label!r} must be an integer.")
+                raise ValueError(
+                    f"{self.qrels_name}, row {n}: the label {label!r} must be an integer; write the column as "
+                    'integers (JSON 1, not "1").'
+                )
             rows.append(
                 (
                     self._id(r, "qrels_qid", self.qrels_name, n, "query id"),

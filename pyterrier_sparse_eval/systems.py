@@ -376,6 +376,8 @@ def specs_with_language(
         except ValueError:  # an unknown dataset is reported where it is loaded
             language = None
     if language is None:
+        if _bm25_without_language(specs) and not quiet:
+            print("BM25 analyzer: language en (the dataset declares none; --language LANG chooses another)")
         return list(specs)
     try:
         language = language_code(language, source)  # as a spec's language=, in any case: "FR" is "fr"
@@ -387,12 +389,13 @@ def specs_with_language(
         )
         return list(specs)
     # said for the BM25 systems it applies to: one with its own language= keeps it
-    if (
-        any(s.strip().lower().startswith("bm25") and "language=" not in s.lower() for s in specs)
-        and not quiet
-    ):
+    if _bm25_without_language(specs) and not quiet:
         print(f"BM25 analyzer: language {language} (from {source})")
     return [with_language(s, language, source) for s in specs]
+
+
+def _bm25_without_language(specs: Sequence[str]) -> bool:
+    return any(s.strip().lower().startswith("bm25") and "language=" not in s.lower() for s in specs)
 
 
 def parse_system(spec: str) -> System:

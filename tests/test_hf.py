@@ -212,6 +212,7 @@ def _mteb(
     *,
     split="test",
     names=("_id", "text", "query-id", "corpus-id", "score"),
+    card_language: str = "",
 ):
     doc_id, text, q_id, c_id, score = names
     for sub, rows in (
@@ -223,7 +224,7 @@ def _mteb(
         name = f"{split}.jsonl" if sub == "qrels" else f"{sub}.jsonl"
         (folder / sub / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
     (folder / "README.md").write_text(
-        "---\nconfigs:\n"
+        f"---\n{card_language}configs:\n"
         "- config_name: corpus\n  data_files:\n  - split: corpus\n    path: corpus/corpus.jsonl\n"
         "- config_name: queries\n  data_files:\n  - split: queries\n    path: queries/queries.jsonl\n"
         f"- config_name: default\n  data_files:\n  - split: {split}\n    path: qrels/{split}.jsonl\n---\n"
@@ -269,6 +270,43 @@ def test_generic_mteb_layout_equals_the_same_files_as_a_beir_folder(tmp_path, mi
     assert "corpus/corpus.jsonl" in identity and identity != pse.datasets.dataset_identity(f"beir:{beir}")
     with pytest.raises(ValueError, match="Bad split: dev"):
         pse.datasets.get("hf:someone/toy:dev").get_qrels()
+
+
+def test_an_mteb_card_declares_the_language_and_a_split_evaluates_its_own_queries(tmp_path, capsys):
+    """The card's ``language: [de]`` chooses BM25's German analyzer (said by ``experiment``), as ``--language de``
+    on the same files as a BEIR folder does; a multilingual card declares none, and ``experiment`` says it analyses
+    as English. MTEB's queries config holds every split's queries: a split's topics are those its qrels judge."""
+    docs = [("d1", "", "Die Häuser stehen am Fluss"), ("d2", "", "Das Haus ist groß"), *TOY_DOCS[3:]]
+    queries, qrels = [("q1", "Häuser"), ("q9", "a train query")], [("q1", "d1", 1), ("q1", "d2", 1)]
+    _mteb(tmp_path / "de", docs, queries, qrels, card_language="language:\n- de\n")
+    ds = pse.datasets.get(f"hf:{tmp_path / 'de'}")
+    assert ds.language == "de" and pse.datasets.dataset_language(ds) == "de"
+    assert ds.get_topics().values.tolist() == [["q1", "Häuser"]]  # q9 is judged in no qrels of this split
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "title": t, "text": x}) + "\n" for d, t, x in docs)
+    )
+    (beir / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": x}) + "\n" for q, x in queries))
+    _tsv(beir / "qrels" / "test.tsv", [("query-id", "corpus-id", "score"), *qrels])
+
+    def recall(spec: str, *extra: str) -> float:
+        out = tmp_path / f"r{len(list(tmp_path.glob('r*.json')))}.json"
+        argv = ["experiment", "--dataset", spec, "--metric", "R@10", "--index-dir", str(tmp_path / "idx")]
+        assert main([*argv, "--output", str(out), *extra]) == 0
+        return next(iter(json.loads(out.read_text())["results"].values()))["R@10"]
+
+    from pyterrier_sparse_eval.cli import main
+
+    german = recall(f"hf:{tmp_path / 'de'}")
+    assert "BM25 analyzer: language de (from the dataset)" in capsys.readouterr().out
+    assert german == recall(f"beir:{beir}", "--language", "de") == 1.0  # "Häuser" and "Haus" share a stem
+    assert recall(f"beir:{beir}") == 0.5  # English analysis keeps them apart
+    assert "BM25 analyzer: language en (the dataset declares none; --language LANG chooses another)" in (
+        capsys.readouterr().out
+    )
+    _mteb(tmp_path / "multi", docs, queries, qrels, card_language="language:\n- de\n- en\n")
+    assert pse.datasets.get(f"hf:{tmp_path / 'multi'}").language is None  # no one analyzer for both
 
 
 def test_generic_layout_with_a_column_mapping(tmp_path):

@@ -271,3 +271,41 @@ def test_the_command_line_says_an_unreadable_data_file_once(tmp_path):
         assert done.returncode == 2, done.stderr
         err = [line for line in done.stderr.splitlines() if line.strip()]
         assert len(err) == 1 and "cannot read" in err[0] and "qrels.tsv" in err[0], err
+
+
+DOCS = [{"_id": "d1", "title": "", "text": "cats purr"}, {"_id": "d2", "title": "", "text": "dogs bark"}]
+QUERIES = [{"_id": "q1", "text": "cats"}]
+
+
+def test_a_user_s_mistakes_are_errors_naming_the_fix(tmp_path, monkeypatch):
+    """A corpus not in UTF-8, a card naming a file that is not there, labels written as strings, and a mirror
+    holding some of MIRACL's languages but not the one asked for: each error names the fix (before, the first
+    advised one file format for all, the second listed ~400 file extensions, the last named no download)."""
+    latin = folder_of(tmp_path / "latin", DOCS, QUERIES, [{"query-id": "q1", "corpus-id": "d1", "score": 1}])
+    with open(latin / "corpus.jsonl", "ab") as f:
+        f.write(b'{"_id": "d3", "title": "", "text": "caf\xe9"}\n')
+    with pytest.raises(ValueError, match=r"corpus.jsonl is not UTF-8 .*re-encode it as UTF-8"):
+        list(pse.datasets.get(f"hf:{latin}").get_corpus_iter(verbose=False))
+    typo = folder_of(tmp_path / "typo", DOCS, QUERIES, [{"query-id": "q1", "corpus-id": "d1", "score": 1}])
+    card(typo, "corpus-typo.jsonl", "queries.jsonl", "qrels.jsonl")
+    with pytest.raises(
+        FileNotFoundError, match=r"names the data file .*corpus-typo.jsonl, which is not there; fix the card"
+    ):
+        list(pse.datasets.get(f"hf:{typo}").get_corpus_iter(verbose=False))
+    strings = folder_of(
+        tmp_path / "str", DOCS, QUERIES, [{"query-id": "q1", "corpus-id": "d1", "score": "1"}]
+    )
+    with pytest.raises(ValueError, match=r"the label '1' must be an integer; write the column as integers"):
+        pse.datasets.get(f"hf:{strings}").get_qrels()
+
+    mirror = tmp_path / "mirror"
+    (mirror / "miracl" / "miracl" / "miracl-v1.0-de" / "topics").mkdir(parents=True)
+    (mirror / "miracl" / "miracl" / "miracl-v1.0-de" / "topics" / "topics.miracl-v1.0-de-dev.tsv").write_text(
+        "1\tHaus\n"
+    )
+    (mirror / "miracl" / "miracl-corpus" / "miracl-corpus-v1.0-sw").mkdir(parents=True)
+    monkeypatch.setenv(MIRROR_ENV, str(mirror))
+    with pytest.raises(FileNotFoundError, match=r"no miracl-v1.0-sw folder .*--include 'miracl-v1.0-sw/\*'"):
+        pse.datasets.get("hf:miracl:sw").get_topics()
+    with pytest.raises(FileNotFoundError, match=r"--include 'miracl-corpus-v1.0-fi/\*' --local-dir"):
+        pse.datasets.get("hf:miracl:fi").data_files()
