@@ -58,13 +58,73 @@ def test_stratified_estimate_is_unbiased_and_sharper_in_the_tail():
 
 
 def test_censored_run_keeps_the_estimate_exact_above_its_lowest_score():
+    """A run listing only its top 100 of the pool's documents: the sampled documents it does not list are
+    censored, each weighing its stratum's Horvitz-Thompson weight, so above the run's lowest score the estimate
+    equals the full run's. (A run of 200, deeper than the 175-document pool, had censored nothing.)"""
     docnos, truth, first, qrels = _corpus(5_000, 1, seed=3)
     s = np.sort(truth["q0"])[::-1]
     thresholds = [s[40], s[150]]
     args = dict(sample=100, tail_sample=60, tail_depth=200, seeds=1)
+    pool = sdm.build_pool(
+        qrels, [first], all_docnos=docnos, depth=10, seed=0, sample=100, tail_sample=60, tail_depth=200
+    )
+    cut = sdm.background_from_run(_system_run(pool, docnos, truth, 100), pool)["q0"]
+    assert cut.below_by is not None and cut.weight_by is not None
+    # censored documents (75, all in the rest stratum), each standing for many unseen ones (weight 47, not 1)
+    assert cut.n_below > 0 and (cut.weight_by[cut.below_by > 0] > 10).all()
     full = _errors(docnos, truth, first, qrels, thresholds, **args)
-    top = _errors(docnos, truth, first, qrels, thresholds, run_depth=200, **args)  # the rest censored
+    top = _errors(docnos, truth, first, qrels, thresholds, run_depth=100, **args)  # the rest censored
     np.testing.assert_allclose(full, top, rtol=0, atol=1e-6)
+
+
+def test_a_weighted_kde_takes_silverman_s_rule_with_kish_s_effective_size():
+    """Unequal weights (a stratified sample's): the bandwidth is 0.9 * sd * n_eff^(-1/5), the weighted sd and
+    Kish's n_eff = (sum w)^2 / sum w^2 worked here with numpy, and the survival the weighted mean of the kernels'.
+    (Equal weights, the only case tested before, cannot tell n_eff from n, nor a weighted kernel from another.)"""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(2)
+    x = rng.uniform(0, 1, 200)  # light tails: sd < IQR / 1.34, so the rule takes the sd
+    w = np.where(np.arange(200) < 100, 200.0, 1.0)
+    model = fit_background(x, "kde", weights=w, weight_below=0.0)
+    n_eff = w.sum() ** 2 / (w**2).sum()
+    mean = np.average(x, weights=w)
+    sd = np.sqrt(np.average((x - mean) ** 2, weights=w) * n_eff / (n_eff - 1))
+    assert sd < (np.quantile(x, 0.75) - np.quantile(x, 0.25)) / 1.34 * 0.9
+    assert model.diagnostics["n_eff"] == pytest.approx(n_eff, rel=1e-12)
+    h = 0.9 * sd * n_eff**-0.2
+    assert model.params["bandwidth"] == pytest.approx(h, rel=1e-12)
+    grid = np.linspace(-0.2, 1.2, 15)
+    expected = [np.sum(w * norm.sf((t - x) / h)) / w.sum() for t in grid]
+    np.testing.assert_allclose(model.sf(grid), expected, rtol=1e-9, atol=1e-12)
+
+
+def test_a_bootstrap_resample_redraws_every_member_censored_ones_included():
+    """sdm's bootstrap rounds: each resample draws, with replacement, as many members as the sample has (within
+    each stratum for a stratified one), censored members included, so a round keeps the sizes, its censored
+    count averages the sample's, every member is drawn once per round on average, and rounds differ."""
+    rng = np.random.default_rng(0)
+    observed = np.arange(30, dtype=np.float64) + 1.0
+    uniform = sdm.BackgroundSample(observed, n_below=10, below=0.5)
+    stratum = np.repeat([0, 1], 15).astype(np.int64)
+    strat = sdm.BackgroundSample(observed, 6, 0.5, stratum, np.array([6, 0]), np.array([9.0, 2.0]))
+    rounds = 4000
+    for sample, sizes in ((uniform, None), (strat, [21, 15])):
+        censored, counts, seen = [], np.zeros(30), set()
+        for _ in range(rounds):
+            r = sample.resample(rng)
+            assert len(r.observed) + r.n_below == 40 if sizes is None else 36
+            if sizes is not None:
+                assert r.stratum is not None and r.below_by is not None
+                kept = [int(np.sum(r.stratum == h)) + int(r.below_by[h]) for h in (0, 1)]
+                assert kept == sizes and r.below_by[1] == 0 and (r.weight_by == sample.weight_by).all()
+            censored.append(r.n_below)
+            counts += np.bincount((r.observed - 1).astype(int), minlength=30)
+            seen.add(tuple(np.sort(r.observed)))
+        se = np.std(censored) / np.sqrt(rounds)
+        assert abs(np.mean(censored) - sample.n_below) < 4 * se
+        assert np.abs(counts / rounds - 1).max() < 0.1  # each member drawn once per round on average
+        assert len(seen) > rounds * 0.9  # rounds differ
 
 
 def test_nothing_unseen_gives_trec_eval():
