@@ -43,13 +43,14 @@ CONTEXTS = ("1{c}2", "{c}", "q{c}", "{c}z", "\u05d0{c}\u05d1", "\U0001f600{c}")
 EXPECTED = (["1", "2"], [], ["q"], ["z"], ["\u05d0", "\u05d1"], ["\U0001f600"])
 
 
-def lucene_terms(jar: str, texts: dict[str, str]) -> dict[str, list[str]]:
+def lucene_terms(jar: str, texts: dict[str, str], language: str | None = None) -> dict[str, list[str]]:
+    """Lucene's tokens of each text: Anserini's DumpAnalyzedQueries, its default analyzer or ``-language``'s."""
     with tempfile.TemporaryDirectory() as tmp:
         topics, out = Path(tmp) / "t.tsv", Path(tmp) / "out.tsv"
         topics.write_text("".join(f"{k}\t{t}\n" for k, t in texts.items()), encoding="utf-8")
         subprocess.run(
             ["java", "-cp", jar, "io.anserini.util.DumpAnalyzedQueries", "-topics", str(topics),
-             "-topicreader", "TsvString", "-output", str(out)],
+             "-topicreader", "TsvString", "-output", str(out), *(["-language", language] if language else [])],
             check=True, capture_output=True,
         )  # fmt: skip
         terms = {}

@@ -85,6 +85,11 @@ _UNKNOWN_MAX = 1024  # MAX_UNKNOWN_WORD_LENGTH
 _GAP_MAX = 1024  # MAX_BACKTRACE_GAP
 _LOOKUP_CHARS = 50  # longest dictionary match tried (IPADIC's longest entry is shorter)
 _INF = 2**63
+# IPADIC's EUC-JP dash (0xA1BD) became U+2015 in janome's dictionary and U+2014 in Lucene's (Java's decoder):
+# looked up swapped, each dash finds the entries Lucene's dictionary holds for it (checked against Lucene's
+# JapaneseAnalyzer; the other EUC-JP characters decoded differently by Java and Python, e.g. the wave dash and
+# the full-width minus, give the same tokens)
+_DASHES = str.maketrans("\u2014\u2015", "\u2015\u2014")
 
 
 class _Dictionary:
@@ -129,7 +134,7 @@ class _Dictionary:
 
     def lookup(self, text: str) -> list[tuple[int, int, int, int]]:
         """Dictionary words that start ``text``: (length, left id, cost, entry number), shortest first."""
-        found = self.dic.lookup(text[:_LOOKUP_CHARS].encode("utf-8"), self.matcher)
+        found = self.dic.lookup(text[:_LOOKUP_CHARS].translate(_DASHES).encode("utf-8"), self.matcher)
         return sorted((len(e[1]), e[2], e[4], e[0]) for e in found)
 
     def features(self, info: int) -> tuple[str, str | None]:
