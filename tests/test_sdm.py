@@ -128,6 +128,11 @@ def test_kde_survival_is_the_mean_of_normal_kernels():
     model = fit_background(x, "kde")
     s = np.concatenate([np.linspace(-1, 15, 600), x[:50]])
     h = model.params["bandwidth"]
+    # Silverman's rule (eq. 3.31) by hand with numpy: 0.9 * min(sd, IQR / 1.34) * n^(-1/5); a gamma sample's
+    # heavy right tail makes the IQR term the smaller, as retrieval scores do
+    iqr = np.percentile(x, 75) - np.percentile(x, 25)
+    assert iqr / 1.34 < x.std(ddof=1)
+    assert h == pytest.approx(0.9 * iqr / 1.34 * len(x) ** -0.2, rel=1e-12)
     want = stats.norm.sf((s[:, None] - np.sort(x)[None, :]) / h).mean(axis=1)
     assert np.array_equal(model.sf(s), want)
 
