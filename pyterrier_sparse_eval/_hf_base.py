@@ -3,7 +3,9 @@ or ``SPARSE_EVAL_HF_MIRROR``), their identities and lines, and :class:`HFDataset
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -87,25 +89,42 @@ def _lines(url: str) -> Iterator[tuple[int, str]]:
 
 
 def card_language(path: str) -> str | None:
-    """The one language a repository's ``README.md`` card declares (``language: de`` or a one-item list), or None:
-    none declared, several (a multilingual collection has no one analyzer), or the card unreadable (offline)."""
+    """The one language a repository's ``README.md`` card declares (``language: de``, ``de-DE`` or a one-item list;
+    the primary subtag, as the analyzers are named), or None: none declared, several (a multilingual collection has
+    no one analyzer), or the card unreadable. A hub repository's card is asked for once per process, never when
+    offline (``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE``)."""
+    local = Path(path) / "README.md"
+    if local.is_file():
+        return _declared(local)
+    if "://" in path or _offline() or os.environ.get("HF_DATASETS_OFFLINE", "").upper() in _YES:
+        return None
+    return _hub_card_language(path)
+
+
+_YES = ("1", "ON", "YES", "TRUE")
+
+
+@functools.lru_cache(maxsize=64)
+def _hub_card_language(repo: str) -> str | None:
+    return _declared(repo)
+
+
+def _declared(card_path: Path | str) -> str | None:
     try:
         from huggingface_hub import DatasetCard
 
-        local = Path(path) / "README.md"
-        if local.is_file():
-            card = DatasetCard.load(local)
-        elif "://" in path or _offline():
-            return None
-        else:
-            card = DatasetCard.load(path, repo_type="dataset")
+        card = DatasetCard.load(card_path, repo_type="dataset")
         meta = card.data.to_dict()
-        declared = meta.get("language") or meta.get("languages")
+        declared = meta.get("language", meta.get("languages"))
     except Exception:  # a card that cannot be read declares nothing; reading the data reports real problems
         return None
     if isinstance(declared, list) and len(declared) == 1:
         declared = declared[0]
-    return declared.strip() if isinstance(declared, str) and declared.strip() else None
+    if declared is False:  # YAML 1.1 reads Norwegian's code, no, as false
+        declared = "no"
+    if not isinstance(declared, str) or not declared.strip():
+        return None
+    return re.split(r"[-_]", declared.strip())[0].lower()  # de-DE, pt_BR: the language, not the region
 
 
 class HFDataset(LocalDataset):

@@ -369,27 +369,31 @@ def specs_with_language(
     from .analysis import language_code
     from .datasets import dataset_language
 
-    source = "--language"
+    source, say = "--language", _bm25_without_language(specs) and not quiet
     if language is None:
         try:
             language, source = dataset_language(dataset), _FROM_DATASET
         except ValueError:  # an unknown dataset is reported where it is loaded
-            language = None
+            return list(specs)
     if language is None:
-        if _bm25_without_language(specs) and not quiet:
-            print("BM25 analyzer: language en (the dataset declares none; --language LANG chooses another)")
+        if say:
+            print(
+                "BM25 analyzer: language en (the dataset declares no one language; --language LANG chooses)"
+            )
         return list(specs)
     try:
         language = language_code(language, source)  # as a spec's language=, in any case: "FR" is "fr"
     except ValueError:
         if source == "--language":
             raise
-        print(
-            f"The dataset's language {language!r} has no Lucene analyzer here; BM25 analyses it as English."
-        )
+        if say:
+            print(
+                f"The dataset's language {language!r} has no Lucene analyzer here; BM25 analyses it as English "
+                "(--language LANG chooses another)."
+            )
         return list(specs)
     # said for the BM25 systems it applies to: one with its own language= keeps it
-    if _bm25_without_language(specs) and not quiet:
+    if say:
         print(f"BM25 analyzer: language {language} (from {source})")
     return [with_language(s, language, source) for s in specs]
 

@@ -302,11 +302,45 @@ def test_an_mteb_card_declares_the_language_and_a_split_evaluates_its_own_querie
     assert "BM25 analyzer: language de (from the dataset)" in capsys.readouterr().out
     assert german == recall(f"beir:{beir}", "--language", "de") == 1.0  # "Häuser" and "Haus" share a stem
     assert recall(f"beir:{beir}") == 0.5  # English analysis keeps them apart
-    assert "BM25 analyzer: language en (the dataset declares none; --language LANG chooses another)" in (
+    assert "BM25 analyzer: language en (the dataset declares no one language; --language LANG chooses)" in (
         capsys.readouterr().out
     )
     _mteb(tmp_path / "multi", docs, queries, qrels, card_language="language:\n- de\n- en\n")
     assert pse.datasets.get(f"hf:{tmp_path / 'multi'}").language is None  # no one analyzer for both
+    for declared, code in (("de-DE", "de"), ("[pt_BR]", "pt"), ("[no]", "no"), ("EN", "en")):
+        _mteb(tmp_path / "tag", docs, queries, qrels, card_language=f"language: {declared}\n")
+        assert (
+            pse.datasets.get(f"hf:{tmp_path / 'tag'}").language == code
+        )  # no: YAML's false, Norwegian's code
+
+
+def test_a_hub_card_is_not_asked_for_offline(monkeypatch):
+    """A hub id's card is read from the hub, once per process, and never when offline: no wait on a machine
+    without the network (each attempt had retried for about 24 s)."""
+    import huggingface_hub
+
+    from pyterrier_sparse_eval import _hf_base
+
+    asked = []
+
+    def load(repo, **kwargs):
+        asked.append(repo)
+        raise OSError("no network")
+
+    monkeypatch.setattr(huggingface_hub.DatasetCard, "load", load)
+    for flag in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
+        with monkeypatch.context() as m:
+            m.setenv(flag, "1")
+            if flag == "HF_HUB_OFFLINE":
+                m.setattr(_hf_base, "_offline", lambda: True)  # huggingface_hub reads its flag at import
+            assert _hf_base.card_language("someone/collection") is None
+    assert asked == []
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    monkeypatch.setattr(_hf_base, "_offline", lambda: False)
+    _hf_base._hub_card_language.cache_clear()
+    assert _hf_base.card_language("someone/collection") is None  # unreadable: declares nothing
+    assert _hf_base.card_language("someone/collection") is None
+    assert asked == ["someone/collection"]  # asked once
 
 
 def test_generic_layout_with_a_column_mapping(tmp_path):
