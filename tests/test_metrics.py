@@ -452,13 +452,25 @@ def test_duplicate_judged_documents_count_once_as_if_deduplicated():
     run = pd.DataFrame(rows, columns=["qid", "docno", "score"])
     qrels = {"q": {"a": 1, "b": 1, "c": 1}}
     with pytest.warns(UserWarning, match="1 judged documents more than once"):
-        res = pse.evaluate(run, qrels, ["AP", "P@3", "Judged@4", "nDCG@3"]).aggregate
+        res = pse.evaluate(run, qrels, ["AP", "P@3", "Judged@4", "Judged@10", "nDCG@3"]).aggregate
     deduped = {"q": {"a": 5.0, "x": 4.0, "b": 2.0, "y": 1.0}}  # the best-ranked copy of 'a' kept
     ref = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P_3", "ndcg_cut_3"}).evaluate(deduped)["q"]
     assert res["AP"] == pytest.approx(ref["map"], abs=1e-12)
     assert res["P@3"] == pytest.approx(ref["P_3"], abs=1e-12)
     assert res["nDCG@3"] == pytest.approx(ref["ndcg_cut_3"], abs=1e-12)
     assert res["Judged@4"] == 0.5  # a, x, b, y: two of four judged
+    # beyond the run's depth, Judged@k divides by the documents retrieved, the duplicate counted once: ir_measures
+    # on the deduplicated run (2 / 4; the copy counted, 2 / 5)
+    import ir_measures
+
+    frame = pd.DataFrame(
+        [("q", d, sc) for d, sc in deduped["q"].items()], columns=["query_id", "doc_id", "score"]
+    )
+    judged = pd.DataFrame(
+        [("q", d, rel) for d, rel in qrels["q"].items()], columns=["query_id", "doc_id", "relevance"]
+    )
+    want = ir_measures.calc_aggregate([ir_measures.Judged @ 10], judged, frame)[ir_measures.Judged @ 10]
+    assert res["Judged@10"] == pytest.approx(want, abs=1e-12) and want == 0.5
 
 
 def test_empty_run_and_unsorted_blocks():

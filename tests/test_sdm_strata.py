@@ -99,6 +99,24 @@ def test_a_weighted_kde_takes_silverman_s_rule_with_kish_s_effective_size():
     np.testing.assert_allclose(model.sf(grid), expected, rtol=1e-9, atol=1e-12)
 
 
+def test_a_weighted_kde_s_survival_variance_is_its_docstring_s_formula():
+    """sf_variance of a stratified sample's kde with censored weight: sum_i (w_i / W)^2 (K_i(s) - p(s))^2, W the
+    observed weights plus the censored weight, worked here with scipy's normal survival (the weights had been
+    taken without the censored share, 5-6x too wide, and no test saw it)."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.normal(0, 1, 100), rng.normal(1.5, 1, 100)])
+    w = np.concatenate([np.full(100, 200.0), np.full(100, 1.0)])
+    model = fit_background(x, "kde", weights=w, n_below=150, below=float(x.min()), weight_below=30_000.0)
+    s, h, total = np.array([1.0, 2.5, 4.0]), model.params["bandwidth"], w.sum() + 30_000.0
+    kernels = norm.sf((s[:, None] - x[None, :]) / h)
+    p = kernels @ (w / total)
+    np.testing.assert_allclose(model.sf(s), p, rtol=1e-9)
+    want = (((w / total)[None, :] * (kernels - p[:, None])) ** 2).sum(axis=1)
+    np.testing.assert_allclose(model.sf_variance(s), want, rtol=1e-9)
+
+
 def test_a_bootstrap_resample_redraws_every_member_censored_ones_included():
     """sdm's bootstrap rounds: each resample draws, with replacement, as many members as the sample has (within
     each stratum for a stratified one), censored members included, so a round keeps the sizes, its censored
