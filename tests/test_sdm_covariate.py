@@ -192,6 +192,42 @@ def test_rows_batched_across_queries_equal_each_query_alone(monkeypatch, chunk):
     assert (above.pmf.sum(axis=1) <= 1 + 1e-12).all()
 
 
+def test_the_top_and_rest_counts_add_as_independent_counts():
+    """``added``: the distribution of the sum of the top's and the rest's counts is their convolution, row by row
+    (numpy's, truncated at the width); a rest that can add documents moves mass upwards."""
+    rng = np.random.default_rng(4)
+    top, rest = rng.dirichlet(np.ones(6), size=3), rng.dirichlet(np.ones(6), size=3)
+    want = np.array([np.convolve(a, b)[:6] for a, b in zip(top, rest)])
+    np.testing.assert_allclose(_covariate.added(top, rest), want, atol=1e-12)
+    assert not np.allclose(want, top)
+
+
+@pytest.mark.parametrize("stratified", [False, True])
+def test_sampled_documents_left_to_the_top_are_not_censored_in_the_rest(stratified):
+    """The sampled documents the covariate's top D holds are modelled by its line, so the rest's sample is the
+    others: with a run listing every pooled document, none is censored, and a run cut short censors exactly the
+    kept ones it does not list (counted here by hand)."""
+    from pyterrier_sparse_eval._sample import background_from_run
+
+    docnos, truth, first, qrels = simulated_pool_corpus(6000, 4, seed=3)
+    cov = first.sort_values(["qid", "score"], ascending=[True, False]).groupby("qid").head(1000)
+    extra = dict(tail_sample=40, tail_depth=200) if stratified else {}
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=5, sample=150, seed=0, **extra)
+    sampled = set(pool.sample) | set(pool.tail)
+    exclude = {q: set(g.docno) & sampled for q, g in cov.groupby("qid")}
+    for depth in (None, 80):
+        run = system_run_over_pool(pool, docnos, truth, depth)
+        listed = {q: set(g.docno) for q, g in run.groupby("qid")}
+        censored = 0
+        for qid, got in background_from_run(run, pool, exclude).items():
+            kept = sampled - exclude[qid]
+            assert 0 < len(exclude[qid]) < len(sampled)
+            assert len(got.observed) == len(kept & listed[qid])
+            assert got.n_below == len(kept - listed[qid])
+            censored += got.n_below
+        assert (censored == 0) if depth is None else (censored > 0)
+
+
 def test_binomial_distributions_reproduce_sdm():
     """The distribution path (UnseenAbove) with each row's binomial pmf gives SDM's closed forms exactly."""
     docnos, truth, first, qrels = simulated_pool_corpus(3000, 3, seed=2)

@@ -99,6 +99,16 @@ def test_a_weighted_kde_takes_silverman_s_rule_with_kish_s_effective_size():
     np.testing.assert_allclose(model.sf(grid), expected, rtol=1e-9, atol=1e-12)
 
 
+def test_a_weighted_kde_of_heavy_tailed_scores_takes_the_iqr_at_the_midpoint_quantiles():
+    """Where the IQR sets the bandwidth (a heavy right tail, as retrieval scores have), the weighted quartiles are
+    the midpoint rule's: with equal weights, numpy's Hazen quantiles."""
+    x = np.random.default_rng(5).gamma(2.0, size=301)
+    model = fit_background(x, "kde", weights=np.full(301, 7.0), weight_below=0.0)
+    q25, q75 = np.quantile(x, [0.25, 0.75], method="hazen")
+    assert (q75 - q25) / 1.34 < x.std(ddof=1)
+    assert model.params["bandwidth"] == pytest.approx(0.9 * (q75 - q25) / 1.34 * 301**-0.2, rel=1e-12)
+
+
 def test_a_weighted_kde_s_survival_variance_is_its_docstring_s_formula():
     """sf_variance of a stratified sample's kde with censored weight: sum_i (w_i / W)^2 (K_i(s) - p(s))^2, W the
     observed weights plus the censored weight, worked here with scipy's normal survival (the weights had been
