@@ -377,11 +377,9 @@ class HubRetrievalDataset(HFDataset):
         raise error  # here, not from the connection error, which would name the network
 
     def _unfound(self, e: FileNotFoundError) -> FileNotFoundError:
-        """``e``, or for a data file the card names but the repository lacks, an error naming the card's line
-        (the datasets library's own lists every file extension it knows)."""
-        missing = re.match(r"Unable to find '([^']+)'", str(e))
-        if missing is None:
-            return e
+        """``e``, or for a data file the card names but the repository lacks, an error naming the card's line."""
+        if (missing := re.match(r"Unable to find '([^']+)'", str(e))) is None:
+            return e  # (the datasets library's own message lists every file extension it knows)
         return FileNotFoundError(
             f"{self.spec!r}: the README.md card of {self.path} names the data file {missing.group(1)}, which is "
             "not there; fix the card's path: line, or add the file."
