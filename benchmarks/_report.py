@@ -60,13 +60,11 @@ def write_section(name: str, body: str) -> None:
         text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: block, text, flags=re.S)
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
-    # whole or not at all: an interrupt or a full disk mid-write must not truncate the file's other sections
-    tmp = BENCHMARKS_MD.with_name(f".{BENCHMARKS_MD.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, BENCHMARKS_MD)
-    finally:
-        tmp.unlink(missing_ok=True)
+    from pyterrier_sparse_eval.files import atomic_write_text
+
+    atomic_write_text(
+        BENCHMARKS_MD, text
+    )  # whole or not at all: an interrupt must not truncate the other sections
 
 
 def positive_int(text: str) -> int:

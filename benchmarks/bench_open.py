@@ -80,14 +80,12 @@ def child(program: str, args: list[str], pythonpath: str, what: str) -> str:
 
 def measure(path: Path, checks: str, query: str, runs: int, pythonpath: str) -> tuple[float, float]:
     opened, first = [], []
+    args, what = [str(path), checks, query, str(K1), str(B)], f"opening {path} ({checks})"
     # one run not counted: it fills numba's on-disk cache (a fresh baseline folder has none), so that every
     # loader's figure is what a user's process pays with the cache in place
-    child(CHILD, [str(path), checks, query, str(K1), str(B)], pythonpath, f"opening {path} ({checks})")
+    child(CHILD, args, pythonpath, what)
     for _ in range(runs):
-        out = child(
-            CHILD, [str(path), checks, query, str(K1), str(B)], pythonpath, f"opening {path} ({checks})"
-        )
-        a, b = out.strip().splitlines()[-1].split()
+        a, b = child(CHILD, args, pythonpath, what).strip().splitlines()[-1].split()
         opened.append(float(a))
         first.append(float(b))
     return statistics.median(opened), statistics.median(first)

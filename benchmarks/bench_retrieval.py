@@ -231,16 +231,16 @@ def memory_bandwidth_gbs() -> float:
     return 2 * a.nbytes / t / 1e9  # read + write
 
 
-def query_lists(out, n_queries: int, docnos) -> list[list[str]]:
-    """Each query's docnos, best first, from a run frame (qids "0".."n-1") or ``search_matrix``'s flat arrays
-    (query row, doc id, score, rank)."""
+def query_lists(out, qids: list[str], docnos) -> list[list[str]]:
+    """Each query's docnos, best first, in the order of ``qids``: from a run frame, or from ``search_matrix``'s
+    flat arrays (query row, doc id, score, rank; row i is ``qids[i]``)."""
     if isinstance(out, tuple):
-        lists: list[list[str]] = [[] for _ in range(n_queries)]
+        lists: list[list[str]] = [[] for _ in qids]
         for row, doc in zip(out[0].tolist(), out[1].tolist()):
             lists[row].append(str(docnos[doc]))
         return lists
     by_qid = {qid: group.docno.tolist() for qid, group in out.groupby("qid", sort=False)}
-    return [by_qid.get(str(i), []) for i in range(n_queries)]
+    return [by_qid.get(qid, []) for qid in qids]
 
 
 def overlap(found: list[list], reference: list[list]) -> float:
@@ -340,15 +340,15 @@ def bench_bm25(n_docs: int, n_queries: int, runs: int, work: Path, ks: list[int]
             systems[f"bm25s {backend} 1t"] = (run_bm25s, 1)
         # correctness, every row measured (none assumed): each of ours equals ours numba 1t exactly, run for run;
         # a peer's agreement is the overlap of its top k with ours
-        docnos = index.docnos
-        ours_lists = query_lists(systems["ours numba 1t"][0](), n_queries, docnos)
+        docnos, qids = index.docnos, topics["qid"].tolist()
+        ours_lists = query_lists(systems["ours numba 1t"][0](), qids, docnos)
         agreement = {}
         for name, (fn, _) in systems.items():
             out = fn()
             if name.startswith("bm25s"):
                 lists = [[f"d{d}" for d in row] for row in out[0]]
             else:
-                lists = query_lists(out, n_queries, docnos)
+                lists = query_lists(out, qids, docnos)
             agreement[name] = overlap(lists, ours_lists)
             if name.startswith("ours"):
                 assert lists == ours_lists, f"{name} and ours numba 1t disagree"
@@ -469,14 +469,15 @@ def bench_lsr(
             1,
         )
     # every row measured against the exact ranking (ours numba 1t), ours with 2 threads too
-    exact_lists = query_lists(systems["ours numba 1t"][0](), n_queries, index.docnos)
+    qids = topics["qid"].tolist()
+    exact_lists = query_lists(systems["ours numba 1t"][0](), qids, index.docnos)
     recall = {}
     for name, (fn, _) in systems.items():
         if name.startswith("seismic"):
             by_qid = {r[0][0]: [d for _, _, d in r] for r in fn() if r}
-            lists = [by_qid.get(str(i), []) for i in range(n_queries)]
+            lists = [by_qid.get(qid, []) for qid in qids]
         else:
-            lists = query_lists(fn(), n_queries, index.docnos)
+            lists = query_lists(fn(), qids, index.docnos)
         recall[name] = overlap(lists, exact_lists)
         if name.startswith("ours"):
             assert lists == exact_lists, f"{name} and ours numba 1t disagree"

@@ -63,6 +63,7 @@ from bench_retrieval import (  # noqa: E402
     lsr_queries,
     memory_bandwidth_gbs,
     overlap,
+    query_lists,
     text_chunks,
     text_queries,
     write_text_corpus,
@@ -167,17 +168,10 @@ def _ours(retr_factory, topics, qmat, k, exhaustive=True, lucene=True):
         systems["ours prune=False (transformer)"] = (retr_factory(k, 1, False).transform, topics, 1)
         systems["ours prune=False (arrays)"] = (retr_factory(k, 1, False).search_matrix, qmat, 1)
     # every row run once for correctness (none assumed): each equals the exact run, document for document
-    expected = {qid: group.docno.tolist() for qid, group in run.groupby("qid", sort=False)}
     docnos, qids = base.index.docnos, topics["qid"].tolist()
+    expected = query_lists(run, qids, docnos)
     for name, (fn, arg, _) in systems.items():
-        out = fn(arg)
-        if isinstance(out, tuple):  # search_matrix: (query row, doc id, score, rank), rows in topics' order
-            got: dict = {}
-            for row, doc in zip(out[0].tolist(), out[1].tolist()):
-                got.setdefault(qids[row], []).append(str(docnos[doc]))
-        else:
-            got = {qid: group.docno.tolist() for qid, group in out.groupby("qid", sort=False)}
-        assert got == expected, f"{name} and the exact run differ"
+        assert query_lists(fn(arg), qids, docnos) == expected, f"{name} and the exact run differ"
     cell = {
         name: (lambda fn=fn, arg=arg: fn(arg), threads, 1.0) for name, (fn, arg, threads) in systems.items()
     }  # 1.0: each was just checked equal to the exact run

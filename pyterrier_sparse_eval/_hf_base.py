@@ -65,8 +65,13 @@ def _offline() -> bool:
     try:
         from huggingface_hub import is_offline_mode
     except ImportError:  # pragma: no cover - an old huggingface_hub
-        return os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
+        return _flag("HF_HUB_OFFLINE")
     return bool(is_offline_mode())
+
+
+def _flag(name: str) -> bool:
+    """Whether a boolean environment variable is set, as huggingface_hub and datasets read theirs."""
+    return os.environ.get(name, "").upper() in ("1", "ON", "YES", "TRUE")
 
 
 def _identity(url: str) -> str:
@@ -96,12 +101,9 @@ def card_language(path: str) -> str | None:
     local = Path(path) / "README.md"
     if local.is_file():
         return _declared(local)
-    if "://" in path or _offline() or os.environ.get("HF_DATASETS_OFFLINE", "").upper() in _YES:
+    if "://" in path or _offline() or _flag("HF_DATASETS_OFFLINE"):
         return None
     return _hub_card_language(path)
-
-
-_YES = ("1", "ON", "YES", "TRUE")
 
 
 @functools.lru_cache(maxsize=64)

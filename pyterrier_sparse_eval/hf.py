@@ -149,10 +149,8 @@ class MIRACL(HFDataset):
     def _rows(self) -> Any:
         try:
             return _datasets().load_dataset(self.root, self.lang, split=self.split, streaming=True)
-        except (
-            ValueError,
-            FileNotFoundError,
-        ) as e:  # a mirror without this language: no files, no rows config
+        # a mirror without this language: no files (FileNotFoundError), no rows config (ValueError)
+        except (ValueError, FileNotFoundError) as e:
             if isinstance(e, ValueError) and "BuilderConfig" not in str(e):
                 raise
         raise FileNotFoundError(

@@ -307,11 +307,10 @@ def test_an_mteb_card_declares_the_language_and_a_split_evaluates_its_own_querie
     )
     _mteb(tmp_path / "multi", docs, queries, qrels, card_language="language:\n- de\n- en\n")
     assert pse.datasets.get(f"hf:{tmp_path / 'multi'}").language is None  # no one analyzer for both
+    # the language, not the region; [no] is YAML's false, and Norwegian's code
     for declared, code in (("de-DE", "de"), ("[pt_BR]", "pt"), ("[no]", "no"), ("EN", "en")):
         _mteb(tmp_path / "tag", docs, queries, qrels, card_language=f"language: {declared}\n")
-        assert (
-            pse.datasets.get(f"hf:{tmp_path / 'tag'}").language == code
-        )  # no: YAML's false, Norwegian's code
+        assert pse.datasets.get(f"hf:{tmp_path / 'tag'}").language == code
 
 
 def test_a_hub_card_is_not_asked_for_offline(monkeypatch):

@@ -141,7 +141,7 @@ def test_a_bootstrap_resample_redraws_every_member_censored_ones_included():
         censored, counts, seen = [], np.zeros(30), set()
         for _ in range(rounds):
             r = sample.resample(rng)
-            assert len(r.observed) + r.n_below == 40 if sizes is None else 36
+            assert len(r.observed) + r.n_below == (40 if sizes is None else 36)
             if sizes is not None:
                 assert r.stratum is not None and r.below_by is not None
                 kept = [int(np.sum(r.stratum == h)) + int(r.below_by[h]) for h in (0, 1)]
