@@ -61,6 +61,17 @@ def _missing(spec: str, what: str, url: str) -> FileNotFoundError:
     return FileNotFoundError(f"{spec!r}: {what} file {url} is missing.")
 
 
+def row_id(value: Any, where: str) -> str:
+    """An id of a rows-layout record (MIRACL's ``query_id``, a passage's ``docid``) as a string. A float (7.0) or
+    null is refused: its text ("7.0", "None") would match no id of the corpus or the qrels."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ValueError(
+            f"{where}: the id {value!r} is a {type(value).__name__}; ids must be strings (or integers), as in "
+            "the corpus: write the column as strings in the copy's data files."
+        )
+    return str(value)
+
+
 def _offline() -> bool:
     try:
         from huggingface_hub import is_offline_mode

@@ -202,6 +202,14 @@ def test_miracl_rows_layout_turns_negative_passages_into_label_0(mirror):
     assert ds.get_topics().values.tolist() == [["1", "mji mkuu"], ["2", "mto mrefu"]]
     with pytest.warns(UserWarning, match="2 of 3 judged documents .* are not in the corpus"):
         assert [d["docno"] for d in ds.get_corpus_iter(verbose=False)] == ["10#0"]
+    # a copy whose ids were written as floats (a pandas column with a gap): "1.0" would match no id, so refused
+    rows[0]["query_id"], rows[1]["query_id"] = 1.0, 2.0
+    datasets.Dataset.from_list(rows).to_parquet(str(repo / "sw" / "dev.parquet"))
+    for read in ("get_topics", "get_qrels"):
+        with pytest.raises(
+            ValueError, match=r"the id 1\.0 is a float; ids must be strings .* write the column"
+        ):
+            getattr(pse.datasets.get("hf:miracl:sw"), read)()
 
 
 def _mteb(
