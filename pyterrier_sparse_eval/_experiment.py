@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import ir_measures
 import numpy as np
 import pandas as pd
 import pyterrier as pt
@@ -25,11 +26,23 @@ __all__ = ["Experiment", "ExperimentResult", "run_experiment"]
 
 
 def _parse(measure: Any) -> Any:
-    """Measure names as ir_measures (or this package, ``pse.nDCG@10``) spell them; others are left to pt."""
+    """Measure names as ir_measures (or this package, ``pse.nDCG@10``) spell them; trec_eval's names (``map``,
+    ``ndcg_cut_10``) and ``mrt`` are left to pt, which reads them. Any other name gets this package's error, which
+    names the fix ("did you mean 'pse.nDCG@10'?"), not pt's "unkonwn measure"."""
     try:
         return parse_measure(measure)
     except (ValueError, TypeError):
-        return measure
+        if not isinstance(measure, str) or measure == "mrt" or _trec_name(measure):
+            return measure
+        raise
+
+
+def _trec_name(name: str) -> bool:
+    try:
+        ir_measures.parse_trec_measure(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_qid_types(topics: Any, qrels: Any, filter_by_topics: bool) -> None:
@@ -151,7 +164,18 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     query_kwargs = {
         k: v
         for k, v in table_kwargs.items()
-        if k not in ("baseline", "test", "correction", "correction_alpha", "highlight", "round")
+        # save_dir: the runs are saved already, and pt would write aggregated.csv again without the table's tests
+        if k
+        not in (
+            "baseline",
+            "test",
+            "correction",
+            "correction_alpha",
+            "highlight",
+            "round",
+            "save_dir",
+            "save_mode",
+        )
     }
     per_query = pt.Experiment(runs, topics, qrels, eval_metrics, names=names, perquery=True, **query_kwargs)
     return table, per_query

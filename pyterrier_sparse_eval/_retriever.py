@@ -30,6 +30,18 @@ _OPTIONS = "num_results idf analyzer memory_budget backend threads verbose ties 
 _Run = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # (query row, doc id, score, rank)
 
 
+def refuse_result_frame(inp: pd.DataFrame, retriever: Any) -> None:
+    """A retriever retrieves from its whole index; given a result frame (``first % 50 >> retriever``) it says so
+    and what to give instead (PyTerrier's own refusal named no fix)."""
+    if "docno" in inp.columns:
+        raise ValueError(
+            f"{retriever!r} retrieves from its index for each query; it does not re-rank a result frame (this one "
+            f"has {list(inp.columns)}). Give it the queries: topics (qid, query) or an encoder's query_toks frame, "
+            "e.g. topics >> retriever, not first_stage >> retriever; to combine two systems' results: "
+            "first + retriever (PyTerrier's sum of their scores)."
+        )
+
+
 class SearchableIndex(Protocol):
     """What the retriever reads of an index (:class:`~pyterrier_sparse_eval.SparseIndex` provides it)."""
 
@@ -344,6 +356,7 @@ class SparseRetriever(pt.Transformer):
         return bounds
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        refuse_result_frame(inp, self)
         with pt.validate.any(inp) as v:
             v.query_frame(extra_columns=["query_toks"], mode="query_toks")
             v.query_frame(extra_columns=["query"], mode="query")

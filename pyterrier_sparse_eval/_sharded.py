@@ -46,7 +46,7 @@ from ._format import (
     index_format,
 )
 from ._index import SparseIndex
-from ._retriever import SparseRetriever, nudge_ties
+from ._retriever import SparseRetriever, nudge_ties, refuse_result_frame
 from ._shard_writer import ShardedWriter, manifest_checksum
 from .files import allow_open_files
 from .measures._prepare import user_stacklevel
@@ -433,6 +433,7 @@ class ShardedRetriever(pt.Transformer):
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         first = self._parts[0]
+        refuse_result_frame(inp, self)
         with pt.validate.any(inp) as v:
             v.query_frame(extra_columns=["query_toks"], mode="query_toks")
             v.query_frame(extra_columns=["query"], mode="query")

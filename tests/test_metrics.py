@@ -1,5 +1,6 @@
 import json
 import math
+import re
 import warnings
 
 import numpy as np
@@ -213,10 +214,16 @@ def test_experiment_computing_runs_itself_keeps_save_dir_and_batch_size(tmp_path
     calls = []
     system = pt.apply.generic(lambda f: calls.append(len(f)) or f) >> pt.Transformer.from_df(run)
     systems, names = [system, system], ["s1", "s2"]
-    first = pse.Experiment(
-        systems, topics, qrels, ["nDCG@10"], names=names, save_dir=tmp_path, batch_size=2, **options
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pt had warned "Evaluation measures differ" at its second call
+        first = pse.Experiment(
+            systems, topics, qrels, ["nDCG@10"], names=names, save_dir=tmp_path, batch_size=2, **options
+        )
     assert calls == [2, 1, 2, 1]  # batches of 2 and 1 topics, one pass per system
+    if "baseline" in options:  # the summary on disk is the table returned, its tests included (had been lost)
+        saved = pd.read_csv(tmp_path / "aggregated.csv")
+        assert list(saved.columns) == list(first[0].columns)
+        assert saved["nDCG@10"].tolist() == pytest.approx(first[0]["nDCG@10"].tolist(), abs=1e-12)
     assert {p.name for p in tmp_path.glob("*.res.gz")} == {"s1.res.gz", "s2.res.gz"}
     calls.clear()
     again = pse.Experiment(
@@ -374,6 +381,25 @@ def test_cli_reads_runs_as_trec_eval_does(tmp_path, capsys):
         == 0
     )
     assert "RR  all  1.0000" in capsys.readouterr().out
+
+
+def test_experiment_names_a_mistyped_measure_s_fix():
+    """A measure name neither this package nor ir_measures reads gets the package's error naming the fix (it had
+    been pt's "unkonwn measure"); trec_eval's names and pt's mrt still reach pt.Experiment, which reads them."""
+    run = pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["a", "b", "a"], "score": [2.0, 1.0, 1.0]})
+    topics = pd.DataFrame({"qid": ["1", "2"], "query": ["x", "y"]})
+    qrels = pd.DataFrame({"qid": ["1", "2"], "docno": ["b", "a"], "label": [1, 1]})
+    for name, message in (
+        ("pse.ndcg@10", "did you mean 'pse.nDCG@10'"),
+        ("pse.nDCG@0", "cut-off k must be >= 1"),
+        ("pse.AP(rel=0)", "rel must be >= 1"),
+        ("nDCG(rel=2)@10", "nDCG takes no parameter"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            pse.Experiment([run], topics, qrels, [name], names=["r"])
+    table = pse.Experiment([run], topics, qrels, ["map", "ndcg_cut_10", "mrt"], names=["r"])
+    # independent: by hand, query 1's relevant document at rank 2 (AP 1/2), query 2's at rank 1 (AP 1)
+    assert table["map"].iloc[0] == pytest.approx(0.75, abs=1e-12) and "mrt" in table.columns
 
 
 def test_experiment_both_per_query_and_significance_from_one_set_of_runs():

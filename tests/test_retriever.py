@@ -107,6 +107,19 @@ def test_query_weights_an_index_cannot_score_are_refused(tmp_path, shards, corpu
         assert set(retriever.transform(inp).qid) == {"2"}
 
 
+@pytest.mark.parametrize("shards", [None, 2])
+def test_a_result_frame_is_refused_naming_what_to_give(tmp_path, shards, corpus):
+    """first % 5 >> retriever: the retriever does not re-rank, and says so and what to give (PyTerrier's
+    InputValidationError had named no fix); a pipeline from topics works."""
+    docs, _, queries = corpus
+    index = pse.SparseIndex(tmp_path / "i") if shards is None else pse.ShardedIndex(tmp_path / "i", shards)
+    index.indexer(verbose=False).index(docs)
+    retriever = index.retriever()
+    with pytest.raises(ValueError, match=r"does not re-rank a result frame .*'docno'.* topics >> retriever"):
+        (retriever % 5 >> retriever).transform(_frame(queries))
+    assert len((retriever % 5).transform(_frame(queries))) > 0
+
+
 @pytest.mark.parametrize("missing", [None, float("nan"), np.float32("nan"), pd.NA])
 def test_a_missing_text_query_retrieves_nothing(tmp_path, missing):
     """A query of None, NaN or NA (an empty field read with pandas, a merge) retrieves nothing, single or

@@ -30,6 +30,7 @@ from ir_measures.measures import Measure, ParamInfo
 
 from . import _metrics as M
 from ._prepare import JudgedRun, prepare
+from ._warn import warn_once
 
 __all__ = [
     "InHouseMeasure",
@@ -137,7 +138,15 @@ class InHouseMeasure(Measure):
         # every judged query the run lacks too, at ir_measures' default, which it would add after all measures
         # (sorted by name): pt.Experiment (PyTerrier 1.1.2) names each row's means in the order of its first
         # query's values, so a system retrieving nothing for the judged queries (of a batch) would be misnamed
-        for qid in sorted(set(qrels["query_id"].unique().tolist()) - set(j.qids.tolist()), key=str):
+        lacked = sorted(set(qrels["query_id"].unique().tolist()) - set(j.qids.tolist()), key=str)
+        if lacked:  # pt.Experiment's (and trec_eval -c's) rule, said: pse.evaluate leaves them out by default
+            warn_once(
+                f"{len(lacked)} of {len(lacked) + len(j.qids)} judged queries have no results in the run (e.g. "
+                f"{', '.join(map(str, lacked[:3]))}): each counts as {self.DEFAULT:g}, as trec_eval -c counts them "
+                "(pse.evaluate leaves them out unless missing_as_zero=True).",
+                (run, qrels),
+            )
+        for qid in lacked:
             yield Metric(qid, self, self.DEFAULT)
 
 
