@@ -402,6 +402,26 @@ def test_experiment_names_a_mistyped_measure_s_fix():
     assert table["map"].iloc[0] == pytest.approx(0.75, abs=1e-12) and "mrt" in table.columns
 
 
+def test_in_house_measures_in_pt_experiment_say_lacking_queries_count_as_zero():
+    """pt.Experiment counts a judged query the run lacks as 0 (trec_eval -c), pse.evaluate leaves it out: the
+    in-house measures say which rule gave their number, once per run whatever the number of measures."""
+    run = pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["a", "b", "b"], "score": [2.0, 1.0, 1.0]})
+    topics = pd.DataFrame({"qid": ["1", "2", "3"], "query": ["x", "y", "z"]})
+    qrels = pd.DataFrame({"qid": ["1", "2", "3"], "docno": ["b", "b", "c"], "label": [1, 1, 1]})
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        table = pt.Experiment([run], topics, qrels, [PM.AP, PM.RR, AP], names=["r"])
+    said = [str(w.message) for w in seen if "no results in the run" in str(w.message)]
+    assert said == [
+        "1 of 3 judged queries have no results in the run (e.g. 3): each counts as 0, as trec_eval -c counts "
+        "them (pse.evaluate leaves them out unless missing_as_zero=True)."
+    ]
+    # by hand: AP 1/2 and 1 for queries 1 and 2, 0 for 3 (trec_eval -c); pytrec_eval's AP, the standard column
+    assert table["pse.AP"].iloc[0] == pytest.approx(0.5, abs=1e-12) == table["AP"].iloc[0]
+    with pytest.warns(UserWarning, match="evaluating 2 of 3 judged queries"):
+        assert pse.evaluate(run, qrels, ["AP"]).aggregate["AP"] == pytest.approx(0.75, abs=1e-12)
+
+
 def test_experiment_both_per_query_and_significance_from_one_set_of_runs():
     """pse.Experiment(perquery="both", baseline=...) equals pt.Experiment's table and its per-query frame,
     which pt.Experiment cannot return together; each system's run is computed once."""
