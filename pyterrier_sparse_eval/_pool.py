@@ -322,8 +322,7 @@ def build_pool(
     """
     if runs is None or isinstance(runs, (pd.DataFrame, str)) or not hasattr(runs, "__len__"):
         raise TypeError(
-            "runs is a list of full-corpus runs (or a {name: run} dict): pass [run] for one run, list(...) for a "
-            "generator."
+            "runs is a list of full-corpus runs (or a {name: run} dict): pass [run] for one run, list(...) for a generator."
         )
     tail_samples, bounds = check_pool_options(depth, sample, seed, tail_sample, tail_depth)
     if not whole(rel):
@@ -343,8 +342,7 @@ def build_pool(
     q = str_qrels(qrels)
     relevant_rows = relevant_judgments(q, rel, depth, run_list)
     relevant = list(dict.fromkeys(relevant_rows["docno"].tolist()))
-    missing = [d for d in relevant if d not in in_corpus]
-    if missing:
+    if missing := [d for d in relevant if d not in in_corpus]:
         raise ValueError(
             f"{len(missing)} relevant docnos are not in the corpus, e.g. {missing[:5]}: are qrels and corpus from "
             "the same dataset? If the collection lost these few, drop their judgments (qrels[qrels.docno.isin("
@@ -386,10 +384,12 @@ def build_pool(
             lower = bound
     in_bands = {d for band in band_docs for d in band}
     candidates = np.array([d for d in corpus.tolist() if d not in taken and d not in in_bands], dtype=object)
-    if sample > len(candidates):
+    if sample > len(candidates):  # a stratified pool's bands take their documents first, whatever the depth
+        where = "the pool and its tail bands" if stratified else "the pool"
+        fix = "tail_depth= (--tail-depth)" if stratified else "depth= (--pool-depth)"
         raise ValueError(
-            f"A sample of {sample} is larger than the {len(candidates)} documents outside the pool; "
-            "lower --sample or --pool-depth."
+            f"A sample of {sample} is larger than the {len(candidates)} documents outside {where}; lower sample= "
+            f"(--sample) or {fix}."
         )
     if stratified and sample < 2 and len(candidates) > sample:
         raise ValueError("A stratified pool needs a sample of at least 2 from the rest of the corpus too.")

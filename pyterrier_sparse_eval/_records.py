@@ -393,3 +393,15 @@ def column_texts(frame: pd.DataFrame, column: str) -> list[str]:
             where = f"{key} {frame[key].iloc[i]!r}" if key else f"row {i + 1}"
             raise ValueError(f"The {column!r} of {where}: {e}") from None
     return texts
+
+
+def refuse_result_frame(inp: pd.DataFrame, retriever: Any) -> None:
+    """A retriever retrieves from its whole index; given a result frame (``first % 50 >> retriever``) it says so
+    and what to give instead (PyTerrier's own refusal named no fix)."""
+    if "docno" in inp.columns:
+        raise ValueError(
+            f"{retriever!r} retrieves from its index for each query; it does not re-rank a result frame (this one "
+            f"has {list(inp.columns)}). Give it the queries: topics (qid, query) or an encoder's query_toks frame, "
+            "e.g. topics >> retriever, not first_stage >> retriever; to combine two systems' results: "
+            "first + retriever (PyTerrier's sum of their scores)."
+        )

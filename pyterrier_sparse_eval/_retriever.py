@@ -16,7 +16,7 @@ from ._docnos import DocnoTable, docno_values, empty_docno_column, result_frame,
 from ._format import StaleIndexError, has_meta
 from ._lucene import lucene_product, nudge_ties
 from ._numba import available_backends
-from ._records import _as_text, column_texts
+from ._records import _as_text, column_texts, refuse_result_frame
 from ._tokenize import Analyzer
 from ._topk import finite_scores, postings_per_row
 from ._weights import lucene_idf
@@ -28,18 +28,6 @@ _BACKENDS = ("auto", "numba", "scipy")
 _TIES = ("trec_eval", "lucene")
 _OPTIONS = "num_results idf analyzer memory_budget backend threads verbose ties prune impacts bounds".split()
 _Run = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # (query row, doc id, score, rank)
-
-
-def refuse_result_frame(inp: pd.DataFrame, retriever: Any) -> None:
-    """A retriever retrieves from its whole index; given a result frame (``first % 50 >> retriever``) it says so
-    and what to give instead (PyTerrier's own refusal named no fix)."""
-    if "docno" in inp.columns:
-        raise ValueError(
-            f"{retriever!r} retrieves from its index for each query; it does not re-rank a result frame (this one "
-            f"has {list(inp.columns)}). Give it the queries: topics (qid, query) or an encoder's query_toks frame, "
-            "e.g. topics >> retriever, not first_stage >> retriever; to combine two systems' results: "
-            "first + retriever (PyTerrier's sum of their scores)."
-        )
 
 
 class SearchableIndex(Protocol):
@@ -214,8 +202,7 @@ class SparseRetriever(pt.Transformer):
             self._check_idf()
         elif self.index.build_id != self._build_id:
             raise StaleIndexError(
-                f"The index at {self.index.path} was rebuilt after this retriever was created; create a new "
-                "retriever from it (e.g. index.retriever(...)) to search the new build."
+                f"The index at {self.index.path} was rebuilt after this retriever was created; create a new retriever from it (e.g. index.retriever(...)) to search the new build."
             )
 
     # -----------------------------------------------------------------------------------------------------

@@ -304,9 +304,13 @@ def background_from_run(
     frame = str_ids(to_run_frame(run)).reset_index(drop=True)
     m = len(pool.sample) + len(pool.tail)
     if m < 2:
-        raise ValueError(
-            f"{pool!r} has a background sample of {m}; SDM needs at least 2 (use a larger sample)."
+        fix = (
+            "build the pool with a larger sample (sample=, --sample)"
+            if pool.n_unseen
+            else "but the pool holds the whole corpus, so the pooled values are the full corpus's: evaluate the run "
+            "with pse.evaluate or standard measures"
         )
+        raise ValueError(f"{pool!r} has a background sample of {m}; SDM needs at least 2 ({fix}).")
     is_sample = in_set(frame["docno"], pool.sample_set)
     # at trec_eval's precision, as the relevant rows' scores (``prepare``) are compared with them: a sampled
     # score equal to a relevant one stays equal (counted above it), and the run's lowest score censors alike

@@ -443,8 +443,7 @@ class ShardedRetriever(pt.Transformer):
         self.index.check_current()
         if self.index.build_id != self._build_id:
             raise StaleIndexError(
-                f"The sharded index at {self.index.path} was rebuilt after this retriever was created; create a "
-                "new retriever from it (e.g. index.retriever(...))."
+                f"The sharded index at {self.index.path} was rebuilt after this retriever was created; create a new retriever from it (e.g. index.retriever(...))."
             )
         if first.lucene_ and not first.idf:
             first.transform(inp)  # raises its explanation

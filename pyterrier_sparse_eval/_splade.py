@@ -4,6 +4,7 @@ only when a model is first used (``pip install pyterrier-sparse-eval[splade]``);
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,10 +15,10 @@ import pandas as pd
 import pyterrier as pt
 
 from ._build import SparseIndexer, batch_docnos, check_engine, check_integer, flatten_toks, warn_empty
-from ._format import file_crc32
 from ._index import SparseIndex, refuse_ray_options
+from ._model_files import looks_like_path, model_fingerprint
 from ._ray import Encoded
-from ._records import column_texts
+from ._records import _as_text, column_texts
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex
 from .datasets import FieldError, doc_texts, resolve_fields
@@ -58,40 +59,6 @@ def splade_max(logits: Any, attention_mask: Any) -> Any:
         logits.masked_fill_(attention_mask.unsqueeze(-1) == 0, float("-inf"))
         pooled = torch.amax(logits, dim=1)
     return torch.log1p(torch.relu(pooled))
-
-
-def looks_like_path(model: str) -> bool:
-    """A local path rather than a hub id (``org/name`` or ``name``): absolute, relative with ``.``/``~``, two
-    or more separators, or a first component that exists here."""
-    if model.startswith(("/", ".", "~")) or model.rstrip("/").count("/") >= 2:
-        return True
-    return "/" in model and os.path.isdir(model.split("/", 1)[0])
-
-
-_MODEL_FILES = (".json", ".safetensors", ".bin", ".txt", ".model", ".pt")
-
-
-def model_fingerprint(model: str) -> str | None:
-    """Identifies a model's weights: for a local folder, the CRC-32 and size of every model and tokenizer file
-    (so new weights saved to the same folder change it, and the same files elsewhere do not); for a hub id,
-    the commit of its copy in the local Hugging Face cache. None when neither is known (an uncached hub id)."""
-    path = Path(model).expanduser()
-    if path.is_dir():
-        import zlib
-
-        digest = zlib.crc32(b"")
-        for f in sorted(p for p in path.iterdir() if p.is_file() and p.suffix in _MODEL_FILES):
-            digest = zlib.crc32(f"{f.name}:{f.stat().st_size}:{file_crc32(f)};".encode(), digest)
-        return f"files:{digest:08x}"
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        cached = try_to_load_from_cache(model, "config.json")
-    except Exception:  # no huggingface_hub, or not a valid repo id
-        return None
-    if isinstance(cached, str) and "/snapshots/" in cached:
-        return f"hub:{model}@{cached.split('/snapshots/')[1].split('/')[0]}"
-    return None
 
 
 def _same_model(built: dict[str, Any], splade: Splade) -> bool:
@@ -142,6 +109,13 @@ class Splade:
             check_integer(name, length, 3, " ([CLS], a token and [SEP])")
         if doc_top_k is not None:
             check_integer("doc_top_k", doc_top_k, why=" (or None: every weight)")
+        given: Any = doc_threshold  # a str from a config file, a bool...: refused here, not mid-build
+        if not isinstance(given, numbers.Real) or isinstance(given, bool):
+            raise TypeError(
+                f"doc_threshold must be a number (0 keeps every non-zero weight): {doc_threshold!r}."
+            )
+        if not isinstance(fp16, (bool, type(None))):  # "no" would be true
+            raise TypeError(f"fp16 must be True, False or None (on for CUDA only): {fp16!r}.")
         if not doc_threshold >= 0:  # below 0, every vocabulary entry (weight 0) would be a term
             raise ValueError(f"doc_threshold must be >= 0 (0 keeps every non-zero weight): {doc_threshold}.")
         self.model, self.device, self.batch_size = str(model), device, batch_size
@@ -227,10 +201,22 @@ class Splade:
             if max(self.doc_max_length, self.query_max_length) > limit:
                 raise ValueError(f"max lengths beyond the model's {limit} positions: give at most {limit}.")
             tokenizer.padding_side = "right"  # left padding would shift every token's (absolute) position
-            mlm = mlm.to(device).eval()
+            try:
+                mlm = mlm.to(device).eval()
+            except RuntimeError as e:  # torch's own list of device types
+                raise ValueError(
+                    f"device={device!r} is not a torch device here: give 'cpu' or 'cuda'. ({e})"
+                ) from None
             if fp16:
                 mlm = mlm.half()
             size = mlm.get_output_embeddings().weight.shape[0]
+            if (
+                len(tokenizer) < size // 2
+            ):  # transformers builds a tokenizer of special tokens for a folder without one
+                raise ValueError(
+                    f"{self.model!r} has no tokenizer of its own: {len(tokenizer)} tokens for the model's {size} (every "
+                    "word would be unknown). Save the tokenizer beside the weights, tokenizer.save_pretrained(folder)."
+                )
             names = tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))
             names += [f"[id{i}]" for i in range(len(names), size)]
             self._loaded = (tokenizer, mlm, device, names)
@@ -265,7 +251,7 @@ class Splade:
         tokenizer, mlm, device, names = self.load()
         names_arr = np.array(names, dtype=object)
         # a lone surrogate (valid JSON, not UTF-8) would stop the tokenizer: replaced, as BM25's analyzer skips it
-        texts = [t.encode("utf-8", "replace").decode() if isinstance(t, str) else "" for t in texts]
+        texts = [_as_text(t).encode("utf-8", "replace").decode() for t in texts]  # as the encoders read them
         out: list[dict[str, float]] = [{} for _ in texts]
         order = np.argsort([-len(t) for t in texts], kind="stable")
         bar = (

@@ -77,7 +77,7 @@ def test_pool_holds_relevant_distractors_and_a_seeded_sample(tmp_path):
     pool.save(tmp_path / "pool.json")
     loaded = sdm.Pool.load(tmp_path / "pool.json")
     assert loaded == pool and loaded.fingerprint == pool.fingerprint
-    with pytest.raises(ValueError, match="lower --sample"):
+    with pytest.raises(ValueError, match=r"lower sample= \(--sample\) or depth= \(--pool-depth\)"):
         sdm.build_pool(qrels, runs, all_docnos=all_docnos, depth=5, sample=400)
     with pytest.raises(
         ValueError, match=r"not in the corpus.*drop their judgments \(qrels\[qrels.docno.isin"
@@ -99,6 +99,16 @@ def test_a_sample_too_small_to_fit_is_said(recwarn):
     assert 2 < (rest := 120 - deep.size) < 50
     sdm.build_pool(small_qrels, small_runs, all_docnos=small, depth=20, sample=rest)  # nothing unseen
     assert not [w for w in recwarn if "background sample" in str(w.message)]
+    # a sample of 0: SDM names the fix that applies (a larger sample had been advised for a pool holding the
+    # whole corpus, where none can be drawn)
+    inside = [r[r.docno.isin(set(deep.docnos))] for r in small_runs]  # the pool's documents as the corpus
+    whole = sdm.build_pool(small_qrels, inside, all_docnos=deep.docnos, depth=1000, sample=0)
+    run = inside[0]
+    assert whole.n_unseen == 0
+    with pytest.raises(ValueError, match="pool holds the whole corpus, so the pooled values are the full"):
+        sdm.evaluate(run, small_qrels, whole, [10])
+    with pytest.raises(ValueError, match=r"SDM needs at least 2 \(build the pool with a larger sample"):
+        sdm.evaluate(run, small_qrels, deep, [10])
 
 
 def test_pools_of_nothing_relevant_or_without_runs_are_said(recwarn):

@@ -219,6 +219,17 @@ def test_pool_round_trip_and_bootstrap(tmp_path):
         sdm.build_pool(qrels, [first], all_docnos=docnos, depth=10, sample=100, tail_sample=5, tail_depth=10)
     with pytest.raises(ValueError, match="larger than the tail stratum"):
         sdm.build_pool(qrels, [first], all_docnos=docnos, depth=10, sample=100, tail_sample=10**6)
+    # the bands take their documents first: the count left for the sample, and the fix that raises it (the
+    # message had counted them as outside nothing and advised a lower depth, which leaves the count as it is)
+    left = rest  # outside the pool and the bands (the relevant, the distractors and the bands taken)
+    with pytest.raises(
+        ValueError,
+        match=rf"sample of {left + 1} is larger than the {left} documents outside the pool and its tail bands; "
+        r"lower sample= \(--sample\) or tail_depth= \(--tail-depth\)",
+    ):
+        sdm.build_pool(
+            qrels, [first], all_docnos=docnos, depth=10, sample=left + 1, tail_sample=50, tail_depth=150
+        )
     with pytest.raises(ValueError, match="must be deeper than the pool depth .* and increasing"):
         sdm.build_pool(
             qrels, [first], all_docnos=docnos, depth=10, sample=9, tail_sample=[1, 1], tail_depth=[50, 40]

@@ -208,6 +208,36 @@ def test_a_model_without_its_mlm_head_or_a_missing_gpu_is_refused(model_dir):
     if not pytest.importorskip("torch").cuda.is_available():
         with pytest.raises(ValueError, match="torch has no CUDA GPU: give device='cpu'"):
             pse.Splade(model_dir, device="cuda", verbose=False).encode(["x"], max_length=8)
+    with pytest.raises(ValueError, match=r"device='tpu' is not a torch device here: give 'cpu'"):
+        pse.Splade(model_dir, device="tpu", verbose=False).encode(["x"], max_length=8)
+
+
+def test_a_folder_without_its_tokenizer_files_is_refused(model_dir, tmp_path):
+    """What model.save_pretrained alone writes (config.json and the weights): transformers built a tokenizer of
+    its 5 special tokens, every word was unknown and the vectors' terms were named [id2965]..., silently."""
+    import shutil
+
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(model_dir / name, tmp_path / name)
+    with pytest.raises(
+        ValueError,
+        match=r"has no tokenizer of its own: \d+ tokens for the model's \d+ .* "
+        r"tokenizer\.save_pretrained\(folder\)",
+    ):
+        pse.Splade(tmp_path, verbose=False).encode(["protein folding"], max_length=16)
+
+
+def test_encode_reads_texts_as_the_encoders_do_and_options_are_checked(model_dir):
+    """encode() gave {} for bytes and numbers, which the document encoder decodes and writes as text; fp16="no"
+    ran in half precision (a non-empty string is true) and doc_threshold="0.5" stopped with Python's TypeError."""
+    splade = pse.Splade(model_dir, verbose=False)
+    got = splade.encode([b"protein folding", 42, None], max_length=16)
+    assert got[:2] == splade.encode(["protein folding", "42"], max_length=16) and got[2] == {}
+    assert got[0] and got[1]
+    with pytest.raises(TypeError, match="fp16 must be True, False or None"):
+        pse.Splade(model_dir, fp16="no")
+    with pytest.raises(TypeError, match="doc_threshold must be a number"):
+        pse.Splade(model_dir, doc_threshold="0.5")
 
 
 def test_without_torch_package_imports_bm25_works_and_splade_names_the_extra(tmp_path):

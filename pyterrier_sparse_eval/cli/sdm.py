@@ -135,5 +135,5 @@ def add_parser(command: Any) -> None:
     p.add_argument("--output", default=None, help="write the report as JSON here")
     p.add_argument("--per-query", action="store_true", help="include per-query values in the JSON")
     p.add_argument("--plots", default=None, metavar="DIR", help="write PNG figures into DIR")
-    p.add_argument("--quiet", action="store_true", help="print only the results table")
+    p.add_argument("--quiet", action="store_true", help="print only the pool's summary and the results table")
     p.set_defaults(func=cmd_sdm)
