@@ -38,10 +38,12 @@ def _parse(measure: Any) -> Any:
 
 
 def _trec_name(name: str) -> bool:
+    """Whether pt.Experiment reads ``name`` as trec_eval's (or knows it as one ir_measures cannot compute, e.g.
+    ``gm_map``, and says so itself)."""
     try:
         ir_measures.parse_trec_measure(name)
-    except ValueError:
-        return False
+    except ValueError as e:
+        return not str(e).startswith("unkonwn measure")  # (sic): ir_measures' message for an unknown name
     return True
 
 
@@ -177,7 +179,11 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
             "save_mode",
         )
     }
-    per_query = pt.Experiment(runs, topics, qrels, eval_metrics, names=names, perquery=True, **query_kwargs)
+    with warnings.catch_warnings():  # the table's evaluation of the same runs said it already
+        warnings.filterwarnings("ignore", message=r"\d+ of \d+ judged queries have no results in the run")
+        per_query = pt.Experiment(
+            runs, topics, qrels, eval_metrics, names=names, perquery=True, **query_kwargs
+        )
     return table, per_query
 
 

@@ -18,6 +18,7 @@ from typing import IO, Any
 
 import numpy as np
 import pandas as pd
+import pyterrier as pt
 
 __all__ = [
     "DOC_ID_KEYS",
@@ -395,13 +396,29 @@ def column_texts(frame: pd.DataFrame, column: str) -> list[str]:
     return texts
 
 
-def refuse_result_frame(inp: pd.DataFrame, retriever: Any) -> None:
-    """A retriever retrieves from its whole index; given a result frame (``first % 50 >> retriever``) it says so
-    and what to give instead (PyTerrier's own refusal named no fix)."""
-    if "docno" in inp.columns:
-        raise ValueError(
+class ResultFrameError(pt.validate.InputValidationError, ValueError):
+    """A result frame given to a retriever: PyTerrier's validation error (so that pt.Experiment's check of a
+    pipeline before it runs still refuses it), with a message naming what to give."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def validate_queries(inp: pd.DataFrame, retriever: Any) -> None:
+    """PyTerrier's check that a retriever's input is a query frame (``query_toks`` or ``query``); a result frame
+    (``first % 50 >> retriever``) is told that a retriever does not re-rank, and what to give (pt's own refusal
+    named no fix)."""
+    try:
+        with pt.validate.any(inp) as v:
+            v.query_frame(extra_columns=["query_toks"], mode="query_toks")
+            v.query_frame(extra_columns=["query"], mode="query")
+    except pt.validate.InputValidationError as e:
+        if "docno" not in inp.columns:
+            raise
+        raise ResultFrameError(
             f"{retriever!r} retrieves from its index for each query; it does not re-rank a result frame (this one "
             f"has {list(inp.columns)}). Give it the queries: topics (qid, query) or an encoder's query_toks frame, "
             "e.g. topics >> retriever, not first_stage >> retriever; to combine two systems' results: "
-            "first + retriever (PyTerrier's sum of their scores)."
-        )
+            "first + retriever (PyTerrier's sum of their scores).",
+            e.modes,
+        ) from None

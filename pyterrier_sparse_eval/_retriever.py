@@ -16,7 +16,7 @@ from ._docnos import DocnoTable, docno_values, empty_docno_column, result_frame,
 from ._format import StaleIndexError, has_meta
 from ._lucene import lucene_product, nudge_ties
 from ._numba import available_backends
-from ._records import _as_text, column_texts, refuse_result_frame
+from ._records import _as_text, column_texts, validate_queries
 from ._tokenize import Analyzer
 from ._topk import finite_scores, postings_per_row
 from ._weights import lucene_idf
@@ -202,7 +202,8 @@ class SparseRetriever(pt.Transformer):
             self._check_idf()
         elif self.index.build_id != self._build_id:
             raise StaleIndexError(
-                f"The index at {self.index.path} was rebuilt after this retriever was created; create a new retriever from it (e.g. index.retriever(...)) to search the new build."
+                f"The index at {self.index.path} was rebuilt after this retriever was created; create a new "
+                "retriever from it (e.g. index.retriever(...)) to search the new build."
             )
 
     # -----------------------------------------------------------------------------------------------------
@@ -343,10 +344,7 @@ class SparseRetriever(pt.Transformer):
         return bounds
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        refuse_result_frame(inp, self)
-        with pt.validate.any(inp) as v:
-            v.query_frame(extra_columns=["query_toks"], mode="query_toks")
-            v.query_frame(extra_columns=["query"], mode="query")
+        validate_queries(inp, self)
         keep = [c for c in inp.columns if c not in ("docno", "docid", "score", "rank")]
         if len(inp) == 0:
             return self._empty(inp[keep])

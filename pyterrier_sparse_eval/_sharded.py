@@ -46,7 +46,7 @@ from ._format import (
     index_format,
 )
 from ._index import SparseIndex
-from ._retriever import SparseRetriever, nudge_ties, refuse_result_frame
+from ._retriever import SparseRetriever, nudge_ties, validate_queries
 from ._shard_writer import ShardedWriter, manifest_checksum
 from .files import allow_open_files
 from .measures._prepare import user_stacklevel
@@ -433,17 +433,15 @@ class ShardedRetriever(pt.Transformer):
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         first = self._parts[0]
-        refuse_result_frame(inp, self)
-        with pt.validate.any(inp) as v:
-            v.query_frame(extra_columns=["query_toks"], mode="query_toks")
-            v.query_frame(extra_columns=["query"], mode="query")
+        validate_queries(inp, self)
         keep = [c for c in inp.columns if c not in ("docno", "docid", "score", "rank")]
         if len(inp) == 0:
             return first._empty(inp[keep])
         self.index.check_current()
         if self.index.build_id != self._build_id:
             raise StaleIndexError(
-                f"The sharded index at {self.index.path} was rebuilt after this retriever was created; create a new retriever from it (e.g. index.retriever(...))."
+                f"The sharded index at {self.index.path} was rebuilt after this retriever was created; create a "
+                "new retriever from it (e.g. index.retriever(...))."
             )
         if first.lucene_ and not first.idf:
             first.transform(inp)  # raises its explanation

@@ -114,7 +114,7 @@ class Splade:
             raise TypeError(
                 f"doc_threshold must be a number (0 keeps every non-zero weight): {doc_threshold!r}."
             )
-        if not isinstance(fp16, (bool, type(None))):  # "no" would be true
+        if not isinstance(fp16, (bool, np.bool_, type(None))):  # "no" would be true
             raise TypeError(f"fp16 must be True, False or None (on for CUDA only): {fp16!r}.")
         if not doc_threshold >= 0:  # below 0, every vocabulary entry (weight 0) would be a term
             raise ValueError(f"doc_threshold must be >= 0 (0 keeps every non-zero weight): {doc_threshold}.")
@@ -193,6 +193,12 @@ class Splade:
                     f"{self.model!r} is not a masked LM: it lacks {len(missing)} weights (e.g. {missing[:2]}), its MLM "
                     "head, filled at random (random term weights). Give a SPLADE or other masked-LM checkpoint."
                 )
+            try:
+                torch.device(device)
+            except RuntimeError as e:  # torch's own list of device types
+                raise ValueError(
+                    f"device={device!r} is not a torch device: give 'cpu' or 'cuda'. ({e})"
+                ) from None
             if device.startswith("cuda") and not torch.cuda.is_available():
                 raise ValueError(f"device={device!r}, but torch has no CUDA GPU: give device='cpu' or none.")
             # RoBERTa's config says 514, its tokenizer 512
@@ -201,22 +207,16 @@ class Splade:
             if max(self.doc_max_length, self.query_max_length) > limit:
                 raise ValueError(f"max lengths beyond the model's {limit} positions: give at most {limit}.")
             tokenizer.padding_side = "right"  # left padding would shift every token's (absolute) position
-            try:
-                mlm = mlm.to(device).eval()
-            except RuntimeError as e:  # torch's own list of device types
-                raise ValueError(
-                    f"device={device!r} is not a torch device here: give 'cpu' or 'cuda'. ({e})"
-                ) from None
-            if fp16:
-                mlm = mlm.half()
             size = mlm.get_output_embeddings().weight.shape[0]
-            if (
-                len(tokenizer) < size // 2
-            ):  # transformers builds a tokenizer of special tokens for a folder without one
+            # transformers builds a tokenizer of the special tokens alone for a folder without one
+            if len(tokenizer) < size // 2:
                 raise ValueError(
                     f"{self.model!r} has no tokenizer of its own: {len(tokenizer)} tokens for the model's {size} (every "
                     "word would be unknown). Save the tokenizer beside the weights, tokenizer.save_pretrained(folder)."
                 )
+            mlm = mlm.to(device).eval()
+            if fp16:
+                mlm = mlm.half()
             names = tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))
             names += [f"[id{i}]" for i in range(len(names), size)]
             self._loaded = (tokenizer, mlm, device, names)

@@ -397,6 +397,8 @@ def test_experiment_names_a_mistyped_measure_s_fix():
     ):
         with pytest.raises(ValueError, match=re.escape(message)):
             pse.Experiment([run], topics, qrels, [name], names=["r"])
+    with pytest.raises(ValueError, match="known trec name gm_map, but not yet supported"):  # pt's own word
+        pse.Experiment([run], topics, qrels, ["gm_map"], names=["r"])
     table = pse.Experiment([run], topics, qrels, ["map", "ndcg_cut_10", "mrt"], names=["r"])
     # independent: by hand, query 1's relevant document at rank 2 (AP 1/2), query 2's at rank 1 (AP 1)
     assert table["map"].iloc[0] == pytest.approx(0.75, abs=1e-12) and "mrt" in table.columns
@@ -420,6 +422,10 @@ def test_in_house_measures_in_pt_experiment_say_lacking_queries_count_as_zero():
     assert table["pse.AP"].iloc[0] == pytest.approx(0.5, abs=1e-12) == table["AP"].iloc[0]
     with pytest.warns(UserWarning, match="evaluating 2 of 3 judged queries"):
         assert pse.evaluate(run, qrels, ["AP"]).aggregate["AP"] == pytest.approx(0.75, abs=1e-12)
+    with warnings.catch_warnings(record=True) as seen:  # once too when pse.Experiment evaluates the run twice
+        warnings.simplefilter("always")
+        pse.Experiment([run, run], topics, qrels, [PM.AP], names=["r", "s"], baseline=0, perquery="both")
+    assert len([w for w in seen if "no results in the run" in str(w.message)]) == 2  # one per system
 
 
 def test_experiment_both_per_query_and_significance_from_one_set_of_runs():

@@ -115,8 +115,12 @@ def test_a_result_frame_is_refused_naming_what_to_give(tmp_path, shards, corpus)
     index = pse.SparseIndex(tmp_path / "i") if shards is None else pse.ShardedIndex(tmp_path / "i", shards)
     index.indexer(verbose=False).index(docs)
     retriever = index.retriever()
-    with pytest.raises(ValueError, match=r"does not re-rank a result frame .*'docno'.* topics >> retriever"):
+    with pytest.raises(
+        ValueError, match=r"does not re-rank a result frame .*'docno'.* topics >> retriever"
+    ) as e:
         (retriever % 5 >> retriever).transform(_frame(queries))
+    # PyTerrier's own error class too: pt.Experiment's check of a pipeline before it runs still refuses it
+    assert isinstance(e.value, pt.validate.InputValidationError)
     assert len((retriever % 5).transform(_frame(queries))) > 0
 
 

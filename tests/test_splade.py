@@ -208,7 +208,7 @@ def test_a_model_without_its_mlm_head_or_a_missing_gpu_is_refused(model_dir):
     if not pytest.importorskip("torch").cuda.is_available():
         with pytest.raises(ValueError, match="torch has no CUDA GPU: give device='cpu'"):
             pse.Splade(model_dir, device="cuda", verbose=False).encode(["x"], max_length=8)
-    with pytest.raises(ValueError, match=r"device='tpu' is not a torch device here: give 'cpu'"):
+    with pytest.raises(ValueError, match=r"device='tpu' is not a torch device: give 'cpu'"):
         pse.Splade(model_dir, device="tpu", verbose=False).encode(["x"], max_length=8)
 
 
@@ -232,8 +232,11 @@ def test_encode_reads_texts_as_the_encoders_do_and_options_are_checked(model_dir
     ran in half precision (a non-empty string is true) and doc_threshold="0.5" stopped with Python's TypeError."""
     splade = pse.Splade(model_dir, verbose=False)
     got = splade.encode([b"protein folding", 42, None], max_length=16)
-    assert got[:2] == splade.encode(["protein folding", "42"], max_length=16) and got[2] == {}
-    assert got[0] and got[1]
+    for a, b in zip(got, splade.encode(["protein folding", "42"], max_length=16)):
+        assert (
+            a and set(a) == set(b) and max(abs(a[t] - b[t]) for t in a) < 1e-5
+        )  # other batches: float32 noise
+    assert got[2] == {}
     with pytest.raises(TypeError, match="fp16 must be True, False or None"):
         pse.Splade(model_dir, fp16="no")
     with pytest.raises(TypeError, match="doc_threshold must be a number"):
