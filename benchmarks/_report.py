@@ -79,9 +79,8 @@ def write_section(name: str, body: str) -> None:
         text = text.rstrip() + "\n\n" + block + "\n"
     from pyterrier_sparse_eval.files import atomic_write_text
 
-    atomic_write_text(
-        BENCHMARKS_MD, text
-    )  # whole or not at all: an interrupt must not truncate the other sections
+    # whole or not at all: an interrupt must not truncate the other sections
+    atomic_write_text(BENCHMARKS_MD, text)
 
 
 def positive_int(text: str) -> int:

@@ -37,6 +37,20 @@ def _parse(measure: Any) -> Any:
         raise
 
 
+#: options of the table's evaluation, not given to the per-query one: its significance tests and display, and
+#: save_dir (the runs are saved by then, and pt would write aggregated.csv again without the table's tests)
+_TABLE_ONLY = (
+    "baseline",
+    "test",
+    "correction",
+    "correction_alpha",
+    "highlight",
+    "round",
+    "save_dir",
+    "save_mode",
+)
+
+
 def _trec_name(name: str) -> bool:
     """Whether pt.Experiment reads ``name`` as trec_eval's (or knows it as one ir_measures cannot compute, e.g.
     ``gm_map``, and says so itself)."""
@@ -163,22 +177,7 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
         return _in_order(_table(runs, topics, qrels, eval_metrics, names, kwargs), eval_metrics)
     table_kwargs = {k: v for k, v in kwargs.items() if k != "perquery"}
     table = _in_order(_table(runs, topics, qrels, eval_metrics, names, table_kwargs), eval_metrics)
-    query_kwargs = {
-        k: v
-        for k, v in table_kwargs.items()
-        # save_dir: the runs are saved already, and pt would write aggregated.csv again without the table's tests
-        if k
-        not in (
-            "baseline",
-            "test",
-            "correction",
-            "correction_alpha",
-            "highlight",
-            "round",
-            "save_dir",
-            "save_mode",
-        )
-    }
+    query_kwargs = {k: v for k, v in table_kwargs.items() if k not in _TABLE_ONLY}
     with warnings.catch_warnings():  # the table's evaluation of the same runs said it already
         warnings.filterwarnings("ignore", message=r"\d+ of \d+ judged queries have no results in the run")
         per_query = pt.Experiment(

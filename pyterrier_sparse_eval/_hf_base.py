@@ -6,10 +6,11 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ._records import _pick
 from .collections import LocalDataset
 
 MIRROR_ENV = "SPARSE_EVAL_HF_MIRROR"
@@ -61,15 +62,21 @@ def _missing(spec: str, what: str, url: str) -> FileNotFoundError:
     return FileNotFoundError(f"{spec!r}: {what} file {url} is missing.")
 
 
-def row_id(value: Any, where: str) -> str:
-    """An id of a rows-layout record (MIRACL's ``query_id``, a passage's ``docid``) as a string. A float (7.0) or
-    null is refused: its text ("7.0", "None") would match no id of the corpus or the qrels."""
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise ValueError(
-            f"{where}: the id {value!r} is a {type(value).__name__}; ids must be strings (or integers), as in "
-            "the corpus: write the column as strings in the copy's data files."
-        )
-    return str(value)
+def miracl_topics(rows: Iterable[dict[str, Any]], where: str) -> Iterator[tuple[str, str]]:
+    """(qid, query) of MIRACL's rows layout, ids read as a JSON file's are (a float, 1.0, refused naming the fix:
+    its text would match no id of the corpus or the qrels)."""
+    for n, r in enumerate(rows, 1):
+        yield _pick(r, ("query_id",), where, n, "query id", unit="row"), str(r["query"])
+
+
+def miracl_qrels(rows: Iterable[dict[str, Any]], where: str) -> Iterator[tuple[str, str, int]]:
+    """(qid, docno, label) of MIRACL's rows layout: positive passages label 1, the judged negative ones label 0."""
+    for n, r in enumerate(rows, 1):
+        q = _pick(r, ("query_id",), where, n, "query id", unit="row")
+        for label, key in ((1, "positive_passages"), (0, "negative_passages")):
+            yield from (
+                (q, _pick(p, ("docid",), where, n, "passage id", unit="row"), label) for p in r[key] or ()
+            )
 
 
 def _offline() -> bool:

@@ -46,7 +46,8 @@ from ._format import (
     index_format,
 )
 from ._index import SparseIndex
-from ._retriever import SparseRetriever, nudge_ties, validate_queries
+from ._records import validate_queries
+from ._retriever import SparseRetriever, nudge_ties
 from ._shard_writer import ShardedWriter, manifest_checksum
 from .files import allow_open_files
 from .measures._prepare import user_stacklevel

@@ -43,8 +43,9 @@ from ._hf_base import (
     _offline,
     _split,
     card_language,
+    miracl_qrels,
+    miracl_topics,
     repo_root,
-    row_id,
 )
 from ._records import (
     FieldError,
@@ -66,7 +67,6 @@ MMARCO_LANGUAGES = {
     "hi": "hindi", "id": "indonesian", "it": "italian", "ja": "japanese", "pt": "portuguese", "ru": "russian",
     "es": "spanish", "vi": "vietnamese",
 }  # fmt: skip
-_PASSAGES = ("positive_passages", "negative_passages")  # MIRACL's rows layout: label 1, label 0
 _MIRACL_TEST = ("test", "testa", "testb", "test-a", "test-b")
 _MMARCO_SPLITS = {  # split -> (queries folder and suffix, qrels file)
     "dev": ("dev", "dev.small", "qrels.dev.small.tsv"),
@@ -164,17 +164,12 @@ class MIRACL(HFDataset):
     def _read_topics(self) -> pd.DataFrame:
         if not self.rows_layout:
             return topics_frame(tsv_topics(_lines(self.topics_url), self.topics_url), self.topics_url)
-        rows = ((row_id(r["query_id"], self.topics_name), str(r["query"])) for r in self._rows())
-        return topics_frame(rows, self.topics_name)
+        return topics_frame(miracl_topics(self._rows(), self.topics_name), self.topics_name)
 
     def _read_qrels(self) -> pd.DataFrame:
         if not self.rows_layout:
             return parse_qrels(_lines(self.qrels_url), self.qrels_url)
-        rows: list[tuple[str, str, int]] = []
-        for r in self._rows():
-            q, w = row_id(r["query_id"], self.qrels_name), self.qrels_name
-            rows += [(q, row_id(p["docid"], w), 1 - n) for n in (0, 1) for p in r[_PASSAGES[n]] or ()]
-        return qrels_frame(rows, self.qrels_name)
+        return qrels_frame(list(miracl_qrels(self._rows(), self.qrels_name)), self.qrels_name)
 
 
 class MMARCO(HFDataset):

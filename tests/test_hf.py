@@ -25,6 +25,7 @@ from ir_measures import AP, R, nDCG
 
 import pyterrier_sparse_eval as pse
 from pyterrier_sparse_eval.cli import main
+from pyterrier_sparse_eval.datasets import FieldError
 from pyterrier_sparse_eval.hf import MIRROR_ENV
 
 datasets = pytest.importorskip("datasets", reason="needs the hf extra")
@@ -207,7 +208,7 @@ def test_miracl_rows_layout_turns_negative_passages_into_label_0(mirror):
     datasets.Dataset.from_list(rows).to_parquet(str(repo / "sw" / "dev.parquet"))
     for read in ("get_topics", "get_qrels"):
         with pytest.raises(
-            ValueError, match=r"the id 1\.0 is a float; ids must be strings .* write the column"
+            FieldError, match=r'row 1: the query id 1\.0 is a float; ids must be .*write it as "1"'
         ):
             getattr(pse.datasets.get("hf:miracl:sw"), read)()
 
