@@ -176,6 +176,12 @@ def test_crosscheck_names_duplicates_as_the_cause():
         ("Judged(rel=2)@10", r"Judged takes no parameter\(s\) \['rel'\]; it takes \['cutoff'\]"),
         ("P(rel='x')@10", r"rel='x' is not valid for P"),
         ("P", "P needs a cut-off, e.g. P@10"),
+        ("P(rel=2)", r"P\(rel=2\) needs a cut-off, e.g. P\(rel=2\)@10"),
+        # a parameter other than the cut-off is written inside the parentheses, beside those given
+        (
+            "NERR10(min_rel=1)",
+            r"needs max_rel \(maximum relevance score\), e.g. NERR10\(min_rel=1, max_rel=...\)",
+        ),
     ],
 )
 def test_measure_parameters_the_measure_does_not_take(name, message):

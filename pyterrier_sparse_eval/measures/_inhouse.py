@@ -434,8 +434,11 @@ def _checked(measure: Measure, name: str) -> Measure:
     for key, info in supported.items():
         if key not in measure.params:
             if info.required:
-                what = "cut-off" if key == "cutoff" else key
-                raise ValueError(f"{measure.NAME} needs a {what}, e.g. {measure.NAME}@10.")
+                if key == "cutoff":
+                    raise ValueError(f"{name} needs a cut-off, e.g. {name}@10.")
+                given = [f"{k}={v!r}" for k, v in measure.params.items() if k != "cutoff"]
+                example = f"{measure.NAME}({', '.join([*given, f'{key}=...'])})"
+                raise ValueError(f"{name} needs {key} ({info.desc or info.dtype}), e.g. {example}.")
         elif not info.validate(measure.params[key]):
             raise ValueError(
                 f"{name}: {key}={measure.params[key]!r} is not valid for {measure.NAME} ({info.desc or info.dtype})."
