@@ -63,15 +63,13 @@ def connect(address: str | None = None) -> Any:
         if address and address not in ("auto", "local"):
             current = str(ray.get_runtime_context().gcs_address)
             host, _, port = address.split("://", 1)[-1].rpartition(":")
-            here = host.strip("[]") in (
-                "localhost",
-                "127.0.0.1",
-                "::1",
-            )  # this machine, which may be the head
+            # a loopback address names this machine, which may be the head
+            here = host.strip("[]") in ("localhost", "127.0.0.1", "::1")
             if f"{host}:{port}" != current and not (
                 here and current == f"{ray.util.get_node_ip_address()}:{port}"
             ):
-                raise ClusterUnreachable(
+                # not a connection error: the cluster asked for may well be reachable
+                raise RuntimeError(
                     f"This process is already connected to the Ray cluster at {current}, not {address!r}; call "
                     "ray.shutdown() first to join another."
                 )

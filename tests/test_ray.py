@@ -134,6 +134,12 @@ def test_workers_running_other_code_than_the_driver_are_refused(cluster, tmp_pat
         ).index(docs)
     port = cluster.address.rpartition(":")[2]
     assert _ray.connect(f"127.0.0.1:{port}") is ray  # the cluster this process is connected to, by loopback
+    # another cluster's address while connected: said so, and not as a connection error (it may be reachable)
+    with pytest.raises(
+        RuntimeError, match="already connected to the Ray cluster at .*ray.shutdown"
+    ) as caught:
+        _ray.connect("127.0.0.1:1")
+    assert not isinstance(caught.value, ConnectionError)
 
 
 def test_a_relative_index_path_is_built_and_searched_on_ray(cluster, tmp_path, monkeypatch):
