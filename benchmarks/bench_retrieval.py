@@ -276,9 +276,8 @@ def bench_bm25(n_docs: int, n_queries: int, runs: int, work: Path, ks: list[int]
 
     corpus_ids = []
     for _, lengths, tokens in text_chunks(n_docs):
-        corpus_ids += np.split(
-            tokens, np.cumsum(lengths)[:-1]
-        )  # arrays: same index as lists, far less memory
+        # arrays: same index as lists, far less memory
+        corpus_ids += np.split(tokens, np.cumsum(lengths)[:-1])
     vocab = {f"w{i}": i for i in range(VOCAB)}
     t = time.perf_counter()
     bm25s_models = {}
@@ -655,9 +654,8 @@ def main() -> None:
                 else:
                     p.unlink()
         lsr_rows, lsr_info = [], {}
-        if (
-            not args.no_lsr
-        ):  # PISA's quantized retrieval takes ~0.5 s per query at 1M: at most 200 queries here
+        # PISA's quantized retrieval takes ~0.5 s per query at 1M: at most 200 queries here
+        if not args.no_lsr:
             lsr_rows, info = bench_lsr(lsr_size, min(args.queries, 200), args.runs, work, 1000, args.quick)
             lsr_info = {lsr_size: info}
         text = report(bm25_rows, bm25_info, lsr_rows, lsr_info, bandwidth, args)

@@ -83,9 +83,8 @@ if have_numba():
         o = 0
         for i in range(m):
             d = docs[i]
-            for j in range(
-                width
-            ):  # the whole padded row (a fixed trip count): the next docno overwrites the padding
+            # the whole padded row (a fixed trip count): the next docno overwrites the padding
+            for j in range(width):
                 out[o + j] = fixed[d, j]
             o += fixed[d, width]
             offsets[i + 1] = o

@@ -261,10 +261,12 @@ class SparseRetriever(pt.Transformer):
                 raise ValueError(
                     "Query term weights beyond float32's range (3.4e38, idf included): scale them down."
                 )
-        return sp.csr_matrix(
+        matrix = sp.csr_matrix(
             (weighted, (np.asarray(rows, dtype=np.int64), cols_arr)),
             shape=(len(queries), self.index.num_terms),
         )
+        matrix.eliminate_zeros()  # a weight below float32's range is 0 there: a query of such alone is said empty
+        return matrix
 
     def text_query_matrix(self, texts: Sequence[str]) -> sp.csr_matrix:
         """:meth:`query_matrix` of the analysed ``texts``, each term weighted by its count in the query (the same
@@ -278,9 +280,8 @@ class SparseRetriever(pt.Transformer):
         rows, ids = self._token_ids(texts)
         known = ids >= 0
         num_terms = max(1, self.index.num_terms)
-        keys, counts = np.unique(
-            rows[known].astype(np.int64) * num_terms + ids[known], return_counts=True
-        )  # sorted: CSR order
+        # sorted: CSR order
+        keys, counts = np.unique(rows[known].astype(np.int64) * num_terms + ids[known], return_counts=True)
         cols = keys % num_terms
         indptr = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum(np.bincount(keys // num_terms, minlength=len(texts)), out=indptr[1:])
@@ -362,7 +363,7 @@ class SparseRetriever(pt.Transformer):
         empty_queries = int((np.diff(indptr) == 0).sum())
         if empty_queries:
             warnings.warn(
-                f"{empty_queries} of {len(inp)} queries share no term with the index and returned no results.",
+                f"{empty_queries} of {len(inp)} queries share no term (of non-zero weight) with the index: no results.",
                 stacklevel=user_stacklevel(),  # the user's line, past PyTerrier's pipeline frames
             )
         if not len(rows):

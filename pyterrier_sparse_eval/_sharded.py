@@ -450,10 +450,11 @@ class ShardedRetriever(pt.Transformer):
         if self._searchers is not None:
             for part in self._parts:
                 part._check_build()  # the driver's view: the shards the actors opened are of this build
-        empty = sum(1 for w in weights if not any(v != 0 and t in first.index.term_ids for t, v in w.items()))
+        known = first.index.term_ids
+        empty = sum(not any(np.float32(v) != 0 and t in known for t, v in w.items()) for w in weights)
         if empty:  # the shards share one vocabulary: a query unknown to one is unknown to all
             warnings.warn(
-                f"{empty} of {len(inp)} queries share no term with the index and returned no results.",
+                f"{empty} of {len(inp)} queries share no term (of non-zero weight) with the index: no results.",
                 stacklevel=user_stacklevel(),  # the user's line, past PyTerrier's pipeline frames
             )
         parts = self._search(weights)

@@ -169,9 +169,8 @@ class Analyzer:
                 "before 2026-11-29 analysed it; Anserini analyses that language with Lucene's WhitespaceAnalyzer, as "
                 "this release does: build it again (pse.BM25(language=...).indexer(index, mode='overwrite'))."
             )
-        if (
-            config.pop("version", 1) == 1
-        ):  # recorded before Lucene parity: the word tokenizer, Snowball's Porter
+        # recorded before Lucene parity: the word tokenizer, Snowball's Porter
+        if config.pop("version", 1) == 1:
             config.setdefault("tokenizer", "word")
             if config.get("stemmer") == "porter":
                 config["stemmer"] = "snowball:porter"

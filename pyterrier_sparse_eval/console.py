@@ -71,9 +71,8 @@ def run(
             print(f"{prog}: terminated", file=sys.stderr)
             return 143
         if isinstance(e, BrokenPipeError) and _stdout_closed():
-            devnull = os.open(
-                os.devnull, os.O_WRONLY
-            )  # the reader of our output left (`| head`): not an error
+            # the reader of our output left (`| head`): not an error
+            devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             return EXIT_OK
         if debug:

@@ -12,20 +12,15 @@ Offline or air-gapped use: point ``IR_DATASETS_HOME`` at a pre-filled ``ir_datas
 from __future__ import annotations
 
 import contextlib
-import csv
-import gzip
-import io
-import os
 import warnings
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._records import _UNREADABLE, FieldError, _as_text, _lines, _unreadable, parse_qrels
+from ._records import FieldError, _as_text
+from ._trec_files import read_qrels, read_run
 from .collections import LocalDataset, is_local_spec, load_local
 from .console import OFFLINE_HINT, looks_like_network
 from .hf import load_hf
@@ -367,134 +362,3 @@ def doc_texts(docs: Sequence[dict[str, Any]], fields: Sequence[str]) -> tuple[li
     except ValueError as e:  # name the document
         raise ValueError(f"Document {d.get('docno', '(no docno)')!r}: {e}") from None
     return texts, empty
-
-
-def _trec_bytes(path: str, kind: str) -> bytes | None:
-    """None for a regular file (read by name); the bytes of a pipe, a device (``/dev/stdin``, ``<(...)``) or a
-    gzip file not named *.gz, read once, gunzipped when gzip's. A folder, or a path that is not there, is refused."""
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{kind} file {path} is a directory: give the {kind.lower()} file in it.")
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{kind} file not found: {path}.")
-    if os.path.isfile(path) and not os.path.abspath(path).startswith(("/dev/", "/proc/")):
-        with open(path, "rb") as f:  # (/dev/stdin redirected from a file is a regular file too: read once)
-            if str(path).endswith(".gz") or f.read(2) != b"\x1f\x8b":
-                return None
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except _UNREADABLE as e:
-            raise _unreadable(Path(path), e) from None
-    return data
-
-
-def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | None) -> pd.DataFrame | None:
-    """A whitespace-separated TREC file (``data``: its bytes, when it is a pipe) as string columns, exactly as
-    written ("NA" stays "NA", "007" stays "007"; a quote is part of an id, as trec_eval splits fields); None when
-    empty. Not ``pt.io.read_results`` / ``read_qrels``: they parse the rank column as an integer (trec_eval ignores
-    it) and read ids or tags such as "NA" and "null" as missing values, refusing runs that trec_eval reads."""
-    expected = f"expected {columns} columns '{layout}' on every line"
-    try:
-        frame = pd.read_csv(
-            path if data is None else io.BytesIO(data),
-            sep=r"\s+",
-            header=None,
-            dtype=str,
-            keep_default_na=False,
-            na_filter=False,
-            engine="c",
-            quoting=csv.QUOTE_NONE,
-        )
-    except pd.errors.EmptyDataError:
-        return None
-    except pd.errors.ParserError:  # a line with more fields than the first
-        frame = None
-    except UnicodeDecodeError as e:
-        raise ValueError(
-            f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}): is it a TREC "
-            f"{kind.lower()} file? If it is in another encoding, convert it, e.g. iconv -f latin1 -t utf-8."
-        ) from None
-    except _UNREADABLE as e:  # a .gz cut short (an interrupted copy) or damaged; not UTF-8 is caught above
-        raise _unreadable(Path(path), e) from None
-    if frame is not None and frame.empty:
-        return None
-    # "" pads lines with fewer fields
-    if frame is None or frame.shape[1] != columns or (frame == "").to_numpy().any():
-        raise ValueError(
-            f"{path} is not a TREC {kind.lower()} file{_bad_line(path, data, columns)}: {expected}."
-        )
-    return frame
-
-
-def _bad_line(path: str, data: bytes | None, columns: int) -> str:
-    """Where the first line without ``columns`` fields is (pandas' parser names the line after a short first one)."""
-    counts = ((n, len(line.split())) for n, line in _lines(Path(path), data))
-    return next((f", line {n} ({c} columns)" for n, c in counts if c != columns), "")
-
-
-def _line_number(path: str, row: int, data: bytes | None) -> int:
-    """The line of the file (of ``data``, a pipe's bytes) holding the ``row``-th (0-based) record: blank lines
-    hold none."""
-    for i, (n, _) in enumerate(_lines(Path(path), data)):
-        if i == row:
-            return n
-    return row + 1  # pragma: no cover - the file changed since it was read
-
-
-def read_run(path: str) -> pd.DataFrame:
-    """A TREC run file (``qid Q0 docno rank score tag``) as a ``qid``, ``docno``, ``score`` frame.
-
-    Ids are kept as the strings written; the rank column is ignored (as trec_eval ignores it); an empty file
-    gives an empty run. A pipe (``/dev/stdin``, ``<(...)``) is read too. Raises ``FileNotFoundError``,
-    ``IsADirectoryError``, or a ``ValueError`` naming the expected layout or the bad score.
-    """
-    data = _trec_bytes(path, "Run")
-    frame = _read_trec(path, 6, "qid Q0 docno rank score tag", "Run", data)
-    if frame is None:
-        return pd.DataFrame(
-            {
-                "qid": pd.Series([], dtype=object),
-                "docno": pd.Series([], dtype=object),
-                "score": pd.Series([], dtype=np.float64),
-            }
-        )
-    scores = pd.to_numeric(frame[4], errors="coerce")
-    bad = scores.isna()
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise ValueError(
-            f"{path}, line {_line_number(path, row, data)}: the score (5th column) {frame[4].iloc[row]!r} is not a "
-            "number; trec_eval cannot rank it."
-        )
-    return pd.DataFrame({"qid": frame[0], "docno": frame[2], "score": scores.astype(np.float64)})
-
-
-def read_qrels(path: str) -> pd.DataFrame:
-    """A TREC qrels file (``qid iteration docno label``), or a BEIR TSV, as a ``qid``, ``docno``, ``label`` (int)
-    frame.
-
-    Ids are kept as the strings written; a pipe is read too. Raises ``FileNotFoundError``, ``IsADirectoryError``,
-    or a ``ValueError`` for an empty file, a wrong layout or a label that is not an integer (trec_eval reads
-    labels as integers).
-    """
-    data = _trec_bytes(path, "Qrels")
-    try:
-        frame = _read_trec(path, 4, "qid iteration docno label", "Qrels", data)
-    except ValueError as e:
-        try:  # a BEIR TSV ('query-id corpus-id score', with its header), as beir: and files: read it
-            return parse_qrels(_lines(Path(path), data), path)
-        except ValueError:
-            raise e from None
-    if frame is None:
-        raise ValueError(f"Qrels file {path} is empty.")
-    labels = pd.to_numeric(frame[3], errors="coerce")
-    bad = labels.isna() | (labels != labels.round())
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise ValueError(
-            f"{path}, line {_line_number(path, row, data)}: the label (4th column) {frame[3].iloc[row]!r} must be an "
-            "integer."
-        )
-    return pd.DataFrame({"qid": frame[0], "docno": frame[2], "label": labels.astype(int)})

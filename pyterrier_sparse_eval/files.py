@@ -367,9 +367,8 @@ def replace_dir(
     fails without touching it. ``tmp``'s lock (:func:`new_temp_dir`) is released.
     """
     os.chmod(tmp, 0o755)  # mkdtemp made it private (0o700); an index is read by others like any folder
-    for folder, _, names in os.walk(
-        tmp
-    ):  # on disk before it is in place: whole or absent after a power loss too
+    # on disk before it is in place: whole or absent after a power loss too
+    for folder, _, names in os.walk(tmp):
         for name in names:
             _fsync(os.path.join(folder, name))
         _fsync(folder)

@@ -160,6 +160,67 @@ def test_file_messages_name_the_file_line_and_fix(tmp_path):
         read_qrels(str(qrels))
 
 
+def test_qrels_labels_are_integers_as_written(tmp_path):
+    """A label in scientific notation was read as a float: '1e1' as 10 (trec_eval's atoi reads 1), '1e20' wrapped to
+    a negative int64 (a relevant document silently non-relevant), 'inf' stopped with pandas' raw error."""
+    for label in ("1e1", "1E3", "1e20", "inf", "0x1", "1" * 19):
+        (tmp_path / "q").write_text(f"1 0 a 1\n1 0 b {label}\n")
+        with pytest.raises(
+            ValueError, match=rf"q, line 2: the label \(4th column\) '{label}' must be an integer"
+        ):
+            read_qrels(str(tmp_path / "q"))
+    # what trec_eval's atoi reads alike is read
+    (tmp_path / "q").write_text("1 0 a +2\n1 0 b 2.0\n1 0 c -1\n1 0 d 007\n")
+    assert read_qrels(str(tmp_path / "q"))["label"].tolist() == [2, 2, -1, 7]
+
+
+def test_a_beir_qrels_file_s_error_names_its_bad_row(tmp_path):
+    """A BEIR TSV with one bad row was blamed on the TREC layout ("line 1 (3 columns): expected 4 columns")."""
+    for row, message in (
+        ("q1\td2\t0.5", r"line 3: the label '0.5' must be an integer"),
+        ("q1\td2", r"line 3: expected 3 columns like the first line"),
+    ):
+        (tmp_path / "q.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\td1\t1\n{row}\n")
+        with pytest.raises(ValueError, match=message):
+            read_qrels(str(tmp_path / "q.tsv"))
+    # a TREC file's error is still TREC's
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b\n")
+    with pytest.raises(ValueError, match=r"not a TREC qrels file, line 2 \(3 columns\)"):
+        read_qrels(str(tmp_path / "q"))
+
+
+def test_compression_is_told_by_content_not_by_name(tmp_path):
+    """pandas guessed the compression from the name: a plain run named *.zip, *.xz or *.tar was an internal error,
+    *.bz2 'Invalid data stream'; a bzip2 run's bad line was called 'not UTF-8 text'."""
+    import bz2
+    import lzma
+    import zipfile
+
+    text = "1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n"
+    for name in ("r.zip", "r.xz", "r.tar", "r.bz2", "r.zst"):
+        (tmp_path / name).write_text(text)
+        assert read_run(str(tmp_path / name))["docno"].tolist() == ["a", "b"]
+    for name, compress in (
+        ("plain.bz2", bz2.compress),
+        ("named.run", lzma.compress),
+        ("b.run", bz2.compress),
+    ):
+        (tmp_path / name).write_bytes(compress(text.encode()))
+        assert read_run(str(tmp_path / name))["docno"].tolist() == ["a", "b"]
+    (tmp_path / "bad.bz2").write_bytes(bz2.compress(b"1 Q0 a 1 2.0 t\n1 Q0 b 2 nan t\n"))
+    with pytest.raises(ValueError, match=r"bad.bz2, line 2: the score \(5th column\) 'nan'"):
+        read_run(str(tmp_path / "bad.bz2"))
+    (tmp_path / "cut.xz").write_bytes(lzma.compress(text.encode() * 50)[:40])
+    with pytest.raises(ValueError, match=r"cut.xz: the xz data is cut short or damaged"):
+        read_run(str(tmp_path / "cut.xz"))
+    with zipfile.ZipFile(tmp_path / "z.zip", "w") as z:
+        z.writestr("run", text)
+    with pytest.raises(ValueError, match=r"z.zip is zip-compressed: decompress it, or compress it with gzip"):
+        read_run(str(tmp_path / "z.zip"))
+    (tmp_path / "q.bz2").write_bytes(bz2.compress(b"1 0 a 1\n"))
+    assert read_qrels(str(tmp_path / "q.bz2"))["label"].tolist() == [1]
+
+
 def test_file_errors_exit_2_on_the_command_line(tmp_path, capsys):
     (tmp_path / "binary.run").write_bytes(b"\x00\x01\xff\xfe garbage\n")
     (tmp_path / "q").write_text("1 0 a 1\n")

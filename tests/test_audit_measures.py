@@ -173,7 +173,12 @@ def test_crosscheck_names_duplicates_as_the_cause():
     "name,message",
     [
         ("nDCG(gain='exp')@10", r"nDCG takes no parameter\(s\) \['gain'\].*use pse.nDCG\(gain='exp'\)@10"),
-        ("Judged(rel=2)@10", r"Judged takes no parameter\(s\) \['rel'\]; it takes \['cutoff'\]"),
+        ("Judged(rel=2)@10", r"Judged takes no parameter\(s\) \['rel'\]; it takes \['cutoff'\]\.$"),
+        # the parameters the in-house measure takes too (evaluate then refused dcg=, gains=, judged_only=)
+        (
+            "nDCG(rel=2)@10",
+            r"judged_only'\] \(pse.evaluate computes it in-house, taking \['cutoff', 'gain'\]\)",
+        ),
         ("P(rel='x')@10", r"rel='x' is not valid for P"),
         ("P", "P needs a cut-off, e.g. P@10"),
         ("P(rel=2)", r"P\(rel=2\) needs a cut-off, e.g. P\(rel=2\)@10"),
@@ -218,3 +223,18 @@ def test_repeat_check_finds_a_single_repeated_pair_either_way(queries, per_query
     local[-1] = local[0] if queries > 1 else local[-1]  # another query's document: not a repeat
     pairs = list(zip(group.tolist(), local.tolist()))
     assert _has_repeats(group, local) == (len(set(pairs)) < len(pairs))
+
+
+def test_unmatched_query_ids_name_the_likely_cause():
+    """Ids are compared as text, as trec_eval compares them: '001' matches nothing in qrels of '1' (right), and the
+    warning had only asked about the split; a float qid column ('1.0') is named too."""
+    qrels = {"1": {"a": 1}, "2": {"b": 1}}
+    for run, hint in (
+        (
+            {"001": {"a": 1.0}, "002": {"b": 1.0}},
+            r"2 of the run query ids are the qrels' with leading zeros \(e.g. '001' for '1'\)",
+        ),
+        ({"1.0": {"a": 1.0}}, r"1 of the run query ids are the qrels' with '.0' \(e.g. '1.0' for '1'\)"),
+    ):
+        with pytest.warns(UserWarning, match=hint):
+            assert pse.evaluate(run, qrels, ["P@1"]).num_queries == 0

@@ -40,9 +40,8 @@ def test_experiment_writes_json_and_reuses_index(tmp_path, capsys):
     assert set(data["results"]) == {"BM25(k1=0.9,b=0.4)", "BM25(k1=1.2,b=0.75)"}
     assert set(data["results"]["BM25(k1=0.9,b=0.4)"]) == {"AP", "nDCG@10"}
     # same value as the Python API gives (tests/test_golden.py pins it against the peers)
-    assert data["results"]["BM25(k1=0.9,b=0.4)"]["AP"] == pytest.approx(
-        0.2856, abs=5e-5
-    )  # Anserini's run: 0.2856
+    # Anserini's run: 0.2856
+    assert data["results"]["BM25(k1=0.9,b=0.4)"]["AP"] == pytest.approx(0.2856, abs=5e-5)
     assert "AP p-value" in data["significance"]["BM25(k1=1.2,b=0.75)"]
     built = sorted(p.name for p in (tmp_path / "idx" / "vaswani").iterdir() if not p.name.startswith("."))
     assert len(built) == 2

@@ -57,6 +57,7 @@ CLI_CASES = [
     ("fractional label", ["evaluate", "--run", "r", "--qrels", "q"], {"r": RUN, "q": "q1 0 d1 0.5\n"}, 2, "must be an integer"),
     ("empty qrels", ["evaluate", "--run", "r", "--qrels", "q"], {"r": RUN, "q": ""}, 2, "is empty"),
     ("run of another split", ["evaluate", "--run", "r", "--qrels", "q"], {"r": RUN, "q": "q9 0 d1 1\n"}, 1, "nothing was evaluated"),
+    ("empty run counted as 0", ["evaluate", "--run", "r", "--qrels", "q", "--missing-as-zero"], {"r": "", "q": QRELS}, 1, "every judged query counted as 0: no query of the run"),
     ("empty run", ["crosscheck", "--run", "r", "--qrels", "q"], {"r": "", "q": QRELS}, 1, "NOTHING COMPARED"),
     ("crosscheck unknown measure", ["crosscheck", "--run", "r", "--qrels", "q", "--metric", "XYZ"], {"r": RUN, "q": QRELS}, 2, "Unknown measure"),
     ("output into a file", ["evaluate", "--run", "r", "--qrels", "q", "--output", "f/x.json"], {"r": RUN, "q": QRELS, "f": "a file"}, 2, "f/x.json"),

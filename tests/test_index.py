@@ -114,6 +114,12 @@ def test_failed_overwrite_keeps_the_old_index(tmp_path):
         ([{"docno": "a", "toks": {1: 1.0}}], TypeError, "convert_ids_to_tokens"),
         ([{"docno": "a", "text": "hello"}], KeyError, "BM25"),
         ([{"docno": "a", "toks": {"x": float("nan")}}], ValueError, "NaN"),
+        # each weight a float32, their sum not: the length had been stored as inf, the index then called damaged
+        (
+            [{"docno": "a", "toks": {"x": 3e38, "y": 3e38}}],
+            ValueError,
+            r"sum beyond float32's range \(3.4e38\)",
+        ),
         ([{"docno": "a\0", "toks": {"x": 1}}], ValueError, "NUL"),
         (
             [{"docno": "b", "toks": {"x": 1}}, {"docno": "é\u4e2d", "toks": {"x": 1}}] * 2,

@@ -113,9 +113,8 @@ def test_ties_are_broken_as_lucene_does(tmp_path):
     topics = pd.DataFrame({"qid": ["q"], "query": ["same words"]})
     lucene = bm25.retriever(index)(topics)
     assert list(lucene.docno) == ["a", "b", "c"]
-    assert (
-        lucene.score.is_monotonic_decreasing and lucene.score.is_unique
-    )  # nudged: evaluators keep the order
+    # nudged: evaluators keep the order
+    assert lucene.score.is_monotonic_decreasing and lucene.score.is_unique
     assert np.float32(lucene.score.iloc[0]) == np.float32(lucene.score.iloc[1]) + np.spacing(
         np.float32(lucene.score.iloc[1])
     )

@@ -57,6 +57,7 @@ LAYERS = {
     "_tokenize": 4,
     "_numba": 0,
     "_records": 0,  # local files' lines and layouts
+    "_trec_files": 1,  # TREC run and qrels files
     "collections": 1,  # local files as datasets
     "_hf_base": 2,  # the datasets library, hub files and the base of hub collections
     "hf": 3,  # Hugging Face hub collections

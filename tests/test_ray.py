@@ -298,9 +298,8 @@ def test_a_shard_finisher_that_dies_is_run_again_and_leaves_nothing_behind(clust
 
     class DiesOnce(pse.BM25):  # a local class: sent to the workers by value
         def weights(self, tf, dl, stats):
-            if (
-                not marker.exists()
-            ):  # the first shard finisher to weigh postings dies, as a killed process does
+            # the first shard finisher to weigh postings dies, as a killed process does
+            if not marker.exists():
                 marker.touch()
                 os._exit(1)
             return super().weights(tf, dl, stats)

@@ -105,6 +105,12 @@ def test_query_weights_an_index_cannot_score_are_refused(tmp_path, shards, corpu
     inp = pd.DataFrame({"qid": ["1", "2"], "query_toks": [{"t1": 0.0}, {"t1": 1.0}]})
     with pytest.warns(UserWarning, match="1 of 2 queries share no term"):
         assert set(retriever.transform(inp).qid) == {"2"}
+    # a weight 0 as float32 (below its range) is said as 0 is: it had returned nothing without a word
+    inp = pd.DataFrame({"qid": ["1", "2"], "query_toks": [{"t1": 1e-50}, {"t1": 1.0}]})
+    with pytest.warns(
+        UserWarning, match=r"1 of 2 queries share no term \(of non-zero weight\) with the index"
+    ):
+        assert set(retriever.transform(inp).qid) == {"2"}
 
 
 @pytest.mark.parametrize("shards", [None, 2])

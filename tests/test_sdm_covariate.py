@@ -334,9 +334,8 @@ def test_bad_covariates_are_refused():
         sdm.evaluate(run, qrels, pool, [10], covariate=sdm.Covariate.from_run(first, other))
     with pytest.raises(ValueError, match="looks like a run over the pooled corpus"):
         sdm.Covariate.from_run(run, pool)
-    shallow = (
-        first.sort_values("score", ascending=False).groupby("qid").head(3)
-    )  # within the pool's depth (5)
+    # within the pool's depth (5)
+    shallow = first.sort_values("score", ascending=False).groupby("qid").head(3)
     with pytest.raises(ValueError, match=r"\(3 per query at most\).*cut at the pool's depth.*1000 deep"):
         sdm.Covariate.from_run(shallow, pool)
     with pytest.raises(ValueError, match="twice"):

@@ -111,10 +111,8 @@ def test_a_left_padding_tokenizer_and_bad_options(model_dir, tmp_path):
         assert_same_vector(a, b)
     assert_same_vector(alone[0], reference(model_dir, TEXTS[0], 48), tol=1e-4)
     texts = [f"document {i} about retrieval weights and {i % 7} things " * (1 + i % 5) for i in range(40)]
-    for k in (
-        64,
-        100,
-    ):  # half precision ties weights at the k-th for some of these texts (more than k kept before)
+    # half precision ties weights at the k-th for some of these texts (more than k kept before)
+    for k in (64, 100):
         half = pse.Splade(model_dir, fp16=True, verbose=False).encode(texts, max_length=48, top_k=k)
         assert max(len(v) for v in half) == k
     with pytest.raises(ValueError, match="doc_threshold must be >= 0"):

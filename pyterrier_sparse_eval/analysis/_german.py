@@ -37,11 +37,8 @@ def _from_units(s: str) -> str:
 
 # --- GermanNormalizationFilter ----------------------------------------------------------------------------------
 
-_N, _V, _U = (
-    0,
-    1,
-    2,
-)  # Lucene's states: ordinary, "stops u from entering umlaut state", umlaut (e may be deleted)
+# Lucene's states: ordinary, "stops u from entering umlaut state", umlaut (e may be deleted)
+_N, _V, _U = 0, 1, 2
 _UMLAUTS = {"ä": "a", "ö": "o", "ü": "u"}
 _NORM_TRIGGERS = frozenset("eäöüß")
 

@@ -19,8 +19,8 @@ example:
       --metric nDCG@10 --metric AP --per-query --output eval.json
 
 Files are TREC format: runs "qid Q0 docno rank score tag", qrels "qid iteration docno label"
-(or a BEIR TSV "query-id corpus-id score" with its header); plain or gzipped (.gz), or a pipe
-(--run /dev/stdin, --qrels <(zcat test.qrels.gz)).
+(or a BEIR TSV "query-id corpus-id score" with its header); plain or compressed (gzip, bzip2, xz),
+or a pipe (--run /dev/stdin, --qrels <(zcat test.qrels.gz)). Labels are integers.
 Documents are ranked by score, then docno (both descending), as trec_eval does; the rank
 column is ignored. Exit status 1 when no query of the run has judgments.
 """
@@ -55,9 +55,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.output:
         write(args.output, result.to_json(per_query=args.per_query))
     if result.num_queries == 0:
+        what = "every judged query counted as 0" if args.missing_as_zero else "nothing was evaluated"
         print(
-            "sparse-eval: nothing was evaluated: no query of the run has judgments in the qrels (an empty run, "
-            "or qrels of another split?)",
+            f"sparse-eval: {what}: no query of the run has judgments in the qrels (an empty run, or qrels of "
+            "another split?)",
             file=sys.stderr,
         )
         return EXIT_CHECK_FAILED

@@ -114,6 +114,16 @@ def _float_ids(j: JudgedRun) -> str:
                 f"{floats[0][:-2]!r}): its qid column was float. Cast it to int first, e.g. "
                 f"{side}['qid'] = {side}['qid'].astype(float).astype(int).astype(str)."
             )
+        # ids compared as text, as trec_eval compares them: '001' is not '1'
+        padded = [
+            str(q) for q in ids.tolist() if str(q) != str(q).lstrip("0") and str(q).lstrip("0") in plain
+        ]
+        if padded:
+            return (
+                f" {len(padded)} of the {side} query ids are the {other_side} with leading zeros (e.g. {padded[0]!r} "
+                f"for {padded[0].lstrip('0')!r}); ids are compared as text, as trec_eval compares them: write them "
+                "alike in both."
+            )
     return ""
 
 

@@ -428,6 +428,9 @@ def _checked(measure: Measure, name: str) -> Measure:
         hint = ""
         if twin is not None and set(unknown) <= set(twin.SUPPORTED_PARAMS):
             hint = f"; the in-house pse.{measure.NAME} takes {unknown}: use pse.{name}" if "(" in name else ""
+        elif twin is not None and set(twin.SUPPORTED_PARAMS) != set(supported):
+            # evaluate and crosscheck compute it in-house, with other parameters
+            hint = f" (pse.evaluate computes it in-house, taking {sorted(twin.SUPPORTED_PARAMS)})"
         raise ValueError(
             f"{name}: {measure.NAME} takes no parameter(s) {unknown}; it takes {sorted(supported)}{hint}."
         )

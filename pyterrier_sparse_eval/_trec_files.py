@@ -1,0 +1,184 @@
+"""TREC run and qrels files as trec_eval reads them: whitespace-separated fields, ids kept as written, labels as
+integers; plain, gzip-compressed (by content, whatever the name), or a pipe."""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import io
+import lzma
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._records import _UNREADABLE, _lines, _unreadable, parse_qrels
+
+__all__ = ["read_qrels", "read_run"]
+
+#: compressions told by their first bytes (not by the name): those read here, and those refused naming the fix
+_READABLE = {"bzip2": (lambda d: d[:3] == b"BZh" and d[4:10] in (b"1AY&SY", b"\x17rE8P\x90"), bz2.decompress),
+             "xz": (lambda d: d[:6] == b"\xfd7zXZ\x00", lzma.decompress)}  # fmt: skip
+_REFUSED = {"zip": b"PK\x03\x04", "zstd": b"\x28\xb5\x2f\xfd"}
+#: a label as trec_eval's atoi reads it alike: an integer, "+2" and "2.0" too (not "1e1", which atoi reads as 1)
+_LABEL = re.compile(r"[+-]?[0-9]{1,18}(\.0*)?")
+
+
+def trec_bytes(path: str, kind: str) -> bytes | None:
+    """None for a regular file read by name (plain, or gzip named *.gz); else the bytes of a pipe, a device
+    (``/dev/stdin``, ``<(...)``) or a compressed file, read once and decompressed (gzip, bzip2 and xz, told by
+    their first bytes; zip and zstd are refused naming the fix). A folder, or a path that is not there, is
+    refused."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{kind} file {path} is a directory: give the {kind.lower()} file in it.")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{kind} file not found: {path}.")
+    if os.path.isfile(path) and not os.path.abspath(path).startswith(("/dev/", "/proc/")):
+        with open(path, "rb") as f:  # (/dev/stdin redirected from a file is a regular file too: read once)
+            start = f.read(10)
+        if str(path).endswith(".gz") or not _compression(start):
+            return None
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except _UNREADABLE as e:
+            raise _unreadable(Path(path), e) from None
+    name = _compression(data).replace("gzip", "")  # gzip within gzip: not text, said as such below
+    if name in _REFUSED:
+        raise ValueError(
+            f"{kind} file {path} is {name}-compressed: decompress it, or compress it with gzip (read as it is)."
+        )
+    if name:
+        try:
+            data = _READABLE[name][1](data)
+        except (EOFError, OSError, lzma.LZMAError) as e:
+            raise ValueError(f"{kind} file {path}: the {name} data is cut short or damaged ({e}).") from None
+    return data
+
+
+def _compression(start: bytes) -> str:
+    """The compression the first bytes of a file tell ("" for none but gzip, which is read apart)."""
+    if start[:2] == b"\x1f\x8b":
+        return "gzip"
+    readable = (name for name, (test, _) in _READABLE.items() if test(start))
+    refused = (name for name, magic in _REFUSED.items() if start.startswith(magic))
+    return next(readable, "") or next(refused, "")
+
+
+def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | None) -> pd.DataFrame | None:
+    """A whitespace-separated TREC file (``data``: its bytes, when it is a pipe) as string columns, exactly as
+    written ("NA" stays "NA", "007" stays "007"; a quote is part of an id, as trec_eval splits fields); None when
+    empty. Not ``pt.io.read_results`` / ``read_qrels``: they parse the rank column as an integer (trec_eval ignores
+    it) and read ids or tags such as "NA" and "null" as missing values, refusing runs that trec_eval reads."""
+    expected = f"expected {columns} columns '{layout}' on every line"
+    try:
+        frame = pd.read_csv(
+            path if data is None else io.BytesIO(data),
+            # gzip by its name (a gzip file named otherwise comes as data); pandas would guess from any suffix
+            compression="gzip" if data is None and str(path).endswith(".gz") else None,
+            sep=r"\s+",
+            header=None,
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            engine="c",
+            quoting=csv.QUOTE_NONE,
+        )
+    except pd.errors.EmptyDataError:
+        return None
+    except pd.errors.ParserError:  # a line with more fields than the first
+        frame = None
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}): is it a TREC "
+            f"{kind.lower()} file? If it is in another encoding, convert it, e.g. iconv -f latin1 -t utf-8."
+        ) from None
+    except _UNREADABLE as e:  # a .gz cut short (an interrupted copy) or damaged; not UTF-8 is caught above
+        raise _unreadable(Path(path), e) from None
+    if frame is not None and frame.empty:
+        return None
+    # "" pads lines with fewer fields
+    if frame is None or frame.shape[1] != columns or (frame == "").to_numpy().any():
+        raise ValueError(
+            f"{path} is not a TREC {kind.lower()} file{_bad_line(path, data, columns)}: {expected}."
+        )
+    return frame
+
+
+def _bad_line(path: str, data: bytes | None, columns: int) -> str:
+    """Where the first line without ``columns`` fields is (pandas' parser names the line after a short first one)."""
+    counts = ((n, len(line.split())) for n, line in _lines(Path(path), data))
+    return next((f", line {n} ({c} columns)" for n, c in counts if c != columns), "")
+
+
+def _line_number(path: str, row: int, data: bytes | None) -> int:
+    """The line of the file (of ``data``, a pipe's bytes) holding the ``row``-th (0-based) record: blank lines
+    hold none."""
+    for i, (n, _) in enumerate(_lines(Path(path), data)):
+        if i == row:
+            return n
+    return row + 1  # pragma: no cover - the file changed since it was read
+
+
+def read_run(path: str) -> pd.DataFrame:
+    """A TREC run file (``qid Q0 docno rank score tag``) as a ``qid``, ``docno``, ``score`` frame.
+
+    Ids are kept as the strings written; the rank column is ignored (as trec_eval ignores it); an empty file
+    gives an empty run. A pipe (``/dev/stdin``, ``<(...)``) is read too. Raises ``FileNotFoundError``,
+    ``IsADirectoryError``, or a ``ValueError`` naming the expected layout or the bad score.
+    """
+    data = trec_bytes(path, "Run")
+    frame = _read_trec(path, 6, "qid Q0 docno rank score tag", "Run", data)
+    if frame is None:
+        return pd.DataFrame(
+            {
+                "qid": pd.Series([], dtype=object),
+                "docno": pd.Series([], dtype=object),
+                "score": pd.Series([], dtype=np.float64),
+            }
+        )
+    scores = pd.to_numeric(frame[4], errors="coerce")
+    bad = scores.isna()
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ValueError(
+            f"{path}, line {_line_number(path, row, data)}: the score (5th column) {frame[4].iloc[row]!r} is not a "
+            "number; trec_eval cannot rank it."
+        )
+    return pd.DataFrame({"qid": frame[0], "docno": frame[2], "score": scores.astype(np.float64)})
+
+
+def read_qrels(path: str) -> pd.DataFrame:
+    """A TREC qrels file (``qid iteration docno label``), or a BEIR TSV, as a ``qid``, ``docno``, ``label`` (int)
+    frame.
+
+    Ids are kept as the strings written; a pipe is read too. Raises ``FileNotFoundError``, ``IsADirectoryError``,
+    or a ``ValueError`` for an empty file, a wrong layout or a label that is not an integer (trec_eval reads
+    labels as integers).
+    """
+    data = trec_bytes(path, "Qrels")
+    try:
+        frame = _read_trec(path, 4, "qid iteration docno label", "Qrels", data)
+    except ValueError as e:
+        try:  # a BEIR TSV ('query-id corpus-id score', with its header), as beir: and files: read it
+            return parse_qrels(_lines(Path(path), data), path)
+        except ValueError as beir:
+            # the error of the layout the file's first line has: a BEIR TSV's names its bad row
+            first = next((line for _, line in _lines(Path(path), data)), "")
+            raise (beir if len(first.split()) == 3 else e) from None
+    if frame is None:
+        raise ValueError(f"Qrels file {path} is empty.")
+    bad = ~frame[3].str.fullmatch(_LABEL)
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ValueError(
+            f"{path}, line {_line_number(path, row, data)}: the label (4th column) {frame[3].iloc[row]!r} must be an "
+            "integer (of at most 18 digits)."
+        )
+    labels = frame[3].str.replace(r"\.0*$", "", regex=True).astype(np.int64)
+    return pd.DataFrame({"qid": frame[0], "docno": frame[2], "label": labels})
