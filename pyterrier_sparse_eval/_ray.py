@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ._spill import Spill, write_from_spill
-from .console import ClusterUnreachable
+from .console import ClusterSetupError, ClusterUnreachable
 
 __all__ = ["check_gpus", "connect", "Encoded", "EncoderPool", "finish_shards", "RESTARTS"]
 
@@ -69,7 +69,7 @@ def connect(address: str | None = None) -> Any:
                 here and current == f"{ray.util.get_node_ip_address()}:{port}"
             ):
                 # not a connection error: the cluster asked for may well be reachable
-                raise RuntimeError(
+                raise ClusterSetupError(
                     f"This process is already connected to the Ray cluster at {current}, not {address!r}; call "
                     "ray.shutdown() first to join another."
                 )
@@ -127,7 +127,7 @@ def check_code(driver: tuple[str, str]) -> None:
     import socket
 
     if (here := package_code()) != driver:
-        raise RuntimeError(
+        raise ClusterSetupError(
             f"Ray node {socket.gethostname()} runs pyterrier-sparse-eval {here[0]} (code {here[1]}, from "
             f"{Path(__file__).parent}), not the driver's {driver[0]} (code {driver[1]}): install the same version "
             "on every node (or start Ray with a runtime_env that ships it)."
@@ -158,10 +158,14 @@ def task_error(e: Any, what: str) -> BaseException:
     worker (the task could not even be loaded) said with its fix."""
     cause = e.cause if isinstance(getattr(e, "cause", None), BaseException) else e
     if re.search(r"No module named '?pyterrier_sparse_eval", str(cause)):
-        return RuntimeError(
+        return ClusterSetupError(
             f"{what} on the Ray cluster: pyterrier_sparse_eval cannot be imported on a worker node. Install it, the "
             "driver's version, on every node (or start Ray with a runtime_env that ships it)."
         )
+    if type(cause) is RuntimeError and "not the driver's" in str(
+        cause
+    ):  # said by a worker of an older version
+        return ClusterSetupError(str(cause))
     return cause
 
 
@@ -201,7 +205,7 @@ class EncoderPool:
         except ray.exceptions.RayTaskError as e:  # the encoder's own error (bad input): raised as itself
             raise task_error(e, "A batch could not be encoded") from None
         except ray.exceptions.RayError as e:  # workers or nodes lost more often than Ray retries
-            raise RuntimeError(
+            raise ClusterSetupError(
                 f"A batch of documents could not be encoded on the Ray cluster ({RESTARTS} retries): {e}"
             ) from None
 
@@ -285,7 +289,7 @@ def finish_shards(
             raise
         if isinstance(e, ray.exceptions.RayTaskError):
             raise task_error(e, "A shard could not be finished") from None
-        raise RuntimeError(
+        raise ClusterSetupError(
             f"A shard could not be finished on the Ray cluster ({RESTARTS} retries): {e}"
         ) from None
     for (folder, _), name in zip(done, names):

@@ -19,6 +19,7 @@ import numpy as np
 from . import _ray
 from ._docnos import take_docnos
 from ._ray import RESTARTS, check_code, connect, task_error
+from .console import ClusterSetupError
 
 __all__ = ["ShardSearchers"]
 
@@ -90,7 +91,7 @@ class ShardSearchers:
             self.close()
             error = task_error(e, "A shard searcher could not start")  # the package missing or not the same
             if not isinstance(error, RuntimeError) or error is e:
-                error = RuntimeError(f"A shard searcher could not start: {error}")
+                error = ClusterSetupError(f"A shard searcher could not start: {error}")
             raise error from None
 
     def _start(self, which: Any) -> None:
@@ -123,6 +124,11 @@ class ShardSearchers:
 
     def search(self, weights: list[dict[str, float]]) -> list[tuple[np.ndarray, Any, np.ndarray]]:
         ray = self.ray
+        if not ray.is_initialized():  # ray.put would start or join another Ray instance, where no searcher is
+            raise ClusterSetupError(
+                "This process's Ray connection was shut down (ray.shutdown()) since the retriever's shard searchers "
+                "started: make the retriever again (index.retriever(..., engine='ray'))."
+            )
         ref = ray.put(weights)
         for attempt in range(RESTARTS + 1):
             try:
@@ -134,7 +140,7 @@ class ShardSearchers:
                     self._start(lost)
                     continue
                 cause = getattr(e, "cause", None) or e
-                raise RuntimeError(f"A shard searcher failed on the Ray cluster: {cause}") from None
+                raise ClusterSetupError(f"A shard searcher failed on the Ray cluster: {cause}") from None
         raise AssertionError("unreachable")
 
     def close(self) -> None:

@@ -318,9 +318,10 @@ class Splade:
         """Encode documents and index them, batch by batch (the corpus's vectors are never all in memory),
         with one progress bar for the whole build (a total when the documents know their number).
 
-        ``engine="ray"``: the documents are encoded by Ray tasks, ``num_workers`` kept busy (default: the
+        ``engine="ray"``: the documents are encoded by Ray tasks, one per ``batch_size`` documents (a corpus of
+        fewer is one task: give a smaller ``batch_size`` to spread it), up to ``num_workers`` at once (default: the
         cluster's CPUs, or its GPUs / ``num_gpus``), the model loaded once per worker process (on its GPU when
-        given ``num_gpus``); the index equals the local build's."""
+        given ``num_gpus``); the index equals the local build's with the same ``batch_size``."""
         return SpladeIndexer(
             self,
             index,

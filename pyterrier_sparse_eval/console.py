@@ -27,6 +27,7 @@ __all__ = [
     "run",
     "looks_like_network",
     "ClusterUnreachable",
+    "ClusterSetupError",
     "one_line",
     "library_logs",
     "progress_bars",
@@ -40,8 +41,20 @@ class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
 
 
+class ClusterSetupError(RuntimeError):
+    """A Ray cluster that cannot do the work as it is set up (a node with another copy of the package or without
+    it, workers or nodes lost beyond Ray's retries, a process connected to another cluster): an environment
+    problem, exit status 2; the message names the fix."""
+
+
 #: exceptions that mean bad input or a bad environment (exit 2), as opposed to a bug (exit 3)
-INPUT_ERRORS: tuple[type[BaseException], ...] = (UsageError, ValueError, OSError, ImportError)
+INPUT_ERRORS: tuple[type[BaseException], ...] = (
+    UsageError,
+    ValueError,
+    OSError,
+    ImportError,
+    ClusterSetupError,
+)
 
 
 def run(

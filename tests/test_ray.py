@@ -24,6 +24,7 @@ from helpers import random_queries, random_toks_corpus
 from ir_measures import AP, R, nDCG
 
 import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval.console import INPUT_ERRORS, ClusterSetupError
 from pyterrier_sparse_eval.datasets import FieldError
 
 ray = pytest.importorskip("ray")
@@ -119,14 +120,15 @@ def test_workers_running_other_code_than_the_driver_are_refused(cluster, tmp_pat
     local = pse.ShardedIndex(tmp_path / "local", num_shards=2)
     local.indexer(verbose=False, batch_size=25).index(docs)
     monkeypatch.setattr(_ray, "package_code", lambda: ("0.0.1", "0123456789abcdef"))  # the driver's, as sent
+    # an environment problem (the command line's exit 2), not a bug (it had said "internal error ... report it")
     with pytest.raises(
-        RuntimeError, match=r"runs pyterrier-sparse-eval .* not the driver's 0.0.1 .*same version"
+        ClusterSetupError, match=r"runs pyterrier-sparse-eval .* not the driver's 0.0.1 .*same version"
     ):
         pse.ShardedIndex(tmp_path / "x2", num_shards=2).indexer(
             verbose=False, batch_size=25, engine="ray"
         ).index(docs)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["local"]
-    with pytest.raises(RuntimeError, match="not the driver's 0.0.1"):
+    with pytest.raises(ClusterSetupError, match="not the driver's 0.0.1"):
         local.retriever(engine="ray")
     with pytest.raises(ValueError, match="num_workers must be a whole number >= 1, got 1.5"):
         pse.ShardedIndex(tmp_path / "w", num_shards=2).indexer(
@@ -140,6 +142,40 @@ def test_workers_running_other_code_than_the_driver_are_refused(cluster, tmp_pat
     ) as caught:
         _ray.connect("127.0.0.1:1")
     assert not isinstance(caught.value, ConnectionError)
+
+
+def test_a_cluster_set_up_wrong_is_an_environment_error_on_any_worker():
+    """A worker of an older version says "not the driver's" with a plain RuntimeError: the driver names it a
+    ClusterSetupError too, which the command line reports as bad input (exit 2), not as a bug (exit 3)."""
+    from pyterrier_sparse_eval import _ray
+
+    class Failed(Exception):  # Ray's RayTaskError carries the task's own exception as .cause
+        cause = RuntimeError(
+            "Ray node n runs pyterrier-sparse-eval 0.1 (...), not the driver's 0.2 (...): install"
+        )
+
+    error = _ray.task_error(Failed(), "A batch could not be encoded")
+    assert isinstance(error, ClusterSetupError) and "not the driver's 0.2" in str(error)
+    assert isinstance(error, INPUT_ERRORS)
+    Failed.cause = RuntimeError("a bug in the encoder")  # any other error stays itself
+    assert type(_ray.task_error(Failed(), "x")) is RuntimeError
+
+
+def test_a_retriever_used_after_ray_shutdown_says_to_make_it_again(cluster, tmp_path, monkeypatch):
+    """After ray.shutdown(), ray.put had started or joined whichever Ray instance was newest on the machine (not the
+    retriever's), then failed with Ray's bare "Can't find actor"."""
+    docs = random_toks_corpus(np.random.default_rng(5), 40, 30, integer=True)
+    index = pse.ShardedIndex(tmp_path / "x2", num_shards=2)
+    index.indexer(verbose=False).index(docs)
+    retriever = index.retriever(num_results=3, engine="ray")
+    queries = random_queries(np.random.default_rng(6), 2, 30, 8)
+    assert len(retriever.transform(queries))
+    # as after ray.shutdown(), without disconnecting the other tests' cluster
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    with pytest.raises(ClusterSetupError, match=r"ray.shutdown\(\)\).*make the retriever again"):
+        retriever.transform(queries)
+    monkeypatch.undo()
+    retriever._searchers.close()
 
 
 def test_a_relative_index_path_is_built_and_searched_on_ray(cluster, tmp_path, monkeypatch):
