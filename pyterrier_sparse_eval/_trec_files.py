@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._records import _UNREADABLE, _lines, _unreadable, parse_qrels
+from ._records import _HEADER_IDS, _UNREADABLE, _lines, _unreadable, parse_qrels
 
 __all__ = ["read_qrels", "read_run"]
 
@@ -168,9 +168,9 @@ def read_qrels(path: str) -> pd.DataFrame:
         try:  # a BEIR TSV ('query-id corpus-id score', with its header), as beir: and files: read it
             return parse_qrels(_lines(Path(path), data), path)
         except ValueError as beir:
-            # the error of the layout the file's first line has: a BEIR TSV's names its bad row
-            first = next((line for _, line in _lines(Path(path), data)), "")
-            raise (beir if len(first.split()) == 3 else e) from None
+            # a file with BEIR's header gets the BEIR reader's error, which names its bad row; any other, TREC's
+            first = next((line.split() for _, line in _lines(Path(path), data)), [""])
+            raise (beir if len(first) == 3 and first[0].lower() in _HEADER_IDS else e) from None
     if frame is None:
         raise ValueError(f"Qrels file {path} is empty.")
     bad = ~frame[3].str.fullmatch(_LABEL)
