@@ -267,9 +267,7 @@ class IndexWriter:
         values = np.asarray(values, dtype=np.float32)
         # a length (the sum of a document's weights) beyond float32's range: stored as inf, the index unverifiable
         if not (np.isfinite(values).all() and (np.abs(np.asarray(doclen, dtype=np.float64)) < 3.4e38).all()):
-            raise ValueError(
-                "Document term weights contain NaN or infinity, or sum beyond float32's range (3.4e38)."
-            )
+            raise ValueError("Document weights are NaN or infinite, or sum beyond float32's range (3.4e38).")
         docs = np.repeat(
             np.arange(self.num_docs, self.num_docs + len(docnos), dtype=np.int32), np.diff(offsets)
         )
