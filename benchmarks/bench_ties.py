@@ -1,6 +1,6 @@
 """Queries whose matching documents tie by the hundred thousand, side by side with bm25s.
 
-    python benchmarks/bench_ties.py                  # 1M documents (about 5 minutes here)
+    python benchmarks/bench_ties.py                  # 1M documents (about 2 minutes here)
     python benchmarks/bench_ties.py --docs 200000    # smaller
 
 Short documents over a small vocabulary (titles, tags, entity names, categories) tie in BM25: every document

@@ -162,9 +162,8 @@ def task_error(e: Any, what: str) -> BaseException:
             f"{what} on the Ray cluster: pyterrier_sparse_eval cannot be imported on a worker node. Install it, the "
             "driver's version, on every node (or start Ray with a runtime_env that ships it)."
         )
-    if type(cause) is RuntimeError and "not the driver's" in str(
-        cause
-    ):  # said by a worker of an older version
+    # said by a worker of an older version, which raises a plain RuntimeError
+    if type(cause) is RuntimeError and "not the driver's" in str(cause):
         return ClusterSetupError(str(cause))
     return cause
 

@@ -23,6 +23,7 @@ __all__ = ["read_qrels", "read_run"]
 _READABLE = {"bzip2": (lambda d: d[:3] == b"BZh" and d[4:10] in (b"1AY&SY", b"\x17rE8P\x90"), bz2.decompress),
              "xz": (lambda d: d[:6] == b"\xfd7zXZ\x00", lzma.decompress)}  # fmt: skip
 _REFUSED = {"zip": b"PK\x03\x04", "zstd": b"\x28\xb5\x2f\xfd"}
+_GZIP = b"\x1f\x8b"
 #: a label as trec_eval's atoi reads it alike: an integer, "+2" and "2.0" too (not "1e1", which atoi reads as 1)
 _LABEL = re.compile(r"[+-]?[0-9]{1,18}(\.0*)?")
 
@@ -39,16 +40,16 @@ def trec_bytes(path: str, kind: str) -> bytes | None:
     if os.path.isfile(path) and not os.path.abspath(path).startswith(("/dev/", "/proc/")):
         with open(path, "rb") as f:  # (/dev/stdin redirected from a file is a regular file too: read once)
             start = f.read(10)
-        if str(path).endswith(".gz") or not _compression(start):
+        if str(path).endswith(".gz") or not (start[:2] == _GZIP or _compression(start)):
             return None
     with open(path, "rb") as f:
         data = f.read()
-    if data[:2] == b"\x1f\x8b":
+    if data[:2] == _GZIP:
         try:
             data = gzip.decompress(data)
         except _UNREADABLE as e:
             raise _unreadable(Path(path), e) from None
-    name = _compression(data).replace("gzip", "")  # gzip within gzip: not text, said as such below
+    name = _compression(data)
     if name in _REFUSED:
         raise ValueError(
             f"{kind} file {path} is {name}-compressed: decompress it, or compress it with gzip (read as it is)."
@@ -62,9 +63,7 @@ def trec_bytes(path: str, kind: str) -> bytes | None:
 
 
 def _compression(start: bytes) -> str:
-    """The compression the first bytes of a file tell ("" for none but gzip, which is read apart)."""
-    if start[:2] == b"\x1f\x8b":
-        return "gzip"
+    """The compression other than gzip (read apart) the first bytes of a file tell, or ""."""
     readable = (name for name, (test, _) in _READABLE.items() if test(start))
     refused = (name for name, magic in _REFUSED.items() if start.startswith(magic))
     return next(readable, "") or next(refused, "")

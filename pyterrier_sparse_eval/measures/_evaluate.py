@@ -97,11 +97,12 @@ def warn_overlap(j: JudgedRun, missing_as_zero: bool = False) -> None:
         msg += f", {unjudged} run queries have no judgments"
         if evaluated == 0:
             msg += " (no query id in common: are run and qrels from the same split?)"
-        warnings.warn(msg + "." + _float_ids(j), stacklevel=user_stacklevel())
+        warnings.warn(msg + "." + _id_hint(j), stacklevel=user_stacklevel())
 
 
-def _float_ids(j: JudgedRun) -> str:
-    """A hint when unmatched ids differ only by a trailing ".0" (a float id column read as str against int ids)."""
+def _id_hint(j: JudgedRun) -> str:
+    """A hint when unmatched ids differ only by a trailing ".0" (a float id column read as str against int ids)
+    or by leading zeros."""
     for side, ids, others, other_side in (
         ("run", j.unjudged_queries, j.missing, "qrels'"),
         ("qrels", j.missing, j.unjudged_queries, "run's"),
