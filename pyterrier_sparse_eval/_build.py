@@ -185,7 +185,8 @@ def warn_empty(empty: int, total: int, fields: Sequence[str]) -> None:
     """Say once how many documents had no text in the indexed fields."""
     if empty:
         warnings.warn(
-            f"{empty:,} of {total:,} documents have no text in {' + '.join(fields)} (missing, None, NaN or blank; "
+            f"{empty:,} of {total:,} documents have no text in field{'s' * (len(fields) > 1)} "
+            f"{' + '.join(map(repr, fields))} (missing, None, NaN or blank; "
             "for a model, no text it encodes): they are indexed empty and can never be retrieved.",
             stacklevel=3,
         )

@@ -355,11 +355,26 @@ def _invariant(name: str, arr: np.ndarray, meta: dict[str, Any], full: bool) -> 
 def check_sorted_postings(folder: Path, indptr: np.ndarray, indices: np.ndarray) -> None:
     """Doc ids ascend strictly within each term: the kernels walk each term's postings in order, and a descent
     would send them outside their buffers."""
+    term = first_unsorted_term(indptr, indices)
+    if term >= 0:
+        raise _corrupt(
+            folder / "postings.indices.npy", f"doc ids do not ascend within a term (term id {term})"
+        )
+
+
+def first_unsorted_term(indptr: np.ndarray, indices: np.ndarray) -> int:
+    """The first term whose doc ids do not ascend strictly (a repeat or a descent), or -1 when every term's do.
+    ``indptr`` must run from 0 to ``len(indices)`` (checked before). One comparison per posting and a search
+    per term start (0.05 s of CPU for 47M postings; a compiled loop over the terms was no faster)."""
     n = len(indices)
-    starts = np.zeros(n + 1, dtype=bool)
-    starts[indptr[:-1][indptr[:-1] < n]] = True  # where a term starts, any doc id may follow
+    starts = np.asarray(indptr[:-1])
     for s in _blocks(n):
-        e = min(n, s + _BLOCK + 1)
-        block = indices[s:e]
-        if np.any((block[1:] <= block[:-1]) & ~starts[s + 1 : e]):
-            raise _corrupt(folder / "postings.indices.npy", "doc ids do not ascend within a term")
+        block = indices[s : min(n, s + _BLOCK + 1)]
+        # positions where a doc id does not exceed the one before, each in the last term starting at or before it
+        # (the non-empty one among terms starting there): allowed only where that term starts
+        drops = np.flatnonzero(block[1:] <= block[:-1]) + (s + 1)
+        term = np.searchsorted(starts, drops, side="right") - 1
+        bad = starts[term] != drops
+        if bad.any():
+            return int(term[np.argmax(bad)])
+    return -1

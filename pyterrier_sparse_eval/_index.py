@@ -435,6 +435,10 @@ class SparseIndex(pt.Artifact):
         Scores are sum_t q_t * d_t * idf_t (``idf=True``) or the plain dot product sum_t q_t * d_t; Lucene's BM25
         for an index of Lucene BM25 postings (see :class:`~pyterrier_sparse_eval.SparseRetriever`). ``engine=``
         is a :class:`~pyterrier_sparse_eval.ShardedIndex`'s: refused, naming it.
+
+        Equal scores come in trec_eval's order (``ties="trec_eval"``) whatever the index holds, where
+        ``BM25(...).retriever(index)`` orders them as Lucene and Anserini do on its Lucene BM25 indexes: with ties
+        at the cut-off the two top k hold different documents; ``ties="lucene"`` gives Anserini's run.
         """
         refuse_ray_options(ray_options)
         if ray_options:

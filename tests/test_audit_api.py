@@ -285,6 +285,10 @@ def test_a_language_code_in_any_case_is_one_language_in_a_spec_and_on_the_comman
     assert upper.encoder.language == "fr" and pse.BM25(language="Fr").language == "fr"
     assert (upper.name, upper.index_name) == (lower.name, lower.index_name)  # one cache entry, one name
     assert specs_with_language(["bm25"], "irds:nothing/here", "FR", quiet=True) == ["bm25:language=fr"]
+    # a region is dropped, as a dataset card's language is read ("de-DE" is "de")
+    assert pse.BM25(language="fr-FR").language == "fr" and pse.BM25(language="pt_BR").language == "pt"
+    assert parse_system("bm25:language=zh-TW").name == parse_system("bm25:language=zh").name
+    assert specs_with_language(["bm25"], "irds:nothing/here", "de-DE", quiet=True) == ["bm25:language=de"]
     for bad in (lambda: parse_system("bm25:language=xx"), lambda: pse.BM25(language="XX")):
         with pytest.raises(ValueError, match="Unknown language '(xx|XX)'; supported: ar, bn, de, en, "):
             bad()

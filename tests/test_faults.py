@@ -266,7 +266,7 @@ def test_missing_text_is_counted_never_indexed_as_nan(tmp_path):
         {"docno": "2", "title": None, "text": float("nan")},
         {"docno": "3", "title": "t", "text": "body words"},
     ]
-    with pytest.warns(UserWarning, match="1 of 3 documents have no text in title \\+ text"):
+    with pytest.warns(UserWarning, match="1 of 3 documents have no text in fields 'title' \\+ 'text'"):
         index = (
             pse.BM25(stemmer=None, stopwords=None)
             .indexer(pse.SparseIndex(tmp_path / "i"), verbose=False)

@@ -210,3 +210,36 @@ def test_batches_and_dataframe_input_give_the_same_index(tmp_path):
         np.testing.assert_array_equal(
             pa.data[pa.indptr[ra] : pa.indptr[ra + 1]], pb.data[pb.indptr[rb] : pb.indptr[rb + 1]]
         )
+
+
+def test_doc_ids_out_of_order_are_found_in_their_term(monkeypatch):
+    """The check run on every open: the first term whose doc ids repeat or descend, wherever it lies (first or
+    last term, beside empty terms, across the check's blocks), and never a term start, where any doc id may
+    follow. Each case's answer is a plain loop's over the same arrays."""
+    from pyterrier_sparse_eval import _format
+
+    # a block of 5 postings: a descent may straddle two blocks
+    monkeypatch.setattr(_format, "_BLOCK", 5)
+    rng = np.random.default_rng(0)
+
+    def plain(indptr, indices):
+        for t in range(len(indptr) - 1):
+            if any(indices[p] <= indices[p - 1] for p in range(indptr[t] + 1, indptr[t + 1])):
+                return t
+        return -1
+
+    for case in range(300):
+        lengths = rng.integers(0, 6, size=rng.integers(1, 12))
+        indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        indices = np.concatenate([np.sort(rng.choice(50, size=n, replace=False)) for n in lengths])
+        indices = indices.astype(np.int32)
+        if case % 3 and len(indices) > 1:
+            # a doc id repeated or swapped with its neighbour (at a term start: allowed)
+            p = int(rng.integers(1, len(indices)))
+            if case % 3 == 1:
+                indices[p] = indices[p - 1]
+            else:
+                indices[[p - 1, p]] = indices[[p, p - 1]]
+        assert _format.first_unsorted_term(indptr, indices) == plain(indptr, indices), (indptr, indices)
+    assert plain(np.array([0, 2, 2, 4]), np.array([3, 5, 1, 1])) == 2
+    assert _format.first_unsorted_term(np.array([0, 2, 2, 4]), np.array([3, 5, 1, 1], dtype=np.int32)) == 2

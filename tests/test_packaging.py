@@ -223,3 +223,17 @@ def test_no_module_imports_torch_at_top_level():
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 assert not any(m.split(".")[0] in ("torch", "transformers") for m in mods), path
+
+
+def test_the_readme_s_code_layout_names_every_module():
+    """README's "Code layout" table (under "Development") places each top-level module of the package once."""
+    import itertools
+    import re
+
+    lines = (PACKAGE.parent / "README.md").read_text(encoding="utf-8").splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("| layer | modules |"))
+    rows = itertools.takewhile(lambda line: line.startswith("|"), lines[start + 2 :])
+    named = re.findall(r"`(\w+)\.py`", "\n".join(rows))
+    modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "__main__"}
+    assert sorted(modules - set(named)) == [], "modules README's code layout does not name"
+    assert sorted(set(named) - modules) == [] and len(named) == len(set(named)), named

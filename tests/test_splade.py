@@ -480,6 +480,6 @@ def test_documents_the_model_encodes_to_nothing_are_counted(model_dir, tmp_path)
         {"docno": "c", "text": ""},
     ]
     splade = pse.Splade(model_dir, verbose=False)
-    with pytest.warns(UserWarning, match=r"2 of 3 documents have no text in text"):
+    with pytest.warns(UserWarning, match=r"2 of 3 documents have no text in field 'text'"):
         index = splade.indexer(pse.SparseIndex(tmp_path / "i")).index(docs)
     assert index.num_docs == 3

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import re
 from collections.abc import Sequence
 
 from ._base import Language, Token, lower_java
@@ -64,10 +65,11 @@ LANGUAGES: dict[str, Language] = _load()
 
 
 def language_code(code: str, what: str = "language") -> str:
-    """The supported ISO 639-1 code that ``code`` names, in any case (``"FR"`` is ``"fr"``): the one check of a
-    language however it is given (``BM25(language=)``, a system spec, ``--language``). A ValueError names what
-    was unknown (``what``, e.g. ``"--language"``) and lists the supported codes."""
-    normal = str(code).strip().lower()
+    """The supported ISO 639-1 code that ``code`` names, in any case and with any region (``"FR"`` and ``"fr-FR"``
+    are ``"fr"``, ``"pt_BR"`` is ``"pt"``, as a dataset card's language is read): the one check of a language
+    however it is given (``BM25(language=)``, a system spec, ``--language``). A ValueError names what was unknown
+    (``what``, e.g. ``"--language"``) and lists the supported codes."""
+    normal = re.split(r"[-_]", str(code).strip().lower())[0]
     if normal not in LANGUAGES:
         raise ValueError(f"Unknown {what} {code!r}; supported: {', '.join(LANGUAGES)}.")
     return normal
