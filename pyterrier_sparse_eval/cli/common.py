@@ -20,7 +20,8 @@ DATASET_HELP = (
     "irds:ID, beir:PATH[:SPLIT], files:CORPUS,TOPICS,QRELS, hf:miracl:LANG, hf:mmarco:LANG, hf:REPO"
 )
 LANGUAGE_HELP = (
-    "BM25 analyzer language (ISO 639-1, e.g. fr, zh; a region is dropped: fr-FR is fr); default: the dataset's declared one, else en"
+    "BM25 analyzer language (ISO 639-1, e.g. fr, zh; a region is dropped: fr-FR is fr); "
+    "default: the dataset's declared one, else en"
 )
 
 
