@@ -329,12 +329,22 @@ def test_cli_crosscheck_agrees(trec_files, capsys):
         "Rprec",
         "Success@5",
         "Judged@10",
+        "pse.nDCG(gain=exp)@10",
     ]
     args = ["crosscheck", "--run", str(run), "--qrels", str(qrels)] + [
         a for m in metrics for a in ("--metric", m)
     ]
     assert main(args) == 0
-    assert "all measures agree" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "all measures agree" in out
+    # a column per field however long a measure's name (pse.nDCG(gain='exp')@10 is 23 characters)
+    table = [
+        line
+        for line in out.splitlines()
+        if line.split()[0] in {"measure", *metrics, "pse.nDCG(gain='exp')@10"}
+    ]
+    assert len(table) == len(metrics) + 1
+    assert len({line.index(line.split()[1], len(line.split()[0])) for line in table}) == 1, table
 
 
 def test_cli_crosscheck_reports_a_disagreement(trec_files, capsys, monkeypatch):

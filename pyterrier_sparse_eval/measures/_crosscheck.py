@@ -62,7 +62,10 @@ class CrossCheck:
         return self.compared > 0 and all(c.ok for c in self.checks)
 
     def summary(self) -> str:
-        lines = [f"{'measure':<22} {'trec_eval':<14} {'queries':>7} {'max |diff|':>11}  status"]
+        # columns as wide as their longest entry, at least the header's
+        wm = max([22, *(len(str(c.measure)) for c in self.checks)])
+        wt = max([14, *(len(c.trec_eval or "-") for c in self.checks)])
+        lines = [f"{'measure':<{wm}} {'trec_eval':<{wt}} {'queries':>7} {'max |diff|':>11}  status"]
         for c in self.checks:
             status = (
                 "no trec_eval counterpart"
@@ -70,7 +73,7 @@ class CrossCheck:
                 else ("ok" if c.ok else f"{len(c.differing)} differ")
             )
             lines.append(
-                f"{c.measure:<22} {c.trec_eval or '-':<14} {c.queries:>7} {c.max_diff:>11.3g}  {status}"
+                f"{c.measure!s:<{wm}} {c.trec_eval or '-':<{wt}} {c.queries:>7} {c.max_diff:>11.3g}  {status}"
             )
             for d in c.differing[:10]:
                 lines.append(
