@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._records import _HEADER_IDS, _UNREADABLE, _lines, _unreadable, parse_qrels
+from ._records import _HEADER_IDS, _UNREADABLE, _lines, _open, _unreadable, parse_qrels
 
 __all__ = ["read_qrels", "read_run"]
 
@@ -112,7 +112,16 @@ def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | No
 def _bad_line(path: str, data: bytes | None, columns: int) -> str:
     """Where the first line without ``columns`` fields is (pandas' parser names the line after a short first one)."""
     counts = ((n, len(line.split())) for n, line in _lines(Path(path), data))
-    return next((f", line {n} ({c} columns)" for n, c in counts if c != columns), "")
+    found = next((f", line {n} ({c} columns)" for n, c in counts if c != columns), "")
+    if found:
+        return found
+    # a line of only form feeds or vertical tabs: blank to _lines, a row of empty fields to pandas
+    with _open(Path(path), data) as f:
+        for n, line in enumerate(f, 1):
+            odd = line.strip(" \t\r\n")
+            if odd and not odd.strip():
+                return f", line {n} (only {odd!r}, whitespace other than spaces and tabs; make it empty)"
+    return ""
 
 
 def _line_number(path: str, row: int, data: bytes | None) -> int:

@@ -124,6 +124,12 @@ def test_run_fields_are_split_on_whitespace_only(tmp_path):
         ("short1", ["1 Q0 d9", *good.splitlines()], "line 1 (3 columns)"),
         ("short5", [*good.splitlines()[:4], "1 Q0 d9", *good.splitlines()[4:]], "line 5 (3 columns)"),
         ("long1", ["1 Q0 d9 1 2.0 t x", *good.splitlines()], "line 1 (7 columns)"),
+        # a form feed alone: no columns to pandas, a blank line to the count of columns
+        (
+            "feed3",
+            [*good.splitlines()[:2], "\f", *good.splitlines()[2:]],
+            "line 3 (only '\\x0c', whitespace other than spaces and tabs; make it empty)",
+        ),
     ):
         (tmp_path / name).write_text("\n".join(lines) + "\n")
         with pytest.raises(
