@@ -310,7 +310,7 @@ def build_pool(
             list or a ``{name: run}`` dict.
         all_docnos: every docno of the full corpus (e.g. ``full_index.docnos``); N is its length.
         depth: distractors per query (non-relevant documents ranked highest by the runs).
-        sample: size of the uniform random background sample from the remaining documents.
+        sample: size of the uniform background sample of the other documents (2+ for SDM; 0: pooled only).
         seed: seed of the sample (numpy's default_rng over the sorted remaining docnos).
         rel: the lowest label counted relevant (``SDM_R`` / ``SDM_nDCG(rel=...)`` need the pool's).
         dataset: the collection's id, recorded in the pool (its name in ``repr`` and in ``spec()``, so a saved

@@ -374,6 +374,11 @@ def check_pool_options(
     if depth < 0 or sample < 0 or min(tail_samples) < 0:
         raise ValueError("depth, sample and tail_sample must be >= 0.")
     stratified = sum(tail_samples) > 0
+    if sample == 1 and not stratified:
+        raise ValueError(
+            "sample=1: SDM needs a background sample of at least 2 (and reads little off fewer than 50); "
+            "sample=0 pools for pooled evaluation only."
+        )
     if stratified and (bounds[0] <= depth or any(b <= a for a, b in zip(bounds, bounds[1:]))):
         raise ValueError(
             f"tail_depth (--tail-depth) {bounds} must be deeper than the pool depth ({depth}) and increasing."

@@ -260,6 +260,8 @@ def test_api_arguments_name_the_fix(setup, tmp_path):
         ({"sample": 0.05}, "sample=0.05: give a whole number"),
         ({"tail_sample": 0.5}, "whole number"),
         ({"seed": -2}, "seed=-2"),
+        # SDM refuses a sample of 1: refused when the pool is built, not after its index is cut
+        ({"sample": 1}, "sample=1: SDM needs a background sample of at least 2"),
     ):
         with pytest.raises((ValueError, TypeError), match=message):
             sdm.build_pool(qrels, [first], all_docnos=docnos, **{"depth": 10, "sample": 300, **options})
