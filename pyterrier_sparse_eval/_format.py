@@ -364,17 +364,28 @@ def check_sorted_postings(folder: Path, indptr: np.ndarray, indices: np.ndarray)
 
 def first_unsorted_term(indptr: np.ndarray, indices: np.ndarray) -> int:
     """The first term whose doc ids do not ascend strictly (a repeat or a descent), or -1 when every term's do.
-    ``indptr`` must run from 0 to ``len(indices)`` (checked before). One comparison per posting and a search
-    per term start (0.05 s of CPU for 47M postings; a compiled loop over the terms was no faster)."""
+    ``indptr`` must run from 0 to ``len(indices)`` and never decrease (checked before). A doc id may fall only
+    where a term starts: the count of falls over all postings (one comparison each) must equal the count at the
+    starts of terms (one each); only when it does not are the falls located. O(postings + terms), one pass over
+    the doc ids: 0.05 s for the 47M of a 1M-document index, a plain sum over them 0.03 s."""
     n = len(indices)
-    starts = np.asarray(indptr[:-1])
+    ptr = np.asarray(indptr)
+    falls = 0
     for s in _blocks(n):
         block = indices[s : min(n, s + _BLOCK + 1)]
-        # positions where a doc id does not exceed the one before, each in the last term starting at or before it
-        # (the non-empty one among terms starting there): allowed only where that term starts
+        falls += int(np.count_nonzero(block[1:] <= block[:-1]))
+    if not falls:
+        return -1
+    # the starts of non-empty terms but the first posting, each once
+    starts = ptr[:-1][(ptr[1:] > ptr[:-1]) & (ptr[:-1] > 0)]
+    if falls == int(np.count_nonzero(indices[starts] <= indices[starts - 1])):
+        return -1
+    for s in _blocks(n):
+        block = indices[s : min(n, s + _BLOCK + 1)]
+        # each fall in the last term starting at or before it (the non-empty one among terms starting there)
         drops = np.flatnonzero(block[1:] <= block[:-1]) + (s + 1)
-        term = np.searchsorted(starts, drops, side="right") - 1
-        bad = starts[term] != drops
+        term = np.searchsorted(ptr[:-1], drops, side="right") - 1
+        bad = ptr[term] != drops
         if bad.any():
             return int(term[np.argmax(bad)])
-    return -1
+    return -1  # pragma: no cover - the counts differ only where a fall is inside a term

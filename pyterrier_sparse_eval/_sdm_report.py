@@ -61,9 +61,11 @@ class ThreeWay:
         return out
 
     def table(self) -> str:
-        """A text table (fits 100 columns): the pool's size, then one row per system and measure."""
+        """A text table: the pool's size, then one row per system and measure (100 columns, wider when a system's
+        name is longer than 28 characters: each is named whole)."""
         covariate = self.config.get("covariate")
         terms = " and matched query terms" if self.config.get("covariate_features") else ""
+        width = max([28, *map(len, self.results)])
         rows = [
             _describe(self.pool)
             + (f"\nSDM with {covariate}'s full-corpus run{terms} as covariate" if covariate else "")
@@ -72,7 +74,7 @@ class ThreeWay:
                 if self.config.get("noise_correction")
                 else ""
             ),
-            f"{'system':<28} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}"
+            f"{'system':<{width}} {'measure':<10} {'pooled':>8} {'SDM':>8} {'full':>8} {'gap closed':>10}"
             + ("  SDM 95% CI" if self.config.get("bootstrap") else ""),  # an interval only with a bootstrap
         ]
         for system, measures in self.results.items():
@@ -80,9 +82,8 @@ class ThreeWay:
                 gap = v["pooled"] - v["full"]
                 closed = f"{1 - abs(v['sdm'] - v['full']) / abs(gap):.0%}" if abs(gap) >= 0.01 else "-"
                 ci = f"[{v['sdm_ci'][0]:.4f}, {v['sdm_ci'][1]:.4f}]" if "sdm_ci" in v else ""
-                label = system if len(system) <= 28 else system[:25] + "..."
                 rows.append(
-                    f"{label:<28} {name:<10} {v['pooled']:>8.4f} {v['sdm']:>8.4f} {v['full']:>8.4f} "
+                    f"{system:<{width}} {name:<10} {v['pooled']:>8.4f} {v['sdm']:>8.4f} {v['full']:>8.4f} "
                     f"{closed:>10}" + (f"  {ci}" if ci else "")
                 )
         return "\n".join(rows)
@@ -161,6 +162,10 @@ def three_way(
     k_values, bootstrap = check_sdm_options(k_values, family, bootstrap, 0.95, seed)
     check_noise_correction(noise_correction, family, covariate or None)
     tail_samples, depths = check_pool_options(depth, sample, seed, tail_sample, tail_depth)
+    if sample < 2:
+        raise ValueError(
+            f"sample={sample}: SDM needs a background sample of at least 2 (1000 is the default)."
+        )
     tail = max(depths) if sum(tail_samples) else 0
     full_depth = max(max(k_values), depth, tail, 1000) if num_results is None else int(num_results)
     if full_depth < max(max(k_values), depth, tail):

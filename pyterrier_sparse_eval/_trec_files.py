@@ -69,6 +69,10 @@ def _compression(start: bytes) -> str:
     return next(readable, "") or next(refused, "")
 
 
+_FEEDS = bytes.maketrans(b"\f\v", b"  ")
+_SEPARATORS = re.compile(r"[ \t]+")
+
+
 def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | None) -> pd.DataFrame | None:
     """A whitespace-separated TREC file (``data``: its bytes, when it is a pipe) as string columns, exactly as
     written ("NA" stays "NA", "007" stays "007"; a quote is part of an id, as trec_eval splits fields); None when
@@ -103,6 +107,11 @@ def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | No
         return None
     # "" pads lines with fewer fields
     if frame is None or frame.shape[1] != columns or (frame == "").to_numpy().any():
+        raw = data if data is not None else _raw_bytes(path)
+        # trec_eval separates fields by any ASCII whitespace, pandas by spaces and tabs: form feeds and vertical
+        # tabs are read as spaces (a line of them is blank), on this rare path only
+        if b"\f" in raw or b"\v" in raw:
+            return _read_trec(path, columns, layout, kind, raw.translate(_FEEDS))
         raise ValueError(
             f"{path} is not a TREC {kind.lower()} file{_bad_line(path, data, columns)}: {expected}."
         )
@@ -110,18 +119,25 @@ def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | No
 
 
 def _bad_line(path: str, data: bytes | None, columns: int) -> str:
-    """Where the first line without ``columns`` fields is (pandas' parser names the line after a short first one)."""
-    counts = ((n, len(line.split())) for n, line in _lines(Path(path), data))
-    found = next((f", line {n} ({c} columns)" for n, c in counts if c != columns), "")
-    if found:
-        return found
-    # a line of only form feeds or vertical tabs: blank to _lines, a row of empty fields to pandas
+    """Where the first line without ``columns`` fields is, split as pandas splits them, on spaces and tabs
+    (pandas' parser names the line after a short first one); a line holding other whitespace says so."""
     with _open(Path(path), data) as f:
         for n, line in enumerate(f, 1):
-            odd = line.strip(" \t\r\n")
-            if odd and not odd.strip():
-                return f", line {n} (only {odd!r}, whitespace other than spaces and tabs; make it empty)"
+            line = line.strip(" \t\r\n")
+            count = len(_SEPARATORS.split(line)) if line else columns
+            if count != columns:
+                odd = sorted({repr(c) for c in line if c.isspace() and c not in " \t"})
+                hint = f"; it holds {', '.join(odd)}, which separates no fields" if odd else ""
+                return f", line {n} ({count} columns{hint})"
     return ""
+
+
+def _raw_bytes(path: str) -> bytes:
+    """A regular file's bytes, gunzipped when it is named *.gz (as :func:`_read_trec` reads it by name)."""
+    if str(path).endswith(".gz"):
+        with gzip.open(path, "rb") as f:
+            return f.read()
+    return Path(path).read_bytes()
 
 
 def _line_number(path: str, row: int, data: bytes | None) -> int:

@@ -124,11 +124,11 @@ def test_run_fields_are_split_on_whitespace_only(tmp_path):
         ("short1", ["1 Q0 d9", *good.splitlines()], "line 1 (3 columns)"),
         ("short5", [*good.splitlines()[:4], "1 Q0 d9", *good.splitlines()[4:]], "line 5 (3 columns)"),
         ("long1", ["1 Q0 d9 1 2.0 t x", *good.splitlines()], "line 1 (7 columns)"),
-        # a form feed alone: no columns to pandas, a blank line to the count of columns
+        # a no-break space separates no fields (for trec_eval and pandas alike), and is named
         (
-            "feed3",
-            [*good.splitlines()[:2], "\f", *good.splitlines()[2:]],
-            "line 3 (only '\\x0c', whitespace other than spaces and tabs; make it empty)",
+            "nbsp3",
+            [*good.splitlines()[:2], "1 Q0\u00a0d9 1 2.0 t", *good.splitlines()[2:]],
+            "line 3 (5 columns; it holds '\\xa0', which separates no fields)",
         ),
     ):
         (tmp_path / name).write_text("\n".join(lines) + "\n")
@@ -136,6 +136,16 @@ def test_run_fields_are_split_on_whitespace_only(tmp_path):
             ValueError, match=rf"{name} is not a TREC run file, {re.escape(where)}: expected 6"
         ):
             read_run(str(tmp_path / name))
+    # form feeds and vertical tabs separate fields, as in trec_eval (pandas alone splits on spaces and tabs),
+    # and a line of them is blank, as it is to the qrels reader: the same run as the plain file, gzip too
+    feeds = good.replace(" Q0 ", "\fQ0\v").replace("\n1 Q0 d3", "\n\f\v\n1 Q0 d3")
+    (tmp_path / "feeds.run").write_text(feeds)
+    (tmp_path / "feeds.run.gz").write_bytes(gzip.compress(feeds.encode()))
+    (tmp_path / "plain.run").write_text(good)
+    for name in ("feeds.run", "feeds.run.gz"):
+        assert read_run(str(tmp_path / name)).equals(read_run(str(tmp_path / "plain.run"))), name
+    (tmp_path / "feeds.qrels").write_text("1 0 d1 1\n\f\n1\f0\vd2 2\n")
+    assert pse.datasets.read_qrels(str(tmp_path / "feeds.qrels"))["docno"].tolist() == ["d1", "d2"]
     # compression told by content, not by name: a gzip file not named *.gz is read
     (tmp_path / "zipped.run").write_bytes(gzip.compress(good.encode()))
     assert len(read_run(str(tmp_path / "zipped.run"))) == 8

@@ -268,6 +268,7 @@ def test_api_arguments_name_the_fix(setup, tmp_path):
     for options, message in (
         ({"family": "KDE"}, "Unknown background family"),
         ({"k_values": [0]}, "integer >= 1"),
+        ({"sample": 0}, "sample=0: SDM needs a background sample of at least 2"),
     ):
         with pytest.raises(ValueError, match=message):  # three_way: refused before the dataset is looked up
             sdm.three_way("irds:nothing/here", ["bm25"], index_dir=tmp_path / "never", **options)

@@ -1,5 +1,6 @@
 """Pooled corpora, pooled indexes, SDM measures in pt.Experiment, and the real-data validation of SDM."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -335,6 +336,12 @@ def test_sdm_closes_the_gap_on_vaswani(tmp_path):
     assert not _closure_ok(report), report.table()
     header = report.table().splitlines()[1]  # no bootstrap, no interval column (it had been printed, empty)
     assert header.split() == ["system", "measure", "pooled", "SDM", "full", "gap", "closed"]
+    # systems whose names share their first 28 characters are named whole, in one column as wide as the longest
+    long = [f"splade:naver/splade-cocondenser-{tail}" for tail in ("ensembledistil", "selfdistil")]
+    renamed = dataclasses.replace(report, results=dict(zip(long, report.results.values())))
+    rows = renamed.table().splitlines()[2:]
+    assert {row.split()[0] for row in rows} == set(long)
+    assert len({row.index(row.split()[1], len(row.split()[0])) for row in rows}) == 1, rows
 
 
 @needs_data
