@@ -54,7 +54,7 @@ class BM25:
     Args:
         k1, b: BM25 parameters.
         language: ISO 639-1 code of the analyzer (``"en"``, ``"fr"``, ``"zh"``, ...; see
-            ``pse.analysis.LANGUAGES``).
+            ``pse.analysis.LANGUAGES``), in any case, a region dropped (``"fr-FR"`` is ``"fr"``).
         exact_lengths: normalise by the exact document length instead of Lucene's one-byte approximation.
         lucene_scores: ``False`` scores as releases before Lucene parity did: the classic formula with the
             (k1 + 1) factor as a float32 product sum_t q_t * idf_t * d_t (same ranking up to float rounding;

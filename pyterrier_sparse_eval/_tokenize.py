@@ -61,8 +61,8 @@ class Analyzer:
 
     Args:
         language: ISO 639-1 code of a Lucene analyzer (``"en"``, ``"fr"``, ``"zh"``, ...; see
-            ``pse.analysis.LANGUAGES``). The options below customise English only; other languages are Lucene's
-            chains as they are.
+            ``pse.analysis.LANGUAGES``; any case, a region dropped: ``"fr-FR"`` is ``"fr"``). The options below
+            customise English only; other languages are Lucene's chains as they are.
         tokenizer: ``"standard"`` (Lucene's StandardTokenizer, UAX #29 word boundaries: "1,000,000" is one token)
             or ``"word"`` (``\\w+`` words joined by inner ``'`` and ``.``: the analysis before Lucene parity).
         lowercase: lowercase tokens.

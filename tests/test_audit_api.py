@@ -289,6 +289,10 @@ def test_a_language_code_in_any_case_is_one_language_in_a_spec_and_on_the_comman
     assert pse.BM25(language="fr-FR").language == "fr" and pse.BM25(language="pt_BR").language == "pt"
     assert parse_system("bm25:language=zh-TW").name == parse_system("bm25:language=zh").name
     assert specs_with_language(["bm25"], "irds:nothing/here", "de-DE", quiet=True) == ["bm25:language=de"]
+    # in BCP 47's shape only: a dangling hyphen or a list is no language
+    for bad in ("fr-", "fr-FR,en"):
+        with pytest.raises(ValueError, match=f"Unknown language '{bad}'"):
+            pse.BM25(language=bad)
     for bad in (lambda: parse_system("bm25:language=xx"), lambda: pse.BM25(language="XX")):
         with pytest.raises(ValueError, match="Unknown language '(xx|XX)'; supported: ar, bn, de, en, "):
             bad()

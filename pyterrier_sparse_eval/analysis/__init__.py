@@ -69,14 +69,17 @@ def language_code(code: str, what: str = "language") -> str:
     are ``"fr"``, ``"pt_BR"`` is ``"pt"``, as a dataset card's language is read): the one check of a language
     however it is given (``BM25(language=)``, a system spec, ``--language``). A ValueError names what was unknown
     (``what``, e.g. ``"--language"``) and lists the supported codes."""
-    normal = re.split(r"[-_]", str(code).strip().lower())[0]
+    # a language subtag, then subtags of region, script or variant (BCP 47's shape): "fr-", "en-fr,de" are no code
+    match = re.fullmatch(r"([a-z]{2,3})(?:[-_][a-z0-9]{1,8})*", str(code).strip().lower())
+    normal = match.group(1) if match else str(code).strip().lower()
     if normal not in LANGUAGES:
         raise ValueError(f"Unknown {what} {code!r}; supported: {', '.join(LANGUAGES)}.")
     return normal
 
 
 def get_language(code: str) -> Language:
-    """The :class:`Language` for an ISO 639-1 code (any case); a ValueError lists the supported ones."""
+    """The :class:`Language` for an ISO 639-1 code (any case, a region dropped: see :func:`language_code`); a
+    ValueError lists the supported ones."""
     return LANGUAGES[language_code(code)]
 
 
