@@ -396,6 +396,24 @@ def column_texts(frame: pd.DataFrame, column: str) -> list[str]:
     return texts
 
 
+def validate_query_text(inp: pd.DataFrame, encoder: Any) -> None:
+    """PyTerrier's check that a query encoder's input is a query frame with ``query`` text; a result frame
+    (``first % 50 >> splade.retriever(index)``, whose first stage is this encoder) is told that the retriever does
+    not re-rank, as :func:`validate_queries` tells it."""
+    try:
+        pt.validate.query_frame(inp, extra_columns=["query"])
+    except pt.validate.InputValidationError as e:
+        if "docno" not in inp.columns:
+            raise
+        raise ResultFrameError(
+            f"{encoder!r} encodes the queries of a query frame, before a retriever that retrieves from its index "
+            f"for each query; it does not re-rank a result frame (this one has {list(inp.columns)}). Give it the "
+            "queries: topics (qid, query), e.g. topics >> splade.retriever(index), not first_stage >> retriever; "
+            "to combine two systems' results: first + retriever (PyTerrier's sum of their scores).",
+            e.modes,
+        ) from None
+
+
 class ResultFrameError(pt.validate.InputValidationError, ValueError):
     """A result frame given to a retriever: PyTerrier's validation error (so that pt.Experiment's check of a
     pipeline before it runs still refuses it), with a message naming what to give."""

@@ -159,6 +159,16 @@ def test_index_and_retrieve_equal_brute_force(model_dir, splade, tmp_path, idf):
         got = res[res.qid == qid]
         assert list(got.docno) == [d for _, d in expected]
         np.testing.assert_allclose(got.score, [s for s, _ in expected], rtol=1e-5)
+    if not idf:
+        return
+    # a result frame is told that the retriever does not re-rank, as BM25's is (PyTerrier's check, the query
+    # encoder's, had named no fix), and is still PyTerrier's error class (pt.Experiment's check of a pipeline)
+    retriever = splade.retriever(index, num_results=5)
+    with pytest.raises(
+        ValueError, match=r"does not re-rank a result frame .*'docno'.* topics >> splade"
+    ) as e:
+        (retriever >> retriever).transform(queries)
+    assert isinstance(e.value, pt.validate.InputValidationError)
 
 
 def test_retriever_refuses_a_bm25_index(splade, tmp_path):
