@@ -12,7 +12,7 @@ import re
 import warnings
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -396,24 +396,6 @@ def column_texts(frame: pd.DataFrame, column: str) -> list[str]:
     return texts
 
 
-def validate_query_text(inp: pd.DataFrame, encoder: Any) -> None:
-    """PyTerrier's check that a query encoder's input is a query frame with ``query`` text; a result frame
-    (``first % 50 >> splade.retriever(index)``, whose first stage is this encoder) is told that the retriever does
-    not re-rank, as :func:`validate_queries` tells it."""
-    try:
-        pt.validate.query_frame(inp, extra_columns=["query"])
-    except pt.validate.InputValidationError as e:
-        if "docno" not in inp.columns:
-            raise
-        raise ResultFrameError(
-            f"{encoder!r} encodes the queries of a query frame, before a retriever that retrieves from its index "
-            f"for each query; it does not re-rank a result frame (this one has {list(inp.columns)}). Give it the "
-            "queries: topics (qid, query), e.g. topics >> splade.retriever(index), not first_stage >> retriever; "
-            "to combine two systems' results: first + retriever (PyTerrier's sum of their scores).",
-            e.modes,
-        ) from None
-
-
 class ResultFrameError(pt.validate.InputValidationError, ValueError):
     """A result frame given to a retriever: PyTerrier's validation error (so that pt.Experiment's check of a
     pipeline before it runs still refuses it), with a message naming what to give."""
@@ -422,21 +404,28 @@ class ResultFrameError(pt.validate.InputValidationError, ValueError):
         return str(self.args[0])
 
 
-def validate_queries(inp: pd.DataFrame, retriever: Any) -> None:
-    """PyTerrier's check that a retriever's input is a query frame (``query_toks`` or ``query``); a result frame
+def validate_queries(
+    inp: pd.DataFrame, transformer: Any, columns: Sequence[str] = ("query_toks", "query")
+) -> None:
+    """PyTerrier's check that the input of a retriever (or of SPLADE's query encoder, the first stage of its
+    retriever: ``columns=("query",)``) is a query frame with one of ``columns``; a result frame
     (``first % 50 >> retriever``) is told that a retriever does not re-rank, and what to give (pt's own refusal
     named no fix)."""
     try:
         with pt.validate.any(inp) as v:
-            v.query_frame(extra_columns=["query_toks"], mode="query_toks")
-            v.query_frame(extra_columns=["query"], mode="query")
+            for column in columns:
+                v.query_frame(extra_columns=[column], mode=column)
     except pt.validate.InputValidationError as e:
         if "docno" not in inp.columns:
             raise
+        role = (
+            "retrieves" if "query_toks" in columns else "encodes the queries for a retriever that retrieves"
+        )
+        toks = " or an encoder's query_toks frame" if "query_toks" in columns else ""
         raise ResultFrameError(
-            f"{retriever!r} retrieves from its index for each query; it does not re-rank a result frame (this one "
-            f"has {list(inp.columns)}). Give it the queries: topics (qid, query) or an encoder's query_toks frame, "
-            "e.g. topics >> retriever, not first_stage >> retriever; to combine two systems' results: "
-            "first + retriever (PyTerrier's sum of their scores).",
+            f"{transformer!r} {role} from its index for each query; it does not re-rank a result frame (this one "
+            f"has {list(inp.columns)}). Give it the queries: topics (qid, query){toks}, e.g. topics >> retriever, "
+            "not first_stage >> retriever; to combine two systems' results: first + retriever (PyTerrier's sum of "
+            "their scores).",
             e.modes,
         ) from None

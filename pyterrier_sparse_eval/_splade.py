@@ -18,7 +18,7 @@ from ._build import SparseIndexer, batch_docnos, check_engine, check_integer, fl
 from ._index import SparseIndex, refuse_ray_options
 from ._model_files import looks_like_path, model_fingerprint
 from ._ray import Encoded
-from ._records import _as_text, column_texts, validate_query_text
+from ._records import _as_text, column_texts, validate_queries
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex
 from .datasets import FieldError, doc_texts, resolve_fields
@@ -372,7 +372,7 @@ class SpladeEncoder(pt.Transformer):
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         s = self.splade
         if self.kind == "query":
-            validate_query_text(inp, self)
+            validate_queries(inp, self, columns=("query",))
             texts = column_texts(inp, "query")  # None, NaN: "" (no results), not "nan"
             out_col, max_length, top_k, threshold = "query_toks", s.query_max_length, None, 0.0
         else:

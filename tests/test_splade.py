@@ -165,7 +165,8 @@ def test_index_and_retrieve_equal_brute_force(model_dir, splade, tmp_path, idf):
     # encoder's, had named no fix), and is still PyTerrier's error class (pt.Experiment's check of a pipeline)
     retriever = splade.retriever(index, num_results=5)
     with pytest.raises(
-        ValueError, match=r"does not re-rank a result frame .*'docno'.* topics >> splade"
+        ValueError,
+        match=r"SpladeEncoder.* encodes the queries .* does not re-rank a result frame .*'docno'.* topics >> retriever",
     ) as e:
         (retriever >> retriever).transform(queries)
     assert isinstance(e.value, pt.validate.InputValidationError)
