@@ -21,6 +21,7 @@ from ._build import (
     term_ids,
     warn_empty,
 )
+from ._docno_checks import corpus_positions
 from ._index import SparseIndex, refuse_ray_options
 from ._ray import Encoded
 from ._records import column_texts
@@ -369,13 +370,14 @@ class BM25Indexer(pt.Indexer):
         empty = total = 0
         with open_writer(self.index_ref, mode=self.mode, encoder=encoder) as writer:
             bar = progress(docs, self.verbose)
-            for batch in batched(iter_docs(docs), self.batch_size):
-                encoder["fields"] = list(self._fields(batch))
-                texts, missing = doc_texts(batch, self.fields_ or ())
-                empty, total = empty + missing, total + len(batch)
-                terms, tf, offsets, lengths = counter.count(texts, writer)
-                writer.add(batch_docnos(batch), terms, tf, offsets, lengths)
-                bar.update(len(batch))
+            with corpus_positions(lambda: total):
+                for batch in batched(iter_docs(docs), self.batch_size):
+                    encoder["fields"] = list(self._fields(batch))
+                    texts, missing = doc_texts(batch, self.fields_ or ())
+                    terms, tf, offsets, lengths = counter.count(texts, writer)
+                    writer.add(batch_docnos(batch), terms, tf, offsets, lengths)
+                    empty, total = empty + missing, total + len(batch)
+                    bar.update(len(batch))
             bar.close()
             writer.finish(self.bm25.weights)
         return empty, total

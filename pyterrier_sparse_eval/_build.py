@@ -29,11 +29,17 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._docno_checks import SeenDocnos, batch_docnos, early_check, refuse_unencodable
+from ._docno_checks import (
+    SeenDocnos,
+    batch_docnos,
+    check_docs,
+    corpus_positions,
+    early_check,
+    refuse_unencodable,
+)
 from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_index_dir, seal
 from ._ray import Encoded, check_gpus
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
-from .datasets import FieldError
 from .files import clean_leftovers, is_empty_dir, new_temp_dir, replace_dir, save_array, write_array
 
 __all__ = [
@@ -346,16 +352,6 @@ def check_engine(engine: str, **ray_options: Any) -> None:
     check_gpus(ray_options.get("num_gpus") or 0)
 
 
-def check_docs(docs: list[dict[str, Any]], fields: Iterable[str], hint: str) -> None:
-    """Every document has ``fields``; else an error naming the first that does not."""
-    for doc in docs:
-        missing = [f for f in fields if f not in doc]
-        if missing:
-            raise FieldError(
-                f"Document {doc.get('docno', '(no docno)')!r} is missing {missing} (it has {sorted(doc)}). {hint}"
-            )
-
-
 _TOKS_HINT = (
     "index.indexer() takes documents with precomputed `toks`; encode text first "
     "(e.g. splade.doc_encoder() >> index.indexer()) or use pse.BM25().indexer(index) for raw text."
@@ -404,13 +400,15 @@ class SparseIndexer(pt.Indexer):
             self.empty_, self.total_ = build_on_ray(self, docs, encoder, self.batches, None)
             self.finished()
             return self.index_ref
-        with open_writer(self.index_ref, mode=self.mode, encoder=encoder) as writer:
+        done = 0
+        writing = open_writer(self.index_ref, mode=self.mode, encoder=encoder)
+        with writing as writer, corpus_positions(lambda: done):
             bar = progress(docs, self.verbose)
             for batch in batched(iter_docs(docs), self.batch_size):
                 docnos, toks = self.encode(batch, bar)
                 add_toks(writer, docnos, toks)
-                if not self.updates_progress:
-                    bar.update(len(batch))
+                done += len(batch)
+                bar.update(0 if self.updates_progress else len(batch))
             bar.close()
             writer.finish()
         self.finished()
@@ -481,7 +479,9 @@ def build_on_ray(
         first = next(batches, None)
         if first is not None:
             pool = EncoderPool(ray, make(first), indexer.num_workers, getattr(indexer, "num_gpus", 0) or 0)
-            with contextlib.closing(pool.map(itertools.chain([first], batches))) as results:
+            mapped = contextlib.closing(pool.map(itertools.chain([first], batches)))
+            # the batches come in order: a batch's error surfaces once those before it are added
+            with mapped as results, corpus_positions(lambda: total):
                 for n, (docnos, names, idx, values, offsets, doclen, missing) in results:
                     writer.add(docnos, writer.term_ids(names)[idx], values, offsets, doclen)
                     empty, total = empty + missing, total + n

@@ -1,5 +1,6 @@
-"""A batch's docnos checked as it arrives: their types (:func:`batch_docnos`), and duplicates, refused with 8 bytes
-per document (about 23 at the peak of a merge of the largest runs).
+"""A batch's documents checked as it arrives: their fields (:func:`check_docs`), their docnos' types
+(:func:`batch_docnos`), and duplicates, refused with 8 bytes per document (about 23 at the peak of a merge of the
+largest runs).
 
 An index refuses a docno given twice. The exact check sorts every docno once the corpus is read (``_spill``), which
 for a corpus encoded by a model (SPLADE, on Ray) throws the whole encoding away at the end; here each batch's docnos
@@ -12,15 +13,23 @@ BM25 builds keep only the exact check at the end), nothing next to a model's enc
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .datasets import FieldError
 
-__all__ = ["SeenDocnos", "batch_docnos", "early_check", "refuse_unencodable"]
+__all__ = [
+    "SeenDocnos",
+    "batch_docnos",
+    "check_docs",
+    "corpus_positions",
+    "early_check",
+    "refuse_unencodable",
+]
 
 
 def refuse_unencodable(docnos: list[str]) -> None:
@@ -36,6 +45,16 @@ def refuse_unencodable(docnos: list[str]) -> None:
                     f"Invalid docno {d!r}: it holds a lone surrogate, which UTF-8 cannot store (text decoded with "
                     "errors='surrogateescape'?): decode the ids as UTF-8, or replace those characters."
                 ) from None
+
+
+def check_docs(docs: list[dict[str, Any]], fields: Iterable[str], hint: str) -> None:
+    """Every document has ``fields``; else an error naming the first that does not."""
+    for doc in docs:
+        missing = [f for f in fields if f not in doc]
+        if missing:
+            raise FieldError(
+                f"Document {doc.get('docno', '(no docno)')!r} is missing {missing} (it has {sorted(doc)}). {hint}"
+            )
 
 
 def early_check(encoder: dict[str, Any]) -> SeenDocnos | None:
@@ -62,16 +81,37 @@ def batch_docnos(batch: Sequence[dict[str, Any]]) -> list[str]:
                 if isinstance(doc, Mapping)
                 else f"a {type(doc).__name__}"
             )
-            raise FieldError(
-                f"Document {position + 1} of a batch has no 'docno' field ({has}): give every document its id."
-            )
+            raise _refused(FieldError, position, f"has no 'docno' field ({has}): give every document its id.")
         else:
-            raise ValueError(
-                f"Document {position + 1} of a batch has docno {docno!r} ({type(docno).__name__}): docnos are str "
-                "(or whole numbers). Give them as text: df['docno'].astype(str) (a column of numbers with a gap is "
-                "float: fill or drop the gap first), bytes decoded with .decode('utf-8')."
+            raise _refused(
+                ValueError,
+                position,
+                f"has docno {docno!r} ({type(docno).__name__}): docnos are str (or whole numbers). Give them as "
+                "text: df['docno'].astype(str) (a column of numbers with a gap is float: fill or drop the gap "
+                "first), bytes decoded with .decode('utf-8').",
             )
     return out
+
+
+def _refused(kind: type[Exception], position: int, detail: str) -> Exception:
+    """An error about document ``position`` of a batch; :func:`corpus_positions` renames it by its place in the
+    corpus (the attributes survive the pickling of a Ray task's error)."""
+    error = kind(f"Document {position + 1} of a batch {detail}")
+    error.batch_position, error.detail = position, detail  # type: ignore[attr-defined]
+    return error
+
+
+@contextlib.contextmanager
+def corpus_positions(before: Callable[[], int]) -> Iterator[None]:
+    """An indexing loop's refusal of a document names its place in the corpus (``before()``: the documents of
+    the batches before the failing one), where a batch's encoder knows only its place in the batch."""
+    try:
+        yield
+    except Exception as error:
+        position, detail = getattr(error, "batch_position", None), getattr(error, "detail", None)
+        if position is None or detail is None:
+            raise
+        raise type(error)(f"Document {before() + position + 1:,} of the corpus {detail}") from None
 
 
 class SeenDocnos:

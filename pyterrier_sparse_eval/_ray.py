@@ -102,12 +102,31 @@ def _reachable(address: str, timeout: float = 10.0) -> None:
     if not host or not port.isdigit():
         raise ClusterUnreachable(f"{address!r} is not a Ray address (host:port, or ray://host:port).")
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+            reply = _first_reply(sock)
     except OSError as e:
         raise ClusterUnreachable(
             f"Cannot connect to the Ray cluster at {address!r}: {str(e).rstrip('.')}. Check the address (`ray status` on the head "
             "node prints it) or leave ray_address and RAY_ADDRESS unset to start Ray on this machine."
         ) from None
+    # Ray's GCS speaks gRPC: its first bytes are a binary HTTP/2 frame (a TLS one, a TLS record); a service that
+    # answers in text (a web server's 'HTTP/1.0 400', an SSH banner) is another one, which Ray retries for minutes
+    if reply[:1].isalpha() or reply[:1] == b"<":
+        first = reply.decode("ascii", "replace").splitlines()[0][:60] if reply.strip() else ""
+        raise ClusterUnreachable(
+            f"{address!r} answers, but not as a Ray cluster (it replied {first!r}): give the head node's GCS address "
+            "(`ray status` on the head node prints it; port 6379 by default), not another service's."
+        )
+
+
+def _first_reply(sock: Any, wait: float = 2.0) -> bytes:
+    """The first bytes a server sends back to an HTTP/2 client's preface (b"" when it sends none in time)."""
+    sock.settimeout(wait)
+    try:
+        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        return bytes(sock.recv(64))
+    except (TimeoutError, ConnectionError):
+        return b""
 
 
 @functools.cache

@@ -38,6 +38,9 @@ DOC_ID_KEYS = ("_id", "docno", "doc_id", "docid", "id")
 QUERY_ID_KEYS = ("_id", "qid", "query_id")
 QUERY_TEXT_KEYS = ("text", "query", "title")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+#: what separates the fields of a TREC or BEIR line: ASCII whitespace, as C's isspace for trec_eval (str.split()
+#: would also split on a no-break space, U+0085 or U+2003, which ids may hold)
+_FIELD_SPACE = re.compile(r"[ \t\n\r\f\v]+")
 _HEADER_IDS = {"_id", "id", "docno", "doc_id", "docid", "pid", "qid", "query_id", "query-id"}
 
 
@@ -334,7 +337,7 @@ def parse_qrels(lines: Iterable[tuple[int, str]], where: Any) -> pd.DataFrame:
     layout = "'qid 0 docno label' (TREC) or 'query-id corpus-id score' (BEIR TSV, with a header)"
     width = 0
     for n, line in lines:
-        parts = line.split()
+        parts = _FIELD_SPACE.split(line.strip(" \t\n\r\f\v"))
         if not width:
             width = len(parts)
             if width not in (3, 4):

@@ -450,13 +450,15 @@ class SpladeIndexer(SparseIndexer):
         return SpladeBatches(self.splade, self._fields(first))
 
     def encode(self, batch: list[dict[str, Any]], bar: Any) -> tuple[list[str], list[dict[str, float]]]:
+        # docnos checked before the model's encoding, which a refusal would throw away
+        docnos = batch_docnos(batch)
         texts, _ = doc_texts(batch, self._fields(batch))
         s = self.splade
         toks = s.encode(
             texts, max_length=s.doc_max_length, top_k=s.doc_top_k, threshold=s.doc_threshold, progress=bar
         )
         self.empty_, self.total_ = self.empty_ + sum(not t for t in toks), self.total_ + len(batch)  # no term
-        return batch_docnos(batch), toks
+        return docnos, toks
 
     def finished(self) -> None:
         warn_empty(self.empty_, self.total_, self.fields_ or ())
@@ -470,6 +472,7 @@ class SpladeBatches:
         self.splade, self.fields = splade, fields
 
     def __call__(self, batch: list[dict[str, Any]]) -> Encoded:
+        docnos = batch_docnos(batch)
         texts, _ = doc_texts(batch, self.fields)
         s = self.splade
         toks = s.encode(
@@ -479,7 +482,7 @@ class SpladeBatches:
             threshold=s.doc_threshold,
             progress=_NoBar(),
         )
-        return flatten_toks(batch_docnos(batch), toks, sum(not t for t in toks))  # documents without a term
+        return flatten_toks(docnos, toks, sum(not t for t in toks))  # documents without a term
 
 
 class _NoBar:

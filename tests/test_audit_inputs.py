@@ -205,6 +205,27 @@ def test_a_beir_qrels_file_s_error_names_its_bad_row(tmp_path):
         read_qrels(str(tmp_path / "q"))
 
 
+def test_qrels_ids_holding_unicode_spaces_are_kept_whole_as_trec_eval_keeps_them(tmp_path):
+    """The BEIR/files: qrels reader split fields with str.split(), which also splits on a no-break space, U+0085
+    and U+2003; trec_eval (C's isspace) and the TREC run reader split on ASCII whitespace only."""
+    docnos = ["d\u00a01", "d\u20032", "d\x853"]
+    (tmp_path / "q.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"q1\t{d}\t1\n" for d in docnos) + "q1\td4\f\t0\n"
+    )
+    (tmp_path / "q.trec").write_text("".join(f"q1 0 {d} 1\n" for d in docnos))
+    for name in ("q.tsv", "q.trec"):
+        qrels = read_qrels(str(tmp_path / name))
+        assert qrels["docno"].tolist()[:3] == docnos, name
+    run = tmp_path / "r"
+    run.write_text("".join(f"q1 Q0 {d} {i} {5 - i} t\n" for i, d in enumerate(docnos + ["d4"])))
+    qrels = read_qrels(str(tmp_path / "q.tsv"))
+    assert qrels["label"].tolist() == [1, 1, 1, 0]
+    # pytrec_eval on the same ids: every judged document retrieved, so AP is 1 (the ids split, it had been refused)
+    ref = pytrec_eval.RelevanceEvaluator({"q1": dict(zip(qrels["docno"], map(int, qrels["label"])))}, {"map"})
+    scores = {d: float(s) for d, s in zip(read_run(str(run))["docno"], read_run(str(run))["score"])}
+    assert ref.evaluate({"q1": scores})["q1"]["map"] == 1.0
+
+
 def test_compression_is_told_by_content_not_by_name(tmp_path):
     """pandas guessed the compression from the name: a plain run named *.zip, *.xz or *.tar was an internal error,
     *.bz2 'Invalid data stream'; a bzip2 run's bad line was called 'not UTF-8 text'."""

@@ -1003,13 +1003,31 @@ def test_a_docno_that_would_match_no_qrels_is_refused(tmp_path, indexer, docno):
         {"docno": "d0", "text": "alpha", "toks": {"alpha": 1.0}},
         {"docno": docno, "text": "beta", "toks": {"b": 1.0}},
     ]
-    with pytest.raises(ValueError, match=r"Document 2 of a batch has docno .*astype\(str\)"):
+    with pytest.raises(ValueError, match=r"Document 2 of the corpus has docno .*astype\(str\)"):
         indexer(pse.SparseIndex(tmp_path / "index")).index(docs)
     with pytest.raises(KeyError, match=r"no 'docno' field|missing \['docno'\]"):
         indexer(pse.SparseIndex(tmp_path / "index")).index([docs[0], {"text": "beta", "toks": {"b": 1.0}}])
     assert not (tmp_path / "index").exists()
     whole = [dict(docs[0], docno=7), dict(docs[1], docno=np.int64(8))]
     assert indexer(pse.SparseIndex(tmp_path / "index")).index(whole).docnos.tolist() == ["7", "8"]
+
+
+@pytest.mark.parametrize("shards", [None, 2])
+@pytest.mark.parametrize("bm25", [True, False], ids=["bm25", "toks"])
+def test_a_bad_docno_deep_in_the_corpus_is_named_by_its_place_in_it(tmp_path, bm25, shards):
+    """The refusal had said "Document 2 of a batch" for the 10th document of a million-document corpus."""
+    docs = [{"docno": f"d{i}", "text": "alpha", "toks": {"alpha": 1.0}} for i in range(12)]
+    docs[9] = dict(docs[9], docno=None)
+    index = pse.SparseIndex(tmp_path / "i") if shards is None else pse.ShardedIndex(tmp_path / "i", shards)
+    indexer = pse.BM25().indexer(index, verbose=False, batch_size=4) if bm25 else index.indexer(batch_size=4)
+    with pytest.raises(ValueError, match=r"^Document 10 of the corpus has docno None \(NoneType\): docnos"):
+        indexer.index(docs)
+    del docs[9]["docno"]
+    with pytest.raises(
+        KeyError, match=r"^Document 10 of the corpus has no 'docno' field|missing \['docno'\]"
+    ):
+        indexer.index(docs)
+    assert os.listdir(tmp_path) == []
 
 
 def test_text_given_as_bytes_is_decoded(tmp_path):

@@ -358,6 +358,15 @@ def test_bad_documents_on_ray_are_the_local_error_and_leave_nothing(cluster, tmp
     with pytest.raises(FieldError, match=r"Document 'bad' is missing \['toks'\]"):
         index.indexer(verbose=False, batch_size=100, engine="ray").index(docs)
     assert os.listdir(tmp_path) == []
+    # a bad docno deep in the corpus is named by its place in it (its batch, encoded on a worker, knows only
+    # its place in the batch)
+    docs = [dict(d, text="alpha") for d in docs[:-1]] + [{"docno": None, "text": "alpha", "toks": {"a": 1.0}}]
+    for bm25 in (False, True):
+        options = dict(verbose=False, batch_size=100, engine="ray")
+        indexer = pse.BM25().indexer(index, **options) if bm25 else index.indexer(**options)
+        with pytest.raises(ValueError, match=r"^Document 251 of the corpus has docno None"):
+            indexer.index(docs)
+        assert os.listdir(tmp_path) == []
     with pytest.raises(ValueError, match="num_gpus=1 per worker, but the Ray cluster has 0 GPUs"):
         pse.Splade("unused").indexer(index, engine="ray", num_gpus=1).index(docs)
     with pytest.raises(ValueError, match="engine must be one of"):
@@ -371,6 +380,29 @@ def test_unreachable_address_is_a_clear_error():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     assert "ClusterUnreachable: Cannot connect to the Ray cluster at '127.0.0.1:1'" in done.stderr
+
+
+@pytest.mark.parametrize("reply", [b"HTTP/1.0 400 Bad request\r\n\r\n", b"SSH-2.0-OpenSSH_9.2\r\n"])
+def test_an_address_of_another_service_is_refused_at_once(reply):
+    """A web server's or an SSH server's port given as the cluster's: ray.init had retried for minutes."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        with server:
+            conn, _ = server.accept()
+            with conn:
+                conn.sendall(reply)
+
+    threading.Thread(target=answer, daemon=True).start()
+    address = f"127.0.0.1:{server.getsockname()[1]}"
+    code = f"import pyterrier_sparse_eval._ray as r; r.connect({address!r})"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    first = reply.decode().splitlines()[0]
+    assert f"{address!r} answers, but not as a Ray cluster (it replied {first!r})" in done.stderr
 
 
 @needs_data

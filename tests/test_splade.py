@@ -494,3 +494,23 @@ def test_documents_the_model_encodes_to_nothing_are_counted(model_dir, tmp_path)
     with pytest.warns(UserWarning, match=r"2 of 3 documents have no text in field 'text'"):
         index = splade.indexer(pse.SparseIndex(tmp_path / "i")).index(docs)
     assert index.num_docs == 3
+
+
+def test_a_bad_docno_is_refused_by_its_place_in_the_corpus_before_its_batch_is_encoded(splade, tmp_path):
+    """The model's encoding of the batch holding a bad docno had been done, then thrown away, and the refusal
+    had said "Document 2 of a batch" for the corpus's 10th."""
+    calls = []
+    original = splade.encode
+
+    def counted(texts, **kw):
+        calls.append(len(texts))
+        return original(texts, **kw)
+
+    docs = [{"docno": f"d{i}", "text": TEXTS[i % len(TEXTS)]} for i in range(12)]
+    docs[9]["docno"] = 9.0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(splade, "encode", counted)
+        with pytest.raises(ValueError, match=r"^Document 10 of the corpus has docno 9\.0 \(float\)"):
+            splade.indexer(pse.SparseIndex(tmp_path / "i"), batch_size=4).index(docs)
+    assert calls == [4, 4]
+    assert not (tmp_path / "i").exists()
