@@ -1,5 +1,6 @@
-"""The ground ``hf:`` collections stand on: the ``datasets`` library, where a hub repository's files are (the hub
-or ``SPARSE_EVAL_HF_MIRROR``), their identities and lines, and :class:`HFDataset`, shaped like a PyTerrier dataset."""
+"""The ground ``hf:`` collections stand on: their languages, splits and layouts, the ``datasets`` library, where a
+hub repository's files are (the hub or ``SPARSE_EVAL_HF_MIRROR``), their identities and lines, and
+:class:`HFDataset`, shaped like a PyTerrier dataset."""
 
 from __future__ import annotations
 
@@ -11,9 +12,37 @@ from pathlib import Path
 from typing import Any
 
 from ._records import _pick
+from .analysis import language_code
 from .collections import LocalDataset
+from .console import HF_OFFLINE_HINT, OfflineError
 
 MIRROR_ENV = "SPARSE_EVAL_HF_MIRROR"
+
+MIRACL_LANGUAGES = (
+    "ar", "bn", "de", "en", "es", "fa", "fi", "fr", "hi", "id", "ja", "ko", "ru", "sw", "te", "th", "yo", "zh",
+)  # fmt: skip
+MMARCO_LANGUAGES = {
+    "ar": "arabic", "zh": "chinese", "nl": "dutch", "en": "english", "fr": "french", "de": "german",
+    "hi": "hindi", "id": "indonesian", "it": "italian", "ja": "japanese", "pt": "portuguese", "ru": "russian",
+    "es": "spanish", "vi": "vietnamese",
+}  # fmt: skip
+_MIRACL_TEST = ("test", "testa", "testb", "test-a", "test-b")
+_MMARCO_SPLITS = {  # split -> (queries folder and suffix, qrels file)
+    "dev": ("dev", "dev.small", "qrels.dev.small.tsv"),
+    "dev.full": ("dev", "dev", "qrels.dev.tsv"),
+    "train": ("train", "train", "qrels.train.tsv"),
+}
+#: generic layout (MTEB's): role -> (config, split); "{split}" is the spec's split
+MTEB_CONFIGS = {
+    "corpus": ("corpus", "corpus"),
+    "queries": ("queries", "queries"),
+    "qrels": ("default", "{split}"),
+}
+#: our field -> the dataset's column, for the generic layout
+MTEB_COLUMNS = {
+    "docno": "_id", "title": "title", "text": "text", "qid": "_id", "query": "text",
+    "qrels_qid": "query-id", "qrels_docno": "corpus-id", "label": "score",
+}  # fmt: skip
 
 
 def _datasets() -> Any:
@@ -87,6 +116,30 @@ def _offline() -> bool:
     return bool(is_offline_mode())
 
 
+@functools.cache
+def hub_unreachable(wait: float = 5.0) -> str | None:
+    """Why the hub's endpoint cannot be reached (no name resolution, no route), asked once per process; None when
+    it answers, or behind a proxy (which only the HTTP library reaches it through). A hub library meeting an
+    offline machine retries for about a minute before it says so."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return None
+    try:
+        from huggingface_hub import constants
+
+        endpoint = urlsplit(constants.ENDPOINT)
+    except (ImportError, AttributeError, ValueError):  # pragma: no cover - an old or unusual huggingface_hub
+        return None
+    try:
+        port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+        socket.create_connection((endpoint.hostname or "huggingface.co", port), timeout=wait).close()
+    except OSError as e:
+        return f"{endpoint.netloc}: {e}"
+    return None
+
+
 def _flag(name: str) -> bool:
     """Whether a boolean environment variable is set, as huggingface_hub and datasets read theirs."""
     return os.environ.get(name, "").upper() in ("1", "ON", "YES", "TRUE")
@@ -144,7 +197,38 @@ def _declared(card_path: Path | str) -> str | None:
         declared = "no"
     if not isinstance(declared, str) or not declared.strip():
         return None
-    return re.split(r"[-_]", declared.strip())[0].lower()  # de-DE, pt_BR: the language, not the region
+    try:  # de-DE, pt_BR: the language, not the region; deu (MTEB's cards): de
+        return language_code(declared)
+    except ValueError:  # a language without an analyzer here: said as the card says it
+        return re.split(r"[-_]", declared.strip())[0].lower()
+
+
+def _no_folder(spec: str, repo: str, why: str) -> str:
+    return (
+        f"{spec!r}: there is no folder {repo} (from {os.getcwd()}), {why}: check the path, or read a local copy "
+        f"of the repository with {MIRROR_ENV}=FOLDER (README, 'Collections')."
+    )
+
+
+def mirrored(spec: str, repo: str) -> str:
+    """Where a REPO that is no local folder is read: the mirror's copy, or the hub (an owner/name id, refused at
+    once, naming the fix, when the hub cannot be reached)."""
+    if os.environ.get(MIRROR_ENV):
+        return repo_root(repo)
+    if "://" not in repo and (re.fullmatch(r"[\w.-]+/[\w.-]+", repo) is None or repo.startswith(".")):
+        raise FileNotFoundError(_no_folder(spec, repo, "nor is it a hub id (owner/name)"))
+    if not (_offline() or _flag("HF_DATASETS_OFFLINE")) and (why := hub_unreachable()):
+        raise OfflineError(f"{spec}'s files: {HF_OFFLINE_HINT} ({why}).")
+    return repo
+
+
+def no_split(spec: str, config: str, split: str, e: Exception) -> ValueError:
+    """A config without the split asked for, with the mapping that reads MTEB's newer cards."""
+    return ValueError(
+        f"{spec!r}: config {config!r} has no split {split!r} ({e}). For a card whose corpus and queries configs are "
+        "split like the qrels, with ids in 'id': pse.hf.hf_dataset(spec, configs={'corpus': ('corpus', '{split}'), "
+        "'queries': ('queries', '{split}')}, columns={'docno': 'id', 'qid': 'id'})."
+    )
 
 
 class HFDataset(LocalDataset):

@@ -23,6 +23,8 @@ __all__ = [
     "EXIT_USAGE",
     "EXIT_INTERNAL",
     "OFFLINE_HINT",
+    "HF_OFFLINE_HINT",
+    "OfflineError",
     "UsageError",
     "run",
     "looks_like_network",
@@ -39,6 +41,10 @@ EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
+
+
+class OfflineError(ConnectionError):
+    """A collection's files are not in the local cache and could not be downloaded."""
 
 
 class ClusterSetupError(RuntimeError):
@@ -90,8 +96,13 @@ def run(
             return EXIT_OK
         if debug:
             raise
-        if looks_like_network(e):
-            print(f"{prog}: error: {OFFLINE_HINT}.", file=sys.stderr)
+        if looks_like_network(
+            e
+        ):  # an OfflineError names the collection; any other failed download, the fixes
+            print(
+                f"{prog}: error: {one_line(e) if isinstance(e, OfflineError) else OFFLINE_HINT + '.'}",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
         if isinstance(e, INPUT_ERRORS + input_errors):
             print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
@@ -146,6 +157,11 @@ def _caused_by(error: BaseException, kind: type[BaseException]) -> bool:
     return False
 
 
+#: the fix for an hf: collection whose hub could not be reached
+HF_OFFLINE_HINT = (
+    "the Hugging Face hub could not be reached (this machine may be offline): read hf: collections from a local "
+    "copy with SPARSE_EVAL_HF_MIRROR (README, 'Collections'), or set HF_HUB_OFFLINE=1 to fail at once"
+)
 OFFLINE_HINT = (
     "a download was attempted and failed (this machine may be offline): point IR_DATASETS_HOME at a filled "
     "ir_datasets cache (README, 'Offline'), set HF_HUB_OFFLINE=1 with models given as local folders, and read "

@@ -22,7 +22,7 @@ import pyterrier as pt
 from ._records import FieldError, _as_text
 from ._trec_files import read_qrels, read_run
 from .collections import LocalDataset, is_local_spec, load_local
-from .console import OFFLINE_HINT, looks_like_network
+from .console import HF_OFFLINE_HINT, OFFLINE_HINT, OfflineError, looks_like_network
 from .hf import load_hf
 
 __all__ = [
@@ -92,9 +92,12 @@ def dataset_identity(dataset: str | Any) -> str:
 def corpus_spec(dataset: str | Any) -> str:
     """The spec of a dataset's documents, shared by the datasets of one corpus (their cached indexes are one):
     ``irds:msmarco-passage`` for ``irds:msmarco-passage/dev`` or ``msmarco-passage/trec-dl-2019`` (``ir_datasets.
-    docs_parent_id``), a BEIR folder's for its splits, a ``files:`` spec's corpus file's; ``hf:`` specs as given."""
+    docs_parent_id``), a BEIR folder's for its splits, a ``files:`` spec's corpus file's, ``hf:miracl:sw`` for
+    ``hf:miracl:sw:dev`` (an ``hf:`` repository's for its splits)."""
+    if isinstance(dataset, LocalDataset):
+        return str(dataset.corpus_spec)
     spec = dataset_spec(dataset)
-    if is_local_spec(spec):
+    if is_local_spec(spec) or spec.startswith("hf:"):
         return str(load_dataset(dataset).corpus_spec)
     if spec.startswith("irds:") or ":" not in spec:  # load_dataset reads "ID" as "irds:ID"
         import ir_datasets
@@ -145,10 +148,6 @@ def topic_fields(dataset: Any) -> tuple[str, ...]:
     return tuple(ds.queries_cls()._fields[1:])
 
 
-class OfflineError(ConnectionError):
-    """A collection's files are not in the local cache and could not be downloaded."""
-
-
 @contextlib.contextmanager
 def _downloading(dataset: Any, what: str) -> Iterator[None]:
     """A failed download (an offline machine) re-raised as :class:`OfflineError`, saying what to do."""
@@ -161,7 +160,8 @@ def _downloading(dataset: Any, what: str) -> Iterator[None]:
             ref = _irds(dataset)
             spec = dataset if isinstance(dataset, str) else getattr(dataset, "spec", None)
             name = f"irds:{ref.dataset_id()}" if ref is not None else spec or "the collection"
-            raise OfflineError(f"{name}'s {what}: {OFFLINE_HINT}.") from e
+            hint = HF_OFFLINE_HINT if name.startswith("hf:") else OFFLINE_HINT
+            raise OfflineError(f"{name}'s {what}: {hint}.") from e
         raise
 
 

@@ -24,6 +24,7 @@ code then reads ``MIRROR/REPO`` instead of ``hf://datasets/REPO``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -33,22 +34,32 @@ from typing import Any
 import pandas as pd
 
 from ._hf_base import (
+    _MIRACL_TEST,
+    _MMARCO_SPLITS,
+    MIRACL_LANGUAGES,
     MIRROR_ENV,
+    MMARCO_LANGUAGES,
+    MTEB_COLUMNS,
+    MTEB_CONFIGS,
     HFDataset,
     _datasets,
     _exists,
     _fs,
     _lines,
     _missing,
+    _no_folder,
     _offline,
     _split,
     card_language,
     miracl_qrels,
     miracl_topics,
+    mirrored,
+    no_split,
     repo_root,
 )
 from ._records import (
     FieldError,
+    _json_records,
     json_doc,
     parse_qrels,
     qrels_frame,
@@ -56,34 +67,9 @@ from ._records import (
     tsv_docs,
     tsv_topics,
 )
+from .analysis import language_code
 
 __all__ = ["HFDataset", "MIRACL_LANGUAGES", "MIRROR_ENV", "MMARCO_LANGUAGES", "hf_dataset", "load_hf"]
-
-MIRACL_LANGUAGES = (
-    "ar", "bn", "de", "en", "es", "fa", "fi", "fr", "hi", "id", "ja", "ko", "ru", "sw", "te", "th", "yo", "zh",
-)  # fmt: skip
-MMARCO_LANGUAGES = {
-    "ar": "arabic", "zh": "chinese", "nl": "dutch", "en": "english", "fr": "french", "de": "german",
-    "hi": "hindi", "id": "indonesian", "it": "italian", "ja": "japanese", "pt": "portuguese", "ru": "russian",
-    "es": "spanish", "vi": "vietnamese",
-}  # fmt: skip
-_MIRACL_TEST = ("test", "testa", "testb", "test-a", "test-b")
-_MMARCO_SPLITS = {  # split -> (queries folder and suffix, qrels file)
-    "dev": ("dev", "dev.small", "qrels.dev.small.tsv"),
-    "dev.full": ("dev", "dev", "qrels.dev.tsv"),
-    "train": ("train", "train", "qrels.train.tsv"),
-}
-#: generic layout (MTEB's): role -> (config, split); "{split}" is the spec's split
-MTEB_CONFIGS = {
-    "corpus": ("corpus", "corpus"),
-    "queries": ("queries", "queries"),
-    "qrels": ("default", "{split}"),
-}
-#: our field -> the dataset's column, for the generic layout
-MTEB_COLUMNS = {
-    "docno": "_id", "title": "title", "text": "text", "qid": "_id", "query": "text",
-    "qrels_qid": "query-id", "qrels_docno": "corpus-id", "label": "score",
-}  # fmt: skip
 
 
 class MIRACL(HFDataset):
@@ -126,6 +112,11 @@ class MIRACL(HFDataset):
                 if not _exists(url):
                     raise _missing(spec, f"MIRACL's {what}", url)
 
+    @property
+    def corpus_spec(self) -> str:
+        """``hf:miracl:LANG``: the splits (and spellings) of a language share its indexes."""
+        return f"hf:miracl:{self.lang}"
+
     def data_files(self) -> list[str]:
         fs, path = _fs(self.corpus_name)
         files = fs.glob(f"{path}/docs-*.jsonl.gz")
@@ -144,7 +135,11 @@ class MIRACL(HFDataset):
         return [fs.unstrip_protocol(f) if "://" in self.corpus_name else f for f in files]
 
     def _records(self) -> Iterator[tuple[int, str, str, str]]:
-        docs = _datasets().load_dataset("json", data_files=self.data_files(), split="train", streaming=True)
+        files = self.data_files()
+        if any("://" in f for f in files):  # on the hub: streamed by the datasets library
+            docs = _datasets().load_dataset("json", data_files=files, split="train", streaming=True)
+        else:  # a mirror's shards, read as files: reads JSONL (the datasets library's builder is ~7x slower)
+            docs = (rec for path in files for _, rec in _json_records(Path(path)))
         for n, rec in enumerate(docs, 1):
             yield json_doc(rec, self.corpus_name, n, self._id_kinds, unit="row")
 
@@ -204,6 +199,12 @@ class MMARCO(HFDataset):
             if not _exists(url):
                 raise _missing(spec, f"mMARCO's {what}", url)
 
+    @property
+    def corpus_spec(self) -> str:
+        """``hf:mmarco:CODE``: every split and spelling of a language (``pt``, ``PT``, ``portuguese``) shares its
+        indexes."""
+        return f"hf:mmarco:{self.language}"
+
     def data_files(self) -> list[str]:
         return [self.corpus_name]
 
@@ -238,7 +239,7 @@ class HubRetrievalDataset(HFDataset):
                 f"{sorted(MTEB_COLUMNS)}."
             )
         local = Path(os.path.expanduser(repo))
-        self.repo, self.path = repo, str(local) if local.is_dir() else self._mirrored(spec, repo)
+        self.repo, self.path = repo, str(local) if local.is_dir() else mirrored(spec, repo)
         self.split = split
         self.configs = {
             role: (c, s.format(split=split)) for role, (c, s) in {**MTEB_CONFIGS, **(configs or {})}.items()
@@ -247,7 +248,7 @@ class HubRetrievalDataset(HFDataset):
         where = {role: f"{repo} (config {c!r}, split {s!r})" for role, (c, s) in self.configs.items()}
         super().__init__(
             spec,
-            language=language or card_language(self.path),
+            language=language_code(language) if language else card_language(self.path),
             corpus=where["corpus"],
             topics=where["queries"],
             qrels=where["qrels"],
@@ -255,15 +256,6 @@ class HubRetrievalDataset(HFDataset):
         # MTEB's queries config holds every split's queries (as a BEIR folder's queries.jsonl): the split's
         # topics are those its qrels judge
         self.judged_topics_only = self.configs["queries"] == MTEB_CONFIGS["queries"]
-
-    @staticmethod
-    def _mirrored(spec: str, repo: str) -> str:
-        """Where a REPO that is no local folder is read: the mirror's copy, or the hub (an owner/name id)."""
-        if os.environ.get(MIRROR_ENV):
-            return repo_root(repo)
-        if "://" not in repo and (re.fullmatch(r"[\w.-]+/[\w.-]+", repo) is None or repo.startswith(".")):
-            raise FileNotFoundError(_no_folder(spec, repo, "nor is it a hub id (owner/name)"))
-        return repo
 
     def _hub_unread(self, e: Exception) -> Exception:
         """``e``, or for a hub id read while offline, an error saying that no folder of that name exists."""
@@ -292,6 +284,10 @@ class HubRetrievalDataset(HFDataset):
         except ValueError as e:
             if "split" in str(e).lower() and role == "qrels":
                 raise ValueError(f"{self.spec!r}: {e} (the spec is hf:REPO[:SPLIT]).") from None
+            if (
+                "bad split" in str(e).lower()
+            ):  # a card naming each config's split after the qrels' (MTEB's newer)
+                raise no_split(self.spec, config, split, e) from None
             raise self._not_this_layout(config, e) from None
         except ConnectionError as e:
             offline = self._hub_unread(e)
@@ -336,6 +332,13 @@ class HubRetrievalDataset(HFDataset):
             f"{cause}: hf:REPO reads MTEB's layout (configs corpus, queries and default in the README.md card); "
             "name other configs with pse.hf.hf_dataset(spec, configs={'corpus': (CONFIG, SPLIT), ...})."
         )
+
+    @property
+    def corpus_spec(self) -> str:
+        """``hf:REPO`` (a local folder's absolute path): the splits of a repository share its indexes (the cache
+        key's identity, its corpus files and mapping, keeps a split with other documents apart)."""
+        local = Path(os.path.expanduser(self.repo))
+        return f"hf:{local.resolve() if local.is_dir() else self.repo}"
 
     def identity(self) -> str:
         """The corpus data files (:meth:`HFDataset.identity`), and the config and columns the documents are read
@@ -452,13 +455,6 @@ class HubRetrievalDataset(HFDataset):
         return qrels_frame(rows, self.qrels_name)
 
 
-def _no_folder(spec: str, repo: str, why: str) -> str:
-    return (
-        f"{spec!r}: there is no folder {repo} (from {os.getcwd()}), {why}: check the path, or read a local copy "
-        f"of the repository with {MIRROR_ENV}=FOLDER (README, 'Collections')."
-    )
-
-
 def load_hf(spec: str) -> HFDataset:
     """The dataset of an ``hf:`` spec (see the module docstring); the index files are read when first used."""
     rest = spec.removeprefix("hf:")
@@ -466,7 +462,10 @@ def load_hf(spec: str) -> HFDataset:
     if head.lower() in ("miracl", "mmarco"):
         if not parts or not parts[0]:
             raise ValueError(f"{spec!r}: name the language, e.g. hf:{head.lower()}:sw.")
-        lang, split = parts[0].lower(), _split(spec, parts[1:], "dev")
+        # a code in any case, with a region or in ISO 639-3 (pt-BR, PT, por: pt); mMARCO's names as they are
+        with contextlib.suppress(ValueError):
+            parts[0] = language_code(parts[0])
+        lang, split = parts[0].lower(), _split(spec, parts[1:], "dev").lower()
         return MIRACL(spec, lang, split) if head.lower() == "miracl" else MMARCO(spec, lang, split)
     return hf_dataset(spec)
 
@@ -481,7 +480,7 @@ def hf_dataset(
     """``hf:REPO[:SPLIT]`` (REPO on the hub, in the mirror, or a local folder) in MTEB's layout, or another:
     ``configs`` maps ``corpus``/``queries``/``qrels`` to (config, split) (``"{split}"`` is the spec's split) and
     ``columns`` maps ``docno``, ``title``, ``text``, ``qid``, ``query``, ``qrels_qid``, ``qrels_docno`` and
-    ``label`` to column names; ``language`` (ISO 639-1) chooses BM25's analyzer. Ids are stripped of surrounding
+    ``label`` to column names; ``language`` (ISO 639-1, or 639-3) chooses BM25's analyzer. Ids are stripped of surrounding
     spaces; float ids, null labels and an empty data file are refused naming the fix. The pipelines
     (``pse.run_experiment``, ``pse.sdm.three_way``) read the dataset returned as it is, and its index cache key
     includes the corpus config and document columns."""

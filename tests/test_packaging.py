@@ -59,9 +59,9 @@ LAYERS = {
     "_records": 0,  # local files' lines and layouts
     "_trec_files": 1,  # TREC run and qrels files
     "collections": 1,  # local files as datasets
-    "_hf_base": 2,  # the datasets library, hub files and the base of hub collections
-    "hf": 3,  # Hugging Face hub collections
-    "datasets": 4,  # leaves
+    "_hf_base": 4,  # the datasets library, hub files and the base of hub collections
+    "hf": 5,  # Hugging Face hub collections
+    "datasets": 6,  # leaves
     "_topk": 10,
     "_docnos": 10,  # result columns of docnos, gathered as bytes
     "_blocks": 11,  # the threshold kernel's block scorers

@@ -63,15 +63,27 @@ def _load() -> dict[str, Language]:
 
 LANGUAGES: dict[str, Language] = _load()
 
+#: ISO 639-2 and 639-3 codes of the supported languages (cards written by MTEB declare ``eng``, ``deu``...),
+#: with the bibliographic ones (``ger``, ``fre``) and the individual languages a card may name (Standard Arabic,
+#: Iranian Persian, Swahili, Mandarin)
+_THREE_LETTER = {
+    "ara": "ar", "arb": "ar", "ben": "bn", "deu": "de", "ger": "de", "eng": "en", "spa": "es", "fas": "fa",
+    "per": "fa", "pes": "fa", "fin": "fi", "fra": "fr", "fre": "fr", "hin": "hi", "ind": "id", "ita": "it",
+    "jpn": "ja", "kor": "ko", "nld": "nl", "dut": "nl", "por": "pt", "rus": "ru", "swa": "sw", "swh": "sw",
+    "tel": "te", "tha": "th", "vie": "vi", "yor": "yo", "zho": "zh", "chi": "zh", "cmn": "zh",
+}  # fmt: skip
+
 
 def language_code(code: str, what: str = "language") -> str:
     """The supported ISO 639-1 code that ``code`` names, in any case and with any region (``"FR"`` and ``"fr-FR"``
-    are ``"fr"``, ``"pt_BR"`` is ``"pt"``, as a dataset card's language is read): the one check of a language
+    are ``"fr"``, ``"pt_BR"`` is ``"pt"``, as a dataset card's language is read), or its ISO 639-2/3 code
+    (``"deu"`` is ``"de"``): the one check of a language
     however it is given (``BM25(language=)``, a system spec, ``--language``). A ValueError names what was unknown
     (``what``, e.g. ``"--language"``) and lists the supported codes."""
     # a language subtag, then subtags of region, script or variant (BCP 47's shape): "fr-", "en-fr,de" are no code
     match = re.fullmatch(r"([a-z]{2,3})(?:[-_][a-z0-9]{1,8})*", str(code).strip().lower())
     normal = match.group(1) if match else str(code).strip().lower()
+    normal = _THREE_LETTER.get(normal, normal)
     if normal not in LANGUAGES:
         raise ValueError(f"Unknown {what} {code!r}; supported: {', '.join(LANGUAGES)}.")
     return normal
