@@ -109,8 +109,8 @@ class SparseRetriever(pt.Transformer):
         num_results: how many documents to return per query.
         idf: multiply query weights by idf_t = ln(1 + (N - df_t + 0.5) / (df_t + 0.5)).
         analyzer: turns ``query`` text into terms; defaults to the index's own (BM25 indexes record it).
-        memory_budget: bytes of score accumulators per batch of queries (``scipy`` backend); on an index of Lucene
-            BM25 postings the peak is about 3x it (each query's scores are gathered, then copied into one matrix).
+        memory_budget: bytes of score accumulators per batch of queries (``scipy`` backend, 16 bytes a score);
+            the results (~48 bytes a row) and one query's temporaries come on top (BENCHMARKS.md, "memory budget").
         backend: ``"auto"`` (numba if installed, else scipy), ``"numba"`` or ``"scipy"``.
         threads: threads for the numba backend (default 1).
         prune: drop documents below the running k-th best score as they are scored (numba backend; exact).

@@ -463,3 +463,34 @@ def test_the_lucene_product_holds_16_bytes_per_score_as_memory_budget_charges():
         np.testing.assert_array_equal(row.data, dense[dense != 0].astype(np.float32))
     one_row = 3 * per_term * 64  # a row's temporaries: its postings gathered, sorted, summed (~45 bytes each)
     assert scores.nnz > 2_000_000 and peak <= 17 * scores.nnz + one_row + 2**20, (peak, scores.nnz)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="compares the scipy path with the numba kernel")
+def test_the_scipy_lucene_product_equals_the_kernel_on_rare_and_frequent_terms(tmp_path):
+    """Lucene BM25 postings: a query touching an eighth of the corpus or more is summed over a corpus-wide
+    accumulator, one touching less over the documents it touches; either way the run is the numba kernel's, to the
+    bit (the same float64 sums in the same order)."""
+    rng = np.random.default_rng(11)
+    words = np.array([f"w{i}" for i in range(400)])
+    p = 1.0 / np.arange(1, 401)
+    docs = [
+        {"docno": f"d{i}", "text": " ".join(rng.choice(words, rng.integers(3, 40), p=p / p.sum()))}
+        for i in range(4000)
+    ]
+    index = pse.SparseIndex(tmp_path / "idx")
+    bm25 = pse.BM25(stemmer=None, stopwords=None)
+    bm25.indexer(index, verbose=False).index(docs)
+    assert index.encoder.get("scoring") == "lucene"
+    rare, frequent = [f"w{i}" for i in range(300, 400)], [f"w{i}" for i in range(5)]
+    queries = [" ".join(rng.choice(rare, 2)) for _ in range(40)] + [
+        " ".join([*rng.choice(frequent, 2), *rng.choice(rare, 2)]) for _ in range(40)
+    ]
+    frame = pd.DataFrame({"qid": [f"q{i}" for i in range(len(queries))], "query": queries})
+    df = index.df
+    touched = [sum(df[index.term_ids[t]] for t in set(q.split()) if t in index.term_ids) for q in queries]
+    assert min(touched[40:]) * 8 >= index.num_docs > max(touched[:40]) * 8  # both paths taken
+    scipy_run, numba_run = (
+        bm25.retriever(index, num_results=100, backend=b).transform(frame) for b in ("scipy", "numba")
+    )
+    assert scipy_run["docno"].tolist() == numba_run["docno"].tolist()
+    np.testing.assert_array_equal(scipy_run["score"].to_numpy(), numba_run["score"].to_numpy())
