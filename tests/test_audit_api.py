@@ -289,6 +289,17 @@ def test_a_language_code_in_any_case_is_one_language_in_a_spec_and_on_the_comman
     assert pse.BM25(language="fr-FR").language == "fr" and pse.BM25(language="pt_BR").language == "pt"
     assert parse_system("bm25:language=zh-TW").name == parse_system("bm25:language=zh").name
     assert specs_with_language(["bm25"], "irds:nothing/here", "de-DE", quiet=True) == ["bm25:language=de"]
+    # ISO 639-2/3 codes (MTEB's cards: deu, eng) and English names are their 639-1 code; they had been unknown
+    for given, code in (
+        ("deu", "de"),
+        ("ger", "de"),
+        ("ENG", "en"),
+        ("cmn", "zh"),
+        ("German", "de"),
+        ("persian", "fa"),
+    ):
+        assert pse.BM25(language=given).language == code, given
+    assert parse_system("bm25:language=jpn").name == parse_system("bm25:language=ja").name
     # in BCP 47's shape only: a dangling hyphen or a list is no language
     for bad in ("fr-", "fr-FR,en"):
         with pytest.raises(ValueError, match=f"Unknown language '{bad}'"):

@@ -447,7 +447,14 @@ def test_the_splits_and_spellings_of_one_hf_corpus_share_its_index(tmp_path, mir
     _mteb(mirror / "someone" / "toy", TOY_DOCS, TOY_QUERIES, TOY_QRELS)
     system = parse_system("bm25")
     for specs in (
-        ("hf:miracl:sw", "hf:miracl:sw:dev", "hf:MIRACL:SW", "hf:miracl:sw-KE:DEV", "hf:miracl:swa"),
+        (
+            "hf:miracl:sw",
+            "hf:miracl:sw:dev",
+            "hf:MIRACL:SW",
+            "hf:miracl:sw-KE:DEV",
+            "hf:miracl:swa",
+            "hf:miracl:swahili",
+        ),
         ("hf:mmarco:pt", "hf:mmarco:portuguese", "hf:mmarco:pt-BR:dev.full", "hf:mmarco:POR"),
         ("hf:someone/toy", "hf:someone/toy:test"),
     ):

@@ -77,13 +77,14 @@ _THREE_LETTER = {
 def language_code(code: str, what: str = "language") -> str:
     """The supported ISO 639-1 code that ``code`` names, in any case and with any region (``"FR"`` and ``"fr-FR"``
     are ``"fr"``, ``"pt_BR"`` is ``"pt"``, as a dataset card's language is read), or its ISO 639-2/3 code
-    (``"deu"`` is ``"de"``): the one check of a language
+    (``"deu"`` is ``"de"``) or English name (``"German"``): the one check of a language
     however it is given (``BM25(language=)``, a system spec, ``--language``). A ValueError names what was unknown
     (``what``, e.g. ``"--language"``) and lists the supported codes."""
     # a language subtag, then subtags of region, script or variant (BCP 47's shape): "fr-", "en-fr,de" are no code
     match = re.fullmatch(r"([a-z]{2,3})(?:[-_][a-z0-9]{1,8})*", str(code).strip().lower())
     normal = match.group(1) if match else str(code).strip().lower()
     normal = _THREE_LETTER.get(normal, normal)
+    normal = next((c for c, lang in LANGUAGES.items() if lang.name.lower() == normal), normal)  # "german": de
     if normal not in LANGUAGES:
         raise ValueError(f"Unknown {what} {code!r}; supported: {', '.join(LANGUAGES)}.")
     return normal
