@@ -9,7 +9,8 @@ one of the same documents with ``lucene_scores=False`` (a plain product over sto
 and ``frequent`` (20 terms, 5 of them among the 100 most frequent: long queries touching a large share of the
 corpus). The peak is what ``tracemalloc`` sees allocated during ``search_matrix`` (numpy's and scipy's arrays
 included), above what was allocated before. Side by side on the Lucene index: this checkout's product and the
-one before 2026-11-30 (rows kept with their row ids, joined as COO, converted to CSR), defined below as it was.
+one before 2026-11-30 (rows kept with their row ids, joined as COO, converted to CSR), read from git at
+``--baseline``.
 The budget charges 16 bytes per posting a batch's queries touch (capped at the corpus size per query); a single
 query whose temporaries exceed the budget is searched alone, so a tiny budget is exceeded by one query's
 temporaries (about 40 bytes per posting it touches).
@@ -20,6 +21,8 @@ Writes the "memory budget" section of BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import sys
 import tempfile
 import time
@@ -28,7 +31,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import command_line, machine_facts, positive_int, today, write_section  # noqa: E402
@@ -38,30 +40,27 @@ import pyterrier_sparse_eval as pse  # noqa: E402
 from pyterrier_sparse_eval import _lucene, _retriever  # noqa: E402
 
 
-def coo_product(q: sp.csr_matrix, postings: sp.csr_matrix) -> sp.csr_matrix:
-    """The Lucene product as it was before 2026-11-30: each row's scores kept with int64 row ids, joined and
-    converted from COO to CSR (the same scores)."""
-    rows, cols, vals = [], [], []
-    one = np.float32(1.0)
-    for r in range(q.shape[0]):
-        a, b = q.indptr[r], q.indptr[r + 1]
-        if a == b:
-            continue
-        docs, contrib = [], []
-        for t, w in zip(q.indices[a:b].tolist(), q.data[a:b]):
-            p0, p1 = postings.indptr[t], postings.indptr[t + 1]
-            docs.append(postings.indices[p0:p1])
-            contrib.append((w - w / (one + postings.data[p0:p1])).astype(np.float64))
-        uniq, inv = np.unique(np.concatenate(docs), return_inverse=True)
-        total = np.bincount(inv, weights=np.concatenate(contrib), minlength=len(uniq)).astype(np.float32)
-        keep = total != 0
-        rows.append(np.full(int(keep.sum()), r, dtype=np.int64))
-        cols.append(uniq[keep])
-        vals.append(total[keep])
-    return sp.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-        shape=(q.shape[0], postings.shape[1]),
-    )
+def product_before(revision: str):
+    """``lucene_product`` as it was at ``revision`` (its module's source from git, run inside the package, so that
+    its relative imports resolve): the peer this checkout's product is measured against."""
+    import subprocess
+    import types
+
+    source = subprocess.run(
+        ["git", "show", f"{revision}:pyterrier_sparse_eval/_lucene.py"],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    # a file of its own: numba's cache of the module's kernels needs one
+    path = Path(tempfile.mkdtemp(prefix="bench-memory-budget-before-")) / "_lucene_before.py"
+    atexit.register(shutil.rmtree, path.parent, True)
+    path.write_text(source)
+    module = types.ModuleType("pyterrier_sparse_eval._lucene_before")
+    module.__package__, module.__file__ = "pyterrier_sparse_eval", str(path)
+    exec(compile(source, str(path), "exec"), module.__dict__)
+    return module.lucene_product
 
 
 def query_loads(n: int) -> dict[str, pd.DataFrame]:
@@ -98,8 +97,10 @@ def main() -> None:
     parser.add_argument("--docs", type=positive_int, default=200_000)
     parser.add_argument("--queries", type=positive_int, default=200)
     parser.add_argument("--budgets", type=positive_int, nargs="+", default=[4, 16, 64], help="MiB")
+    parser.add_argument("--baseline", default="12bef6c", help="git revision of the product before")
     parser.add_argument("--write", action="store_true", help="write the section of BENCHMARKS.md")
     args = parser.parse_args()
+    before = product_before(args.baseline)
     loads = query_loads(args.queries)
     lines = []
     with tempfile.TemporaryDirectory(prefix="bench-memory-budget-") as work:
@@ -119,7 +120,7 @@ def main() -> None:
                     batches = len(r._batches(q))
                     peers = [("this checkout", r.search_matrix)]
                     if lucene:
-                        peers.append(("before 2026-11-30", lambda q, r=r: _with_product(r, q)))
+                        peers.append(("before 2026-11-30", lambda q, r=r: _with_product(r, q, before)))
                     measured = [(name, *traced_peak(search, q)) for name, search in peers]
                     for m in measured[1:]:  # the same run, to the bit
                         for a, b in zip(measured[0][3], m[3]):
@@ -147,10 +148,10 @@ def main() -> None:
         write_section("memory budget", body)
 
 
-def _with_product(r, q):
-    """A search with the product before 2026-11-30 in place of this checkout's."""
+def _with_product(r, q, product):
+    """A search with ``product`` in place of this checkout's."""
     original = _retriever.lucene_product
-    _retriever.lucene_product = coo_product
+    _retriever.lucene_product = product
     try:
         return r.search_matrix(q)
     finally:
