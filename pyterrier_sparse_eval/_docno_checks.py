@@ -48,13 +48,14 @@ def refuse_unencodable(docnos: list[str]) -> None:
 
 
 def check_docs(docs: list[dict[str, Any]], fields: Iterable[str], hint: str) -> None:
-    """Every document has ``fields``; else an error naming the first that does not."""
-    for doc in docs:
+    """Every document has ``fields``; else an error naming the first that does not: by its docno, or without one
+    by its place (in the batch; :func:`corpus_positions` makes it the corpus's)."""
+    for position, doc in enumerate(docs):
         missing = [f for f in fields if f not in doc]
+        if missing and "docno" in doc:
+            raise FieldError(f"Document {doc['docno']!r} is missing {missing} (it has {sorted(doc)}). {hint}")
         if missing:
-            raise FieldError(
-                f"Document {doc.get('docno', '(no docno)')!r} is missing {missing} (it has {sorted(doc)}). {hint}"
-            )
+            raise _refused(FieldError, position, f"is missing {missing} (it has {sorted(doc)}). {hint}")
 
 
 def early_check(encoder: dict[str, Any]) -> SeenDocnos | None:

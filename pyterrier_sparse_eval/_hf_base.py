@@ -116,28 +116,40 @@ def _offline() -> bool:
     return bool(is_offline_mode())
 
 
-@functools.cache
 def hub_unreachable(wait: float = 5.0) -> str | None:
-    """Why the hub's endpoint cannot be reached (no name resolution, no route), asked once per process; None when
-    it answers, or behind a proxy (which only the HTTP library reaches it through). A hub library meeting an
-    offline machine retries for about a minute before it says so."""
+    """Why the hub's endpoint cannot be reached (no name resolution, no route), or None when it answers (remembered
+    for the process) or a proxy stands between (as the HTTP library finds one: the environment, or the system's
+    settings); a failure is asked again after a minute. A hub library meeting an offline machine retries for about
+    a minute before it says so."""
     import socket
+    import time
+    import urllib.request
     from urllib.parse import urlsplit
 
-    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
-        return None
+    if _HUB.get("answered") or time.monotonic() < _HUB.get("failed_until", 0.0):
+        return _HUB.get("why")
     try:
         from huggingface_hub import constants
 
         endpoint = urlsplit(constants.ENDPOINT)
+        host = endpoint.hostname or "huggingface.co"
+        port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
     except (ImportError, AttributeError, ValueError):  # pragma: no cover - an old or unusual huggingface_hub
         return None
+    proxies = urllib.request.getproxies()
+    if (proxies.get(endpoint.scheme) or proxies.get("all")) and not urllib.request.proxy_bypass(host):
+        return None
     try:
-        port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
-        socket.create_connection((endpoint.hostname or "huggingface.co", port), timeout=wait).close()
+        socket.create_connection((host, port), timeout=wait).close()
     except OSError as e:
-        return f"{endpoint.netloc}: {e}"
+        _HUB.update(why=f"{endpoint.netloc}: {e}", failed_until=time.monotonic() + 60)
+        return _HUB["why"]
+    _HUB.update(answered=True, why=None)
     return None
+
+
+#: what :func:`hub_unreachable` found: the hub answered, or why not and until when that stands
+_HUB: dict[str, Any] = {}
 
 
 def _flag(name: str) -> bool:

@@ -93,13 +93,16 @@ def lucene_product(q: sp.csr_matrix, postings: sp.csr_matrix) -> sp.csr_matrix:
         d, c = np.concatenate(docs), np.concatenate(contrib)
         del docs, contrib
         # each document's contributions summed in the order given either way (the same float64 sums): over the
-        # whole corpus when the query touches an eighth of it (8 bytes a document, where sorting the postings
+        # whole corpus when the query touches a quarter of it (8 bytes a document, where sorting the postings
         # costs ~45 bytes each, and time), else over the documents it touches
-        if 8 * len(d) >= postings.shape[1]:
-            total = np.bincount(d, weights=c, minlength=postings.shape[1]).astype(np.float32)
+        if 4 * len(d) >= postings.shape[1]:
+            total = np.bincount(d, weights=c, minlength=postings.shape[1])
             at = np.flatnonzero(total)
-            cols.append(at.astype(np.int32))
-            vals.append(total[at])
+            score = total[at].astype(np.float32)
+            del total
+            keep = score != 0  # a float64 sum rounded to float32 0 (underflow) is no score, as below
+            cols.append(at[keep].astype(np.int32))
+            vals.append(score[keep])
         else:
             uniq, inv = np.unique(d, return_inverse=True)
             total = np.bincount(inv, weights=c, minlength=len(uniq)).astype(np.float32)

@@ -337,7 +337,8 @@ def parse_qrels(lines: Iterable[tuple[int, str]], where: Any) -> pd.DataFrame:
     layout = "'qid 0 docno label' (TREC) or 'query-id corpus-id score' (BEIR TSV, with a header)"
     width = 0
     for n, line in lines:
-        parts = _FIELD_SPACE.split(line.strip(" \t\n\r\f\v"))
+        # ids stripped as the corpus and topics readers strip them (of a no-break space too)
+        parts = [p.strip() for p in _FIELD_SPACE.split(line.strip(" \t\n\r\f\v"))]
         if not width:
             width = len(parts)
             if width not in (3, 4):

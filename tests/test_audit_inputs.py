@@ -5,6 +5,7 @@ messages naming the file and line, TSV corpus headers that do not name the text 
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import socket
 import warnings
@@ -224,6 +225,19 @@ def test_qrels_ids_holding_unicode_spaces_are_kept_whole_as_trec_eval_keeps_them
     ref = pytrec_eval.RelevanceEvaluator({"q1": dict(zip(qrels["docno"], map(int, qrels["label"])))}, {"map"})
     scores = {d: float(s) for d, s in zip(read_run(str(run))["docno"], read_run(str(run))["score"])}
     assert ref.evaluate({"q1": scores})["q1"]["map"] == 1.0
+    # at an id's ends a Unicode space is stripped, as the corpus and topics readers strip ids: both sides match
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    ids = ["d1\u00a0", "\u2003d2", "d3"]
+    (beir / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "text": "x"}) + "\n" for d in ids))
+    (beir / "queries.jsonl").write_text(json.dumps({"_id": "q1\u00a0", "text": "x"}) + "\n")
+    (beir / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"q1\u00a0\t{d}\t1\n" for d in ids)
+    )
+    ds = pse.datasets.get(f"beir:{beir}")
+    qrels = pse.datasets.get_qrels(ds)
+    assert qrels["docno"].tolist() == [d["docno"] for d in pse.datasets.corpus_iter(ds)] == ["d1", "d2", "d3"]
+    assert qrels["qid"].unique().tolist() == pse.datasets.get_topics(ds)["qid"].tolist() == ["q1"]
 
 
 def test_compression_is_told_by_content_not_by_name(tmp_path):

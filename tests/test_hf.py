@@ -494,20 +494,42 @@ def test_an_unreachable_hub_fails_at_once_naming_the_collection_and_the_fix(monk
     def no_route(*args, **kwargs):
         raise socket.gaierror(-2, "Name or service not known")
 
+    for name in ("HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(socket, "create_connection", no_route)
-    _hf_base.hub_unreachable.cache_clear()
-    try:
-        with pytest.raises(
-            pse.datasets.OfflineError, match=r"hf:mteb/scifact:test's files: the Hugging Face hub"
-        ):
-            pse.datasets.get("hf:mteb/scifact:test")
-        argv = ["experiment", "--dataset", "hf:someone/toy", "--index-dir", str(tmp_path), "--quiet"]
-        assert main(argv) == 2
-        err = capsys.readouterr().err
-        assert "hf:someone/toy's files: the Hugging Face hub could not be reached" in err
-        assert "SPARSE_EVAL_HF_MIRROR" in err and "IR_DATASETS_HOME" not in err
-    finally:
-        _hf_base.hub_unreachable.cache_clear()
+    monkeypatch.setattr(_hf_base, "_HUB", {})
+    with pytest.raises(
+        pse.datasets.OfflineError, match=r"hf:mteb/scifact:test's files: the Hugging Face hub"
+    ):
+        pse.datasets.get("hf:mteb/scifact:test")
+    argv = ["experiment", "--dataset", "hf:someone/toy", "--index-dir", str(tmp_path), "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "hf:someone/toy's files: the Hugging Face hub could not be reached" in err
+    assert "SPARSE_EVAL_HF_MIRROR" in err and "IR_DATASETS_HOME" not in err
+    # a failure stands for a minute, then the hub is asked again; an answer stands for the process
+    answered = []
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **kw: answered.append(a) or _Closable())
+    assert _hf_base.hub_unreachable() is not None and not answered
+    _hf_base._HUB["failed_until"] = 0.0
+    assert _hf_base.hub_unreachable() is None and _hf_base.hub_unreachable() is None and len(answered) == 1
+    # behind a proxy the HTTP library would use (an http:// endpoint and HTTP_PROXY), the hub is not judged here
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(_hf_base, "_HUB", {})
+    monkeypatch.setattr(socket, "create_connection", no_route)
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "http://hub-mirror.example.invalid:8080")
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:3128")
+    assert _hf_base.hub_unreachable() is None
+    monkeypatch.setenv("NO_PROXY", "hub-mirror.example.invalid")  # the proxy bypassed: judged directly
+    assert (
+        _hf_base.hub_unreachable() == "hub-mirror.example.invalid:8080: [Errno -2] Name or service not known"
+    )
+
+
+class _Closable:
+    def close(self):
+        pass
 
 
 def test_a_card_whose_configs_are_split_like_the_qrels_names_the_mapping_that_reads_it(tmp_path):
