@@ -1,4 +1,5 @@
-"""Result frames: their docno column, gathered as bytes, and the frame built from its columns.
+"""Result frames: their docno column, gathered as bytes, and the frame built from its columns; and the merge of a
+sharded search's results, which compares docnos (:func:`merge_top_k`).
 
 A run at k = 1000 holds a docno per row: taking them from an object array of Python strings costs about 60 ns a row
 (each row touches a string object somewhere in memory, and its reference count), more than the retrieval of a light
@@ -233,3 +234,42 @@ def result_frame(columns: dict[str, Any]) -> pd.DataFrame:
     n = len(next(iter(columns.values()))) if columns else 0
     # a view of the shared index: its own name, as a frame's columns are made by the constructor
     return _from_blocks(blocks, pd.RangeIndex(n), _COLUMN_INDEXES[names].view())
+
+
+def merge_top_k(row: np.ndarray, docno: Any, score: np.ndarray, k: int, ties: str) -> np.ndarray:
+    """Positions of each query's best ``k`` of the shards' results (a sharded search's merge): score descending, then the smaller docno
+    (``ties="lucene"``) or the larger (trec_eval's order) first; docnos compare by code point, as each shard's.
+    Docnos are compared only where they decide: among rows of a query with equal scores, and none below its k-th
+    best score (a row there is out whatever its docno); each distinct docno is sorted once."""
+    neg = -score.astype(np.float64)
+    order = np.lexsort((neg, row))
+    r, s = row[order], neg[order]
+    starts, counts = _groups(r)
+    # each query's k-th best score: the rows past its k-th place and below that score are dropped untied
+    kth = s[starts + np.minimum(counts, k) - 1]
+    keep = (np.arange(len(order)) - np.repeat(starts, counts) < k) | (s == np.repeat(kth, counts))
+    order, r, s = order[keep], r[keep], s[keep]
+    same = (r[1:] == r[:-1]) & (s[1:] == s[:-1])
+    if same.any():
+        tied = np.zeros(len(order), dtype=bool)
+        tied[1:] |= same
+        tied[:-1] |= same
+        tied_docnos = pick_docnos(docno, order[tied])
+        if not isinstance(tied_docnos, np.ndarray):
+            tied_docnos = tied_docnos.to_numpy(zero_copy_only=False)
+        # the distinct docnos (hashed), then their code point order: a docno found in many rows is sorted once
+        codes, distinct = pd.factorize(tied_docnos)
+        rank = np.empty(len(distinct), dtype=np.int64)
+        rank[np.argsort(np.asarray(distinct).astype(str), kind="stable")] = np.arange(len(distinct))
+        key = np.zeros(len(order), dtype=np.int64)
+        key[tied] = rank[codes] if ties == "lucene" else -rank[codes]
+        order = order[np.lexsort((key, s, r))]
+        r = row[order]
+    starts, counts = _groups(r)
+    return order[np.arange(len(order)) - np.repeat(starts, counts) < k]
+
+
+def _groups(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each run of equal values of a sorted array starts, and its length."""
+    starts = np.flatnonzero(np.concatenate([[True], r[1:] != r[:-1]])) if len(r) else np.zeros(0, np.int64)
+    return starts, np.diff(np.append(starts, len(r)))

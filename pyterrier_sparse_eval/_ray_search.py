@@ -1,7 +1,7 @@
 """Searching the shards of a :class:`~pyterrier_sparse_eval.ShardedIndex` on a Ray cluster.
 
 One actor per shard holds the shard memory-mapped (opened and checked once, on the worker that hosts it) and
-answers batches of query weights with that shard's exact top k; the driver merges them (``_sharded._merge``).
+answers batches of query weights with that shard's exact top k; the driver merges them (``_docnos.merge_top_k``).
 Shard i is pinned to alive node i mod n; an actor is restarted there by Ray when its process dies (``max_restarts``),
 started afresh on an alive node when its node is gone, and a search in flight is retried (``max_task_retries``):
 searching is a pure function of the shard, so a retried batch returns the same rows.

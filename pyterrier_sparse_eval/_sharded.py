@@ -32,7 +32,15 @@ import pandas as pd
 import pyterrier as pt
 
 from ._build import SparseIndexer, check_engine, check_mode, index_meta, write_index_dir
-from ._docnos import concat_docnos, docno_values, pick_docnos, result_frame, take_column, take_docnos
+from ._docnos import (
+    concat_docnos,
+    docno_values,
+    merge_top_k,
+    pick_docnos,
+    result_frame,
+    take_column,
+    take_docnos,
+)
 from ._format import (
     ARTIFACT_TYPE,
     FORMAT_VERSION,
@@ -462,7 +470,7 @@ class ShardedRetriever(pt.Transformer):
         if not len(row):
             return first._empty(inp[keep])
         docno = concat_docnos([p[1] for p in parts])
-        merged = _merge(row, docno, score, int(self.num_results), self.ties)
+        merged = merge_top_k(row, docno, score, int(self.num_results), self.ties)
         row, docno, score = row[merged], pick_docnos(docno, merged), score[merged]
         head = np.concatenate([[True], row[1:] != row[:-1]])
         starts = np.flatnonzero(head)
@@ -472,29 +480,3 @@ class ShardedRetriever(pt.Transformer):
         columns["score"] = nudge_ties(row, score) if self.ties == "lucene" else score.astype(np.float64)
         columns["rank"] = rank
         return result_frame(columns)
-
-
-def _merge(row: np.ndarray, docno: Any, score: np.ndarray, k: int, ties: str) -> np.ndarray:
-    """Positions of each query's best ``k`` of the shards' results: score descending, then the smaller docno
-    (``ties="lucene"``) or the larger (trec_eval's order) first; docnos compare by code point, as each shard's.
-    Docnos are compared only among rows of a query with equal scores (sorting strings is the costly part)."""
-    neg = -score.astype(np.float64)
-    order = np.lexsort((neg, row))
-    r, s = row[order], neg[order]
-    same = (r[1:] == r[:-1]) & (s[1:] == s[:-1])
-    if same.any():
-        tied = np.zeros(len(order), dtype=bool)
-        tied[1:] |= same
-        tied[:-1] |= same
-        tied_docnos = pick_docnos(docno, order[tied])
-        if not isinstance(tied_docnos, np.ndarray):
-            tied_docnos = tied_docnos.to_numpy(zero_copy_only=False)
-        _, code = np.unique(tied_docnos.astype(str), return_inverse=True)
-        key = np.zeros(len(order), dtype=np.int64)
-        key[tied] = code if ties == "lucene" else -code
-        order = order[np.lexsort((key, s, r))]
-        r = row[order]
-    head = np.concatenate([[True], r[1:] != r[:-1]])
-    starts = np.flatnonzero(head)
-    pos = np.arange(len(order)) - np.repeat(starts, np.diff(np.append(starts, len(order))))
-    return order[pos < k]

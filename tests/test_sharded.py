@@ -243,19 +243,25 @@ def test_retriever_of_a_rebuilt_index_says_so(built):
         retriever.transform(queries)
 
 
+@pytest.mark.parametrize("arrow", [False, True], ids=["object", "arrow"])
 @pytest.mark.parametrize("ties", ["lucene", "trec_eval"])
-def test_merge_orders_as_a_plain_sort(ties):
+def test_merge_orders_as_a_plain_sort(ties, arrow):
     """The merge (docnos compared only among equal scores) against Python's sort of every row by query, score
     descending, then docno (code point order; ascending for Lucene, descending for trec_eval)."""
-    from pyterrier_sparse_eval._sharded import _merge
+    from pyterrier_sparse_eval._docnos import merge_top_k as _merge
 
     rng = np.random.default_rng(11)
     n = 3000
     row = rng.integers(0, 20, n)
     score = (rng.integers(0, 40, n) / 3).astype(np.float32)  # many ties, within and across queries
-    docno = np.array([f"d{x}" + "é" * int(x % 3) for x in rng.permutation(10 * n)[:n]], dtype=object)
-    for k in (1, 7, 1000):
-        got = _merge(row, docno, score, k, ties)
+    # a docno in several rows (of other queries, and of one query: equal rows keep their order, as sorted() does)
+    docno = np.array([f"d{x}" + "é" * int(x % 3) for x in rng.integers(0, n // 4, n)], dtype=object)
+    if arrow:  # the kind concat_docnos gives where pandas' strings are Arrow's
+        import pyarrow as pa
+
+        docnos = pa.array(docno.tolist(), type=pa.large_string())
+    for k in (1, 7, 150, 1000):
+        got = _merge(row, docnos if arrow else docno, score, k, ties)
         sign = 1 if ties == "lucene" else -1
         keyed = sorted(
             range(n),
