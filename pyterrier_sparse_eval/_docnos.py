@@ -237,8 +237,8 @@ def result_frame(columns: dict[str, Any]) -> pd.DataFrame:
 
 
 def merge_top_k(row: np.ndarray, docno: Any, score: np.ndarray, k: int, ties: str) -> np.ndarray:
-    """Positions of each query's best ``k`` of the shards' results (a sharded search's merge): score descending, then the smaller docno
-    (``ties="lucene"``) or the larger (trec_eval's order) first; docnos compare by code point, as each shard's.
+    """Positions of each query's best ``k`` of the shards' results (a sharded search's merge): score descending,
+    then the smaller docno (``ties="lucene"``) or the larger (trec_eval's order) first; docnos compare by code point, as each shard's.
     Docnos are compared only where they decide: among rows of a query with equal scores, and none below its k-th
     best score (a row there is out whatever its docno); each distinct docno is sorted once."""
     neg = -score.astype(np.float64)
@@ -247,7 +247,7 @@ def merge_top_k(row: np.ndarray, docno: Any, score: np.ndarray, k: int, ties: st
     starts, counts = _groups(r)
     # each query's k-th best score: the rows past its k-th place and below that score are dropped untied
     kth = s[starts + np.minimum(counts, k) - 1]
-    keep = (np.arange(len(order)) - np.repeat(starts, counts) < k) | (s == np.repeat(kth, counts))
+    keep = (np.arange(len(r)) - np.repeat(starts, counts) < k) | (s == np.repeat(kth, counts))
     order, r, s = order[keep], r[keep], s[keep]
     same = (r[1:] == r[:-1]) & (s[1:] == s[:-1])
     if same.any():
@@ -265,11 +265,16 @@ def merge_top_k(row: np.ndarray, docno: Any, score: np.ndarray, k: int, ties: st
         key[tied] = rank[codes] if ties == "lucene" else -rank[codes]
         order = order[np.lexsort((key, s, r))]
         r = row[order]
-    starts, counts = _groups(r)
-    return order[np.arange(len(order)) - np.repeat(starts, counts) < k]
+    return order[run_places(r) < k]
 
 
 def _groups(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where each run of equal values of a sorted array starts, and its length."""
     starts = np.flatnonzero(np.concatenate([[True], r[1:] != r[:-1]])) if len(r) else np.zeros(0, np.int64)
     return starts, np.diff(np.append(starts, len(r)))
+
+
+def run_places(r: np.ndarray) -> np.ndarray:
+    """Each element's place (0-based) in its run of equal values of a sorted array: a run's ranks by query."""
+    starts, counts = _groups(r)
+    return np.arange(len(r)) - np.repeat(starts, counts)

@@ -98,17 +98,14 @@ def lucene_product(q: sp.csr_matrix, postings: sp.csr_matrix) -> sp.csr_matrix:
         if 4 * len(d) >= postings.shape[1]:
             total = np.bincount(d, weights=c, minlength=postings.shape[1])
             at = np.flatnonzero(total)
-            score = total[at].astype(np.float32)
-            del total
-            keep = score != 0  # a float64 sum rounded to float32 0 (underflow) is no score, as below
-            cols.append(at[keep].astype(np.int32))
-            vals.append(score[keep])
+            total = total[at]
         else:
-            uniq, inv = np.unique(d, return_inverse=True)
-            total = np.bincount(inv, weights=c, minlength=len(uniq)).astype(np.float32)
-            keep = total != 0
-            cols.append(uniq[keep].astype(np.int32, copy=False))
-            vals.append(total[keep])
+            at, inv = np.unique(d, return_inverse=True)
+            total = np.bincount(inv, weights=c, minlength=len(at))
+        score = total.astype(np.float32)
+        keep = score != 0  # a sum rounded to float32 0 is no score
+        cols.append(at[keep].astype(np.int32, copy=False))
+        vals.append(score[keep])
         indptr[r + 1] = len(cols[-1])
     np.cumsum(indptr, out=indptr)
     shape = (q.shape[0], postings.shape[1])

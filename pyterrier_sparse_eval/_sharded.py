@@ -38,6 +38,7 @@ from ._docnos import (
     merge_top_k,
     pick_docnos,
     result_frame,
+    run_places,
     take_column,
     take_docnos,
 )
@@ -472,11 +473,8 @@ class ShardedRetriever(pt.Transformer):
         docno = concat_docnos([p[1] for p in parts])
         merged = merge_top_k(row, docno, score, int(self.num_results), self.ties)
         row, docno, score = row[merged], pick_docnos(docno, merged), score[merged]
-        head = np.concatenate([[True], row[1:] != row[:-1]])
-        starts = np.flatnonzero(head)
-        rank = np.arange(len(row)) - np.repeat(starts, np.diff(np.append(starts, len(row))))
         columns = {c: take_column(inp[c].array, row) for c in keep}
         columns["docno"] = docno_values(docno)
         columns["score"] = nudge_ties(row, score) if self.ties == "lucene" else score.astype(np.float64)
-        columns["rank"] = rank
+        columns["rank"] = run_places(row)
         return result_frame(columns)

@@ -284,9 +284,8 @@ class HubRetrievalDataset(HFDataset):
         except ValueError as e:
             if "split" in str(e).lower() and role == "qrels":
                 raise ValueError(f"{self.spec!r}: {e} (the spec is hf:REPO[:SPLIT]).") from None
-            if (
-                "bad split" in str(e).lower()
-            ):  # a card naming each config's split after the qrels' (MTEB's newer)
+            # a card naming each config's split after the qrels' (MTEB's newer)
+            if "bad split" in str(e).lower():
                 raise no_split(self.spec, config, split, e) from None
             raise self._not_this_layout(config, e) from None
         except ConnectionError as e:
@@ -480,8 +479,8 @@ def hf_dataset(
     """``hf:REPO[:SPLIT]`` (REPO on the hub, in the mirror, or a local folder) in MTEB's layout, or another:
     ``configs`` maps ``corpus``/``queries``/``qrels`` to (config, split) (``"{split}"`` is the spec's split) and
     ``columns`` maps ``docno``, ``title``, ``text``, ``qid``, ``query``, ``qrels_qid``, ``qrels_docno`` and
-    ``label`` to column names; ``language`` (ISO 639-1, or 639-3) chooses BM25's analyzer. Ids are stripped of surrounding
-    spaces; float ids, null labels and an empty data file are refused naming the fix. The pipelines
+    ``label`` to column names; ``language`` (ISO 639-1, or 639-3) chooses BM25's analyzer. Ids are stripped of
+    surrounding spaces; float ids, null labels and an empty data file are refused naming the fix. The pipelines
     (``pse.run_experiment``, ``pse.sdm.three_way``) read the dataset returned as it is, and its index cache key
     includes the corpus config and document columns."""
     rest = os.path.expanduser(spec.removeprefix("hf:"))
