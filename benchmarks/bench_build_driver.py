@@ -11,6 +11,9 @@ finishing:
 - BM25 over bench_retrieval.py's synthetic text corpus (``--docs`` documents);
 - SPLADE-like ``toks`` documents (``--toks-docs``; 120 terms each from a 30,522-term vocabulary, Zipfian).
 
+Beside the times, the disk a build needs at its peak: the size of the folder holding the index (its spilled
+chunks, the shards being written), sampled every 0.1 s, against the finished index.
+
 Writes the "build-driver" section of BENCHMARKS.md.
 """
 
@@ -18,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -45,10 +50,40 @@ def toks_corpus(n: int, seed: int = 0) -> list[dict]:
     return docs
 
 
+def folder_bytes(folder: Path) -> int:
+    """The bytes of the files under ``folder`` (files vanishing while it is walked are skipped)."""
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+class DiskPeak(threading.Thread):
+    """The largest size of ``folder`` seen while it runs, sampled every ``every`` seconds."""
+
+    def __init__(self, folder: Path, every: float = 0.1):
+        super().__init__(daemon=True)
+        self.folder, self.every, self.peak, self.done = folder, every, 0, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(self.every):
+            self.peak = max(self.peak, folder_bytes(self.folder))
+
+    def stop(self) -> int:
+        self.done.set()
+        self.join()
+        return max(self.peak, folder_bytes(self.folder))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--docs", type=positive_int, default=1_000_000)
     parser.add_argument("--toks-docs", type=positive_int, default=200_000)
+    parser.add_argument("--shards", type=positive_int, default=2)
     parser.add_argument("--work", type=Path, default=None, help="folder for the corpus and indexes")
     parser.add_argument("--no-write", action="store_true", help="print the report, leave BENCHMARKS.md")
     args = parser.parse_args()
@@ -89,26 +124,47 @@ def main() -> None:
     rows = []
     for name, (n, build) in builds.items():
         for engine in ("local", "ray"):
-            path = work / "index"
-            shutil.rmtree(path, ignore_errors=True)
+            where = work / "build"  # the index and whatever its build writes beside it
+            shutil.rmtree(where, ignore_errors=True)
+            where.mkdir()
+            path = where / "index"
+            disk = DiskPeak(where)
+            disk.start()
             wall, cpu = time.perf_counter(), time.process_time()
-            build(pse.ShardedIndex(path, num_shards=2), engine)
+            build(pse.ShardedIndex(path, num_shards=args.shards), engine)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            peak, size = disk.stop(), folder_bytes(path)
             encode_cpu = cpu - finish["cpu"]
-            rows.append((name, engine, wall, cpu, encode_cpu, finish["wall"], finish["cpu"], n / encode_cpu))
+            rows.append(
+                (
+                    name,
+                    engine,
+                    wall,
+                    cpu,
+                    encode_cpu,
+                    finish["wall"],
+                    finish["cpu"],
+                    n / encode_cpu,
+                    peak,
+                    size,
+                )
+            )
             print(rows[-1])
-            shutil.rmtree(path)
+            shutil.rmtree(where)
     lines = [
-        f"Measured {today()} on {machine_facts()}; command: `{command_line()}`. 2 shards; Ray: a local instance "
-        "(2 CPUs: the analysis tasks and the driver share the two cores). *driver-bound*: documents per second "
-        "of the driver's CPU time in the encoding phase, the most any number of workers can give.\n",
+        f"Measured {today()} on {machine_facts()}; command: `{command_line()}`. {args.shards} shards; Ray: a local "
+        "instance (2 CPUs: the analysis tasks and the driver share the two cores). *driver-bound*: documents per "
+        "second of the driver's CPU time in the encoding phase, the most any number of workers can give. *peak "
+        "disk*: the most the index's folder held during the build (spilled chunks and shards being written), "
+        "against the finished index.\n",
         "| corpus | engine | wall (s) | driver CPU (s) | of which encoding phase | finishing wall (s) | finishing "
-        "driver CPU (s) | driver-bound docs/s |",
-        "|---|---|---|---|---|---|---|---|",
+        "driver CPU (s) | driver-bound docs/s | peak disk (MB) | index (MB) | peak / index |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for name, engine, wall, cpu, enc, fwall, fcpu, bound in rows:
+    for name, engine, wall, cpu, enc, fwall, fcpu, bound, peak, size in rows:
         lines.append(
-            f"| {name} | {engine} | {wall:.1f} | {cpu:.1f} | {enc:.1f} | {fwall:.1f} | {fcpu:.1f} | {bound:,.0f} |"
+            f"| {name} | {engine} | {wall:.1f} | {cpu:.1f} | {enc:.1f} | {fwall:.1f} | {fcpu:.1f} | {bound:,.0f} | "
+            f"{peak / 1e6:,.0f} | {size / 1e6:,.0f} | {peak / size:.2f}x |"
         )
     text = "\n".join(lines) + "\n"
     print(text)

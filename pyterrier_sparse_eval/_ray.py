@@ -287,22 +287,30 @@ def finish_shards(
     metas: list[dict[str, Any]],
     collection: tuple[dict[str, Any], Any],
 ) -> None:
-    """Finish every shard on the cluster (one retried task each) and rename the results to ``parent / name``;
-    the spills are removed once every shard is in place, with any folder a failed attempt left."""
+    """Finish every shard on the cluster (one retried task each) and rename each result to ``parent / name`` as
+    its task returns, removing that shard's spill at once (a task that has returned is not run again: the spills
+    of all shards and the whole index are never on disk together); then any folder a failed attempt left."""
     task = ray.remote(num_cpus=1, max_retries=RESTARTS)(_finish_shard)
     vocab_ref, collection_ref = ray.put(vocab), ray.put(collection)
     refs = [
         task.remote(spill, vocab_ref, str(parent), name, weight, meta, collection_ref, package_code())
         for spill, name, meta in zip(spills, names, metas)
     ]
+    pending = dict(zip(refs, zip(spills, names)))
     try:
-        done = ray.get(refs)
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            folder, _ = ray.get(ready[0])
+            spill, name = pending.pop(ready[0])
+            os.replace(folder, parent / name)
+            shutil.rmtree(spill.folder, ignore_errors=True)
     except BaseException as e:
         # a failed shard, or the driver's Ctrl-C: the other tasks would go on writing into the spills the caller
         # removes (and fail on them, noisily): stopped, and waited for
-        for ref in refs:
+        for ref in pending:
             ray.cancel(ref, force=True)
-        ray.wait(refs, num_returns=len(refs), timeout=30)
+        if pending:
+            ray.wait(list(pending), num_returns=len(pending), timeout=30)
         if not isinstance(e, ray.exceptions.RayError):
             raise
         if isinstance(e, ray.exceptions.RayTaskError):
@@ -310,10 +318,6 @@ def finish_shards(
         raise ClusterSetupError(
             f"A shard could not be finished on the Ray cluster ({RESTARTS} retries): {e}"
         ) from None
-    for (folder, _), name in zip(done, names):
-        os.replace(folder, parent / name)
-    for spill in spills:
-        shutil.rmtree(spill.folder, ignore_errors=True)
     for stale in parent.glob(".*.part-*"):  # written by an attempt whose worker died
         shutil.rmtree(stale, ignore_errors=True)
 

@@ -350,6 +350,37 @@ def test_a_shard_finisher_that_dies_is_run_again_and_leaves_nothing_behind(clust
     assert sorted(os.listdir(tmp_path)) == ["died-once", "index", "reference"]
 
 
+def test_each_shards_spill_is_removed_as_its_finisher_returns(cluster, tmp_path):
+    # One shard finisher waits until the other shards' spills are gone from disk, and notes whether they went:
+    # a build that removed every spill only after the last shard had kept all of them (and the whole index)
+    # on disk at once.
+    waiter, saw = tmp_path / "waiter", tmp_path / "saw"
+
+    def spills() -> int:
+        return len(list(tmp_path.rglob("spill.terms")))
+
+    class WaitsForTheOthers(pse.BM25):  # a local class: sent to the workers by value
+        def weights(self, tf, dl, stats):
+            try:
+                os.close(os.open(waiter, os.O_CREAT | os.O_EXCL))
+            except FileExistsError:
+                return super().weights(tf, dl, stats)
+            deadline = time.time() + 60
+            while spills() > 1 and time.time() < deadline:
+                time.sleep(0.05)
+            saw.write_text(str(spills()))  # 1: only its own spill was left
+            return super().weights(tf, dl, stats)
+
+    docs = _corpus(1500)
+    reference = pse.ShardedIndex(tmp_path / "reference", num_shards=3)
+    pse.BM25().indexer(reference, verbose=False, batch_size=500).index(docs)
+    index = pse.ShardedIndex(tmp_path / "index", num_shards=3)
+    WaitsForTheOthers().indexer(index, verbose=False, batch_size=500, engine="ray").index(docs)
+    assert saw.read_text() == "1"
+    _same_index(reference.path, index.path)
+    assert spills() == 0
+
+
 def test_bad_documents_on_ray_are_the_local_error_and_leave_nothing(cluster, tmp_path):
     docs = [{"docno": f"d{i}", "toks": {"a": 1.0}} for i in range(250)] + [
         {"docno": "bad", "text": "no toks"}
