@@ -245,15 +245,19 @@ def test_retriever_of_a_rebuilt_index_says_so(built):
 
 @pytest.mark.parametrize("arrow", [False, True], ids=["object", "arrow"])
 @pytest.mark.parametrize("ties", ["lucene", "trec_eval"])
-def test_merge_orders_as_a_plain_sort(ties, arrow):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_merge_orders_as_a_plain_sort(ties, arrow, dtype):
     """The merge (docnos compared only among equal scores) against Python's sort of every row by query, score
-    descending, then docno (code point order; ascending for Lucene, descending for trec_eval)."""
+    descending, then docno (code point order; ascending for Lucene, descending for trec_eval); the shards' float32
+    scores and wider ones."""
     from pyterrier_sparse_eval._docnos import merge_top_k as _merge
 
     rng = np.random.default_rng(11)
     n = 3000
     row = rng.integers(0, 20, n)
-    score = (rng.integers(0, 40, n) / 3).astype(np.float32)  # many ties, within and across queries
+    # many ties, within and across queries; negative scores, and -0.0 tied with 0.0
+    score = (rng.integers(-15, 40, n) / 3).astype(dtype)
+    score[rng.random(n) < 0.05] = -0.0
     # a docno in several rows (of other queries, and of one query: equal rows keep their order, as sorted() does)
     docno = np.array([f"d{x}" + "é" * int(x % 3) for x in rng.integers(0, n // 4, n)], dtype=object)
     if arrow:  # the kind concat_docnos gives where pandas' strings are Arrow's
