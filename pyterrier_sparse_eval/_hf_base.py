@@ -14,7 +14,7 @@ from typing import Any
 from ._records import _pick
 from .analysis import language_code
 from .collections import LocalDataset
-from .console import HF_OFFLINE_HINT, OfflineError
+from .console import HF_OFFLINE_HINT, OfflineError, OfflineModeError
 
 MIRROR_ENV = "SPARSE_EVAL_HF_MIRROR"
 
@@ -84,7 +84,7 @@ def _exists(url: str) -> bool:
 def _missing(spec: str, what: str, url: str) -> FileNotFoundError:
     """The error for a data file that is not there; in offline mode the hub was not asked, so it says that."""
     if "://" in url and _offline():
-        return FileNotFoundError(
+        return OfflineModeError(
             f"{spec!r}: cannot read {url}: HF_HUB_OFFLINE is set, so the hub is not asked; read a local copy "
             f"with {MIRROR_ENV}=FOLDER (README, 'Collections'), or unset HF_HUB_OFFLINE."
         )

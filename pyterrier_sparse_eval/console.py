@@ -47,6 +47,11 @@ class OfflineError(ConnectionError):
     """A collection's files are not in the local cache and could not be downloaded."""
 
 
+class OfflineModeError(OfflineError, FileNotFoundError):
+    """An :class:`OfflineError` because offline mode (``HF_HUB_OFFLINE``) keeps the hub from being asked: the files
+    are not here (a ``FileNotFoundError`` too, as it was before it was an ``OfflineError``)."""
+
+
 class ClusterSetupError(RuntimeError):
     """A Ray cluster that cannot do the work as it is set up (a node with another copy of the package or without
     it, workers or nodes lost beyond Ray's retries, a process connected to another cluster): an environment
@@ -96,9 +101,8 @@ def run(
             return EXIT_OK
         if debug:
             raise
-        if looks_like_network(
-            e
-        ):  # an OfflineError names the collection; any other failed download, the fixes
+        # an OfflineError names the collection; any other failed download, the fixes
+        if looks_like_network(e):
             print(
                 f"{prog}: error: {one_line(e) if isinstance(e, OfflineError) else OFFLINE_HINT + '.'}",
                 file=sys.stderr,

@@ -68,6 +68,7 @@ from ._records import (
     tsv_topics,
 )
 from .analysis import language_code
+from .console import OfflineModeError
 
 __all__ = ["HFDataset", "MIRACL_LANGUAGES", "MIRROR_ENV", "MMARCO_LANGUAGES", "hf_dataset", "load_hf"]
 
@@ -263,7 +264,7 @@ class HubRetrievalDataset(HFDataset):
         if not isinstance(e, ConnectionError) or self.path != self.repo or not offline:
             return e
         why = "offline mode is set (HF_HUB_OFFLINE or HF_DATASETS_OFFLINE), so the hub was not asked for a repository of that name"
-        return FileNotFoundError(_no_folder(self.spec, self.repo, why))
+        return OfflineModeError(_no_folder(self.spec, self.repo, why))
 
     def _where(self, role: str) -> str:
         return {"corpus": self.corpus_name, "queries": self.topics_name, "qrels": self.qrels_name}[role]

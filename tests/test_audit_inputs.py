@@ -71,8 +71,11 @@ def test_hub_offline_mode_is_named_instead_of_a_missing_file(monkeypatch):
     for module in (hf, _hf_base):  # hf's readers and the base's messages each look them up
         monkeypatch.setattr(module, "_exists", lambda url: False)
         monkeypatch.setattr(module, "_offline", lambda: True)
-    with pytest.raises(FileNotFoundError, match=r"HF_HUB_OFFLINE is set.*SPARSE_EVAL_HF_MIRROR"):
+    # the files are not here (a FileNotFoundError) because the hub was not asked: an OfflineError, as the README
+    # says of hf: collections that cannot be read from the hub
+    with pytest.raises(pse.datasets.OfflineError, match=r"HF_HUB_OFFLINE is set.*SPARSE_EVAL_HF_MIRROR") as e:
         pse.datasets.get("hf:mmarco:pt")
+    assert isinstance(e.value, FileNotFoundError)
     for module in (hf, _hf_base):
         monkeypatch.setattr(module, "_offline", lambda: False)
     with pytest.raises(FileNotFoundError, match="mMARCO's queries file .* is missing"):

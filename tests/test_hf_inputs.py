@@ -221,9 +221,10 @@ def test_a_missing_folder_read_offline_says_no_folder_and_that_the_hub_was_not_a
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)  # HF_DATASETS_OFFLINE=1, read on import
     for read in (pse.datasets.dataset_identity, pse.datasets.get_topics):
         with pytest.raises(
-            FileNotFoundError, match=r"no folder odd/typo .*offline mode is set .* hub was not"
-        ):
+            pse.datasets.OfflineError, match=r"no folder odd/typo .*offline mode is set .* hub was not"
+        ) as e:
             read("hf:odd/typo")
+        assert isinstance(e.value, FileNotFoundError)
     assert main(["experiment", "--dataset", "hf:odd/typo", "--index-dir", str(tmp_path / "idx")]) == 2
     assert "there is no folder odd/typo" in capsys.readouterr().err
     with pytest.raises(FileNotFoundError, match=r"no folder data/odd/typo .*nor is it a hub id"):
