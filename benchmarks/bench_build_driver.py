@@ -12,7 +12,7 @@ finishing:
 - SPLADE-like ``toks`` documents (``--toks-docs``; 120 terms each from a 30,522-term vocabulary, Zipfian).
 
 Beside the times, the disk a build needs at its peak: the size of the folder holding the index (its spilled
-chunks, the shards being written), sampled every 0.1 s, against the finished index.
+chunks, the shards being written), sampled every 0.01 s, against the finished index.
 
 Writes the "build-driver" section of BENCHMARKS.md.
 """
@@ -65,7 +65,7 @@ def folder_bytes(folder: Path) -> int:
 class DiskPeak(threading.Thread):
     """The largest size of ``folder`` seen while it runs, sampled every ``every`` seconds."""
 
-    def __init__(self, folder: Path, every: float = 0.1):
+    def __init__(self, folder: Path, every: float = 0.01):
         super().__init__(daemon=True)
         self.folder, self.every, self.peak, self.done = folder, every, 0, threading.Event()
 

@@ -242,7 +242,8 @@ def merge_top_k(row: np.ndarray, docno: Any, score: np.ndarray, k: int, ties: st
     point, as each shard's. Docnos are compared only where they decide: among rows of a query with equal scores,
     and none below its k-th best score (a row there is out whatever its docno); each distinct docno is sorted once.
     Each ordering is one stable sort of one integer key, which merges the shards' runs (each already in order)
-    in a few passes, where sorting by the columns in turn sorted every row afresh (5-6x faster on 8M rows)."""
+    in a few passes, where sorting by the columns in turn sorted every row afresh (2-2.4x faster on 8M rows).
+    Scores are finite (a search's results are, ``finite_scores``) and query rows lie in [0, 2^32)."""
     key = _query_score_key(row, score)
     order = np.argsort(key, kind="stable")
     ordered = key[order]

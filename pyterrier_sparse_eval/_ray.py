@@ -14,9 +14,10 @@ of the batches decides the term ids: a single ordered stream with at most two ba
 all the writer needs, and keeps memory bounded whatever the corpus size.
 
 Then a sharded index's shards are finished on the cluster, one task per shard: each reads its shard's spilled
-chunks and writes the shard's files into a fresh folder, which the driver renames into place once every shard
-is done (the whole index is then moved into place as a local build's is). A task never changes its input, so
-a task whose worker dies half-way is run again from the same spill and writes the same files.
+chunks and writes the shard's files into a fresh folder, which the driver renames into place as the task
+returns, removing that shard's spill (the whole index is moved into place, as a local build's is, once every
+shard is done). A task never changes its input, so a task whose worker dies half-way is run again from the same
+spill and writes the same files; a task that has returned is not run again.
 
 The index folder (and so the spill files) must be on a filesystem every worker reads and writes at the same
 path.
@@ -288,8 +289,8 @@ def finish_shards(
     collection: tuple[dict[str, Any], Any],
 ) -> None:
     """Finish every shard on the cluster (one retried task each) and rename each result to ``parent / name`` as
-    its task returns, removing that shard's spill at once (a task that has returned is not run again: the spills
-    of all shards and the whole index are never on disk together); then any folder a failed attempt left."""
+    its task returns, removing that shard's spill at once (a task that has returned is not run again), so that a
+    finished shard's spill is not kept while the others are written; then any folder a failed attempt left."""
     task = ray.remote(num_cpus=1, max_retries=RESTARTS)(_finish_shard)
     vocab_ref, collection_ref = ray.put(vocab), ray.put(collection)
     refs = [
