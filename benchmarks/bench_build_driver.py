@@ -23,9 +23,9 @@ import argparse
 import atexit
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -62,21 +62,40 @@ def folder_bytes(folder: Path) -> int:
     return total
 
 
-class DiskPeak(threading.Thread):
-    """The largest size of ``folder`` seen while it runs, sampled every ``every`` seconds."""
+# the sampler's loop, in a process of its own (a thread would take the GIL from the build's driver, whose CPU
+# time is measured): the folder's size every `every` seconds, until its stdin is closed; then the largest seen
+_SAMPLER = """
+import os, select, sys
+folder, every, peak = sys.argv[1], float(sys.argv[2]), 0
+while not select.select([sys.stdin], [], [], every)[0]:
+    size = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                size += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    peak = max(peak, size)
+print(peak)
+"""
+
+
+class DiskPeak:
+    """The largest size of ``folder`` seen between start and :meth:`stop`, sampled every ``every`` seconds by
+    another process."""
 
     def __init__(self, folder: Path, every: float = 0.01):
-        super().__init__(daemon=True)
-        self.folder, self.every, self.peak, self.done = folder, every, 0, threading.Event()
-
-    def run(self) -> None:
-        while not self.done.wait(self.every):
-            self.peak = max(self.peak, folder_bytes(self.folder))
+        self.folder = folder
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _SAMPLER, str(folder), str(every)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     def stop(self) -> int:
-        self.done.set()
-        self.join()
-        return max(self.peak, folder_bytes(self.folder))
+        out, _ = self.process.communicate("")
+        return max(int(out), folder_bytes(self.folder))
 
 
 def main() -> None:
@@ -129,7 +148,6 @@ def main() -> None:
             where.mkdir()
             path = where / "index"
             disk = DiskPeak(where)
-            disk.start()
             wall, cpu = time.perf_counter(), time.process_time()
             build(pse.ShardedIndex(path, num_shards=args.shards), engine)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

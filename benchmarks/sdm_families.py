@@ -41,6 +41,14 @@ Silverman's bandwidth), built here on the same sample:
   per query, the skew-normal / skew-t where its log-likelihood less its parameter count (AIC's penalty) beats the
   KDE's leave-one-out log-likelihood of the same sample, else the KDE (the count of each choice is printed);
 - ``mix``: an even mixture, half the KDE's survival and half the skew-normal's (maximum likelihood);
+- ``sn-c``: the skew-normal (maximum likelihood) on ``auto``'s observed part, with ``auto``'s censoring;
+- ``cv`` (and ``cv10``, ``cv-all``, ``cv-k``, ``cv3``): per query, ``auto`` or ``sn-c`` (``cv3``: or ``kde-vc``),
+  whichever has the lower K-fold (K = 5; ``cv10``: 10) cross-validated Brier score at the scores where SDM reads
+  the survival: the query's relevant rows' scores in the system's run (``cv-k``: and the run's scores at pooled
+  ranks 10, 100 and 1000), sum_t sum_{x held out} (sf(t) - 1{x >= t})^2, the threshold-weighted CRPS restricted to
+  those t (T. Gneiting and R. Ranjan, Comparing density forecasts using threshold- and quantile-weighted scoring
+  rules, JBES 29(3), 2011). A threshold above every sampled score carries no outcome and is left out (``cv-all``
+  keeps it); none left, or a tie: ``auto``. The choices are counted and printed per system;
 - ``A|kde``: family A (``empirical`` or ``skewnorm``) up to the sample's 4th largest score t, the KDE's tail above
   it, scaled to A's value at t.
 
@@ -61,7 +69,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import optimize, special, stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sdm_scale as study  # noqa: E402
@@ -70,6 +78,16 @@ from sdm_calibration import add_pool_arguments, open_study, pool_designs  # noqa
 from pyterrier_sparse_eval.measures import BackgroundModel, fit_background  # noqa: E402
 
 K_VALUES = (10, 100, 1000)
+# per-query choice by a K-fold cross-validated Brier score at the thresholds where SDM reads the survival function
+# name: (candidates, K, thresholds, drop thresholds above every sampled score)
+CV_FAMILIES_SPEC = {
+    "cv": (("auto", "sn-c"), 5, "rel", True),
+    "cv10": (("auto", "sn-c"), 10, "rel", True),
+    "cv-all": (("auto", "sn-c"), 5, "rel", False),
+    "cv-k": (("auto", "sn-c"), 5, "rel+k", True),
+    "cv3": (("auto", "sn-c", "kde-vc"), 5, "rel", True),
+}
+CV_FAMILIES = tuple(CV_FAMILIES_SPEC)
 GROUPS = [0, 1, 3, 10, 30, 100, 300, 1000]  # true unseen counts, left-closed
 VARIANTS = (
     "hg",
@@ -85,6 +103,8 @@ VARIANTS = (
     "select",
     "select-t",
     "mix",
+    "sn-c",
+    *CV_FAMILIES,
 )
 
 
@@ -100,6 +120,37 @@ class Variant:
         return np.where(s < c, 1.0, (1.0 - w) * self._observed_sf(s))
 
 
+_SN_FITS: dict[bytes, tuple[float, float, float]] = {}
+
+
+def skewnorm_fit(x: np.ndarray) -> tuple[float, float, float]:
+    """``stats.skewnorm.fit(x)``, memoized on the sample (``skewnorm|kde``, ``mix``, ``select``, ``sn-c`` and the
+    ``cv*`` families fit the same sample)."""
+    key = np.asarray(x, dtype=np.float64).tobytes()
+    if key not in _SN_FITS:
+        _SN_FITS[key] = tuple(float(v) for v in stats.skewnorm.fit(x))
+    return _SN_FITS[key]
+
+
+def skewnorm_refit(x: np.ndarray, start: tuple[float, float, float]) -> tuple[float, float, float]:
+    """The skew-normal's maximum likelihood on ``x`` (a training fold), Nelder-Mead on (a, loc, log scale) from
+    ``start`` (the whole sample's fit): the same likelihood as ``stats.skewnorm.fit``, a faster start."""
+
+    def nll(v: np.ndarray) -> float:
+        a, loc, ls = v
+        z = (x - loc) / np.exp(ls)
+        return -float(np.sum(-0.5 * z * z + special.log_ndtr(a * z))) + len(x) * ls
+
+    a0, loc0, s0 = start
+    r = optimize.minimize(
+        nll,
+        [a0, loc0, np.log(s0)],
+        method="Nelder-Mead",
+        options={"xatol": 1e-6, "fatol": 1e-8, "maxiter": 4000},
+    )
+    return float(r.x[0]), float(r.x[1]), float(np.exp(r.x[2]))
+
+
 def kernels(base: Any, centers: np.ndarray, width: float, weights: np.ndarray | None = None) -> Any:
     """The package's KDE (``BackgroundModel`` "kde": weighted normal kernels) on other centers, width and weights,
     with ``base``'s censoring."""
@@ -112,13 +163,20 @@ def spliced(body: Any, tail: Any, t: float) -> Any:
     return lambda s: np.where(np.asarray(s) <= t, body(s), scale * tail(s))
 
 
-def fit_variant(sample: Any, family: str) -> Any:
-    """One query's background under ``family`` (a package family or one of :data:`VARIANTS`)."""
+def fit_variant(
+    sample: Any, family: str, thresholds: dict[str, np.ndarray] | None = None, start: Any = None
+) -> Any:
+    """One query's background under ``family`` (a package family or one of :data:`VARIANTS`); a ``cv*`` family
+    needs ``thresholds`` ({"rel": the query's relevant rows' scores, "k": the run's scores at pooled ranks k})."""
     if family not in VARIANTS:
         return sample.fit(family)
     base = sample.fit("auto")
     if base.family != "kde":  # too few observed scores for a KDE: auto's parametric fit
+        if family in CV_FAMILIES:
+            CHOICES[(SYSTEM[0], family, "auto (no kde)")] += 1
         return base
+    if family in CV_FAMILIES:
+        return cv_choose(sample, base, family, thresholds or {})
     x, h, kde = base._sample, base.params["bandwidth"], base._sf_observed
     if family == "hg":
         mu, sd = x.mean(), x.std(ddof=1)
@@ -144,6 +202,9 @@ def fit_variant(sample: Any, family: str) -> Any:
         t = x[-11] if len(x) > 10 else x[0]
         beta = max(float(np.mean(x[-10:] - t)), 1e-12)
         return Variant(base, spliced(kde, lambda s: np.exp(-(np.asarray(s) - t) / beta), t))
+    if family == "sn-c":  # the skew-normal on auto's observed part, auto's censoring (as `select` fits it)
+        a, loc, scale = skewnorm_fit(x) if start is None else skewnorm_refit(x, start)
+        return Variant(base, lambda s: stats.skewnorm.sf(s, a, loc, scale))
     if family == "mix":
         a, loc, scale = stats.skewnorm.fit(x)
         return Variant(base, lambda s: 0.5 * kde(s) + 0.5 * stats.skewnorm.sf(s, a, loc, scale))
@@ -170,7 +231,7 @@ def selected(x: np.ndarray, h: float, kde: Any, family: str) -> Any:
     skew-t where its log-likelihood less its parameter count (AIC's penalty) beats the KDE's leave-one-out
     log-likelihood, else the KDE."""
     if family == "select":
-        a, loc, scale = stats.skewnorm.fit(x)
+        a, loc, scale = skewnorm_fit(x)
         ll, k = float(np.sum(stats.skewnorm.logpdf(x, a, loc, scale))), 3
         para = lambda s: stats.skewnorm.sf(s, a, loc, scale)  # noqa: E731
     else:
@@ -186,7 +247,56 @@ def selected(x: np.ndarray, h: float, kde: Any, family: str) -> Any:
     return kde
 
 
-CHOICES: Counter[str] = Counter()  # fits chosen, printed at the end
+CHOICES: Counter[Any] = Counter()  # fits chosen, printed at the end
+SYSTEM = [""]  # the system being fitted (for the choice counts)
+FOLD_FITS: dict[Any, Any] = {}  # (id(sample), K, fold, candidate) -> model, cleared per pool and system
+
+
+def cv_choose(sample: Any, base: Any, family: str, thresholds: dict[str, np.ndarray]) -> Any:
+    """Per query: the candidate family with the lowest K-fold cross-validated Brier score summed over the
+    thresholds t (each relevant row's score; with "rel+k" also the run's scores at pooled ranks k), i.e. the
+    threshold-weighted CRPS restricted to those t (Gneiting and Ranjan 2011): for each fold, each candidate is
+    fitted on the other folds (censored members included, as the sample is) and scored by
+    sum_t sum_{x held out} (sf(t) - 1{x >= t})^2. A threshold above every sampled score carries no outcome
+    (only sf(t)^2, which rewards the lightest tail) and is left out unless the spec says otherwise; no
+    threshold left, or equal scores: auto."""
+    cands, K, which, drop = CV_FAMILIES_SPEC[family]
+    t = np.asarray(thresholds.get("rel", ()), dtype=np.float64)
+    if which == "rel+k":
+        t = np.concatenate([t, np.asarray(thresholds.get("k", ()), dtype=np.float64)])
+    obs = np.asarray(sample.observed, dtype=np.float64)
+    if drop and len(t):
+        t = t[t <= obs.max()]
+    if len(t) == 0:
+        CHOICES[(SYSTEM[0], family, "auto (no threshold)")] += 1
+        return base
+    n = len(obs) + sample.n_below
+    folds = np.random.default_rng(0).permutation(n) % K  # member i < len(obs): observed, else censored
+    total = dict.fromkeys(cands, 0.0)
+    for f in range(K):
+        held, train = folds == f, folds != f
+        h_obs = obs[held[: len(obs)]]
+        n_cens_held = int(held[len(obs) :].sum())
+        ind = (h_obs[None, :] >= t[:, None]).astype(np.float64)  # thresholds x held-out observed
+        cens_ind = (t < sample.below).astype(np.float64)  # a censored member is below `below`
+        for c in cands:
+            key = (id(sample), K, f, c)
+            if key not in FOLD_FITS:
+                tr = type(sample)(obs[train[: len(obs)]], int(train[len(obs) :].sum()), sample.below)
+                start = skewnorm_fit(base._sample) if c == "sn-c" else None
+                FOLD_FITS[key] = (
+                    fit_variant(tr, c, start=start) if len(tr.observed) + tr.n_below >= 2 else None
+                )
+            m = FOLD_FITS[key]
+            if m is None:
+                continue
+            sf = np.clip(m.sf(t), 0.0, 1.0)
+            total[c] += float(np.sum((sf[:, None] - ind) ** 2) + n_cens_held * np.sum((sf - cens_ind) ** 2))
+    best = min(cands, key=lambda c: (total[c], c != "auto"))
+    if np.isclose(total[best], total["auto"], rtol=1e-12, atol=0.0):
+        best = "auto"
+    CHOICES[(SYSTEM[0], family, best)] += 1
+    return base if best == "auto" else fit_variant(sample, best)
 
 
 def full_scores(st: Any, name: str) -> dict[str, pd.Series]:
@@ -253,9 +363,25 @@ def main() -> None:
                         unseen[q] = np.sort(full[~full.index.isin(pool.docno_set)].to_numpy())
                     true[i] = len(unseen[q]) - np.searchsorted(unseen[q], j.score[i], side="left")
                 known = rel[~np.isnan(true[rel])]
+                SYSTEM[0] = name
+                FOLD_FITS.clear()
+                rel_scores = {q: j.score[rel[j.group[rel] == g]] for g, q in enumerate(qids)}
+                at_k = {
+                    str(q): g.sort_values("score", ascending=False)["score"].to_numpy()[
+                        [k - 1 for k in K_VALUES if k <= len(g)]
+                    ]
+                    for q, g in run.groupby("qid")
+                }
                 for family in args.families:
                     delta = family.endswith("+delta")
-                    models = [fit_variant(samples[q], family.removesuffix("+delta")) for q in qids]
+                    models = [
+                        fit_variant(
+                            samples[q],
+                            family.removesuffix("+delta"),
+                            {"rel": rel_scores[q], "k": at_k.get(q, np.zeros(0))},
+                        )
+                        for q in qids
+                    ]
                     p = survival_of_rows(j, models)
                     counts += [(label, name, family, true[i], p[i] * n_unseen) for i in known]
                     v = variance_of_rows(j, models) if delta else None
@@ -277,7 +403,9 @@ def main() -> None:
                                 (label, seed, name, f"{family} det", f"R@{k}", est - st.full[name][f"R@{k}"])
                             )
             print(f"pool {pool.fraction:.2%} {design} seed {seed} done", flush=True)
-    print("fits chosen:", dict(CHOICES))
+    print("fits chosen:")
+    for key, n in sorted(CHOICES.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        print("  ", key, n)
     e = pd.DataFrame(errors, columns=["pool", "seed", "system", "family", "measure", "error"])
     if args.output:
         e.to_csv(args.output, index=False)
