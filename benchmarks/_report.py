@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 BENCHMARKS_MD = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
 
@@ -111,3 +112,29 @@ def command_line() -> str:
 
 def today() -> str:
     return time.strftime("%Y-%m-%d")
+
+
+def module_at(revision: str, name: str) -> Any:
+    """The package's module ``name`` (e.g. ``"_lucene"``) as it was at git ``revision``: its source run inside the
+    package, so that its relative imports resolve, from a file of its own (numba's cache of its kernels needs
+    one, removed at exit); the peer a benchmark measures this checkout against."""
+    import atexit
+    import shutil
+    import subprocess
+    import tempfile
+    import types
+
+    source = subprocess.run(
+        ["git", "show", f"{revision}:pyterrier_sparse_eval/{name}.py"],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    path = Path(tempfile.mkdtemp(prefix=f"bench-{revision}-")) / f"{name}_at_{revision}.py"
+    atexit.register(shutil.rmtree, path.parent, True)
+    path.write_text(source)
+    module = types.ModuleType(f"pyterrier_sparse_eval.{name}_at_{revision}")
+    module.__package__, module.__file__ = "pyterrier_sparse_eval", str(path)
+    exec(compile(source, str(path), "exec"), module.__dict__)
+    return module

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import multiprocessing
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,40 +63,27 @@ def folder_bytes(folder: Path) -> int:
     return total
 
 
-# the sampler's loop, in a process of its own (a thread would take the GIL from the build's driver, whose CPU
-# time is measured): the folder's size every `every` seconds, until its stdin is closed; then the largest seen
-_SAMPLER = """
-import os, select, sys
-folder, every, peak = sys.argv[1], float(sys.argv[2]), 0
-while not select.select([sys.stdin], [], [], every)[0]:
-    size = 0
-    for root, _, files in os.walk(folder):
-        for name in files:
-            try:
-                size += os.lstat(os.path.join(root, name)).st_size
-            except OSError:
-                pass
-    peak = max(peak, size)
-print(peak)
-"""
+def _sample(folder: Path, every: float, stop: Any, peak: Any) -> None:
+    while not stop.wait(every):
+        peak.value = max(peak.value, folder_bytes(folder))
 
 
 class DiskPeak:
-    """The largest size of ``folder`` seen between start and :meth:`stop`, sampled every ``every`` seconds by
-    another process."""
+    """The largest size of ``folder`` seen between start and :meth:`stop`, sampled every ``every`` seconds by a
+    process of its own (a thread would take the GIL from the build's driver, whose CPU time is measured)."""
 
     def __init__(self, folder: Path, every: float = 0.01):
-        self.folder = folder
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _SAMPLER, str(folder), str(every)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
+        context = multiprocessing.get_context("fork")
+        self.folder, self.done, self.peak = folder, context.Event(), context.Value("q", 0)
+        self.process = context.Process(
+            target=_sample, args=(folder, every, self.done, self.peak), daemon=True
         )
+        self.process.start()
 
     def stop(self) -> int:
-        out, _ = self.process.communicate("")
-        return max(int(out), folder_bytes(self.folder))
+        self.done.set()
+        self.process.join()
+        return max(int(self.peak.value), folder_bytes(self.folder))
 
 
 def main() -> None:

@@ -21,8 +21,6 @@ Writes the "memory budget" section of BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
-import atexit
-import shutil
 import sys
 import tempfile
 import time
@@ -33,34 +31,11 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, positive_int, today, write_section  # noqa: E402
+from _report import command_line, machine_facts, module_at, positive_int, today, write_section  # noqa: E402
 from bench_retrieval import K1, WORDS, B, iter_text_docs, text_queries  # noqa: E402
 
 import pyterrier_sparse_eval as pse  # noqa: E402
 from pyterrier_sparse_eval import _lucene, _retriever  # noqa: E402
-
-
-def product_before(revision: str):
-    """``lucene_product`` as it was at ``revision`` (its module's source from git, run inside the package, so that
-    its relative imports resolve): the peer this checkout's product is measured against."""
-    import subprocess
-    import types
-
-    source = subprocess.run(
-        ["git", "show", f"{revision}:pyterrier_sparse_eval/_lucene.py"],
-        cwd=Path(__file__).resolve().parents[1],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    # a file of its own: numba's cache of the module's kernels needs one
-    path = Path(tempfile.mkdtemp(prefix="bench-memory-budget-before-")) / "_lucene_before.py"
-    atexit.register(shutil.rmtree, path.parent, True)
-    path.write_text(source)
-    module = types.ModuleType("pyterrier_sparse_eval._lucene_before")
-    module.__package__, module.__file__ = "pyterrier_sparse_eval", str(path)
-    exec(compile(source, str(path), "exec"), module.__dict__)
-    return module.lucene_product
 
 
 def query_loads(n: int) -> dict[str, pd.DataFrame]:
@@ -100,7 +75,7 @@ def main() -> None:
     parser.add_argument("--baseline", default="12bef6c", help="git revision of the product before")
     parser.add_argument("--write", action="store_true", help="write the section of BENCHMARKS.md")
     args = parser.parse_args()
-    before = product_before(args.baseline)
+    before = module_at(args.baseline, "_lucene").lucene_product
     loads = query_loads(args.queries)
     lines = []
     with tempfile.TemporaryDirectory(prefix="bench-memory-budget-") as work:

@@ -20,48 +20,24 @@ from __future__ import annotations
 import argparse
 import atexit
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
-import types
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, positive_int, today, write_section  # noqa: E402
+from _report import (  # noqa: E402
+    command_line,
+    machine_facts,
+    median_time,
+    module_at,
+    positive_int,
+    today,
+    write_section,
+)
 from bench_retrieval import K1, B, iter_tsv, write_text_corpus  # noqa: E402
 from bench_workloads import frequency_queries, topics_frame  # noqa: E402
-
-
-def merge_before(revision: str):
-    """``merge_top_k`` as it was at ``revision`` (its module's source from git, run inside the package, so that its
-    relative imports resolve)."""
-    source = subprocess.run(
-        ["git", "show", f"{revision}:pyterrier_sparse_eval/_docnos.py"],
-        cwd=Path(__file__).resolve().parents[1],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    # a file of its own: numba's cache of the module's kernels needs one
-    path = Path(tempfile.mkdtemp(prefix="bench-merge-before-")) / "_docnos_before.py"
-    atexit.register(shutil.rmtree, path.parent, True)
-    path.write_text(source)
-    module = types.ModuleType("pyterrier_sparse_eval._docnos_before")
-    module.__package__, module.__file__ = "pyterrier_sparse_eval", str(path)
-    exec(compile(source, str(path), "exec"), module.__dict__)
-    return module.merge_top_k
-
-
-def median_seconds(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
 
 
 def main() -> None:
@@ -79,7 +55,7 @@ def main() -> None:
     import pyterrier_sparse_eval as pse
     from pyterrier_sparse_eval import _docnos, _sharded
 
-    before = merge_before(args.baseline)
+    before = module_at(args.baseline, "_docnos").merge_top_k
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-merge-"))
     work.mkdir(parents=True, exist_ok=True)
     if args.work is None:  # a temporary corpus and its indexes (GBs) go when the script ends, however it ends
@@ -115,10 +91,10 @@ def main() -> None:
     tied = int(np.sum((r[1:] == r[:-1]) & (s[1:] == s[:-1])))
     same_merge = np.array_equal(before(*captured["args"]), _docnos.merge_top_k(*captured["args"]))
     times = {
-        f"merge at {args.baseline}": median_seconds(lambda: before(*captured["args"]), args.runs),
-        "merge, this checkout": median_seconds(lambda: _docnos.merge_top_k(*captured["args"]), args.runs),
-        "search, single index": median_seconds(lambda: single.transform(topics), args.runs),
-        f"search, {args.shards} shards": median_seconds(lambda: sharded.transform(topics), args.runs),
+        f"merge at {args.baseline}": median_time(lambda: before(*captured["args"]), args.runs),
+        "merge, this checkout": median_time(lambda: _docnos.merge_top_k(*captured["args"]), args.runs),
+        "search, single index": median_time(lambda: single.transform(topics), args.runs),
+        f"search, {args.shards} shards": median_time(lambda: sharded.transform(topics), args.runs),
     }
     base = times["merge, this checkout"]
     lines = [

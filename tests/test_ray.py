@@ -340,14 +340,19 @@ def test_a_shard_finisher_that_dies_is_run_again_and_leaves_nothing_behind(clust
                 os._exit(1)
             return super().weights(tf, dl, stats)
 
+    _three_shards_on_ray_equal_local(DiesOnce(), tmp_path)  # no folder of the dead attempt either
+    assert marker.exists()
+    assert sorted(os.listdir(tmp_path)) == ["died-once", "index", "reference"]
+
+
+def _three_shards_on_ray_equal_local(bm25: pse.BM25, tmp_path: Path) -> None:
+    """``bm25`` builds 3 shards of 1,500 documents on Ray in ``tmp_path / "index"``: the files of a local build."""
     docs = _corpus(1500)
     reference = pse.ShardedIndex(tmp_path / "reference", num_shards=3)
     pse.BM25().indexer(reference, verbose=False, batch_size=500).index(docs)
     index = pse.ShardedIndex(tmp_path / "index", num_shards=3)
-    DiesOnce().indexer(index, verbose=False, batch_size=500, engine="ray").index(docs)
-    assert marker.exists()
-    _same_index(reference.path, index.path)  # no folder of the dead attempt either
-    assert sorted(os.listdir(tmp_path)) == ["died-once", "index", "reference"]
+    bm25.indexer(index, verbose=False, batch_size=500, engine="ray").index(docs)
+    _same_index(reference.path, index.path)
 
 
 def test_each_shards_spill_is_removed_as_its_finisher_returns(cluster, tmp_path):
@@ -371,13 +376,8 @@ def test_each_shards_spill_is_removed_as_its_finisher_returns(cluster, tmp_path)
             saw.write_text(str(spills()))  # 1: only its own spill was left
             return super().weights(tf, dl, stats)
 
-    docs = _corpus(1500)
-    reference = pse.ShardedIndex(tmp_path / "reference", num_shards=3)
-    pse.BM25().indexer(reference, verbose=False, batch_size=500).index(docs)
-    index = pse.ShardedIndex(tmp_path / "index", num_shards=3)
-    WaitsForTheOthers().indexer(index, verbose=False, batch_size=500, engine="ray").index(docs)
+    _three_shards_on_ray_equal_local(WaitsForTheOthers(), tmp_path)
     assert saw.read_text() == "1"
-    _same_index(reference.path, index.path)
     assert spills() == 0
 
 
