@@ -56,10 +56,10 @@ class ShardedWriter:
                 IndexWriter(SparseIndex(self.tmp / shard_dir(i)), mode="create", encoder=encoder)
                 for i in range(num_shards)
             ]
+            self.seen = early_check(encoder)  # a docno twice across shards too, refused as its batch arrives
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
-        self.seen = early_check(encoder)  # a docno twice across shards too, refused as its batch arrives
         for w in self.writers:
             w.vocab = self.vocab  # one term id space for the corpus
             w.seen = None

@@ -29,6 +29,7 @@ __all__ = [
     "atomic_write_text",
     "atomic_write_json",
     "new_temp_dir",
+    "remove_unfinished",
     "clean_leftovers",
     "replace_dir",
     "is_empty_dir",
@@ -321,8 +322,26 @@ def new_temp_dir(target: str | os.PathLike[str]) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_leftovers(target)
     folder = Path(tempfile.mkdtemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent))
-    _hold(folder)
+    try:
+        _hold(folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     return folder
+
+
+def remove_unfinished() -> list[Path]:
+    """Remove (and return) the folders of :func:`new_temp_dir` this process holds (none in place): the last act
+    of a command stopped by Ctrl-C or SIGTERM, as a signal between a folder's creation and the ``try`` that
+    removes it on failure leaves it behind, locked while the process lives."""
+    removed = []
+    for held, fd in list(_HELD.items()):
+        shutil.rmtree(held, ignore_errors=True)
+        os.close(fd)
+        del _HELD[held]
+        if not os.path.lexists(held):
+            removed.append(Path(held))
+    return removed
 
 
 def clean_leftovers(target: str | os.PathLike[str]) -> list[Path]:

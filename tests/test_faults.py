@@ -1201,3 +1201,43 @@ def test_a_short_write_of_a_saved_array_says_no_space_left():
     with pytest.raises(OSError, match=r"No space left .* writing /dev/full") as e:
         save_array("/dev/full", np.arange(1_000_000))
     assert e.value.errno == 28
+
+
+@pytest.mark.parametrize("shards", [None, 2])
+def test_a_signal_right_after_the_temporary_folder_is_made_leaves_nothing(
+    tmp_path, monkeypatch, capsys, shards
+):
+    """Ctrl-C (or SIGTERM) arriving between a build's temporary folder's creation and the ``try`` that removes it on
+    failure (here: inside the writer's constructor; the signal handler runs wherever the main thread is) had left
+    the folder behind, and CI saw it once in the SIGTERM test above: the command line removes every folder it
+    still holds."""
+    import pyterrier_sparse_eval._build as build
+    import pyterrier_sparse_eval._shard_writer as shard_writer
+
+    def interrupted(encoder):
+        raise KeyboardInterrupt
+
+    # the sharded writer's own check comes after its shards' writers are made
+    monkeypatch.setattr(shard_writer if shards else build, "early_check", interrupted)
+    (tmp_path / "corpus.tsv").write_text("d1\tw1 w2\nd2\tw2 w3\n")
+    (tmp_path / "topics.tsv").write_text("q1\tw1\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    monkeypatch.chdir(tmp_path)
+    args = ["experiment", "--corpus", "corpus.tsv", "--topics", "topics.tsv", "--qrels", "qrels.txt"]
+    sharding = ["--shards", str(shards)] if shards else []
+    assert main([*args, "--index-dir", "idx", "--quiet", *sharding]) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "sparse-eval: interrupted"
+    assert [p.name for p in (tmp_path / "idx").rglob(".*") if not p.name.endswith(".lock")] == []
+
+
+def test_a_signal_while_the_temporary_folder_is_locked_removes_it(tmp_path, monkeypatch):
+    """The folder is made, then locked: an interrupt in between removes it at once."""
+    from pyterrier_sparse_eval import files
+
+    def interrupted(folder):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(files, "_hold", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        files.new_temp_dir(tmp_path / "index")
+    assert list(tmp_path.iterdir()) == []

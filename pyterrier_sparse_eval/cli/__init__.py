@@ -16,7 +16,7 @@ import sys
 import warnings
 from typing import Any, NoReturn
 
-from .. import StaleIndexError, __version__, datasets, plots
+from .. import StaleIndexError, __version__, datasets, files, plots
 from ..console import run
 from . import checks, experiment, sdm
 from .common import DEFAULT_METRICS
@@ -88,11 +88,19 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     return run(
-        lambda: int(args.func(args)),
+        lambda: _command(args),
         debug=args.debug or args.debug_all,
         quiet=getattr(args, "quiet", False),
         input_errors=(StaleIndexError, datasets.FieldError),
     )
+
+
+def _command(args: argparse.Namespace) -> int:
+    try:
+        return int(args.func(args))
+    finally:
+        # a build's temporary folder a signal left between its creation and the try that removes it on failure
+        files.remove_unfinished()
 
 
 def _is_stdout(path: str) -> bool:
