@@ -438,18 +438,16 @@ def flatten_toks(docnos: list[str], toks: list[dict[str, float]], missing: int =
     lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
     offsets = np.zeros(len(toks) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    names: dict[str, int] = {}
-    idx = np.fromiter(
-        (names.setdefault(t, len(names)) for t in itertools.chain.from_iterable(toks)),
-        dtype=np.int32,
-        count=int(offsets[-1]),
-    )
+    # the batch's terms in first-seen order and each posting's place among them, in C (a generator per posting had
+    # cost a local toks build 10-20% more); None and NaN kept as terms, for term_ids to refuse
+    flat = np.fromiter(itertools.chain.from_iterable(toks), dtype=object, count=int(offsets[-1]))
+    idx, names = pd.factorize(flat, use_na_sentinel=False)
     values = np.fromiter(
         itertools.chain.from_iterable(t.values() for t in toks), dtype=np.float64, count=int(offsets[-1])
     )
     owner = np.repeat(np.arange(len(toks)), lengths)
     doclen = np.bincount(owner, weights=values, minlength=len(toks))
-    return docnos, list(names), idx, values, offsets, doclen, missing
+    return docnos, list(names), idx.astype(np.int32), values, offsets, doclen, missing
 
 
 class ToksBatches:

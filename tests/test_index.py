@@ -243,3 +243,32 @@ def test_doc_ids_out_of_order_are_found_in_their_term(monkeypatch):
         assert _format.first_unsorted_term(indptr, indices) == plain(indptr, indices), (indptr, indices)
     assert plain(np.array([0, 2, 2, 4]), np.array([3, 5, 1, 1])) == 2
     assert _format.first_unsorted_term(np.array([0, 2, 2, 4]), np.array([3, 5, 1, 1], dtype=np.int32)) == 2
+
+
+def test_flattened_toks_name_each_batch_term_once_in_first_seen_order():
+    """A batch of {term: weight} dicts becomes its distinct terms (first seen first) and each posting's place among
+    them, with weights and lengths as given: checked against a plain loop, on terms repeated within and across
+    documents, an empty document and non-ASCII terms."""
+    from pyterrier_sparse_eval._build import flatten_toks
+
+    rng = np.random.default_rng(0)
+    words = ["a", "b", "é", "日本", "a#", "##s", "x" * 40]
+    toks = [{w: float(rng.random()) for w in rng.choice(words, size=n)} for n in (3, 0, 7, 1, 5)]
+    _, names, idx, values, offsets, doclen, _ = flatten_toks(["d"] * len(toks), toks)
+    flat = [t for doc in toks for t in doc]
+    assert names == [t for i, t in enumerate(flat) if t not in flat[:i]]
+    assert [names[i] for i in idx] == flat
+    assert values.tolist() == [w for doc in toks for w in doc.values()]
+    assert offsets.tolist() == np.cumsum([0, *map(len, toks)]).tolist()
+    assert doclen.tolist() == pytest.approx([sum(doc.values()) for doc in toks])
+    _, names, idx, *_ = flatten_toks(["d", "e"], [{}, {}])
+    assert names == [] and idx.tolist() == []
+
+
+@pytest.mark.parametrize("term", [None, float("nan"), 7, b"t1"])
+def test_a_document_term_that_is_no_string_is_refused(tmp_path, term):
+    """None and NaN too (a hash table's 'missing' values, which must not vanish from a document unsaid)."""
+    docs = [{"docno": "d1", "toks": {"t1": 1.0}}, {"docno": "d2", "toks": {"t2": 1.0, term: 2.0}}]
+    with pytest.raises(TypeError, match=r"Terms must be strings.*convert_ids_to_tokens"):
+        pse.SparseIndex(tmp_path / "i").indexer(verbose=False).index(docs)
+    assert list(tmp_path.iterdir()) == []
