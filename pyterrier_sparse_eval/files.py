@@ -18,10 +18,12 @@ import re
 import shutil
 import socket
 import tempfile
-import weakref
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from ._open_files import allow_open_files
 
 __all__ = [
     "check_destination",
@@ -153,8 +155,21 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
             raise NotADirectoryError(f"Cannot write {path}: {parent} is a file, not a folder.")
     path.parent.mkdir(parents=True, exist_ok=True)
     clean_leftovers(path)  # the temporary files of writers killed mid-write
-    fd, name = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=f".tmp{path.suffix}", dir=path.parent)
-    tmp = Path(name)
+    fd = -1
+    # mkstemp's loop, made here so that an interrupt right after the file's creation finds its name (this process's
+    # prefix: a name taken is one of ours)
+    while fd < 0:
+        tmp = (
+            Path(os.path.abspath(path.parent)) / f"{_temp_prefix(path)}{os.urandom(4).hex()}.tmp{path.suffix}"
+        )
+        try:
+            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+        except FileExistsError:
+            continue
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            raise
     try:
         _lock(fd)  # held while this process writes it: clean_leftovers leaves it alone
         write(tmp)
@@ -249,7 +264,7 @@ def _abandoned(m: re.Match[str], entry: Path) -> bool:
 
 #: the temporary folders and files this process writes, each held open with an exclusive lock (flock) until
 #: it is moved into place or removed: the kernel drops a dead writer's lock, whatever its PID namespace
-_HELD: dict[str, int] = {}
+_HELD: dict[str, tuple[int, int]] = {}  # absolute path: (descriptor, the thread that made it)
 
 
 def _lock(fd: int) -> None:
@@ -279,7 +294,7 @@ def _fsync(path: str | os.PathLike[str]) -> None:
 
 def _release_gone() -> None:
     """Unlock the held folders since moved into place or removed (with the folder they were written in)."""
-    for held, fd in list(_HELD.items()):
+    for held, (fd, _) in list(_HELD.items()):
         if not os.path.lexists(held):
             os.close(fd)
             del _HELD[held]
@@ -289,8 +304,8 @@ def _hold(folder: Path) -> None:
     """Lock ``folder`` until it is moved into place or removed (released at the next hold or swap)."""
     _release_gone()
     fd = os.open(folder, os.O_RDONLY)
+    _HELD[str(folder)] = fd, threading.get_ident()
     _lock(fd)
-    _HELD[str(folder)] = fd
 
 
 def _locked(entry: Path) -> bool:
@@ -321,21 +336,28 @@ def new_temp_dir(target: str | os.PathLike[str]) -> Path:
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_leftovers(target)
-    folder = Path(tempfile.mkdtemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent))
-    try:
-        _hold(folder)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    return folder
+    while True:  # mkdtemp's loop, made here so that an interrupt right after the mkdir finds the name
+        folder = Path(os.path.abspath(target.parent)) / f"{_temp_prefix(target)}{os.urandom(4).hex()}.tmp"
+        try:
+            os.mkdir(folder, 0o700)
+            _hold(folder)
+            return folder
+        except FileExistsError:
+            continue
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            _release_gone()
+            raise
 
 
 def remove_unfinished() -> list[Path]:
-    """Remove (and return) the folders of :func:`new_temp_dir` this process holds (none in place): the last act
-    of a command stopped by Ctrl-C or SIGTERM, as a signal between a folder's creation and the ``try`` that
+    """Remove (and return) the folders of :func:`new_temp_dir` the calling thread holds (none in place): the last
+    act of a command stopped by Ctrl-C or SIGTERM, as a signal between a folder's creation and the ``try`` that
     removes it on failure leaves it behind, locked while the process lives."""
     removed = []
-    for held, fd in list(_HELD.items()):
+    for held, (fd, thread) in list(_HELD.items()):
+        if thread != threading.get_ident():  # another thread's build, still running
+            continue
         shutil.rmtree(held, ignore_errors=True)
         os.close(fd)
         del _HELD[held]
@@ -395,8 +417,10 @@ def replace_dir(
         _swap_in(tmp, target, overwrite, replaceable)
         _fsync(target.parent)  # the rename itself
     finally:
-        if (fd := _HELD.pop(str(tmp), None)) is not None:
-            os.close(fd)  # its lock: the folder is in place (or the swap failed, and the caller removes it)
+        if (held := _HELD.pop(str(tmp), None)) is not None:
+            os.close(
+                held[0]
+            )  # its lock: the folder is in place (or the swap failed, and the caller removes it)
         _release_gone()  # a sharded build's shard folders, moved in with it
 
 
@@ -440,44 +464,6 @@ def _swap_in(tmp: Path, target: Path, overwrite: bool, replaceable: Callable[[Pa
 
 
 #: open files promised to the memory-mapped indexes alive (by ``id``; they open them at their first search)
-_PROMISED: dict[int, int] = {}
-
-
-def allow_open_files(needed: int, what: str, fix: str, *, holder: Any = None) -> None:
-    """Make room for ``needed`` more open files (``what`` holds them, e.g. "a build of 300 shards"; ``holder``:
-    an object that keeps them open as long as it lives, as a memory-mapped index): the soft limit (1024 on many
-    systems) is raised toward the hard one, as far as needed; a hard limit too low is an OSError naming ``fix``
-    and the limit, before any work, where the files would otherwise fail to open midway."""
-    try:
-        import resource
-    except ImportError:  # no such limit to raise (Windows)
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    # the files open now (the caller's, other indexes'), or promised to indexes not searched yet
-    promised = sum(n for key, n in _PROMISED.items() if key != id(holder)) + (
-        needed if holder is not None else 0
-    )
-    try:
-        want = max(needed + len(os.listdir("/proc/self/fd")), promised) + 64
-    except OSError:  # no /proc (macOS)
-        want = max(needed, promised) + 256
-    room = want if hard == resource.RLIM_INFINITY else min(want, hard)
-    if soft != resource.RLIM_INFINITY and soft < want:
-        if room > soft:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (room, hard))
-        if room < want:
-            raise OSError(
-                errno.EMFILE,
-                f"{what} holds {needed} files open at once, and this process may open at most {hard} (`ulimit "
-                f"-Hn`): {fix}, or raise the limit to {want} or more (ulimit -n {want}, as root or in "
-                "/etc/security/limits.conf)",
-            )
-    if holder is not None:
-        if id(holder) not in _PROMISED:
-            weakref.finalize(holder, _PROMISED.pop, id(holder), None)  # given back when the index is dropped
-        _PROMISED[id(holder)] = needed
-
-
 def is_empty_dir(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a folder (not a link to one) holding nothing."""
     try:

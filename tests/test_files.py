@@ -113,3 +113,51 @@ def test_only_open_descriptors_and_special_files_are_streams(tmp_path):
         assert target.read_text() == "newer"
     finally:
         target.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("make", ["mkdir", "open"])
+def test_an_interrupt_right_after_a_temporary_is_created_removes_it(tmp_path, monkeypatch, make):
+    """Ctrl-C (or SIGTERM) arriving just after the system call that creates a build's temporary folder or an atomic
+    write's temporary file, before the code that removes it on failure knew its name, had left it behind."""
+    real = getattr(os, make)
+
+    def created_then_interrupted(path, *args, **kwargs):
+        result = real(path, *args, **kwargs)
+        if ".tmp" in os.fspath(path):
+            raise KeyboardInterrupt
+        return result
+
+    monkeypatch.setattr(os, make, created_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        if make == "mkdir":
+            files.new_temp_dir(tmp_path / "index")
+        else:
+            files.atomic_write_text(tmp_path / "results.txt", "x")
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_only_the_calling_threads_unfinished_folders_are_removed(tmp_path):
+    """A command's clean-up (the command line's, after each command) leaves alone the folder of a build another
+    thread of the process is still writing."""
+    import threading
+
+    theirs: list = []
+    made = threading.Event()
+    done = threading.Event()
+
+    def build():
+        theirs.append(files.new_temp_dir(tmp_path / "a"))
+        made.set()
+        done.wait(30)
+        theirs.append(files.remove_unfinished())
+
+    other = threading.Thread(target=build)
+    other.start()
+    assert made.wait(30)
+    mine = files.new_temp_dir(tmp_path / "b")
+    assert files.remove_unfinished() == [mine]
+    assert theirs[0].is_dir() and not mine.exists()
+    done.set()
+    other.join(30)
+    assert theirs[1] == [theirs[0]] and list(tmp_path.iterdir()) == []

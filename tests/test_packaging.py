@@ -37,7 +37,8 @@ LAYERS = {
     "measures._sdm": 4,
     "measures._sdm_samples": 5,  # SDM from background samples given directly
     "measures": 6,
-    "files": 0,
+    "_open_files": 0,  # the open-files limit
+    "files": 1,
     "console": 0,
     "_weights": 0,
     "analysis._base": 0,
