@@ -9,6 +9,7 @@ from typing import Any
 
 __all__ = ["allow_open_files"]
 
+#: open files promised to the memory-mapped indexes alive (by ``id``; they open them at their first search)
 _PROMISED: dict[int, int] = {}
 
 

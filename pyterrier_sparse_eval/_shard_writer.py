@@ -56,7 +56,8 @@ class ShardedWriter:
                 IndexWriter(SparseIndex(self.tmp / shard_dir(i)), mode="create", encoder=encoder)
                 for i in range(num_shards)
             ]
-            self.seen = early_check(encoder)  # a docno twice across shards too, refused as its batch arrives
+            # a docno twice across shards too, refused as its batch arrives
+            self.seen = early_check(encoder)
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise

@@ -263,8 +263,9 @@ def _abandoned(m: re.Match[str], entry: Path) -> bool:
 
 
 #: the temporary folders and files this process writes, each held open with an exclusive lock (flock) until
-#: it is moved into place or removed: the kernel drops a dead writer's lock, whatever its PID namespace
-_HELD: dict[str, tuple[int, int]] = {}  # absolute path: (descriptor, the thread that made it)
+#: it is moved into place or removed: the kernel drops a dead writer's lock, whatever its PID namespace; by
+#: absolute path: the descriptor and the thread that made it
+_HELD: dict[str, tuple[int, int]] = {}
 
 
 def _lock(fd: int) -> None:
@@ -336,7 +337,8 @@ def new_temp_dir(target: str | os.PathLike[str]) -> Path:
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_leftovers(target)
-    while True:  # mkdtemp's loop, made here so that an interrupt right after the mkdir finds the name
+    # mkdtemp's loop, made here so that an interrupt right after the mkdir finds the name
+    while True:
         folder = Path(os.path.abspath(target.parent)) / f"{_temp_prefix(target)}{os.urandom(4).hex()}.tmp"
         try:
             os.mkdir(folder, 0o700)
@@ -356,7 +358,8 @@ def remove_unfinished() -> list[Path]:
     removes it on failure leaves it behind, locked while the process lives."""
     removed = []
     for held, (fd, thread) in list(_HELD.items()):
-        if thread != threading.get_ident():  # another thread's build, still running
+        # another thread's build, still running
+        if thread != threading.get_ident():
             continue
         shutil.rmtree(held, ignore_errors=True)
         os.close(fd)
@@ -417,10 +420,9 @@ def replace_dir(
         _swap_in(tmp, target, overwrite, replaceable)
         _fsync(target.parent)  # the rename itself
     finally:
+        # its lock: the folder is in place (or the swap failed, and the caller removes it)
         if (held := _HELD.pop(str(tmp), None)) is not None:
-            os.close(
-                held[0]
-            )  # its lock: the folder is in place (or the swap failed, and the caller removes it)
+            os.close(held[0])
         _release_gone()  # a sharded build's shard folders, moved in with it
 
 
@@ -463,7 +465,6 @@ def _swap_in(tmp: Path, target: Path, overwrite: bool, replaceable: Callable[[Pa
     shutil.rmtree(old, ignore_errors=True)
 
 
-#: open files promised to the memory-mapped indexes alive (by ``id``; they open them at their first search)
 def is_empty_dir(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a folder (not a link to one) holding nothing."""
     try:
