@@ -155,32 +155,28 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
             raise NotADirectoryError(f"Cannot write {path}: {parent} is a file, not a folder.")
     path.parent.mkdir(parents=True, exist_ok=True)
     clean_leftovers(path)  # the temporary files of writers killed mid-write
-    fd = -1
-    # mkstemp's loop, made here so that an interrupt right after the file's creation finds its name (this process's
-    # prefix: a name taken is one of ours)
-    while fd < 0:
-        tmp = (
-            Path(os.path.abspath(path.parent)) / f"{_temp_prefix(path)}{os.urandom(4).hex()}.tmp{path.suffix}"
-        )
-        try:
-            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
-        except FileExistsError:
-            continue
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
-            raise
+    fd, tmp = -1, None
     try:
+        # mkstemp's loop, inside the try: an interrupt right after the file's creation finds its name
+        while tmp is None:
+            tmp = _temp_name(path, f".tmp{path.suffix}")
+            try:
+                fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+            except FileExistsError:
+                tmp = None
         _lock(fd)  # held while this process writes it: clean_leftovers leaves it alone
         write(tmp)
         os.chmod(tmp, 0o666 & ~_UMASK)
         _fsync(tmp)  # its data on disk before its name: whole or absent after a power loss too
-        os.close(fd)  # and its lock (Windows renames no open file)
-        fd = -1
+        # and its lock (Windows renames no open file); forgotten first: never closed twice
+        closing, fd = fd, -1
+        os.close(closing)
         os.replace(tmp, path)
         _fsync(path.parent)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
         raise
     finally:
         if fd >= 0:
@@ -248,6 +244,12 @@ _LEFTOVER = re.compile(
 
 def _temp_prefix(target: Path) -> str:
     return f".{target.name}.{_HOST}.{os.getpid()}.{_TOKEN}."
+
+
+def _temp_name(target: Path, suffix: str) -> Path:
+    """A new name for a temporary sibling of ``target``, as mkdtemp and mkstemp make them (this process's prefix:
+    a name taken is one of ours)."""
+    return Path(os.path.abspath(target.parent)) / f"{_temp_prefix(target)}{os.urandom(4).hex()}{suffix}"
 
 
 def _abandoned(m: re.Match[str], entry: Path) -> bool:
@@ -339,7 +341,7 @@ def new_temp_dir(target: str | os.PathLike[str]) -> Path:
     clean_leftovers(target)
     # mkdtemp's loop, made here so that an interrupt right after the mkdir finds the name
     while True:
-        folder = Path(os.path.abspath(target.parent)) / f"{_temp_prefix(target)}{os.urandom(4).hex()}.tmp"
+        folder = _temp_name(target, ".tmp")
         try:
             os.mkdir(folder, 0o700)
             _hold(folder)

@@ -161,3 +161,67 @@ def test_only_the_calling_threads_unfinished_folders_are_removed(tmp_path):
     done.set()
     other.join(30)
     assert theirs[1] == [theirs[0]] and list(tmp_path.iterdir()) == []
+
+
+def _interrupt_at_each_line(functions, call):
+    """Call ``call()`` once for each line of ``functions``, with KeyboardInterrupt raised as that line is reached
+    (a trace function's exception enters the traced frame there): where a signal's handler runs in Python, between
+    statements. Returns the number of calls interrupted."""
+    import sys
+
+    codes = {f.__code__ for f in functions}
+    lines = sorted({(c, n) for c in codes for _, _, n in c.co_lines() if n and n > c.co_firstlineno}, key=str)
+    interrupted = 0
+    for code, line in lines:
+
+        def local(frame, event, arg, code=code, line=line):
+            if event == "line" and frame.f_code is code and frame.f_lineno == line:
+                raise KeyboardInterrupt
+            return local
+
+        sys.settrace(lambda frame, event, arg: local if frame.f_code in codes else None)
+        try:
+            call()
+        except KeyboardInterrupt:
+            interrupted += 1
+        finally:
+            sys.settrace(None)
+    return interrupted
+
+
+def test_an_atomic_write_interrupted_at_any_line_leaves_the_old_file_or_the_new_and_no_temporary(tmp_path):
+    target = tmp_path / "results.txt"
+    target.write_text("old")
+    seen = set()
+
+    def write():
+        files.atomic_write_text(target, "new")
+        seen.add(target.read_text())
+
+    def after():
+        seen.add(target.read_text())
+        assert [p.name for p in tmp_path.iterdir()] == ["results.txt"]
+        target.write_text("old")
+
+    def call():
+        try:
+            write()
+        finally:
+            after()
+
+    assert _interrupt_at_each_line([files.atomic_write], call) > 10
+    assert seen == {"old", "new"}
+
+
+def test_a_temporary_folder_interrupted_at_any_line_is_removed_or_returned_held(tmp_path):
+    def call():
+        folder = None
+        try:
+            folder = files.new_temp_dir(tmp_path / "index")
+        finally:
+            assert list(tmp_path.iterdir()) == ([folder] if folder else [])
+            if folder:
+                assert files.remove_unfinished() == [folder]
+        assert not files._HELD
+
+    assert _interrupt_at_each_line([files.new_temp_dir, files._hold], call) > 5
