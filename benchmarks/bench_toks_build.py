@@ -4,8 +4,8 @@
     python benchmarks/bench_toks_build.py --baseline 68737d2 --runs 7
 
 Documents: bench_build_driver.py's SPLADE-like ``toks`` corpus (120 terms each from a 30,522-term vocabulary,
-Zipfian). A build turns each batch's {term: weight} dicts into arrays (``_build.flatten_toks``), gives the terms
-their ids and spills the postings. Measured side by side in one process: whole builds with this checkout's
+Zipfian). A build turns each batch's {term: weight} dicts into arrays (``_toks.flatten_toks``, which ``_build``
+imports and calls), gives the terms their ids and spills the postings. Measured side by side in one process: whole builds with this checkout's
 ``flatten_toks`` and with the one at ``--baseline`` (its module's source read from git), in alternating order
 round by round, the driver's CPU seconds of each (``time.process_time``); and ``flatten_toks`` alone on the
 corpus's batches. The two builds' index files are checked equal (every file but the metadata's build id and time).

@@ -18,7 +18,6 @@ from ._build import (
     iter_docs,
     open_writer,
     progress,
-    term_ids,
     warn_empty,
 )
 from ._docno_checks import corpus_positions
@@ -28,6 +27,7 @@ from ._records import column_texts
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex, ShardedRetriever
 from ._tokenize import ANALYZER_VERSION, Analyzer
+from ._toks import term_ids
 from ._weights import (
     LENGTH_TABLE,
     bm25_saturation,

@@ -40,6 +40,7 @@ from ._docno_checks import (
 from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_index_dir, seal
 from ._ray import Encoded, check_gpus
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
+from ._toks import flatten_toks, term_ids
 from .files import clean_leftovers, is_empty_dir, new_temp_dir, replace_dir, save_array, write_array
 
 __all__ = [
@@ -61,24 +62,6 @@ class Target(Protocol):
     path: Any
 
     def reload(self) -> None: ...
-
-
-def term_ids(vocab: dict[str, int], terms: list[Any], names: list[str] | None = None) -> np.ndarray:
-    """Map term strings to ids, growing ``vocab`` by the new ones in sorted order (and ``names``, the terms by id,
-    when given)."""
-    new = set(terms).difference(vocab)
-    if new:
-        if not all(map(str.__instancecheck__, new)):
-            bad = next(t for t in new if not isinstance(t, str))
-            raise TypeError(
-                f"Terms must be strings, got {type(bad).__name__} {bad!r}; convert token ids to "
-                "their vocabulary strings (e.g. tokenizer.convert_ids_to_tokens) before indexing."
-            )
-        ordered = sorted(new)
-        vocab.update(zip(ordered, range(len(vocab), len(vocab) + len(ordered))))
-        if names is not None:
-            names.extend(ordered)
-    return np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
 
 
 def check_mode(path: Any, mode: str, sources: tuple[Any, ...] = ()) -> None:
@@ -428,28 +411,6 @@ class SparseIndexer(pt.Indexer):
 
     def finished(self) -> None:
         """Called after a successful build (subclasses report here)."""
-
-
-def flatten_toks(docnos: list[str], toks: list[dict[str, float]], missing: int = 0) -> Encoded:
-    """{term: weight} dicts as an :data:`Encoded` batch (the same values and lengths as :func:`add_toks`)."""
-    for t in toks:
-        if not isinstance(t, dict):
-            raise TypeError(f"`toks` must be a dict of term -> weight, got {type(t).__name__}.")
-    lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
-    offsets = np.zeros(len(toks) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    # the batch's terms in first-seen order and each posting's place among them, in C (a generator per posting cost
-    # a toks build 30% more); None and NaN, which factorize leaves out, refused as term_ids refuses other non-str
-    flat = np.fromiter(itertools.chain.from_iterable(toks), dtype=object, count=int(offsets[-1]))
-    idx, names = pd.factorize(flat)
-    if (idx < 0).any():
-        term_ids({}, flat[idx < 0][:1].tolist())
-    values = np.fromiter(
-        itertools.chain.from_iterable(t.values() for t in toks), dtype=np.float64, count=int(offsets[-1])
-    )
-    owner = np.repeat(np.arange(len(toks)), lengths)
-    doclen = np.bincount(owner, weights=values, minlength=len(toks))
-    return docnos, list(names), idx.astype(np.int32), values, offsets, doclen, missing
 
 
 class ToksBatches:

@@ -32,18 +32,20 @@ __all__ = [
 ]
 
 
-def refuse_unencodable(docnos: list[str]) -> None:
-    """Refuse a docno UTF-8 cannot store (a lone surrogate, from ``errors='surrogateescape'``), naming it."""
+def refuse_unencodable(values: list[str], what: str = "docno") -> None:
+    """Refuse a docno (or a term: ``what="term"``) UTF-8 cannot store (a lone surrogate, from
+    ``errors='surrogateescape'``), naming it: the index's JSON could not be written at the end of the build."""
     try:
-        "".join(docnos).encode("utf-8")
+        "".join(values).encode("utf-8")
     except UnicodeEncodeError:
-        for d in docnos:
+        for d in values:
             try:
                 d.encode("utf-8")
             except UnicodeEncodeError:
+                source = "ids" if what == "docno" else "text"
                 raise ValueError(
-                    f"Invalid docno {d!r}: it holds a lone surrogate, which UTF-8 cannot store (text decoded with "
-                    "errors='surrogateescape'?): decode the ids as UTF-8, or replace those characters."
+                    f"Invalid {what} {d!r}: it holds a lone surrogate, which UTF-8 cannot store (text decoded with "
+                    f"errors='surrogateescape'?): decode the {source} as UTF-8, or replace those characters."
                 ) from None
 
 

@@ -18,7 +18,7 @@ import pyterrier as pt
 import scipy.sparse as sp
 
 from ._build import SparseIndexer, check_mode, index_meta, write_index_dir
-from ._docnos import DocnoTable
+from ._docnos import DocnoTable, code_point_order
 from ._format import (
     ARTIFACT_FORMAT,
     ARTIFACT_TYPE,
@@ -376,7 +376,7 @@ class SparseIndex(pt.Artifact):
         sub = sp.csr_matrix(self.postings[:, cols])
         sub.sort_indices()
         sub_docnos = self.docnos[cols].tolist()
-        order = np.argsort(np.array(sub_docnos), kind="stable")
+        order = code_point_order(sub_docnos)
         docno_rank = np.empty(len(cols), dtype=np.int32)
         docno_rank[order] = np.arange(len(cols), dtype=np.int32)
         parent = self.meta.get("collection") or {}

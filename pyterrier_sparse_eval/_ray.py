@@ -230,7 +230,8 @@ class EncoderPool:
 
     def map(self, batches: Iterable[list[dict[str, Any]]]) -> Generator[tuple[int, Encoded], None, None]:
         """(number of documents, encoded batch) for each batch, in order; at most ``2 * num_workers`` batches
-        are in flight, so memory stays bounded whatever the number of documents."""
+        are in flight, so memory stays bounded whatever the number of documents (and the work left running when
+        a build fails)."""
         pending: collections.deque[tuple[int, Any]] = collections.deque()
         window = 2 * self.num_workers
         try:
@@ -244,9 +245,14 @@ class EncoderPool:
             while pending:
                 n, ref = pending.popleft()
                 yield n, self._get(ref)
-        finally:  # a failed or abandoned build leaves no work behind on the cluster
-            for _, ref in pending:
-                self.ray.cancel(ref, force=True)
+        except BaseException as e:
+            # Ctrl-C or SIGTERM: the batches in flight are stopped. After a batch's error, or with the build
+            # abandoned (GeneratorExit), they end on their own (pure functions, their results never read), as
+            # cancelling a task while Ray hands it to a worker can abort this process inside Ray
+            if not isinstance(e, (Exception, GeneratorExit)):
+                for _, ref in pending:
+                    self.ray.cancel(ref, force=True)
+            raise
 
 
 def _finish_shard(
@@ -269,7 +275,13 @@ def _finish_shard(
             "index folder must be on a filesystem every worker reads and writes at the same path."
         )
     out = Path(parent) / f".{name}.part-{uuid.uuid4().hex[:12]}"
-    out.mkdir()
+    try:
+        out.mkdir()
+    except OSError as e:  # a node that sees the folder read-only (or not as this user)
+        raise OSError(
+            f"{name}: its folder cannot be made in {parent} on Ray node {socket.gethostname()} ({e.strerror}). "
+            "The index folder must be on a filesystem every worker reads and writes at the same path."
+        ) from e
     try:
         meta = write_from_spill(spill, vocab, out, weight, extra_meta, collection)
     except BaseException:
@@ -288,30 +300,39 @@ def finish_shards(
     metas: list[dict[str, Any]],
     collection: tuple[dict[str, Any], Any],
 ) -> None:
-    """Finish every shard on the cluster (one retried task each) and rename each result to ``parent / name`` as
-    its task returns, removing that shard's spill at once (a task that has returned is not run again), so that a
-    finished shard's spill is not kept while the others are written; then any folder a failed attempt left."""
+    """Finish every shard on the cluster (one retried task each, at most as many at once as the cluster has CPUs)
+    and rename each result to ``parent / name`` as its task returns, removing that shard's spill at once (a task
+    that has returned is not run again), so that a finished shard's spill is not kept while the others are
+    written; then any folder a failed attempt left."""
     task = ray.remote(num_cpus=1, max_retries=RESTARTS)(_finish_shard)
     vocab_ref, collection_ref = ray.put(vocab), ray.put(collection)
-    refs = [
-        task.remote(spill, vocab_ref, str(parent), name, weight, meta, collection_ref, package_code())
-        for spill, name, meta in zip(spills, names, metas)
-    ]
-    pending = dict(zip(refs, zip(spills, names)))
+    todo = list(zip(spills, names, metas))[::-1]
+    # none waits in Ray's queue: after a failure the tasks running are waited for, none is cancelled (cancelling a
+    # task as Ray hands it to a worker can abort this process inside Ray: its "task that was not pending" check)
+    limit = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    pending: dict[Any, tuple[Spill, str]] = {}
     try:
-        while pending:
+        while todo or pending:
+            while todo and len(pending) < limit:
+                spill, name, meta = todo.pop()
+                ref = task.remote(
+                    spill, vocab_ref, str(parent), name, weight, meta, collection_ref, package_code()
+                )
+                pending[ref] = (spill, name)
             ready, _ = ray.wait(list(pending), num_returns=1)
             folder, _ = ray.get(ready[0])
             spill, name = pending.pop(ready[0])
             os.replace(folder, parent / name)
             shutil.rmtree(spill.folder, ignore_errors=True)
     except BaseException as e:
-        # a failed shard, or the driver's Ctrl-C: the other tasks would go on writing into the spills the caller
-        # removes (and fail on them, noisily): stopped, and waited for
-        for ref in pending:
-            ray.cancel(ref, force=True)
+        # the others would go on writing into the spills the caller removes: waited for; on Ctrl-C (or SIGTERM)
+        # stopped first, as the user asked to stop now
+        interrupted = not isinstance(e, Exception)
+        if interrupted:
+            for ref in pending:
+                ray.cancel(ref, force=True)
         if pending:
-            ray.wait(list(pending), num_returns=len(pending), timeout=30)
+            ray.wait(list(pending), num_returns=len(pending), timeout=30 if interrupted else None)
         if not isinstance(e, ray.exceptions.RayError):
             raise
         if isinstance(e, ray.exceptions.RayTaskError):

@@ -13,6 +13,7 @@ import uuid
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ._build import IndexWriter, check_mode, corpus_stats
 from ._docno_checks import early_check
@@ -137,6 +138,8 @@ class ShardedWriter:
             for spill, name, meta in zip(spills, names, metas):
                 write_from_spill(spill, self.vocab, spill.folder, weight, meta, (stats, df))
                 os.replace(spill.folder, self.tmp / name)
+                # the spill's folder was private (0o700), as a temporary one is: readable as the index around it
+                os.chmod(self.tmp / name, 0o755)
         else:
             from ._ray import finish_shards
 
@@ -184,9 +187,9 @@ class ShardedWriter:
 
 def _check_unique(parts: list[np.ndarray]) -> None:
     """Refuse a docno found in two shards (each shard refused its own duplicates), as a single index refuses it."""
-    raw = np.array([d.encode() for part in parts for d in part.tolist()], dtype=bytes)
-    order = np.argsort(raw, kind="stable")
-    dup = raw[order[1:]] == raw[order[:-1]]
+    # hashed, not sorted: numpy's fixed-width strings would pad every docno to the longest
+    docnos = pd.Series(np.concatenate([np.asarray(part, dtype=object) for part in parts]), dtype=object)
+    dup = docnos.duplicated()
     if dup.any():
-        examples = sorted({d.decode() for d in raw[order[1:]][dup][:5].tolist()})
+        examples = sorted(set(docnos[dup].head(5)))
         raise ValueError(f"Duplicate docnos in the corpus, e.g. {examples}; docnos must be unique.")

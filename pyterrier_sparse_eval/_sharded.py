@@ -33,6 +33,7 @@ import pyterrier as pt
 
 from ._build import SparseIndexer, check_engine, check_mode, index_meta, write_index_dir
 from ._docnos import (
+    code_point_order,
     concat_docnos,
     docno_values,
     merge_top_k,
@@ -316,7 +317,7 @@ class ShardedIndex(pt.Artifact):
         sub.sort_indices()
         doclen = np.concatenate(lens)[perm]
         sub_docnos = self.docnos[cols].tolist()
-        rank = np.argsort(np.array(sub_docnos), kind="stable")
+        rank = code_point_order(sub_docnos)
         docno_rank = np.empty(len(cols), dtype=np.int32)
         docno_rank[rank] = np.arange(len(cols), dtype=np.int32)
         stats = self.meta["collection"]

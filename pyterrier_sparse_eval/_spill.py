@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ._docnos import code_point_order
 from ._format import ARTIFACT_FORMAT, ARTIFACT_TYPE, FORMAT_VERSION, PACKAGE_HINT, seal
 from .files import save_array, write_array
 
@@ -85,24 +86,14 @@ def _write_docnos(src: Path, out: Path, consume: bool) -> np.ndarray:
     """docnos.json from the spilled docnos (refusing duplicates); returns each document's docno rank."""
     with open(src / "docnos.txt", "rb") as text:
         raw = text.read()
-    # UTF-8 bytes sort in code point order (trec_eval's strcmp order) and take a quarter of the memory of
-    # numpy's fixed-width str; numpy's bytes drop trailing NULs, so a NUL would merge two docnos (refused)
-    docnos, size = raw.split(b"\n")[:-1], len(raw)
+    # UTF-8 bytes sort in code point order (trec_eval's strcmp order) and take a quarter of the memory of str
+    docnos = raw.split(b"\n")[:-1]
     del raw
-    width = max(map(len, docnos), default=1)
-    # numpy's fixed-width bytes pad every docno to the longest: sorted so while that at most doubles them (one
-    # long docno among short ones would multiply the memory), else by Python's sort of the same bytes
-    if width * len(docnos) <= 2 * size + (1 << 20):
-        docno_arr = np.array(docnos, dtype=bytes)
-        order = np.argsort(docno_arr, kind="stable")
-        ranked = docno_arr[order]
-        del docno_arr
-        dup = np.flatnonzero(ranked[1:] == ranked[:-1])
-        twice = [ranked[i] for i in dup[:5]]
-        del ranked
-    else:
-        order = np.array(sorted(range(len(docnos)), key=docnos.__getitem__), dtype=np.int64)
-        twice = [docnos[a] for a, b in zip(order[:-1], order[1:]) if docnos[a] == docnos[b]]
+    order = code_point_order(docnos)
+    # equal docnos are neighbours in that order (compared as the bytes objects, 8 bytes a document)
+    ranked = np.array(docnos, dtype=object)[order]
+    twice = ranked[1:][ranked[1:] == ranked[:-1]][:5].tolist()
+    del ranked
     if twice:
         examples = sorted({d.decode() for d in twice[:5]})
         raise ValueError(f"Duplicate docnos in the corpus, e.g. {examples}; docnos must be unique.")

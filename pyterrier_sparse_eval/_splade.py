@@ -14,13 +14,14 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import SparseIndexer, batch_docnos, check_engine, check_integer, flatten_toks, warn_empty
+from ._build import SparseIndexer, batch_docnos, check_engine, check_integer, warn_empty
 from ._index import SparseIndex, refuse_ray_options
 from ._model_files import looks_like_path, model_fingerprint
 from ._ray import Encoded
 from ._records import _as_text, column_texts, validate_queries
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex
+from ._toks import flatten_toks
 from .datasets import FieldError, doc_texts, resolve_fields
 
 __all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max", "model_fingerprint", "looks_like_path"]

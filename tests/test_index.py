@@ -113,7 +113,7 @@ def test_failed_overwrite_keeps_the_old_index(tmp_path):
         ),
         ([{"docno": "a", "toks": {1: 1.0}}], TypeError, "convert_ids_to_tokens"),
         ([{"docno": "a", "text": "hello"}], KeyError, "BM25"),
-        ([{"docno": "a", "toks": {"x": float("nan")}}], ValueError, "NaN"),
+        ([{"docno": "a", "toks": {"x": float("nan")}}], ValueError, "Document 'a': term 'x' has weight nan"),
         # each weight a float32, their sum not: the length had been stored as inf, the index then called damaged
         (
             [{"docno": "a", "toks": {"x": 3e38, "y": 3e38}}],
@@ -249,7 +249,7 @@ def test_flattened_toks_name_each_batch_term_once_in_first_seen_order():
     """A batch of {term: weight} dicts becomes its distinct terms (first seen first) and each posting's place among
     them, with weights and lengths as given: checked against a plain loop, on terms repeated within and across
     documents, an empty document and non-ASCII terms."""
-    from pyterrier_sparse_eval._build import flatten_toks
+    from pyterrier_sparse_eval._toks import flatten_toks
 
     rng = np.random.default_rng(0)
     words = ["a", "b", "é", "日本", "a#", "##s", "x" * 40]
@@ -270,5 +270,38 @@ def test_a_document_term_that_is_no_string_is_refused(tmp_path, term):
     """None and NaN too (a hash table's 'missing' values, which must not vanish from a document unsaid)."""
     docs = [{"docno": "d1", "toks": {"t1": 1.0}}, {"docno": "d2", "toks": {"t2": 1.0, term: 2.0}}]
     with pytest.raises(TypeError, match=r"Terms must be strings.*convert_ids_to_tokens"):
+        pse.SparseIndex(tmp_path / "i").indexer(verbose=False).index(docs)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_term_utf8_cannot_store_is_refused_with_its_batch(tmp_path):
+    """A lone surrogate (text decoded with errors='surrogateescape') in a term is refused as its batch arrives,
+    naming it (the index's vocabulary failed to be written at the end of the build, after every batch: a
+    UnicodeEncodeError naming nothing)."""
+    read = []
+
+    def docs():
+        for i in range(6):
+            read.append(i)
+            yield {"docno": f"d{i}", "toks": {"ok": 1.0, "bad\udce9" if i == 2 else "fine": 1.0}}
+
+    with pytest.raises(
+        ValueError, match=r"Invalid term 'bad\\udce9': it holds a lone surrogate.*decode the text"
+    ):
+        pse.SparseIndex(tmp_path / "i").indexer(verbose=False, batch_size=2).index(docs())
+    assert read == [0, 1, 2, 3]  # the second batch of two
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "weight",
+    [None, float("nan"), float("inf"), 1 + 0j, [1.0], 10**400, object()],
+    ids=lambda w: type(w).__name__,
+)
+def test_a_weight_that_is_no_finite_number_is_refused_naming_its_document_and_term(tmp_path, weight):
+    docs = [{"docno": "d1", "toks": {"t1": 1.0}}, {"docno": "d2", "toks": {"t2": 1.0, "t3": weight}}]
+    with pytest.raises(
+        ValueError, match=r"^Document 'd2': term 't3' has weight .*must be finite real numbers"
+    ):
         pse.SparseIndex(tmp_path / "i").indexer(verbose=False).index(docs)
     assert list(tmp_path.iterdir()) == []

@@ -74,6 +74,7 @@ LAYERS = {
     "_retriever": 20,
     "_spill": 17,  # spilled chunks to index files
     "_docno_checks": 16,  # docnos of a batch checked as it arrives (types, duplicates)
+    "_toks": 19,  # toks dicts and terms as arrays, refused as they arrive
     "_build": 20,  # searching and writing an index
     "_index": 30,  # the artifact, factory of both
     "_ray": 18,  # connecting to Ray; encoding actors and shard-finishing tasks

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -379,6 +380,95 @@ def test_each_shards_spill_is_removed_as_its_finisher_returns(cluster, tmp_path)
     _three_shards_on_ray_equal_local(WaitsForTheOthers(), tmp_path)
     assert saw.read_text() == "1"
     assert spills() == 0
+
+
+def test_a_failing_finisher_lets_the_others_running_end_and_leaves_nothing(cluster, tmp_path):
+    # Three finishers run at once on the cluster's three CPUs; the first to weigh postings fails once the other
+    # two are running. They are let end (a cancel as Ray hands a task to a worker can abort the driver inside
+    # Ray), so each notes that it finished; the build's error is the failing finisher's, and nothing is left.
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    def count(prefix: str) -> int:
+        return len(list(marks.glob(prefix + "-*")))
+
+    class OneFails(pse.BM25):  # a local class: sent to the workers by value
+        def weights(self, tf, dl, stats):
+            me = os.getpid()
+            if not (marks / f"started-{me}").exists():
+                (marks / f"started-{me}").touch()
+                deadline = time.time() + 60
+                while count("started") < 3 and time.time() < deadline:
+                    time.sleep(0.02)
+                try:
+                    os.close(os.open(marks / "failer", os.O_CREAT | os.O_EXCL))
+                except FileExistsError:
+                    time.sleep(1.0)  # still running when the failure reaches the driver
+                    (marks / f"finished-{me}").touch()
+                else:
+                    raise RuntimeError("this shard's weights failed")
+            return super().weights(tf, dl, stats)
+
+    index = pse.ShardedIndex(tmp_path / "index", num_shards=3)
+    with pytest.raises(RuntimeError, match="this shard's weights failed"):
+        OneFails().indexer(index, verbose=False, batch_size=500, engine="ray").index(_corpus(1500))
+    assert count("started") == 3
+    assert count("finished") == 2
+    assert sorted(os.listdir(tmp_path)) == ["marks"]
+
+
+def test_a_failing_batch_lets_the_batches_running_end(cluster, tmp_path):
+    # The encoding tasks in flight when a batch fails are left to end (cancelling a task as Ray hands it to a
+    # worker can abort the driver inside Ray): the first batch fails once two others run, and those two note that
+    # they ended; the build's error is the batch's, and nothing is left.
+    marks, driver = tmp_path / "marks", os.getpid()
+    marks.mkdir()
+
+    def count(prefix: str) -> int:
+        return len(list(marks.glob(prefix + "-*")))
+
+    class Toks(dict):  # a local class: sent to the workers by value; flatten_toks iterates it once, there
+        def __iter__(self):
+            if os.getpid() != driver:
+                me = uuid.uuid4().hex
+                (marks / f"started-{me}").touch()
+                deadline = time.time() + 60
+                while count("started") < 3 and time.time() < deadline:
+                    time.sleep(0.02)
+                if self.first:
+                    raise ValueError("this batch failed")
+                time.sleep(2.0)  # still running when the failure reaches the driver
+                (marks / f"finished-{me}").touch()
+            return super().__iter__()
+
+    docs = [{"docno": f"d{i}", "toks": Toks(a=1.0)} for i in range(6)]
+    for i, doc in enumerate(docs):
+        doc["toks"].first = i == 0
+    index = pse.ShardedIndex(tmp_path / "index", num_shards=2)
+    with pytest.raises(ValueError, match="this batch failed"):
+        index.indexer(verbose=False, batch_size=1, engine="ray").index(docs)
+    deadline = time.time() + 60
+    while count("finished") < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    assert count("finished") >= 2
+    assert sorted(os.listdir(tmp_path)) == ["marks"]
+
+
+def test_a_finisher_that_cannot_make_its_folder_names_the_node_and_the_fix(tmp_path):
+    # a node that sees the index folder read-only: run here with a folder whose parent is a file
+    from pyterrier_sparse_eval._ray import _finish_shard, package_code
+    from pyterrier_sparse_eval._spill import Spill
+
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    (spill / "docnos.txt").touch()
+    (tmp_path / "file").touch()
+    given = Spill(spill, np.zeros(0, np.int64), [0], 0, np.zeros(0), {}, 0.0)
+    with pytest.raises(
+        OSError, match=r"shard-000: its folder cannot be made in .* on Ray node .*reads and writes"
+    ):
+        _finish_shard(given, [], str(tmp_path / "file"), "shard-000", None, {}, ({}, None), package_code())
+    assert sorted(os.listdir(tmp_path)) == ["file", "spill"]
 
 
 def test_bad_documents_on_ray_are_the_local_error_and_leave_nothing(cluster, tmp_path):

@@ -280,6 +280,61 @@ def test_merge_orders_as_a_plain_sort(ties, arrow, dtype):
         assert got.tolist() == expected
 
 
+def test_a_local_sharded_index_is_readable_by_others_as_a_single_index_is(tmp_path):
+    """Each shard's folder was a private temporary folder (0o700), renamed into place: other users (a Ray worker
+    running as another user) could not read the shards of a local build, where a Ray build's were 0o755."""
+    docs = [{"docno": f"d{i}", "text": f"alpha w{i}"} for i in range(20)]
+    index = pse.ShardedIndex(tmp_path / "sharded", num_shards=3)
+    pse.BM25().indexer(index, verbose=False).index(docs)
+    single = pse.SparseIndex(tmp_path / "single")
+    pse.BM25().indexer(single, verbose=False).index(docs)
+    folders = [index.path, *(p for p in index.path.rglob("*") if p.is_dir())]
+    assert len(folders) == 4
+    assert (
+        {oct(p.stat().st_mode & 0o777) for p in folders}
+        == {oct(single.path.stat().st_mode & 0o777)}
+        == {"0o755"}
+    )
+
+
+def test_docnos_sort_by_code_point_whatever_their_lengths():
+    """code_point_order, numpy's fixed-width sort or (one docno far longer than the others) Python's: both give
+    Python's stable sort of the docnos (code point order: an astral character after U+FFFF, unlike UTF-16), as str
+    and as UTF-8 bytes."""
+    from pyterrier_sparse_eval._docnos import code_point_order
+
+    rng = np.random.default_rng(5)
+    alphabet = ["a", "b", "é", "\uffff", "\U0001f600", "\U00010000", "z"]
+    short = ["".join(rng.choice(alphabet, size=int(rng.integers(1, 6)))) for _ in range(3000)]
+    for docnos in (short, [*short[:1500], "a" * 5000, *short[1500:]]):  # the second takes Python's sort
+        expected = sorted(range(len(docnos)), key=docnos.__getitem__)
+        assert code_point_order(docnos).tolist() == expected
+        assert code_point_order(np.array(docnos, dtype=object)).tolist() == expected
+        assert code_point_order([d.encode() for d in docnos]).tolist() == expected
+    assert code_point_order([]).tolist() == []
+
+
+def test_one_long_docno_does_not_multiply_the_merges_memory():
+    """50,000 tied rows with short docnos and one of 2,000 characters: numpy's fixed-width strings would pad each
+    to 8 kB (about 400 MB at the merge's peak, 6 MB with short docnos alone); measured by tracemalloc, which
+    counts numpy's buffers."""
+    import tracemalloc
+
+    from pyterrier_sparse_eval._docnos import merge_top_k as _merge
+
+    n = 50_000
+    docno = np.array([f"d{i}" for i in range(n - 1)] + ["u" * 2000], dtype=object)
+    row, score = np.zeros(n, dtype=np.int64), np.ones(n, dtype=np.float32)
+    tracemalloc.start()
+    try:
+        got = _merge(row, docno, score, n, "lucene")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sorted(docno[got].tolist()) == docno[got].tolist() and len(got) == n
+    assert peak < 50e6, peak
+
+
 _MANY_SHARDS = """
 import resource, sys
 import pandas as pd
