@@ -442,11 +442,16 @@ def build_on_ray(
             pool = EncoderPool(ray, make(first), indexer.num_workers, getattr(indexer, "num_gpus", 0) or 0)
             mapped = contextlib.closing(pool.map(itertools.chain([first], batches)))
             # the batches come in order: a batch's error surfaces once those before it are added
-            with mapped as results, corpus_positions(lambda: total):
-                for n, (docnos, names, idx, values, offsets, doclen, missing) in results:
-                    writer.add(docnos, writer.term_ids(names)[idx], values, offsets, doclen)
-                    empty, total = empty + missing, total + n
-                    bar.update(n)
+            try:
+                with mapped as results, corpus_positions(lambda: total):
+                    for n, (docnos, names, idx, values, offsets, doclen, missing) in results:
+                        writer.add(docnos, writer.term_ids(names)[idx], values, offsets, doclen)
+                        empty, total = empty + missing, total + n
+                        bar.update(n)
+            except BaseException as e:
+                if not isinstance(e, Exception):  # Ctrl-C or SIGTERM, wherever it landed
+                    pool.cancel()
+                raise
         bar.close()
         if hasattr(writer, "writers"):  # a sharded index: its shards are finished on the cluster
             writer.finish(weight, ray=ray)

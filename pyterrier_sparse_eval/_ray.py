@@ -216,6 +216,7 @@ class EncoderPool:
         )(_encode)
         self.token = uuid.uuid4().hex
         self.encode_ref = ray.put(encode)
+        self.pending: collections.deque[tuple[int, Any]] = collections.deque()  # (documents, task) in flight
 
     def _get(self, ref: Any) -> Any:
         ray = self.ray
@@ -232,27 +233,29 @@ class EncoderPool:
         """(number of documents, encoded batch) for each batch, in order; at most ``2 * num_workers`` batches
         are in flight, so memory stays bounded whatever the number of documents (and the work left running when
         a build fails)."""
-        pending: collections.deque[tuple[int, Any]] = collections.deque()
         window = 2 * self.num_workers
-        try:
-            for batch in batches:
-                pending.append(
-                    (len(batch), self.task.remote(self.token, self.encode_ref, batch, package_code()))
-                )
-                if len(pending) >= window:
-                    n, ref = pending.popleft()
-                    yield n, self._get(ref)
-            while pending:
-                n, ref = pending.popleft()
-                yield n, self._get(ref)
-        except BaseException as e:
-            # Ctrl-C or SIGTERM: the batches in flight are stopped. After a batch's error, or with the build
-            # abandoned (GeneratorExit), they end on their own (pure functions, their results never read), as
-            # cancelling a task while Ray hands it to a worker can abort this process inside Ray
-            if not isinstance(e, (Exception, GeneratorExit)):
-                for _, ref in pending:
-                    self.ray.cancel(ref, force=True)
-            raise
+        pending = self.pending = collections.deque()
+        for batch in batches:
+            pending.append((len(batch), self.task.remote(self.token, self.encode_ref, batch, package_code())))
+            if len(pending) >= window:
+                yield self._next()
+        while pending:
+            yield self._next()
+
+    def _next(self) -> tuple[int, Encoded]:
+        """The oldest batch's result, its task left among those in flight until it has returned."""
+        n, ref = self.pending[0]
+        result = self._get(ref)
+        self.pending.popleft()
+        return n, result
+
+    def cancel(self) -> None:
+        """Stop the batches in flight (on Ctrl-C or SIGTERM). After a batch's error, or with the build abandoned,
+        they are left to end on their own (pure functions, their results never read): cancelling a task while Ray
+        hands it to a worker can abort this process inside Ray."""
+        for _, ref in self.pending:
+            self.ray.cancel(ref, force=True)
+        self.pending.clear()
 
 
 def _finish_shard(
@@ -325,14 +328,17 @@ def finish_shards(
             os.replace(folder, parent / name)
             shutil.rmtree(spill.folder, ignore_errors=True)
     except BaseException as e:
-        # the others would go on writing into the spills the caller removes: waited for; on Ctrl-C (or SIGTERM)
-        # stopped first, as the user asked to stop now
-        interrupted = not isinstance(e, Exception)
-        if interrupted:
+        # the others would go on writing into the spills the caller removes: waited for, or on Ctrl-C or SIGTERM
+        # (given, or during that wait) stopped first, as the user asked to stop now
+        try:
+            if pending and isinstance(e, Exception):
+                ray.wait(list(pending), num_returns=len(pending))
+                pending = {}
+        finally:
             for ref in pending:
                 ray.cancel(ref, force=True)
-        if pending:
-            ray.wait(list(pending), num_returns=len(pending), timeout=30 if interrupted else None)
+            if pending:
+                ray.wait(list(pending), num_returns=len(pending), timeout=30)
         if not isinstance(e, ray.exceptions.RayError):
             raise
         if isinstance(e, ray.exceptions.RayTaskError):

@@ -454,6 +454,82 @@ def test_a_failing_batch_lets_the_batches_running_end(cluster, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["marks"]
 
 
+def test_ctrl_c_while_the_driver_spills_cancels_the_batches_in_flight(cluster, tmp_path, monkeypatch):
+    # Ctrl-C lands while the driver adds the first batch (not inside Ray's get): the batches in flight are
+    # cancelled all the same (each would note, 3 s on, that it ended), and nothing is left.
+    from pyterrier_sparse_eval._shard_writer import ShardedWriter
+
+    marks, driver = tmp_path / "marks", os.getpid()
+    marks.mkdir()
+
+    class Toks(dict):  # a local class: sent to the workers by value; flatten_toks iterates it once, there
+        def __iter__(self):
+            if os.getpid() != driver and not self.first:
+                time.sleep(3.0)
+                (marks / f"finished-{uuid.uuid4().hex}").touch()
+            return super().__iter__()
+
+    docs = [{"docno": f"d{i}", "toks": Toks(a=1.0)} for i in range(6)]
+    for i, doc in enumerate(docs):
+        doc["toks"].first = i == 0
+
+    def interrupted(self, *args, **kwargs):
+        time.sleep(0.5)  # the other batches are running
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ShardedWriter, "add", interrupted)
+    index = pse.ShardedIndex(tmp_path / "index", num_shards=2)
+    with pytest.raises(KeyboardInterrupt):
+        index.indexer(verbose=False, batch_size=1, engine="ray").index(docs)
+    time.sleep(6)
+    assert list(marks.iterdir()) == []
+    assert sorted(os.listdir(tmp_path)) == ["marks"]
+
+
+def test_ctrl_c_while_a_failed_build_waits_for_its_finishers_cancels_them(cluster, tmp_path):
+    # After a finisher's failure the driver waits for those running; Ctrl-C during that wait cancels them (the
+    # long one would note, 20 s on, that it ended) and stops the build at once.
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    class OneFails(pse.BM25):  # a local class: sent to the workers by value
+        def weights(self, tf, dl, stats):
+            me = os.getpid()
+            if not (marks / f"started-{me}").exists():
+                (marks / f"started-{me}").touch()
+                deadline = time.time() + 60
+                while len(list(marks.glob("started-*"))) < 2 and time.time() < deadline:
+                    time.sleep(0.02)
+                try:
+                    os.close(os.open(marks / "failer", os.O_CREAT | os.O_EXCL))
+                except FileExistsError:
+                    time.sleep(20)
+                    (marks / f"finished-{me}").touch()
+                else:
+                    raise RuntimeError("this shard's weights failed")
+            return super().weights(tf, dl, stats)
+
+    def interrupt_once_failed():
+        deadline = time.time() + 60
+        while not (marks / "failer").exists() and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(2)  # the driver has the failure and waits
+        signal.pthread_kill(main, signal.SIGINT)
+
+    import threading
+
+    main = threading.main_thread().ident
+    threading.Thread(target=interrupt_once_failed, daemon=True).start()
+    index = pse.ShardedIndex(tmp_path / "index", num_shards=2)
+    started = time.time()
+    with pytest.raises(KeyboardInterrupt):
+        OneFails().indexer(index, verbose=False, batch_size=500, engine="ray").index(_corpus(1000))
+    assert time.time() - started < 18
+    time.sleep(20)
+    assert not list(marks.glob("finished-*"))
+    assert sorted(os.listdir(tmp_path)) == ["marks"]
+
+
 def test_a_finisher_that_cannot_make_its_folder_names_the_node_and_the_fix(tmp_path):
     # a node that sees the index folder read-only: run here with a folder whose parent is a file
     from pyterrier_sparse_eval._ray import _finish_shard, package_code
