@@ -382,6 +382,31 @@ def test_each_shards_spill_is_removed_as_its_finisher_returns(cluster, tmp_path)
     assert spills() == 0
 
 
+def _one_finisher_fails(marks: Path, running: int, others_take: float) -> pse.BM25:
+    """A BM25 whose first shard finisher to weigh postings fails once ``running`` finishers have started (each
+    notes ``marks / "started-PID"``); the others take ``others_take`` seconds more, then note that they ended
+    (``finished-PID``)."""
+
+    class OneFails(pse.BM25):  # a local class: sent to the workers by value
+        def weights(self, tf, dl, stats):
+            me = os.getpid()
+            if not (marks / f"started-{me}").exists():
+                (marks / f"started-{me}").touch()
+                deadline = time.time() + 60
+                while len(list(marks.glob("started-*"))) < running and time.time() < deadline:
+                    time.sleep(0.02)
+                try:
+                    os.close(os.open(marks / "failer", os.O_CREAT | os.O_EXCL))
+                except FileExistsError:
+                    time.sleep(others_take)  # still running when the failure reaches the driver
+                    (marks / f"finished-{me}").touch()
+                else:
+                    raise RuntimeError("this shard's weights failed")
+            return super().weights(tf, dl, stats)
+
+    return OneFails()
+
+
 def test_a_failing_finisher_lets_the_others_running_end_and_leaves_nothing(cluster, tmp_path):
     # Three finishers run at once on the cluster's three CPUs; the first to weigh postings fails once the other
     # two are running. They are let end (a cancel as Ray hands a task to a worker can abort the driver inside
@@ -392,26 +417,11 @@ def test_a_failing_finisher_lets_the_others_running_end_and_leaves_nothing(clust
     def count(prefix: str) -> int:
         return len(list(marks.glob(prefix + "-*")))
 
-    class OneFails(pse.BM25):  # a local class: sent to the workers by value
-        def weights(self, tf, dl, stats):
-            me = os.getpid()
-            if not (marks / f"started-{me}").exists():
-                (marks / f"started-{me}").touch()
-                deadline = time.time() + 60
-                while count("started") < 3 and time.time() < deadline:
-                    time.sleep(0.02)
-                try:
-                    os.close(os.open(marks / "failer", os.O_CREAT | os.O_EXCL))
-                except FileExistsError:
-                    time.sleep(1.0)  # still running when the failure reaches the driver
-                    (marks / f"finished-{me}").touch()
-                else:
-                    raise RuntimeError("this shard's weights failed")
-            return super().weights(tf, dl, stats)
-
     index = pse.ShardedIndex(tmp_path / "index", num_shards=3)
     with pytest.raises(RuntimeError, match="this shard's weights failed"):
-        OneFails().indexer(index, verbose=False, batch_size=500, engine="ray").index(_corpus(1500))
+        _one_finisher_fails(marks, 3, 1.0).indexer(index, verbose=False, batch_size=500, engine="ray").index(
+            _corpus(1500)
+        )
     assert count("started") == 3
     assert count("finished") == 2
     assert sorted(os.listdir(tmp_path)) == ["marks"]
@@ -492,23 +502,6 @@ def test_ctrl_c_while_a_failed_build_waits_for_its_finishers_cancels_them(cluste
     marks = tmp_path / "marks"
     marks.mkdir()
 
-    class OneFails(pse.BM25):  # a local class: sent to the workers by value
-        def weights(self, tf, dl, stats):
-            me = os.getpid()
-            if not (marks / f"started-{me}").exists():
-                (marks / f"started-{me}").touch()
-                deadline = time.time() + 60
-                while len(list(marks.glob("started-*"))) < 2 and time.time() < deadline:
-                    time.sleep(0.02)
-                try:
-                    os.close(os.open(marks / "failer", os.O_CREAT | os.O_EXCL))
-                except FileExistsError:
-                    time.sleep(20)
-                    (marks / f"finished-{me}").touch()
-                else:
-                    raise RuntimeError("this shard's weights failed")
-            return super().weights(tf, dl, stats)
-
     def interrupt_once_failed():
         deadline = time.time() + 60
         while not (marks / "failer").exists() and time.time() < deadline:
@@ -523,7 +516,9 @@ def test_ctrl_c_while_a_failed_build_waits_for_its_finishers_cancels_them(cluste
     index = pse.ShardedIndex(tmp_path / "index", num_shards=2)
     started = time.time()
     with pytest.raises(KeyboardInterrupt):
-        OneFails().indexer(index, verbose=False, batch_size=500, engine="ray").index(_corpus(1000))
+        _one_finisher_fails(marks, 2, 20.0).indexer(index, verbose=False, batch_size=500, engine="ray").index(
+            _corpus(1000)
+        )
     assert time.time() - started < 18
     time.sleep(20)
     assert not list(marks.glob("finished-*"))
