@@ -84,6 +84,15 @@ def write_section(name: str, body: str) -> None:
     atomic_write_text(BENCHMARKS_MD, text)
 
 
+def publish(lines: list[str], section: str, title: str, write: bool) -> None:
+    """Print a benchmark's report (its ``lines``) and, when ``write``, make it BENCHMARKS.md's section ``section``
+    under the heading ``## {title} ({today})``."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if write:
+        write_section(section, f"## {title} ({today()})\n\n" + text)
+
+
 def positive_int(text: str) -> int:
     """An argparse type: an integer >= 1 (a count of runs, queries, documents), refused in the flag's words."""
     try:

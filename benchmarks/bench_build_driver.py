@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, positive_int, today, write_section  # noqa: E402
+from _report import command_line, machine_facts, positive_int, publish, today  # noqa: E402
 from bench_retrieval import K1, B, iter_tsv, write_text_corpus  # noqa: E402
 
 
@@ -172,10 +172,7 @@ def main() -> None:
             f"| {name} | {engine} | {wall:.1f} | {cpu:.1f} | {enc:.1f} | {fwall:.1f} | {fcpu:.1f} | {bound:,.0f} | "
             f"{peak / 1e6:,.0f} | {size / 1e6:,.0f} | {peak / size:.2f}x |"
         )
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if not args.no_write:
-        write_section("build-driver", f"## A build's driver on Ray ({today()})\n\n" + text)
+    publish(lines, "build-driver", "A build's driver on Ray", not args.no_write)
 
 
 if __name__ == "__main__":

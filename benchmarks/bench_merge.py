@@ -33,8 +33,8 @@ from _report import (  # noqa: E402
     median_time,
     module_at,
     positive_int,
+    publish,
     today,
-    write_section,
 )
 from bench_retrieval import K1, B, iter_tsv, write_text_corpus  # noqa: E402
 from bench_workloads import frequency_queries, topics_frame  # noqa: E402
@@ -110,10 +110,7 @@ def main() -> None:
         lines.append(
             f"| {name} | {seconds:.2f} | {seconds / base:.2f}x | {seconds / args.queries * 1e3:.2f} |"
         )
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if not args.no_write:
-        write_section("merge", f"## A sharded search's merge at k = {k} ({today()})\n\n" + text)
+    publish(lines, "merge", f"A sharded search's merge at k = {k}", not args.no_write)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ import pandas as pd
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, positive_int, today, write_section  # noqa: E402
+from _report import command_line, machine_facts, positive_int, publish, today  # noqa: E402
 from semisynthetic import claim_work, iter_corpus, real_docs, use_shared_data, write_corpus  # noqa: E402
 
 K_VALUES = (10, 100, 1000)
@@ -495,11 +495,8 @@ def main() -> None:
             lines.append(
                 f"| {estimator} | {design} | {measure} | {g['covered'].mean():.0%} | {g['width'].mean():.4f} |"
             )
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if not args.no_write:
-        pools = f"pools of {table['pool'].min():.1%}-{table['pool'].max():.0%}" if len(table) else "pools"
-        write_section("sdm-scale", f"## SDM at scale: {pools} ({today()})\n\n" + text)
+    pools = f"pools of {table['pool'].min():.1%}-{table['pool'].max():.0%}" if len(table) else "pools"
+    publish(lines, "sdm-scale", f"SDM at scale: {pools}", not args.no_write)
 
 
 def seeds_table(real: pd.DataFrame) -> list[str]:

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, positive_int, today, write_section  # noqa: E402
+from _report import command_line, machine_facts, positive_int, publish, today  # noqa: E402
 from bench_retrieval import K1, WORDS, B, iter_tsv, write_text_corpus  # noqa: E402
 from bench_workloads import frequency_queries  # noqa: E402
 
@@ -173,10 +173,7 @@ def run(args: argparse.Namespace, work: Path) -> None:
         )
         + "."
     )
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if not args.no_write:
-        write_section("shards", f"## Sharded indexes, local and on Ray ({today()})\n\n" + text)
+    publish(lines, "shards", "Sharded indexes, local and on Ray", not args.no_write)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import command_line, machine_facts, module_at, positive_int, today, write_section  # noqa: E402
+from _report import command_line, machine_facts, module_at, positive_int, publish, today  # noqa: E402
 from bench_build_driver import toks_corpus  # noqa: E402
 
 
@@ -83,10 +83,7 @@ def main() -> None:
             f"| {name} | {seconds:.2f} | {seconds / base:.2f}x | {statistics.median(alone_cpu[name]):.2f} | "
             f"{args.docs / seconds:,.0f} |"
         )
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if not args.no_write:
-        write_section("toks-build", f"## A local build of `toks` documents ({today()})\n\n" + text)
+    publish(lines, "toks-build", "A local build of `toks` documents", not args.no_write)
 
 
 if __name__ == "__main__":

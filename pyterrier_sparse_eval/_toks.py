@@ -69,7 +69,7 @@ def _refuse_weights(docnos: list[str], toks: list[dict[str, Any]]) -> None:
     for docno, t in zip(docnos, toks):
         for term, w in t.items():
             try:
-                finite = w is not None and math.isfinite(float(w))
+                finite = math.isfinite(float(w))
             except (TypeError, ValueError, OverflowError):
                 finite = False
             if not finite:
