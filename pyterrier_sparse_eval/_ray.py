@@ -34,6 +34,7 @@ import shutil
 import signal
 import threading
 import uuid
+import warnings
 from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any
@@ -323,8 +324,8 @@ def finish_shards(
                 )
                 pending[ref] = (spill, name)
             ready, _ = ray.wait(list(pending), num_returns=1)
-            folder, _ = ray.get(ready[0])
             spill, name = pending.pop(ready[0])
+            folder, _ = ray.get(ready[0])
             os.replace(folder, parent / name)
             shutil.rmtree(spill.folder, ignore_errors=True)
     except BaseException as e:
@@ -332,6 +333,13 @@ def finish_shards(
         # (given, or during that wait) stopped first, as the user asked to stop now
         try:
             if pending and isinstance(e, Exception):
+                running = len(pending)
+                warnings.warn(
+                    f"A shard could not be finished; waiting for the {running} shard "
+                    f"finisher{'s' if running > 1 else ''} still running to end before stopping (Ctrl-C stops "
+                    "them at once).",
+                    stacklevel=2,
+                )
                 ray.wait(list(pending), num_returns=len(pending))
                 pending = {}
         finally:

@@ -410,7 +410,8 @@ def _one_finisher_fails(marks: Path, running: int, others_take: float) -> pse.BM
 def test_a_failing_finisher_lets_the_others_running_end_and_leaves_nothing(cluster, tmp_path):
     # Three finishers run at once on the cluster's three CPUs; the first to weigh postings fails once the other
     # two are running. They are let end (a cancel as Ray hands a task to a worker can abort the driver inside
-    # Ray), so each notes that it finished; the build's error is the failing finisher's, and nothing is left.
+    # Ray), so each notes that it finished, the driver saying that it waits for them; the build's error is the
+    # failing finisher's, and nothing is left.
     marks = tmp_path / "marks"
     marks.mkdir()
 
@@ -418,7 +419,8 @@ def test_a_failing_finisher_lets_the_others_running_end_and_leaves_nothing(clust
         return len(list(marks.glob(prefix + "-*")))
 
     index = pse.ShardedIndex(tmp_path / "index", num_shards=3)
-    with pytest.raises(RuntimeError, match="this shard's weights failed"):
+    waiting = pytest.warns(UserWarning, match="waiting for the 2 shard finishers still running")
+    with pytest.raises(RuntimeError, match="this shard's weights failed"), waiting:
         _one_finisher_fails(marks, 3, 1.0).indexer(index, verbose=False, batch_size=500, engine="ray").index(
             _corpus(1500)
         )
