@@ -19,6 +19,7 @@ from . import datasets, files
 from .files import slug
 from .measures import crosscheck as _crosscheck
 from .measures import inhouse, parse_measure, parse_measures
+from .measures._gdeval import check_gdeval
 from .measures._prepare import _id_types
 from .systems import System, name_systems
 
@@ -123,6 +124,12 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
         retr_systems = list(retr_systems.values())
     eval_metrics = [_parse(m) for m in eval_metrics]
     _check_qid_types(topics, qrels, kwargs.get("filter_by_topics", True))
+    check_gdeval(
+        eval_metrics,
+        topics,
+        qrels,
+        **{k: kwargs[k] for k in ("filter_by_topics", "filter_by_qrels") if k in kwargs},
+    )
     both = kwargs.get("perquery") == "both"
     # pt.Experiment (PyTerrier 1.1.2) can put a system's means under other measures' columns (see _table): the
     # runs of several systems are computed here and evaluated as frames, unless what is asked needs pt's own
@@ -405,6 +412,7 @@ def run_experiment(
     topics = datasets.get_topics(ds, topic_field, verbose=verbose)
     qrels = datasets.get_qrels(ds)
     topics = datasets.judged_topics(dataset_name, topics, qrels)  # before any index is built
+    check_gdeval([_parse(m) for m in measures], topics, qrels)
     extra: dict[str, Any] = {} if shards is None else {"engine": engine, "ray_address": ray_address}
     retrievers: list[Any] = [
         s.retriever(

@@ -17,11 +17,12 @@ import os
 import re
 import shutil
 import socket
+import sys
 import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ._open_files import allow_open_files
 
@@ -40,18 +41,14 @@ __all__ = [
 ]
 
 
-def _read_umask() -> int:
-    mask = os.umask(0)  # the only way to read it; done once, at import, before any thread of ours runs
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _read_umask()
+_UMASK = os.umask(0)  # the only way to read it; done once, at import, before any thread of ours runs
+os.umask(_UMASK)
 
 
 #: a process's open descriptors by name (``/dev/stdout`` is a link to descriptor 1, which the kernel resolves: its
 #: text target, "pipe:[123]" or the file the shell opened, is no path to write to by name)
 _DESCRIPTOR = re.compile(r"/dev/(stdout|stderr|fd/\d+)$|/proc/(self|thread-self|\d+)/fd/")
+_OWN_DESCRIPTOR = r"/dev/(stdout|stderr|fd/\d+)|/proc/(self|thread-self|{pid})/fd/\d+"  # of this process
 
 
 def _special(path: str | os.PathLike[str]) -> bool:
@@ -71,6 +68,18 @@ def is_stream(path: Path) -> bool:
     """Whether ``path`` is a pipe or a device, or an open descriptor (``/dev/stdout`` redirected to a file too):
     appended to (a shell's ``>>`` keeps what it holds), never replaced by a file."""
     return _special(path) or (path.exists() and not path.is_file() and not path.is_dir())
+
+
+def _append(path: Path, data: BinaryIO) -> None:
+    """Append ``data`` to the stream ``path``; a descriptor of this process (``/dev/stdout``, ``/dev/fd/N``) through
+    itself, so that its offset moves on (a file reopened, the next writer to a shell's ``>`` overwrote the JSON)."""
+    own = re.fullmatch(_OWN_DESCRIPTOR.format(pid=os.getpid()), os.path.abspath(path))
+    fd = ({"stdout": 1, "stderr": 2}.get(own[1] or "") or int(own[0].rsplit("/", 1)[1])) if own else -1
+    if fd in (1, 2):  # what print() holds for it goes first
+        with contextlib.suppress(AttributeError, ValueError):
+            (sys.__stdout__ if fd == 1 else sys.__stderr__).flush()  # type: ignore[union-attr]
+    with open(path, "ab") if fd < 0 else open(fd, "wb", closefd=False) as out:
+        shutil.copyfileobj(data, out)
 
 
 def check_destination(path: str | os.PathLike[str] | None, *, option: str, folder: bool = False) -> None:
@@ -147,8 +156,8 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
         with tempfile.TemporaryDirectory() as folder:
             whole = Path(folder) / f"whole{path.suffix}"
             write(whole)
-            with open(whole, "rb") as f, open(path, "ab") as out:
-                shutil.copyfileobj(f, out)
+            with open(whole, "rb") as f:
+                _append(path, f)
         return path
     for parent in (path.parent, *path.parent.parents):
         if parent.exists() and not parent.is_dir():

@@ -233,6 +233,13 @@ def test_output_dev_stdout_into_a_pipe_or_a_redirected_file(tmp_path):
     assert log.startswith("earlier line\nAP") and json.loads(log[log.index("{") :])["aggregate"] == {
         "AP": 0.25
     }
+    # a shell's ( ...; echo after ) > file: what follows the command lands after the JSON (written through stdout's
+    # own descriptor; reopened, the file's shared offset stayed at 0 and "after" overwrote the JSON's start)
+    with open(tmp_path / "group.txt", "wb") as f:
+        assert subprocess.run(cli, stdout=f, stderr=subprocess.DEVNULL).returncode == 0
+        os.write(f.fileno(), b"after\n")
+    group = (tmp_path / "group.txt").read_text()
+    assert group.endswith("}\nafter\n") and json.loads(group[: -len("after\n")])["aggregate"] == {"AP": 0.25}
 
 
 @pytest.mark.parametrize("option", ["--run", "--qrels"])

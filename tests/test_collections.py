@@ -13,7 +13,7 @@ import pandas as pd
 import pyterrier as pt
 import pytest
 from conftest import needs_data
-from ir_measures import AP, R, nDCG
+from ir_measures import AP, ERR, R, nDCG
 
 import pyterrier_sparse_eval as pse
 from pyterrier_sparse_eval.cli import main
@@ -623,6 +623,48 @@ def test_ids_equal_as_numbers_but_not_as_text_are_named(tmp_path, capsys):
         "2 topic ids equal qrels ids as numbers, not as text (e.g. topic '001', qrels '1')"
         in capsys.readouterr().err
     )
+
+
+def test_a_gdeval_measure_refuses_query_ids_and_labels_gdeval_cannot_read(tmp_path, capsys):
+    """ERR@k is gdeval's (a Perl script reading a query id as the digits after its last '-'): ids 'a-1' and 'b-1'
+    had been merged silently into one query '1' (ERR@10 0.0104, not the mean of the two queries), and ids such as
+    'q1' or labels above 4 had failed after every run (a CalledProcessError; the command line: "a bug")."""
+    # each query's one relevant document is ranked first: ERR@10 = (2**1 - 1) / 2**4 (gdeval's grades of at most 4)
+    spec = _files_spec(
+        tmp_path, topics="a-1\tpurring cats\nb-1\tbarking dogs\n", qrels="a-1 0 1 1\nb-1 0 d2 1\n"
+    )
+    index = pse.SparseIndex(tmp_path / "i")
+    pse.BM25().indexer(index, verbose=False).index(docs_of(spec))
+    topics, qrels, bm25 = (
+        pse.datasets.get_topics(spec),
+        pse.datasets.get_qrels(spec),
+        pse.BM25().retriever(index),
+    )
+    with pytest.raises(ValueError, match=r"ERR@10 is computed by .*gdeval.*digits.*\['a-1', 'b-1'\]"):
+        pse.Experiment([bm25], topics, qrels, [ERR @ 10])
+    numbered = {"a-1": "1", "b-1": "2"}
+    topics, qrels = (
+        topics.assign(qid=topics["qid"].map(numbered)),
+        qrels.assign(qid=qrels["qid"].map(numbered)),
+    )
+    assert pse.Experiment([bm25], topics, qrels, [ERR @ 10])["ERR@10"].tolist() == [pytest.approx(1 / 16)]
+    with pytest.raises(ValueError, match=r"whole labels of at most 4; the qrels hold \[5\].*clip\(upper=4\)"):
+        pse.Experiment([bm25], topics, qrels.assign(label=5), [ERR @ 10])
+    # the command line: refused before any index is built
+    spec = _files_spec(tmp_path / "cli")
+    args = [
+        "experiment",
+        "--dataset",
+        spec,
+        "--index-dir",
+        str(tmp_path / "idx"),
+        "--quiet",
+        "--metric",
+        "ERR@10",
+    ]
+    assert main(args) == 2
+    assert "gdeval, which reads only query ids made of digits" in capsys.readouterr().err
+    assert not (tmp_path / "idx").exists()
 
 
 def test_a_tab_in_the_first_documents_text_names_the_header_row(tmp_path):
