@@ -18,6 +18,7 @@ from ._build import (
     iter_docs,
     open_writer,
     progress,
+    python_number,
     warn_empty,
 )
 from ._docno_checks import corpus_positions
@@ -91,8 +92,7 @@ class BM25:
         numbers = all(isinstance(x, (int, float, np.number)) and not isinstance(x, bool) for x in (k1, b))
         if not (numbers and 0 <= k1 < float("inf") and 0 <= b <= 1):  # NaN fails both
             raise ValueError(f"BM25 needs numbers, a finite k1 >= 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}.")
-        self.k1 = k1
-        self.b = b
+        self.k1, self.b = python_number(k1), python_number(b)
         self.exact_lengths = bool(exact_lengths)
         self.lucene_scores = bool(lucene_scores)
         self.tokenizer = tokenizer

@@ -18,7 +18,6 @@ import contextlib
 import itertools
 import json
 import os
-import shutil
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -41,7 +40,15 @@ from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_i
 from ._ray import Encoded, check_gpus
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from ._toks import flatten_toks, term_ids
-from .files import clean_leftovers, is_empty_dir, new_temp_dir, replace_dir, save_array, write_array
+from .files import (
+    clean_leftovers,
+    is_empty_dir,
+    new_temp_dir,
+    remove_temp_dir,
+    replace_dir,
+    save_array,
+    write_array,
+)
 
 __all__ = [
     "IndexWriter",
@@ -71,6 +78,12 @@ def check_mode(path: Any, mode: str, sources: tuple[Any, ...] = ()) -> None:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
     target = os.path.realpath(path)
+    # the new folder made next to it, then swapped in: the working folder would be removed
+    if (here := os.path.realpath(os.getcwd())) == target or here.startswith(target.rstrip(os.sep) + os.sep):
+        raise ValueError(
+            f"The index path {str(path)!r} is the working folder (or holds it): an index is built into a folder "
+            "of its own, e.g. SparseIndex('index')."
+        )
     for source in map(os.path.realpath, sources):
         try:
             overlaps = os.path.commonpath([target, source]) in (target, source)
@@ -134,7 +147,7 @@ def write_index_dir(
         seal(tmp, meta)
         _move_into_place(tmp, index, mode)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_temp_dir(tmp)
         raise
 
 
@@ -225,7 +238,7 @@ class IndexWriter:
                 with contextlib.suppress(OSError):
                     f.close()
         finally:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            remove_temp_dir(self.tmp)
 
     def written_among(self, candidates: set[str]) -> set[str]:
         """Those of ``candidates`` among the docnos written so far."""
@@ -315,6 +328,11 @@ def open_writer(index: Any, *, mode: str, encoder: dict[str, Any]) -> Any:
 
 
 ENGINES = ("local", "ray")
+
+
+def python_number(value: Any) -> Any:
+    """numpy's numbers as Python's (an index's JSON metadata takes no numpy scalar), anything else as it is."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def check_integer(name: str, value: Any, least: int = 1, why: str = "") -> None:

@@ -7,7 +7,6 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import time
 import uuid
 from typing import Any
@@ -20,7 +19,7 @@ from ._docno_checks import early_check
 from ._format import ARTIFACT_TYPE, FORMAT_VERSION, META, PACKAGE_HINT, SHARDED_FORMAT, is_index_dir
 from ._index import SparseIndex
 from ._spill import write_from_spill
-from .files import allow_open_files, new_temp_dir, replace_dir
+from .files import allow_open_files, new_temp_dir, remove_temp_dir, replace_dir
 
 __all__ = ["ShardedWriter", "manifest_checksum", "shard_dir"]
 
@@ -60,7 +59,7 @@ class ShardedWriter:
             # a docno twice across shards too, refused as its batch arrives
             self.seen = early_check(encoder)
         except BaseException:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            remove_temp_dir(self.tmp)
             raise
         for w in self.writers:
             w.vocab = self.vocab  # one term id space for the corpus
@@ -79,7 +78,7 @@ class ShardedWriter:
                 with contextlib.suppress(OSError):
                     w.abort()
         finally:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            remove_temp_dir(self.tmp)
 
     def term_ids(self, terms: list[Any]) -> np.ndarray:
         return self.writers[0].term_ids(terms)
@@ -180,7 +179,7 @@ class ShardedWriter:
                 self.tmp, self.index.directory, overwrite=self.mode == "overwrite", replaceable=is_index_dir
             )
         except BaseException:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            remove_temp_dir(self.tmp)
             raise
         self.index.reload()
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import SparseIndexer, batch_docnos, check_engine, check_integer, warn_empty
+from ._build import SparseIndexer, batch_docnos, check_engine, check_integer, python_number, warn_empty
 from ._index import SparseIndex, refuse_ray_options
 from ._model_files import looks_like_path, model_fingerprint
 from ._ray import Encoded
@@ -119,6 +119,9 @@ class Splade:
             raise TypeError(f"fp16 must be True, False or None (on for CUDA only): {fp16!r}.")
         if not doc_threshold >= 0:  # below 0, every vocabulary entry (weight 0) would be a term
             raise ValueError(f"doc_threshold must be >= 0 (0 keeps every non-zero weight): {doc_threshold}.")
+        batch_size, query_max_length, doc_max_length, doc_top_k, doc_threshold, fp16 = map(
+            python_number, (batch_size, query_max_length, doc_max_length, doc_top_k, doc_threshold, fp16)
+        )
         self.model, self.device, self.batch_size = str(model), device, batch_size
         self.query_max_length, self.doc_max_length = query_max_length, doc_max_length
         self.doc_top_k, self.doc_threshold, self.fp16, self.verbose = doc_top_k, doc_threshold, fp16, verbose

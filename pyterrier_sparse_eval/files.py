@@ -32,6 +32,7 @@ __all__ = [
     "atomic_write_text",
     "atomic_write_json",
     "new_temp_dir",
+    "remove_temp_dir",
     "remove_unfinished",
     "clean_leftovers",
     "replace_dir",
@@ -98,9 +99,8 @@ def check_destination(path: str | os.PathLike[str] | None, *, option: str, folde
     if folder and target.exists() and not target.is_dir():
         raise ValueError(f"{option} {path} is a file; give a folder (it is created if needed).")
     # an existing folder is written into (its files made there), a new path in its nearest existing parent
-    written = (
-        target if folder and target.is_dir() else next((a for a in target.parents if a.exists()), Path("."))
-    )
+    nearest = next((a for a in target.parents if a.exists()), Path("."))
+    written = target if folder and target.is_dir() else nearest
     if not written.is_dir():
         raise ValueError(f"{option} {path}: {written} is a file, not a folder; choose another path.")
     if not os.access(written, os.W_OK):
@@ -358,9 +358,14 @@ def new_temp_dir(target: str | os.PathLike[str]) -> Path:
         except FileExistsError:
             continue
         except BaseException:
-            shutil.rmtree(folder, ignore_errors=True)
-            _release_gone()
+            remove_temp_dir(folder)
             raise
+
+
+def remove_temp_dir(folder: Path) -> None:
+    """Remove a folder of :func:`new_temp_dir` (a write that failed) and release its lock."""
+    shutil.rmtree(folder, ignore_errors=True)
+    _release_gone()
 
 
 def remove_unfinished() -> list[Path]:
@@ -442,6 +447,7 @@ def _swap_in(tmp: Path, target: Path, overwrite: bool, replaceable: Callable[[Pa
         with contextlib.suppress(OSError):
             os.rmdir(target)
     taken = FileExistsError(f'{target} appeared while it was being written; pass mode="overwrite".')
+    changed = FileExistsError(f"{target} became something that may not be replaced; nothing was changed.")
     if not os.path.lexists(target):
         try:
             if _renameat2(tmp, target, _RENAME_NOREPLACE):
@@ -457,15 +463,11 @@ def _swap_in(tmp: Path, target: Path, overwrite: bool, replaceable: Callable[[Pa
     if _renameat2(tmp, target, _RENAME_EXCHANGE):
         if replaceable is not None and not replaceable(tmp):  # what was swapped out may not be replaced
             _renameat2(tmp, target, _RENAME_EXCHANGE)
-            raise FileExistsError(
-                f"{target} changed into something that may not be replaced; nothing was changed."
-            )
+            raise changed
         shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the previous folder
         return
     if replaceable is not None and not replaceable(target):
-        raise FileExistsError(
-            f"{target} changed into something that may not be replaced; nothing was changed."
-        )
+        raise changed
     old = Path(tempfile.mkdtemp(prefix=_temp_prefix(target), suffix=".old", dir=target.parent))
     os.replace(target, old / "previous")
     try:

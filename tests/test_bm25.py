@@ -78,6 +78,21 @@ def test_retriever_refuses_an_index_built_with_other_parameters(tmp_path):
         pse.BM25(b=2)
 
 
+def test_numpy_numbers_as_parameters_build_and_search_as_python_numbers(tmp_path):
+    """A sweep's np.float32 / np.int64 k1 and b passed the checks, then failed the build at its last step (the
+    index's JSON metadata takes no numpy scalar), all the work lost."""
+    docs = [{"docno": "a", "text": "cats run"}, {"docno": "b", "text": "dogs run and run"}]
+    q = pd.DataFrame({"qid": ["1"], "query": ["cats run"]})
+    for k1, b in ((np.float32(1.2), np.float32(0.5)), (np.int64(1), np.int64(1))):
+        index = pse.SparseIndex(tmp_path / f"idx-{k1}")
+        pse.BM25(k1=k1, b=b).indexer(index, verbose=False).index(docs)
+        assert index.encoder["k1"] == float(k1) and type(index.encoder["k1"]) is type(k1.item())
+        plain = pse.SparseIndex(tmp_path / f"plain-{k1}")
+        pse.BM25(k1=k1.item(), b=b.item()).indexer(plain, verbose=False).index(docs)
+        run = pse.BM25(k1=k1, b=b).retriever(index)(q)
+        pd.testing.assert_frame_equal(run, pse.BM25(k1=k1.item(), b=b.item()).retriever(plain)(q))
+
+
 def test_query_encoder_feeds_the_generic_retriever(tmp_path):
     bm25 = pse.BM25()
     index = pse.SparseIndex(tmp_path / "idx")

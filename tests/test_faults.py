@@ -5,6 +5,7 @@ the test instead of the test run)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -469,6 +470,36 @@ def test_structure_checks_alone_stop_what_would_crash_the_kernel(name, damage, t
     )
     assert done.returncode == 0, f"the process died (status {done.returncode}): {done.stderr[-500:]}"
     assert done.stdout.startswith("CORRUPT") and name in done.stdout, done.stdout
+
+
+def test_every_bit_flipped_in_an_array_header_is_refused_naming_the_file_under_structure_checks(tmp_path):
+    """numpy's header parser raises what the damaged bytes lead it to: a tokenize.TokenError (flipping '{' into
+    ';') had escaped checks="structure" naming no file. Each bit of the header's first 64 bytes in turn: refused
+    as damage naming the file (on open or by the first search), or (a byte order '<' made '=', spaces) searched
+    with the same run."""
+    index = _build(
+        tmp_path / "index", [{"docno": f"d{i}", "text": f"alpha beta t{i % 7}"} for i in range(50)]
+    )
+    topics = pd.DataFrame({"qid": ["1"], "query": ["alpha t3"]})
+    expected = pse.BM25(stemmer=None, stopwords=None).retriever(index)(topics)
+    path = index.directory / "postings.data.npy"
+    original = path.read_bytes()
+    refused = 0
+    for position in range(8, 72):
+        for bit in range(8):
+            damaged = bytearray(original)
+            damaged[position] ^= 1 << bit
+            path.write_bytes(bytes(damaged))
+            try:  # the arrays are read on open, or by the first search
+                opened = pse.SparseIndex(index.directory, checks="structure")
+                run = pse.BM25(stemmer=None, stopwords=None).retriever(opened)(topics)
+            except pse.IndexCorruptError as e:
+                assert "postings.data.npy" in str(e)
+                refused += 1
+                continue
+            pd.testing.assert_frame_equal(run, expected)
+    path.write_bytes(original)
+    assert refused > 400  # of 512 flips: most
 
 
 def test_a_foreign_file_in_the_folder_is_reported_by_verify(tmp_path):
@@ -1241,3 +1272,26 @@ def test_a_signal_while_the_temporary_folder_is_locked_removes_it(tmp_path, monk
     with pytest.raises(KeyboardInterrupt):
         files.new_temp_dir(tmp_path / "index")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads this process's open descriptors")
+@pytest.mark.parametrize("shards", [None, 2])
+def test_a_failed_build_holds_nothing_open_in_its_folder(tmp_path, shards):
+    """A failed build removed its temporary folder but kept the descriptor that locked it until the next build: a
+    notebook held the deleted folder open (its volume could not be unmounted)."""
+
+    def open_here() -> list[str]:
+        found = []
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/self/fd/{fd}").startswith(str(tmp_path)):
+                    found.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return found
+
+    index = (
+        pse.SparseIndex(tmp_path / "i") if shards is None else pse.ShardedIndex(tmp_path / "i", num_shards=2)
+    )
+    twice = [{"docno": "a", "text": "x"}, {"docno": "b", "text": "y"}, {"docno": "a", "text": "z"}]
+    with pytest.raises(ValueError, match="Duplicate docnos"):
+        pse.BM25().indexer(index, verbose=False, batch_size=1).index(twice)
+    assert open_here() == [] and os.listdir(tmp_path) == []

@@ -1,5 +1,6 @@
 import json
 import math
+import os
 import re
 
 import numpy as np
@@ -305,3 +306,28 @@ def test_a_weight_that_is_no_finite_number_is_refused_naming_its_document_and_te
     ):
         pse.SparseIndex(tmp_path / "i").indexer(verbose=False).index(docs)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_working_folder_as_the_index_path_is_refused_before_the_build(tmp_path, monkeypatch):
+    """SparseIndex(".") in an empty working folder had been built whole, then refused naming the build's own
+    temporary folder as the user's content (made inside '.', its "parent"); as the new index is swapped in for the
+    folder, the working folder would have been removed."""
+    (tmp_path / "here" / "deeper").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "here")
+    ended = []
+
+    def docs():  # a build that ran whole had read them all
+        yield {"docno": "a", "text": "x"}
+        ended.append(True)
+
+    for index in (pse.SparseIndex("."), pse.SparseIndex(""), pse.ShardedIndex("..", num_shards=2)):
+        with pytest.raises(
+            ValueError, match=r"is the working folder \(or holds it\).*SparseIndex\('index'\)"
+        ):
+            pse.BM25().indexer(index, verbose=False, mode="overwrite").index(docs())
+    monkeypatch.chdir(tmp_path / "here" / "deeper")
+    with pytest.raises(ValueError, match="'..' is the working folder"):
+        pse.BM25().indexer(pse.SparseIndex(".."), verbose=False).index([{"docno": "a", "text": "x"}])
+    assert ended == [] and sorted(os.listdir(tmp_path / "here")) == ["deeper"]
+    pse.BM25().indexer(pse.SparseIndex("index"), verbose=False).index([{"docno": "a", "text": "x"}])
+    assert pse.SparseIndex("index").num_docs == 1

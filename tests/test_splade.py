@@ -172,6 +172,22 @@ def test_index_and_retrieve_equal_brute_force(model_dir, splade, tmp_path, idf):
     assert isinstance(e.value, pt.validate.InputValidationError)
 
 
+def test_numpy_numbers_as_options_build_the_index(model_dir, tmp_path):
+    """np.int64 / np.float32 options passed the checks, then failed the build after every document was encoded
+    (the index's JSON metadata takes no numpy scalar)."""
+    docs = [
+        {"docno": f"d{i}", "text": t} for i, t in enumerate(["sparse retrieval", "dense vectors", "a query"])
+    ]
+    options = {"doc_max_length": 16, "doc_top_k": 8, "batch_size": 2}
+    plain, numpy = pse.SparseIndex(tmp_path / "plain"), pse.SparseIndex(tmp_path / "numpy")
+    pse.Splade(model_dir, doc_threshold=0.0, verbose=False, **options).indexer(plain).index(docs)
+    given = {k: np.int64(v) for k, v in options.items()}
+    pse.Splade(model_dir, doc_threshold=np.float32(0.0), verbose=False, **given).indexer(numpy).index(docs)
+    assert numpy.encoder == plain.encoder
+    for name in ("postings.indices.npy", "postings.data.npy"):
+        assert (numpy.directory / name).read_bytes() == (plain.directory / name).read_bytes()
+
+
 def test_retriever_refuses_a_bm25_index(splade, tmp_path):
     index = pse.SparseIndex(tmp_path / "bm25")
     pse.BM25().indexer(index, verbose=False).index([{"docno": "a", "text": "x"}])
