@@ -313,21 +313,20 @@ def test_the_working_folder_as_the_index_path_is_refused_before_the_build(tmp_pa
     temporary folder as the user's content (made inside '.', its "parent"); as the new index is swapped in for the
     folder, the working folder would have been removed."""
     (tmp_path / "here" / "deeper").mkdir(parents=True)
-    monkeypatch.chdir(tmp_path / "here")
     ended = []
 
     def docs():  # a build that ran whole had read them all
         yield {"docno": "a", "text": "x"}
         ended.append(True)
 
-    for index in (pse.SparseIndex("."), pse.SparseIndex(""), pse.ShardedIndex("..", num_shards=2)):
-        with pytest.raises(
-            ValueError, match=r"is the working folder \(or holds it\).*SparseIndex\('index'\)"
-        ):
-            pse.BM25().indexer(index, verbose=False, mode="overwrite").index(docs())
-    monkeypatch.chdir(tmp_path / "here" / "deeper")
+    refusal = r"is the working folder \(or holds it\).*SparseIndex\('index'\)"
+    monkeypatch.chdir(tmp_path / "here" / "deeper")  # empty
+    for index in (pse.SparseIndex("."), pse.SparseIndex(""), pse.ShardedIndex(".", num_shards=2)):
+        for mode in ("create", "overwrite"):
+            with pytest.raises(ValueError, match=refusal):
+                pse.BM25().indexer(index, verbose=False, mode=mode).index(docs())
     with pytest.raises(ValueError, match="'..' is the working folder"):
-        pse.BM25().indexer(pse.SparseIndex(".."), verbose=False).index([{"docno": "a", "text": "x"}])
-    assert ended == [] and sorted(os.listdir(tmp_path / "here")) == ["deeper"]
-    pse.BM25().indexer(pse.SparseIndex("index"), verbose=False).index([{"docno": "a", "text": "x"}])
+        pse.BM25().indexer(pse.SparseIndex(".."), verbose=False, mode="overwrite").index(docs())
+    assert ended == [] and os.listdir(".") == [] and os.listdir("..") == ["deeper"]
+    pse.BM25().indexer(pse.SparseIndex("index"), verbose=False).index(docs())
     assert pse.SparseIndex("index").num_docs == 1
