@@ -19,8 +19,7 @@ from . import datasets, files
 from .files import slug
 from .measures import crosscheck as _crosscheck
 from .measures import inhouse, parse_measure, parse_measures
-from .measures._gdeval import check_gdeval
-from .measures._prepare import _id_types
+from .measures._frames import check_gdeval, check_qid_types, integer_labels
 from .systems import System, name_systems
 
 __all__ = ["Experiment", "ExperimentResult", "run_experiment"]
@@ -46,7 +45,6 @@ _TABLE_ONLY = (
     "correction",
     "correction_alpha",
     "highlight",
-    "round",
     "save_dir",
     "save_mode",
 )
@@ -60,31 +58,6 @@ def _trec_name(name: str) -> bool:
     except ValueError as e:
         return not str(e).startswith("unkonwn measure")  # (sic): ir_measures' message for an unknown name
     return True
-
-
-def _check_qid_types(topics: Any, qrels: Any, filter_by_topics: bool) -> None:
-    """Topics and qrels whose qids are of different kinds (int and str): pt.Experiment's join fails with pandas'
-    merge error, or matches nothing; said with the cast instead. Qrels with other than str qids fail whatever
-    the topics: pt's evaluation merges them with the run, or pytrec_eval refuses them."""
-    if not all(isinstance(f, pd.DataFrame) and "qid" in f.columns for f in (topics, qrels)):
-        return  # pt.Experiment's own checks
-    kinds = [_id_types(f["qid"]) for f in (topics, qrels)]
-    # without filter_by_topics pt evaluates the qrels' queries, whatever the topics hold
-    if filter_by_topics and kinds[0] != kinds[1]:
-        raise TypeError(
-            f"qid types differ: the topics have {sorted(kinds[0])} and the qrels have {sorted(kinds[1])}, so no "
-            "query would match. Cast both to str, e.g. qrels['qid'] = qrels['qid'].astype(str) (and the same for "
-            "the topics); pse.datasets.get_topics and get_qrels give str ids."
-        )
-    # pt's runs have str qids, which such qrels match in no measure (pytrec_eval refuses)
-    if kinds[1] - {"str"}:
-        which = "topics and qrels" if kinds[0] == kinds[1] else "qrels"
-        raise TypeError(
-            f"The {which} have {sorted(kinds[1] - {'str'})} qids: PyTerrier's runs and pytrec_eval key "
-            "queries by str, so no query would match (pytrec_eval stops with 'Expected string as key'). Cast both "
-            "to str, e.g. qrels['qid'] = qrels['qid'].astype(str) and topics['qid'] = topics['qid'].astype(str); "
-            "pse.datasets.get_topics and get_qrels give str ids."
-        )
 
 
 def Experiment(  # noqa: N802 - mirrors pt.Experiment
@@ -102,7 +75,8 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     - ``crosscheck=True``: each system's run is also evaluated in-house and with pytrec_eval, query by query,
       for every measure both can compute; any disagreement raises an error that shows the differing queries.
     - ``perquery="both"`` together with ``baseline=``: returns ``(table with significance tests, per-query
-      frame)`` (``pt.Experiment`` allows only one of the two).
+      frame)`` (``pt.Experiment`` allows only one of the two). With or without a baseline, the table's means
+      are those of ``perquery=False`` (pt's are NaN when a topic has no judgments) unless ``mrt`` is asked.
 
     - Two or more systems: the table is right (PyTerrier 1.1.2's ``pt.Experiment`` can put one system's means
       under another measure's column when a system retrieves nothing for any judged query, or for those of a
@@ -123,7 +97,8 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
             kwargs = {**kwargs, "baseline": list(retr_systems).index(kwargs["baseline"])}
         retr_systems = list(retr_systems.values())
     eval_metrics = [_parse(m) for m in eval_metrics]
-    _check_qid_types(topics, qrels, kwargs.get("filter_by_topics", True))
+    check_qid_types(topics, qrels, kwargs.get("filter_by_topics", True))
+    qrels = integer_labels(qrels)
     check_gdeval(
         eval_metrics,
         topics,
@@ -131,12 +106,19 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
         **{k: kwargs[k] for k in ("filter_by_topics", "filter_by_qrels") if k in kwargs},
     )
     both = kwargs.get("perquery") == "both"
+    if kwargs.get("perquery") is True and kwargs.get("baseline") is not None:  # pt's bare AssertionError
+        raise ValueError(
+            "perquery=True gives per-query values, without the significance tests against baseline=: give "
+            "perquery='both' for both (a table with the tests, and the per-query frame)."
+        )
     # pt.Experiment (PyTerrier 1.1.2) can put a system's means under other measures' columns (see _table): the
-    # runs of several systems are computed here and evaluated as frames, unless what is asked needs pt's own
+    # runs of several systems are computed here and evaluated as frames, unless what is asked needs pt's own;
+    # with perquery="both" it averages per-query values in which a topic without judgments is NaN (every mean
+    # NaN), and with highlight= fails: its table made here too, but with the mean response time (mrt, pt's own)
     guarded = (
         len(retr_systems) > 1 and kwargs.get("perquery") is not True and _guardable(eval_metrics, kwargs)
     )
-    if not crosscheck and not (both and kwargs.get("baseline") is not None) and not guarded:
+    if not crosscheck and not (both and "mrt" not in map(str, eval_metrics)) and not guarded:
         out = pt.Experiment(retr_systems, topics, qrels, eval_metrics, names=names, **kwargs)
         if kwargs.get("perquery") == "both":
             return _in_order(out[0], eval_metrics), out[1]
@@ -185,6 +167,8 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     table_kwargs = {k: v for k, v in kwargs.items() if k != "perquery"}
     table = _in_order(_table(runs, topics, qrels, eval_metrics, names, table_kwargs), eval_metrics)
     query_kwargs = {k: v for k, v in table_kwargs.items() if k not in _TABLE_ONLY}
+    if isinstance(query_kwargs.get("round"), dict):  # per measure: pt rounds the table only
+        del query_kwargs["round"]
     with warnings.catch_warnings():  # the table's evaluation of the same runs said it already
         warnings.filterwarnings("ignore", message=r"\d+ of \d+ judged queries have no results in the run")
         per_query = pt.Experiment(
@@ -263,6 +247,8 @@ def _table(
     table = pt.Experiment(
         [runs[i] for i in order], topics, qrels, measures, names=[names[i] for i in order], **kwargs
     )
+    if not isinstance(table, pd.DataFrame):  # a dict by name (dataframe=False), a Styler (highlight=)
+        return table
     return table.iloc[np.argsort(order)].reset_index(drop=True)  # by position: names may repeat
 
 

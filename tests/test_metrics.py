@@ -196,6 +196,64 @@ def test_experiment_crosscheck_that_compares_nothing_says_why():
         pse.Experiment([run], topics, other, ["nDCG@10"], crosscheck=True)
 
 
+def test_experiment_perquery_both_means_are_the_judged_queries_whatever_the_route():
+    """pt.Experiment's perquery="both" (PyTerrier 1.1.2) averages per-query values in which a topic without
+    judgments is NaN: pse.Experiment had handed it one system, dataframe=False or highlight= (every mean NaN;
+    highlight without a baseline: an AttributeError), and left per-query values unrounded with round=."""
+    import pytrec_eval
+
+    topics = pd.DataFrame({"qid": ["1", "2", "3"], "query": ["a", "b", "c"]})  # query 3 has no judgments
+    qrels = pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["d1", "d2", "d3"], "label": [1, 2, 1]})
+    run = pd.DataFrame(
+        {
+            "qid": ["1", "1", "2", "2", "3"],
+            "docno": ["d2", "d9", "d9", "d3", "d1"],
+            "score": [3.0, 2, 5, 4, 1],
+        }
+    )
+    other = run.assign(score=run["score"].to_numpy()[::-1])
+    judged = {"1": {"d1": 1, "d2": 2}, "2": {"d3": 1}}
+    expected = [
+        np.mean([v["map"] for v in pytrec_eval.RelevanceEvaluator(judged, {"map"}).evaluate(r).values()])
+        for r in ({q: dict(zip(g.docno, g.score)) for q, g in frame.groupby("qid")} for frame in (run, other))
+    ]
+    table, per_query = pse.Experiment([run], topics, qrels, [AP], names=["r"], perquery="both")
+    assert table["AP"].tolist() == pytest.approx(expected[:1]) and len(per_query) == 3
+    means, _ = pse.Experiment(
+        [run, other], topics, qrels, [AP], names=["r", "o"], perquery="both", dataframe=False
+    )
+    assert [means["r"]["AP"], means["o"]["AP"]] == pytest.approx(expected)
+    styled, _ = pse.Experiment(
+        [run, other], topics, qrels, [AP], names=["r", "o"], perquery="both", highlight="bold"
+    )
+    assert styled.data["AP"].tolist() == pytest.approx(expected)
+    _, rounded = pse.Experiment(
+        [run, other], topics, qrels, [nDCG @ 10], names=["r", "o"], perquery="both", round=3
+    )
+    assert rounded["value"].dropna().tolist() == [round(v, 3) for v in rounded["value"].dropna()]
+    assert (rounded["value"].dropna() != rounded["value"].dropna().round(2)).any()  # something to round
+    with pytest.raises(ValueError, match="perquery='both' for both"):  # pt's bare AssertionError
+        pse.Experiment([run, other], topics, qrels, [AP], perquery=True, baseline=0)
+
+
+def test_experiment_reads_whole_labels_given_as_floats_or_text():
+    """Labels read from a CSV (1.0, "1") were refused by pytrec_eval under any standard measure ("Expected
+    relevance to be integer") while the in-house ones took them; a fractional one is refused naming its row."""
+    topics = pd.DataFrame({"qid": ["1", "2"], "query": ["a", "b"]})
+    run = pd.DataFrame(
+        {"qid": ["1", "1", "2", "2"], "docno": ["d1", "d9", "d9", "d3"], "score": [3.0, 2, 5, 4]}
+    )
+    qrels = pd.DataFrame({"qid": ["1", "2"], "docno": ["d1", "d3"], "label": [1, 2]})
+    expected = pse.Experiment([run], topics, qrels, [AP, nDCG @ 10, PM.AP])
+    for labels in ([1.0, 2.0], ["1", "2"], ["1.0", "+2"]):
+        table = pse.Experiment([run], topics, qrels.assign(label=labels), [AP, nDCG @ 10, PM.AP])
+        pd.testing.assert_frame_equal(table, expected)
+    with pytest.raises(
+        ValueError, match=r"Qrels row 1 \(qid '2', docno 'd3'\) has label 1.5: labels must be integers"
+    ):
+        pse.Experiment([run], topics, qrels.assign(label=[1, 1.5]), [AP])
+
+
 @pytest.mark.parametrize("options", [{"crosscheck": True}, {"perquery": "both", "baseline": 0}])
 def test_experiment_computing_runs_itself_keeps_save_dir_and_batch_size(tmp_path, options):
     """On the paths where pse.Experiment computes each run once itself, save_dir= saves it as pt.Experiment does

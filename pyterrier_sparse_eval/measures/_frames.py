@@ -1,0 +1,116 @@
+"""The topics and qrels frames of an experiment, checked (or made readable) before any run is computed.
+
+- query ids of different kinds in the topics and the qrels (int and str), which would match nothing;
+- labels given as floats or text ("1", 1.0: a CSV's), which pytrec_eval refuses ("Expected relevance to be
+  integer"): made integers when they are whole numbers, else refused as the in-house measures refuse them;
+- inputs ir_measures' gdeval provider cannot evaluate. gdeval (a Perl script; ir_measures' provider of ``ERR@k`` and of ``nDCG(dcg='exp-log2')@k``) reads a query id as
+the digits after its last ``-`` and stops on any other id, and on labels above 4: "format error" in a
+``CalledProcessError``, after every system has run. Ids such as ``a-1`` and ``b-1`` it merges silently into one
+query ``1``, a mean over the wrong queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import ir_measures
+import numpy as np
+import pandas as pd
+
+from ._prepare import _id_types
+
+_MAX_LABEL = 4  # gdeval.pl's $MAX_JUDGMENT
+
+
+def check_qid_types(topics: Any, qrels: Any, filter_by_topics: bool) -> None:
+    """Topics and qrels whose qids are of different kinds (int and str): pt.Experiment's join fails with pandas'
+    merge error, or matches nothing; said with the cast instead. Qrels with other than str qids fail whatever
+    the topics: pt's evaluation merges them with the run, or pytrec_eval refuses them."""
+    if not all(isinstance(f, pd.DataFrame) and "qid" in f.columns for f in (topics, qrels)):
+        return  # pt.Experiment's own checks
+    kinds = [_id_types(f["qid"]) for f in (topics, qrels)]
+    # without filter_by_topics pt evaluates the qrels' queries, whatever the topics hold
+    if filter_by_topics and kinds[0] != kinds[1]:
+        raise TypeError(
+            f"qid types differ: the topics have {sorted(kinds[0])} and the qrels have {sorted(kinds[1])}, so no "
+            "query would match. Cast both to str, e.g. qrels['qid'] = qrels['qid'].astype(str) (and the same for "
+            "the topics); pse.datasets.get_topics and get_qrels give str ids."
+        )
+    # pt's runs have str qids, which such qrels match in no measure (pytrec_eval refuses)
+    if kinds[1] - {"str"}:
+        which = "topics and qrels" if kinds[0] == kinds[1] else "qrels"
+        raise TypeError(
+            f"The {which} have {sorted(kinds[1] - {'str'})} qids: PyTerrier's runs and pytrec_eval key "
+            "queries by str, so no query would match (pytrec_eval stops with 'Expected string as key'). Cast both "
+            "to str, e.g. qrels['qid'] = qrels['qid'].astype(str) and topics['qid'] = topics['qid'].astype(str); "
+            "pse.datasets.get_topics and get_qrels give str ids."
+        )
+
+
+def integer_labels(qrels: Any) -> Any:
+    """``qrels`` with its labels as integers when they are whole numbers given as floats or text; a ValueError
+    naming the first that is not (trec_eval reads labels as integers)."""
+    if not isinstance(qrels, pd.DataFrame) or "label" not in qrels.columns:
+        return qrels
+    if pd.api.types.is_integer_dtype(qrels["label"]):
+        return qrels
+    labels = pd.to_numeric(qrels["label"], errors="coerce").to_numpy(dtype=np.float64)
+    if len(bad := np.flatnonzero(~np.isfinite(labels) | (labels != np.round(labels)))):
+        row = qrels.iloc[bad[0]]
+        raise ValueError(
+            f"Qrels row {bad[0]} (qid {row['qid']!r}, docno {row['docno']!r}) has label {row['label']}: labels "
+            "must be integers, as trec_eval reads them; fix the qrels, e.g. qrels['label'] = qrels['label'].round()."
+        )
+    return qrels.assign(label=labels.astype(np.int64))
+
+
+def _provider(measure: Any) -> str | None:
+    """The name of the provider ir_measures' default pipeline evaluates ``measure`` with, None if none does."""
+    for provider in getattr(ir_measures.DefaultPipeline, "providers", []):
+        if provider.supports(measure) and provider.is_available():
+            return str(provider.NAME)
+    return None
+
+
+def check_gdeval(
+    measures: Sequence[Any],
+    topics: Any,
+    qrels: Any,
+    *,
+    filter_by_topics: bool = True,
+    filter_by_qrels: bool = False,
+) -> None:
+    """:func:`check_gdeval_inputs` on what ``pt.Experiment`` gives gdeval: the judgments of the topics (all of them
+    without ``filter_by_topics``) and the topics' query ids (those judged with ``filter_by_qrels``)."""
+    if not all(isinstance(f, pd.DataFrame) and "qid" in f.columns for f in (topics, qrels)):
+        return  # pt.Experiment's own checks
+    judged = (
+        qrels[qrels["qid"].astype(str).isin(set(topics["qid"].astype(str)))] if filter_by_topics else qrels
+    )
+    asked = [] if filter_by_qrels else list(topics["qid"])
+    check_gdeval_inputs(
+        measures, [*asked, *judged["qid"]], judged["label"] if "label" in judged.columns else []
+    )
+
+
+def check_gdeval_inputs(measures: Sequence[Any], qids: Iterable[Any], labels: Iterable[Any]) -> None:
+    """A ValueError naming the measure and the fix when one of ``measures`` is gdeval's and a query id (of the
+    topics and their qrels) is not all digits, or a label is not a whole number of at most 4."""
+    served = [m for m in measures if isinstance(m, ir_measures.measures.Measure) and _provider(m) == "gdeval"]
+    if not served:
+        return
+    ids = pd.Series(list(qids), dtype=object).drop_duplicates().astype(str)
+    if len(bad := ids[~ids.str.fullmatch(r"[0-9]+")]):
+        raise ValueError(
+            f"{served[0]} is computed by ir_measures' gdeval, which reads only query ids made of digits (it merges "
+            f"'a-1' and 'b-1' into one query '1'); these are not: {list(bad[:3])}. Map the qids to numbers in the "
+            "topics and qrels, e.g. qrels['qid'] = qrels['qid'].map(codes), or drop the measure."
+        )
+    values = pd.to_numeric(pd.Series(list(labels), dtype=object), errors="coerce")
+    if len(bad := values[~((values % 1 == 0) & (values <= _MAX_LABEL))]):
+        raise ValueError(
+            f"{served[0]} is computed by ir_measures' gdeval, which reads only whole labels of at most "
+            f"{_MAX_LABEL}; the qrels hold {list(bad.drop_duplicates()[:3])}. Clip or map the labels, e.g. "
+            f"qrels['label'] = qrels['label'].clip(upper={_MAX_LABEL}), or drop the measure."
+        )
