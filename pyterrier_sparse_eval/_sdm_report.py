@@ -92,7 +92,11 @@ class ThreeWay:
 def _describe(pool: Pool) -> str:
     tail = f" + {len(pool.tail)} of the {pool.tail_size} in the tail stratum" if pool.stratified else ""
     if len(pool.bands) > 1:
-        tail += " (" + ", ".join(f"{n} of {size} ranked < {bound}" for bound, size, n in pool.bands) + ")"
+        bounds = [bound for bound, _, _ in pool.bands]
+        ranks = [f"< {bounds[0]}", *(f"{low} to {bound - 1}" for low, bound in zip(bounds, bounds[1:]))]
+        tail += (
+            " (" + ", ".join(f"{n} of {size} ranked {r}" for r, (_, size, n) in zip(ranks, pool.bands)) + ")"
+        )
     return (
         f"Pool: {pool.size} of {pool.num_docs} documents ({pool.fraction:.2%} of the corpus): "
         f"{len(pool.relevant)} relevant, {len(pool.distractors)} distractors, {len(pool.sample)} sampled{tail}; "
@@ -169,9 +173,10 @@ def three_way(
     tail = max(depths) if sum(tail_samples) else 0
     full_depth = max(max(k_values), depth, tail, 1000) if num_results is None else int(num_results)
     if full_depth < max(max(k_values), depth, tail):
+        deepest = f" or the tail depth ({tail})" if tail else ""
         raise ValueError(
-            f"num_results (--num-results) {full_depth} is below the largest k ({max(k_values)}), the pool depth "
-            f"({depth}) or the tail depth ({tail}): the full-corpus runs could not give the exact values; raise it."
+            f"num_results (--num-results) {full_depth} is below the largest k ({max(k_values)}) or the pool depth "
+            f"({depth}){deepest}: the full-corpus runs could not give the exact values; raise it."
         )
     dataset_name = datasets.dataset_spec(dataset)  # the index cache's folder is named by it
     ds = datasets.load_dataset(dataset)  # a loaded one as it is (pse.hf.hf_dataset's columns=, configs=, ...)

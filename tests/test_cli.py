@@ -242,6 +242,16 @@ def test_output_dev_stdout_into_a_pipe_or_a_redirected_file(tmp_path):
     assert group.endswith("}\nafter\n") and json.loads(group[: -len("after\n")])["aggregate"] == {"AP": 0.25}
 
 
+def test_an_option_the_command_does_not_know_names_the_commands_help(capsys):
+    # the top-level --help, which had been named, does not list a command's options
+    with pytest.raises(SystemExit) as stopped:
+        main(["sdm", "--dataset", "irds:vaswani", "--save-runs", "runs"])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.strip() == (
+        "sparse-eval sdm: error: unrecognized arguments: --save-runs runs (see sparse-eval sdm --help)"
+    )
+
+
 @pytest.mark.parametrize("option", ["--run", "--qrels"])
 def test_a_directory_as_run_or_qrels_is_named_a_directory(tmp_path, capsys, option):
     (tmp_path / "r.run").write_text(PIPED_RUN)

@@ -238,6 +238,10 @@ def test_pool_round_trip_and_bootstrap(tmp_path):
         qrels, [first], all_docnos=docnos, depth=10, sample=100, tail_sample=[20, 30], tail_depth=[40, 150]
     )
     assert [n for _, _, n in bands.bands] == [20, 30] and bands.tail_depth == 150
+    from pyterrier_sparse_eval._sdm_report import _describe
+
+    sizes = [size for _, size, _ in bands.bands]  # the second band had been said "ranked < 150"
+    assert f"(20 of {sizes[0]} ranked < 40, 30 of {sizes[1]} ranked 40 to 149)" in _describe(bands)
     sizes = sdm.tail_band_sizes(qrels, [first], all_docnos=docnos, depth=10, tail_depth=[40, 150])
     assert sizes == [size for _, size, _ in bands.bands]
     with pytest.raises(ValueError, match=r"band \[10, 40\) holds .* documents but gets no sample"):

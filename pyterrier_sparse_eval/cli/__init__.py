@@ -78,7 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's parser: its --help lists its options
+        prog = f"{parser.prog} {args.command}"
+        parser.exit(2, f"{prog}: error: unrecognized arguments: {' '.join(unknown)} (see {prog} --help)\n")
     # the JSON alone on stdout (--output /dev/stdout), the rest on stderr
     if getattr(args, "output", None) and _is_stdout(args.output):
         with contextlib.redirect_stdout(sys.stderr):

@@ -115,7 +115,9 @@ def add_parser(command: Any) -> None:
     )
     p.add_argument("--pool-depth", type=int, default=20, help="distractors per query (default 20)")
     p.add_argument("--sample", type=int, default=1000, help="random background sample (>= 2, default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the background sample (default 0)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the background sample and of the bootstrap (default 0)"
+    )
     p.add_argument(
         "--family", default="auto", help="background score family (default auto): " + ", ".join(api.FAMILIES)
     )
