@@ -44,6 +44,7 @@ from .files import (
     clean_leftovers,
     is_empty_dir,
     new_temp_dir,
+    no_space,
     remove_temp_dir,
     replace_dir,
     save_array,
@@ -276,7 +277,10 @@ class IndexWriter:
         )
         keep = values != 0
         terms, values, docs = np.asarray(terms, dtype=np.int32)[keep], values[keep], docs[keep]
-        self._docnos.write("".join(d + "\n" for d in docnos))
+        try:
+            self._docnos.write("".join(d + "\n" for d in docnos))
+        except OSError as e:
+            no_space(e, self._docnos.name)
         if len(self.vocab) > len(self.df):
             self.df = np.concatenate(
                 [self.df, np.zeros(max(len(self.vocab), 2 * len(self.df)) - len(self.df), np.int64)]
@@ -295,9 +299,11 @@ class IndexWriter:
 
     def close(self) -> Spill:
         """Close the spill files and describe them (the first phase's result); :meth:`finish` writes the index."""
-        self._docnos.close()
-        for spill in self._spill:
-            spill.close()
+        for f in (self._docnos, *self._spill):
+            try:  # what each still buffers is written now
+                f.close()
+            except OSError as e:
+                no_space(e, getattr(f, "name", str(self.tmp)))
         if self.num_docs == 0:
             raise ValueError("No documents were indexed: the document iterator was empty.")
         if self.num_docs >= 2**31 - 1:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ._docnos import code_point_order
 from ._format import ARTIFACT_FORMAT, ARTIFACT_TYPE, FORMAT_VERSION, PACKAGE_HINT, seal
-from .files import save_array, write_array
+from .files import no_space, save_array, write_array
 
 __all__ = ["Spill", "corpus_stats", "index_meta", "write_from_spill"]
 
@@ -112,6 +112,22 @@ def _write_docnos(src: Path, out: Path, consume: bool) -> np.ndarray:
 
 
 def write_from_spill(
+    spill: Spill,
+    vocab: Iterable[str],
+    out: Path,
+    weight: Callable[[np.ndarray, np.ndarray, dict[str, Any]], np.ndarray] | None = None,
+    extra_meta: dict[str, Any] | None = None,
+    collection: tuple[dict[str, Any], np.ndarray] | None = None,
+) -> dict[str, Any]:
+    """:func:`_write_from_spill`, a full disk said with the folder and the space left (a file's last buffer is
+    written as it closes: numpy's short writes are said where they happen)."""
+    try:
+        return _write_from_spill(spill, vocab, out, weight, extra_meta, collection)
+    except OSError as e:
+        no_space(e, str(out))
+
+
+def _write_from_spill(
     spill: Spill,
     vocab: Iterable[str],
     out: Path,

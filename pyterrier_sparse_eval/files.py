@@ -22,7 +22,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 from ._open_files import allow_open_files
 
@@ -115,7 +115,7 @@ def save_array(path: str | os.PathLike[str], array: Any) -> None:
         with open(path, "wb") as f:
             np.save(f, array)
     except OSError as e:
-        _no_space(e, str(path))
+        no_space(e, str(path))
 
 
 def write_array(array: Any, f: Any) -> None:
@@ -124,13 +124,13 @@ def write_array(array: Any, f: Any) -> None:
     try:
         array.tofile(f)
     except OSError as e:
-        _no_space(e, str(getattr(f, "name", "the index file")))
+        no_space(e, str(getattr(f, "name", "the index file")))
 
 
-def _no_space(e: OSError, name: str) -> None:
+def no_space(e: OSError, name: str) -> NoReturn:
     """Raise ``e``; for a full disk (ENOSPC, or numpy's short write, which has no errno) one that names the file
-    and the space left where it is."""
-    if e.errno not in (None, errno.ENOSPC, errno.EDQUOT):
+    and the space left where it is (unless ``e`` is one already)."""
+    if e.errno not in (None, errno.ENOSPC, errno.EDQUOT) or "(or a quota reached)" in str(e):
         raise e
     try:
         free = f"{shutil.disk_usage(os.path.dirname(os.path.abspath(name))).free:,} bytes free there"

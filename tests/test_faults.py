@@ -322,6 +322,38 @@ def test_a_build_that_fails_on_a_full_disk_removes_its_folder(tmp_path, monkeypa
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_full_disk_met_as_a_file_closes_is_said_with_the_file_and_the_space_left(tmp_path, monkeypatch):
+    """The last buffer of a spill file, or of a file the index is written into, is written as the file closes:
+    the bare "[Errno 28] No space left on device" there named neither the file nor the space left (numpy's short
+    writes are said so), and nothing is left."""
+    from pyterrier_sparse_eval import _spill
+    from pyterrier_sparse_eval._build import IndexWriter
+
+    made = IndexWriter.__init__
+
+    def on_a_full_disk(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        self._spill[2] = _FullDiskFile(self._spill[2])
+
+    monkeypatch.setattr(IndexWriter, "__init__", on_a_full_disk)
+    with pytest.raises(
+        OSError, match=r"No space left \(or a quota reached\) writing .*spill.values.*bytes free"
+    ) as e:
+        pse.BM25().indexer(pse.SparseIndex(tmp_path / "a"), verbose=False).index(DOCS[:20])
+    assert e.value.errno == 28 and list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(IndexWriter, "__init__", made)
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_spill, "_write_docnos", full)
+    with pytest.raises(
+        OSError, match=r"No space left \(or a quota reached\) writing .*\.tmp \(\[Errno 28\]"
+    ) as e:
+        pse.BM25().indexer(pse.SparseIndex(tmp_path / "b"), verbose=False).index(DOCS[:20])
+    assert e.value.errno == 28 and list(tmp_path.iterdir()) == []
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Damaged indexes: a clear error that names the file, never a crash, never rankings
 # ----------------------------------------------------------------------------------------------------------
