@@ -79,8 +79,12 @@ def check_mode(path: Any, mode: str, sources: tuple[Any, ...] = ()) -> None:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
     target = os.path.realpath(path)
+    try:
+        here = os.path.realpath(os.getcwd())
+    except FileNotFoundError:  # a working folder removed: no path holds it
+        here = ""
     # the new folder made next to it, then swapped in: the working folder would be removed
-    if (here := os.path.realpath(os.getcwd())) == target or here.startswith(target.rstrip(os.sep) + os.sep):
+    if here and (here == target or here.startswith(target.rstrip(os.sep) + os.sep)):
         raise ValueError(
             f"The index path {str(path)!r} is the working folder (or holds it): an index is built into a folder "
             "of its own, e.g. SparseIndex('index')."

@@ -19,7 +19,7 @@ from . import datasets, files
 from .files import slug
 from .measures import crosscheck as _crosscheck
 from .measures import inhouse, parse_measure, parse_measures
-from .measures._frames import check_gdeval, check_qid_types, integer_labels
+from .measures._frames import check_gdeval, experiment_frames
 from .systems import System, name_systems
 
 __all__ = ["Experiment", "ExperimentResult", "run_experiment"]
@@ -97,19 +97,18 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
             kwargs = {**kwargs, "baseline": list(retr_systems).index(kwargs["baseline"])}
         retr_systems = list(retr_systems.values())
     eval_metrics = [_parse(m) for m in eval_metrics]
-    check_qid_types(topics, qrels, kwargs.get("filter_by_topics", True))
-    qrels = integer_labels(qrels)
-    check_gdeval(
-        eval_metrics,
-        topics,
-        qrels,
-        **{k: kwargs[k] for k in ("filter_by_topics", "filter_by_qrels") if k in kwargs},
-    )
-    both = kwargs.get("perquery") == "both"
-    if kwargs.get("perquery") is True and kwargs.get("baseline") is not None:  # pt's bare AssertionError
+    topics, qrels = experiment_frames(topics, qrels, retr_systems, eval_metrics, kwargs)
+    both, timed = kwargs.get("perquery") == "both", "mrt" in map(str, eval_metrics)
+    # pt's bare AssertionError
+    if kwargs.get("perquery") not in (None, False, "both") and kwargs.get("baseline") is not None:
         raise ValueError(
             "perquery=True gives per-query values, without the significance tests against baseline=: give "
             "perquery='both' for both (a table with the tests, and the per-query frame)."
+        )
+    if both and timed and kwargs.get("baseline") is not None:
+        raise ValueError(
+            "perquery='both' with baseline= evaluates runs computed once, so mrt (pt.Experiment's timing of each "
+            "system) cannot be measured there: ask for mrt in a call without perquery='both'."
         )
     # pt.Experiment (PyTerrier 1.1.2) can put a system's means under other measures' columns (see _table): the
     # runs of several systems are computed here and evaluated as frames, unless what is asked needs pt's own;
@@ -118,7 +117,7 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
     guarded = (
         len(retr_systems) > 1 and kwargs.get("perquery") is not True and _guardable(eval_metrics, kwargs)
     )
-    if not crosscheck and not (both and "mrt" not in map(str, eval_metrics)) and not guarded:
+    if not crosscheck and not (both and not timed) and not guarded:
         out = pt.Experiment(retr_systems, topics, qrels, eval_metrics, names=names, **kwargs)
         if kwargs.get("perquery") == "both":
             return _in_order(out[0], eval_metrics), out[1]

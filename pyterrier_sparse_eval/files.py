@@ -17,14 +17,14 @@ import os
 import re
 import shutil
 import socket
-import sys
 import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, NoReturn
+from typing import Any, NoReturn
 
 from ._open_files import allow_open_files
+from ._streams import append_to_stream, is_stream, written_path
 
 __all__ = [
     "check_destination",
@@ -44,43 +44,6 @@ __all__ = [
 
 _UMASK = os.umask(0)  # the only way to read it; done once, at import, before any thread of ours runs
 os.umask(_UMASK)
-
-
-#: a process's open descriptors by name (``/dev/stdout`` is a link to descriptor 1, which the kernel resolves: its
-#: text target, "pipe:[123]" or the file the shell opened, is no path to write to by name)
-_DESCRIPTOR = re.compile(r"/dev/(stdout|stderr|fd/\d+)$|/proc/(self|thread-self|\d+)/fd/")
-_OWN_DESCRIPTOR = r"/dev/(stdout|stderr|fd/\d+)|/proc/(self|thread-self|{pid})/fd/\d+"  # of this process
-
-
-def _special(path: str | os.PathLike[str]) -> bool:
-    """``/dev/stdout``, ``/dev/fd/N`` or ``/proc/<pid>/fd/...``: an open descriptor (``/dev/shm`` is a file system)."""
-    return bool(_DESCRIPTOR.match(os.path.abspath(path)))
-
-
-def written_path(path: str | os.PathLike[str]) -> Path:
-    """The path a write of ``path`` goes to: a symbolic link's target (the link is kept), else ``path``; a link
-    to an open descriptor (``/dev/stdout``) as given, for the kernel to resolve."""
-    if not Path(path).is_symlink() or _special(path) or _special(os.path.realpath(path)):
-        return Path(path)
-    return Path(os.path.realpath(path))
-
-
-def is_stream(path: Path) -> bool:
-    """Whether ``path`` is a pipe or a device, or an open descriptor (``/dev/stdout`` redirected to a file too):
-    appended to (a shell's ``>>`` keeps what it holds), never replaced by a file."""
-    return _special(path) or (path.exists() and not path.is_file() and not path.is_dir())
-
-
-def _append(path: Path, data: BinaryIO) -> None:
-    """Append ``data`` to the stream ``path``; a descriptor of this process (``/dev/stdout``, ``/dev/fd/N``) through
-    itself, so that its offset moves on (a file reopened, the next writer to a shell's ``>`` overwrote the JSON)."""
-    own = re.fullmatch(_OWN_DESCRIPTOR.format(pid=os.getpid()), os.path.abspath(path))
-    fd = ({"stdout": 1, "stderr": 2}.get(own[1] or "") or int(own[0].rsplit("/", 1)[1])) if own else -1
-    if fd in (1, 2):  # what print() holds for it goes first
-        with contextlib.suppress(AttributeError, ValueError):
-            (sys.__stdout__ if fd == 1 else sys.__stderr__).flush()  # type: ignore[union-attr]
-    with open(path, "ab") if fd < 0 else open(fd, "wb", closefd=False) as out:
-        shutil.copyfileobj(data, out)
 
 
 def check_destination(path: str | os.PathLike[str] | None, *, option: str, folder: bool = False) -> None:
@@ -157,7 +120,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
             whole = Path(folder) / f"whole{path.suffix}"
             write(whole)
             with open(whole, "rb") as f:
-                _append(path, f)
+                append_to_stream(path, f)
         return path
     for parent in (path.parent, *path.parent.parents):
         if parent.exists() and not parent.is_dir():
@@ -306,10 +269,10 @@ def _fsync(path: str | os.PathLike[str]) -> None:
 
 def _release_gone() -> None:
     """Unlock the held folders since moved into place or removed (with the folder they were written in)."""
-    for held, (fd, _) in list(_HELD.items()):
-        if not os.path.lexists(held):
-            os.close(fd)
-            del _HELD[held]
+    for held in list(_HELD):
+        # popped first: of two threads releasing at once, one closes it
+        if not os.path.lexists(held) and (entry := _HELD.pop(held, None)) is not None:
+            os.close(entry[0])
 
 
 def _hold(folder: Path) -> None:
@@ -378,8 +341,8 @@ def remove_unfinished() -> list[Path]:
         if thread != threading.get_ident():
             continue
         shutil.rmtree(held, ignore_errors=True)
-        os.close(fd)
-        del _HELD[held]
+        if _HELD.pop(held, None) is not None:
+            os.close(fd)
         if not os.path.lexists(held):
             removed.append(Path(held))
     return removed

@@ -330,3 +330,17 @@ def test_the_working_folder_as_the_index_path_is_refused_before_the_build(tmp_pa
     assert ended == [] and os.listdir(".") == [] and os.listdir("..") == ["deeper"]
     pse.BM25().indexer(pse.SparseIndex("index"), verbose=False).index(docs())
     assert pse.SparseIndex("index").num_docs == 1
+
+
+def test_a_build_whose_working_folder_was_removed_is_not_refused(tmp_path, monkeypatch):
+    """The working-folder check had called os.getcwd() bare: with the working folder removed (a notebook started
+    in a temporary folder), every build failed, at its last step too."""
+    (tmp_path / "gone").mkdir()
+    monkeypatch.chdir(tmp_path / "gone")
+    (tmp_path / "gone").rmdir()
+    index = (
+        pse.BM25()
+        .indexer(pse.SparseIndex(tmp_path / "index"), verbose=False)
+        .index([{"docno": "a", "text": "x"}])
+    )
+    assert index.num_docs == 1

@@ -8,7 +8,7 @@ import pandas as pd
 import pyterrier as pt
 import pytest
 from conftest import needs_data
-from ir_measures import AP, RR, Judged, P, R, Rprec, Success, nDCG
+from ir_measures import AP, ERR, RR, Judged, P, R, Rprec, Success, nDCG
 
 import pyterrier_sparse_eval as pse
 from pyterrier_sparse_eval.cli import main
@@ -236,16 +236,62 @@ def test_experiment_perquery_both_means_are_the_judged_queries_whatever_the_rout
         pse.Experiment([run, other], topics, qrels, [AP], perquery=True, baseline=0)
 
 
+def test_experiment_filters_as_pt_does_before_computing_runs_itself():
+    """perquery="both" computes the runs here: they had been run on every topic, pt's filter_by_qrels=True left
+    out (an unjudged topic reached gdeval, or, retrieving nothing in its batch, was refused); labels of queries not
+    evaluated (a NaN) had refused the experiment; mrt with a baseline had been pt's bare AssertionError."""
+    topics = pd.DataFrame(
+        {"qid": ["1", "2", "abc"], "query": ["cats", "dogs", "birds"]}
+    )  # 'abc' is not judged
+    qrels = pd.DataFrame({"qid": ["1", "2", "9"], "docno": ["d1", "d3", "d1"], "label": [1.0, 2.0, np.nan]})
+
+    def search(t):
+        rows = [(q, d, s) for q in t["qid"] if q != "abc" for d, s in (("d1", 2.0), ("d3", 1.0))]
+        return pd.DataFrame(rows, columns=["qid", "docno", "score"]).merge(t[["qid", "query"]])
+
+    system = pt.apply.generic(search)
+    # q1: d1 (label 1) first: 1/16; q2: d1 unjudged, then d3 (label 2): 3/16 / 2 (gdeval's grades of at most 4)
+    err = (1 / 16 + 3 / 16 / 2) / 2
+    for options in ({}, {"batch_size": 1}):
+        table, per_query = pse.Experiment(
+            [system], topics, qrels, [ERR @ 10, AP, PM.AP], filter_by_qrels=True, perquery="both", **options
+        )
+        assert table[["ERR@10", "AP", "pse.AP"]].values.tolist() == [pytest.approx([err, 0.75, 0.75])]
+        assert set(per_query["qid"]) == {"1", "2"}
+    with pytest.raises(ValueError, match="mrt .* cannot be measured there"):
+        pse.Experiment([system, system], topics, qrels, [AP, "mrt"], perquery="both", baseline=0)
+    with pytest.raises(ValueError, match="perquery='both' for both"):
+        pse.Experiment([system, system], topics, qrels, [AP], perquery=1, baseline=0)
+
+
+def test_gdeval_measures_refuse_ids_it_would_merge_in_runs_and_as_numbers():
+    """gdeval reads ids as numbers ('01' is '1') and reads a run's own query ids too: a run frame's 'x-1' was folded
+    into query 1 (ERR@10 0.0547 for 0.0781)."""
+    topics = pd.DataFrame({"qid": ["1", "01"], "query": ["a", "b"]})
+    qrels = pd.DataFrame({"qid": ["1", "01"], "docno": ["d1", "d1"], "label": [1, 1]})
+    run = pd.DataFrame({"qid": ["1", "01"], "docno": ["d1", "d2"], "score": [1.0, 1.0]})
+    with pytest.raises(ValueError, match=r"gdeval.*as numbers.*\['1', '01'\]"):
+        pse.Experiment([run], topics, qrels, [ERR @ 10])
+    topics, qrels = topics.assign(qid=["1", "2"]), qrels.assign(qid=["1", "2"])
+    extra = pd.concat(
+        [run.assign(qid=["1", "2"]), pd.DataFrame({"qid": ["x-1"], "docno": ["d1"], "score": [9.0]})]
+    )
+    with pytest.raises(ValueError, match=r"gdeval.*\['x-1'\]"):
+        pse.Experiment([extra], topics, qrels, [ERR @ 10])
+    assert pse.Experiment([extra], topics, qrels, [AP])["AP"].tolist() == [pytest.approx(0.5)]  # not gdeval's
+
+
 def test_experiment_reads_whole_labels_given_as_floats_or_text():
-    """Labels read from a CSV (1.0, "1") were refused by pytrec_eval under any standard measure ("Expected
-    relevance to be integer") while the in-house ones took them; a fractional one is refused naming its row."""
+    """Labels read from a CSV (1.0, "1", pandas' nullable Int64) were refused by pytrec_eval under any standard
+    measure ("Expected relevance to be integer") while the in-house ones took them; a fractional one is refused
+    naming its row."""
     topics = pd.DataFrame({"qid": ["1", "2"], "query": ["a", "b"]})
     run = pd.DataFrame(
         {"qid": ["1", "1", "2", "2"], "docno": ["d1", "d9", "d9", "d3"], "score": [3.0, 2, 5, 4]}
     )
     qrels = pd.DataFrame({"qid": ["1", "2"], "docno": ["d1", "d3"], "label": [1, 2]})
     expected = pse.Experiment([run], topics, qrels, [AP, nDCG @ 10, PM.AP])
-    for labels in ([1.0, 2.0], ["1", "2"], ["1.0", "+2"]):
+    for labels in ([1.0, 2.0], ["1", "2"], ["1.0", "+2"], pd.array([1, 2], dtype="Int64")):
         table = pse.Experiment([run], topics, qrels.assign(label=labels), [AP, nDCG @ 10, PM.AP])
         pd.testing.assert_frame_equal(table, expected)
     with pytest.raises(

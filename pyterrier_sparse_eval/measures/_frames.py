@@ -48,12 +48,42 @@ def check_qid_types(topics: Any, qrels: Any, filter_by_topics: bool) -> None:
         )
 
 
+def experiment_frames(
+    topics: Any, qrels: Any, runs: Sequence[Any], measures: Sequence[Any], options: dict[str, Any]
+) -> tuple[Any, Any]:
+    """The topics and qrels of ``pt.Experiment(runs, topics, qrels, measures, **options)`` checked and filtered as
+    pt filters them (``filter_by_topics``: the topics' judgments; ``filter_by_qrels``: the judged topics), so
+    that runs computed here match pt's, and labels of queries not evaluated are not read; the labels made
+    integers (:func:`integer_labels`); gdeval's inputs checked, the query ids of ``runs`` given as frames too."""
+    by_topics = options.get("filter_by_topics", True)
+    check_qid_types(topics, qrels, by_topics)
+    if all(isinstance(f, pd.DataFrame) and "qid" in f.columns for f in (topics, qrels)):
+        if by_topics:
+            qrels = qrels[qrels["qid"].astype(str).isin(set(topics["qid"].astype(str)))]
+        if options.get("filter_by_qrels"):
+            topics = topics[topics["qid"].astype(str).isin(set(qrels["qid"].astype(str)))]
+    qrels = integer_labels(qrels)
+    check_gdeval(
+        measures,
+        topics,
+        qrels,
+        filter_by_topics=by_topics,
+        filter_by_qrels=options.get("filter_by_qrels", False),
+    )
+    if (
+        frames := [r["qid"] for r in runs if isinstance(r, pd.DataFrame) and "qid" in r.columns]
+    ) and isinstance(qrels, pd.DataFrame):
+        check_gdeval_inputs(measures, pd.concat([*frames, qrels["qid"]]), [])
+    return topics, qrels
+
+
 def integer_labels(qrels: Any) -> Any:
     """``qrels`` with its labels as integers when they are whole numbers given as floats or text; a ValueError
     naming the first that is not (trec_eval reads labels as integers)."""
     if not isinstance(qrels, pd.DataFrame) or "label" not in qrels.columns:
         return qrels
-    if pd.api.types.is_integer_dtype(qrels["label"]):
+    # numpy's integers as they are (pandas' nullable Int64 too is refused by pytrec_eval)
+    if isinstance(qrels["label"].dtype, np.dtype) and qrels["label"].dtype.kind in "iu":
         return qrels
     labels = pd.to_numeric(qrels["label"], errors="coerce").to_numpy(dtype=np.float64)
     if len(bad := np.flatnonzero(~np.isfinite(labels) | (labels != np.round(labels)))):
@@ -100,12 +130,15 @@ def check_gdeval_inputs(measures: Sequence[Any], qids: Iterable[Any], labels: It
     served = [m for m in measures if isinstance(m, ir_measures.measures.Measure) and _provider(m) == "gdeval"]
     if not served:
         return
-    ids = pd.Series(list(qids), dtype=object).drop_duplicates().astype(str)
-    if len(bad := ids[~ids.str.fullmatch(r"[0-9]+")]):
+    ids = pd.Series(list(qids), dtype=object).astype(str).drop_duplicates()
+    digits = ids.str.fullmatch(r"[0-9]+")
+    # gdeval compares ids as numbers: '1' and '01' are one query
+    if len(bad := ids[~digits]) or len(bad := ids[digits][ids[digits].map(int).duplicated(keep=False)]):
         raise ValueError(
-            f"{served[0]} is computed by ir_measures' gdeval, which reads only query ids made of digits (it merges "
-            f"'a-1' and 'b-1' into one query '1'); these are not: {list(bad[:3])}. Map the qids to numbers in the "
-            "topics and qrels, e.g. qrels['qid'] = qrels['qid'].map(codes), or drop the measure."
+            f"{served[0]} is computed by ir_measures' gdeval, which reads only query ids made of digits, as numbers "
+            f"(it merges 'a-1' and 'b-1' into one query '1', and '01' with '1'); these are not read apart: "
+            f"{list(bad[:3])}. Map the qids to distinct numbers in the topics, qrels and runs, e.g. "
+            "qrels['qid'] = qrels['qid'].map(codes), or drop the measure."
         )
     values = pd.to_numeric(pd.Series(list(labels), dtype=object), errors="coerce")
     if len(bad := values[~((values % 1 == 0) & (values <= _MAX_LABEL))]):
