@@ -42,9 +42,9 @@ from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from ._toks import flatten_toks, term_ids
 from .files import (
     clean_leftovers,
+    full_disk_named,
     is_empty_dir,
     new_temp_dir,
-    no_space,
     remove_temp_dir,
     replace_dir,
     save_array,
@@ -281,10 +281,8 @@ class IndexWriter:
         )
         keep = values != 0
         terms, values, docs = np.asarray(terms, dtype=np.int32)[keep], values[keep], docs[keep]
-        try:
+        with full_disk_named(self._docnos.name):
             self._docnos.write("".join(d + "\n" for d in docnos))
-        except OSError as e:
-            no_space(e, self._docnos.name)
         if len(self.vocab) > len(self.df):
             self.df = np.concatenate(
                 [self.df, np.zeros(max(len(self.vocab), 2 * len(self.df)) - len(self.df), np.int64)]
@@ -304,10 +302,9 @@ class IndexWriter:
     def close(self) -> Spill:
         """Close the spill files and describe them (the first phase's result); :meth:`finish` writes the index."""
         for f in (self._docnos, *self._spill):
-            try:  # what each still buffers is written now
+            # what each still buffers is written now
+            with full_disk_named(getattr(f, "name", str(self.tmp))):
                 f.close()
-            except OSError as e:
-                no_space(e, getattr(f, "name", str(self.tmp)))
         if self.num_docs == 0:
             raise ValueError("No documents were indexed: the document iterator was empty.")
         if self.num_docs >= 2**31 - 1:

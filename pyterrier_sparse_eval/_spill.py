@@ -21,7 +21,7 @@ import numpy as np
 
 from ._docnos import code_point_order
 from ._format import ARTIFACT_FORMAT, ARTIFACT_TYPE, FORMAT_VERSION, PACKAGE_HINT, seal
-from .files import no_space, save_array, write_array
+from .files import full_disk_named, save_array, write_array
 
 __all__ = ["Spill", "corpus_stats", "index_meta", "write_from_spill"]
 
@@ -119,22 +119,6 @@ def write_from_spill(
     extra_meta: dict[str, Any] | None = None,
     collection: tuple[dict[str, Any], np.ndarray] | None = None,
 ) -> dict[str, Any]:
-    """:func:`_write_from_spill`, a full disk said with the folder and the space left (a file's last buffer is
-    written as it closes: numpy's short writes are said where they happen)."""
-    try:
-        return _write_from_spill(spill, vocab, out, weight, extra_meta, collection)
-    except OSError as e:
-        no_space(e, str(out))
-
-
-def _write_from_spill(
-    spill: Spill,
-    vocab: Iterable[str],
-    out: Path,
-    weight: Callable[[np.ndarray, np.ndarray, dict[str, Any]], np.ndarray] | None = None,
-    extra_meta: dict[str, Any] | None = None,
-    collection: tuple[dict[str, Any], np.ndarray] | None = None,
-) -> dict[str, Any]:
     """Write a complete, sealed index into ``out`` (the spill's own folder: its spill files are consumed; any
     other folder: the spill is left as it was) and return its metadata. ``vocab`` lists the terms by id.
 
@@ -145,75 +129,77 @@ def _write_from_spill(
     ``collection`` = (statistics, document frequencies per term id) of a larger corpus this index is part of
     (a shard): the weights and the idf then come from them (``collection_df.npy``, as for a subset).
     """
-    from ._postings import place_postings  # its kernels compiled when an index is first built
+    # a full disk said with the folder and the space left
+    with full_disk_named(str(out)):
+        from ._postings import place_postings  # its kernels compiled when an index is first built
 
-    src = spill.folder
-    consume = Path(out).resolve() == Path(src).resolve()
-    docno_rank = _write_docnos(src, out, consume)
-    doclen = spill.doclen
-    stats = corpus_stats(doclen) if collection is None else collection[0]
-    df = spill.df
-    num_terms = len(df)
-    indptr = np.zeros(num_terms + 1, dtype=np.int64)
-    np.cumsum(df, out=indptr[1:])
-    nnz = int(indptr[-1])
-    spill_names = [src / f"spill.{part}" for part in _SPILLS]
-    ends = spill.chunk_ends
-    with (
-        open(out / "postings.indices.npy", "wb") as out_i,
-        open(out / "postings.data.npy", "wb") as out_d,
-    ):
-        for stream, dtype in ((out_i, np.int32), (out_d, np.float32)):
-            np.lib.format.write_array_header_1_0(
-                stream, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (nnz,)}
-            )
-        t0 = 0
-        while nnz and t0 < num_terms:
-            t1 = int(np.searchsorted(indptr, indptr[t0] + _PASS_POSTINGS, side="right")) - 1
-            t1 = min(max(t1, t0 + 1), num_terms)
-            n = int(indptr[t1] - indptr[t0])
-            docs_out = np.empty(n, dtype=np.int32)
-            values_out = np.empty(n, dtype=np.float32)
-            cursor = indptr[t0:t1] - indptr[t0]
-            # term ranges are found by binary search in a read-only map of the spilled terms; the postings
-            # themselves are read into (and freed with) ordinary arrays, so a pass's reads leave memory with it
-            terms_mm = np.memmap(spill_names[0], dtype=np.int32, mode="r")
-            for c in range(len(ends) - 1):
-                a, b = ends[c], ends[c + 1]
-                lo, hi = (int(x) for x in a + np.searchsorted(terms_mm[a:b], [t0, t1]))
-                if hi > lo:
-                    p_terms, p_docs, p_values = (
-                        np.fromfile(name, dtype=dt, count=hi - lo, offset=lo * 4)
-                        for name, dt in zip(spill_names, (np.int32, np.int32, np.float32))
-                    )
-                    place_postings(p_terms, p_docs, p_values, t0, cursor, docs_out, values_out)
-            del terms_mm
-            if weight is not None:  # in blocks: the formula's float64 temporaries stay small
-                for s in range(0, n, _WEIGHT_BLOCK):
-                    e = min(n, s + _WEIGHT_BLOCK)
-                    values_out[s:e] = weight(values_out[s:e], doclen[docs_out[s:e]], stats)
-            write_array(docs_out, out_i)
-            write_array(values_out, out_d)
-            t0 = t1
-    if consume:
-        for name in spill_names:
-            name.unlink()
-    save_array(out / "postings.indptr.npy", indptr)
-    save_array(out / "doclen.npy", doclen)
-    save_array(out / "docno_rank.npy", docno_rank)
-    if collection is not None:
-        save_array(out / "collection_df.npy", np.asarray(collection[1][:num_terms], dtype=np.int64))
-        extra_meta = {"collection": {**collection[0], "parent": "shards"}, **(extra_meta or {})}
-    with open(out / "vocab.json", "w", encoding="utf-8") as vocab_file:
-        vocab_file.write(json.dumps(list(vocab)[:num_terms], ensure_ascii=False))
-    meta = index_meta(
-        num_docs=spill.num_docs,
-        num_terms=num_terms,
-        num_postings=nnz,
-        avgdl=float(doclen.mean()) if len(doclen) else 0.0,
-        encoder=spill.encoder,
-        built={"seconds": round(time.time() - spill.started, 3)},
-        extra={"doc_count": int(np.count_nonzero(doclen)), **(extra_meta or {})},
-    )
-    seal(out, meta)  # pt_meta.json last: its presence marks a complete index
-    return meta
+        src = spill.folder
+        consume = Path(out).resolve() == Path(src).resolve()
+        docno_rank = _write_docnos(src, out, consume)
+        doclen = spill.doclen
+        stats = corpus_stats(doclen) if collection is None else collection[0]
+        df = spill.df
+        num_terms = len(df)
+        indptr = np.zeros(num_terms + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+        nnz = int(indptr[-1])
+        spill_names = [src / f"spill.{part}" for part in _SPILLS]
+        ends = spill.chunk_ends
+        with (
+            open(out / "postings.indices.npy", "wb") as out_i,
+            open(out / "postings.data.npy", "wb") as out_d,
+        ):
+            for stream, dtype in ((out_i, np.int32), (out_d, np.float32)):
+                np.lib.format.write_array_header_1_0(
+                    stream, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (nnz,)}
+                )
+            t0 = 0
+            while nnz and t0 < num_terms:
+                t1 = int(np.searchsorted(indptr, indptr[t0] + _PASS_POSTINGS, side="right")) - 1
+                t1 = min(max(t1, t0 + 1), num_terms)
+                n = int(indptr[t1] - indptr[t0])
+                docs_out = np.empty(n, dtype=np.int32)
+                values_out = np.empty(n, dtype=np.float32)
+                cursor = indptr[t0:t1] - indptr[t0]
+                # term ranges are found by binary search in a read-only map of the spilled terms; the postings
+                # themselves are read into (and freed with) ordinary arrays, so a pass's reads leave memory with it
+                terms_mm = np.memmap(spill_names[0], dtype=np.int32, mode="r")
+                for c in range(len(ends) - 1):
+                    a, b = ends[c], ends[c + 1]
+                    lo, hi = (int(x) for x in a + np.searchsorted(terms_mm[a:b], [t0, t1]))
+                    if hi > lo:
+                        p_terms, p_docs, p_values = (
+                            np.fromfile(name, dtype=dt, count=hi - lo, offset=lo * 4)
+                            for name, dt in zip(spill_names, (np.int32, np.int32, np.float32))
+                        )
+                        place_postings(p_terms, p_docs, p_values, t0, cursor, docs_out, values_out)
+                del terms_mm
+                if weight is not None:  # in blocks: the formula's float64 temporaries stay small
+                    for s in range(0, n, _WEIGHT_BLOCK):
+                        e = min(n, s + _WEIGHT_BLOCK)
+                        values_out[s:e] = weight(values_out[s:e], doclen[docs_out[s:e]], stats)
+                write_array(docs_out, out_i)
+                write_array(values_out, out_d)
+                t0 = t1
+        if consume:
+            for name in spill_names:
+                name.unlink()
+        save_array(out / "postings.indptr.npy", indptr)
+        save_array(out / "doclen.npy", doclen)
+        save_array(out / "docno_rank.npy", docno_rank)
+        if collection is not None:
+            save_array(out / "collection_df.npy", np.asarray(collection[1][:num_terms], dtype=np.int64))
+            extra_meta = {"collection": {**collection[0], "parent": "shards"}, **(extra_meta or {})}
+        with open(out / "vocab.json", "w", encoding="utf-8") as vocab_file:
+            vocab_file.write(json.dumps(list(vocab)[:num_terms], ensure_ascii=False))
+        meta = index_meta(
+            num_docs=spill.num_docs,
+            num_terms=num_terms,
+            num_postings=nnz,
+            avgdl=float(doclen.mean()) if len(doclen) else 0.0,
+            encoder=spill.encoder,
+            built={"seconds": round(time.time() - spill.started, 3)},
+            extra={"doc_count": int(np.count_nonzero(doclen)), **(extra_meta or {})},
+        )
+        seal(out, meta)  # pt_meta.json last: its presence marks a complete index
+        return meta

@@ -19,7 +19,7 @@ import shutil
 import socket
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -103,6 +103,16 @@ def no_space(e: OSError, name: str) -> NoReturn:
         errno.ENOSPC,
         f"No space left (or a quota reached) writing {name} ({e}; {free}): free some, or build the index elsewhere",
     ) from e
+
+
+@contextlib.contextmanager
+def full_disk_named(name: str) -> Iterator[None]:
+    """The block's errors as they are; a full disk said with ``name`` and the space left (:func:`no_space`): a
+    file's last buffer is written as it closes, where numpy's short writes are not there to say it."""
+    try:
+        yield
+    except OSError as e:
+        no_space(e, name)
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> Path:

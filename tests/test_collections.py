@@ -656,15 +656,15 @@ def test_a_gdeval_measure_refuses_query_ids_and_labels_gdeval_cannot_read(tmp_pa
         "experiment",
         "--dataset",
         spec,
-        "--index-dir",
-        str(tmp_path / "idx"),
         "--quiet",
         "--metric",
         "ERR@10",
+        "--index-dir",
+        str(tmp_path / "i"),
     ]
     assert main(args) == 2
     assert "gdeval, which reads only query ids made of digits" in capsys.readouterr().err
-    assert not (tmp_path / "idx").exists()
+    assert not (tmp_path / "c").exists()
 
 
 def test_a_tab_in_the_first_documents_text_names_the_header_row(tmp_path):

@@ -297,11 +297,8 @@ class _FullDiskFile:
         raise OSError(28, "No space left on device")
 
 
-@pytest.mark.parametrize("shards", [None, 2])
-def test_a_build_that_fails_on_a_full_disk_removes_its_folder(tmp_path, monkeypatch, shards):
-    """The disk fills while batches are written: the build fails, and its temporary folder goes even though
-    closing its files fails again (the close had raised before the folder was removed, leaving it, and the disk
-    full, behind)."""
+def _spill_on_a_full_disk(monkeypatch) -> None:
+    """Every index writer's values spill file made a :class:`_FullDiskFile`."""
     from pyterrier_sparse_eval._build import IndexWriter
 
     made = IndexWriter.__init__
@@ -311,6 +308,14 @@ def test_a_build_that_fails_on_a_full_disk_removes_its_folder(tmp_path, monkeypa
         self._spill[2] = _FullDiskFile(self._spill[2])
 
     monkeypatch.setattr(IndexWriter, "__init__", on_a_full_disk)
+
+
+@pytest.mark.parametrize("shards", [None, 2])
+def test_a_build_that_fails_on_a_full_disk_removes_its_folder(tmp_path, monkeypatch, shards):
+    """The disk fills while batches are written: the build fails, and its temporary folder goes even though
+    closing its files fails again (the close had raised before the folder was removed, leaving it, and the disk
+    full, behind)."""
+    _spill_on_a_full_disk(monkeypatch)
 
     def docs():
         yield from DOCS[:20]
@@ -327,21 +332,14 @@ def test_a_full_disk_met_as_a_file_closes_is_said_with_the_file_and_the_space_le
     the bare "[Errno 28] No space left on device" there named neither the file nor the space left (numpy's short
     writes are said so), and nothing is left."""
     from pyterrier_sparse_eval import _spill
-    from pyterrier_sparse_eval._build import IndexWriter
 
-    made = IndexWriter.__init__
-
-    def on_a_full_disk(self, *args, **kwargs):
-        made(self, *args, **kwargs)
-        self._spill[2] = _FullDiskFile(self._spill[2])
-
-    monkeypatch.setattr(IndexWriter, "__init__", on_a_full_disk)
+    _spill_on_a_full_disk(monkeypatch)
     with pytest.raises(
         OSError, match=r"No space left \(or a quota reached\) writing .*spill.values.*bytes free"
     ) as e:
         pse.BM25().indexer(pse.SparseIndex(tmp_path / "a"), verbose=False).index(DOCS[:20])
     assert e.value.errno == 28 and list(tmp_path.iterdir()) == []
-    monkeypatch.setattr(IndexWriter, "__init__", made)
+    monkeypatch.undo()
 
     def full(*args):
         raise OSError(28, "No space left on device")
