@@ -40,6 +40,7 @@ from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_i
 from ._ray import Encoded, check_gpus
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from ._toks import flatten_toks, term_ids
+from .console import stopping
 from .files import (
     clean_leftovers,
     full_disk_named,
@@ -474,7 +475,8 @@ def build_on_ray(
                         empty, total = empty + missing, total + n
                         bar.update(n)
             except BaseException as e:
-                if not isinstance(e, Exception):  # Ctrl-C or SIGTERM, wherever it landed
+                # Ctrl-C or SIGTERM, wherever it landed
+                if stopping(e):
                     pool.cancel()
                 raise
         bar.close()

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ._spill import Spill, write_from_spill
-from .console import ClusterSetupError, ClusterUnreachable
+from .console import ClusterSetupError, ClusterUnreachable, stopping
 
 __all__ = ["check_gpus", "connect", "Encoded", "EncoderPool", "finish_shards", "RESTARTS"]
 
@@ -61,6 +61,7 @@ def connect(address: str | None = None) -> Any:
         raise ImportError(
             'engine="ray" needs Ray: pip install "pyterrier-sparse-eval[ray]" (or use engine="local").'
         ) from None
+    address = _checked_address(address)
     if ray.is_initialized():
         if address and address not in ("auto", "local"):
             current = str(ray.get_runtime_context().gcs_address)
@@ -76,9 +77,11 @@ def connect(address: str | None = None) -> Any:
                     "ray.shutdown() first to join another."
                 )
         return ray
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    if address and address not in ("auto", "local") and not address.startswith("ray://"):
-        _reachable(address)  # Ray itself retries an unreachable address for minutes
+    address = address or _checked_address(os.environ.get("RAY_ADDRESS") or None, "RAY_ADDRESS")
+    # "auto" is RAY_ADDRESS, else the cluster last started on this machine: checked as an address given is
+    target = (os.environ.get("RAY_ADDRESS") or _last_cluster()) if address == "auto" else address
+    if target and target not in ("auto", "local") and not target.startswith("ray://"):
+        _reachable(target)  # Ray itself retries an unreachable address for minutes
     # ray.init puts its own SIGTERM handler in place (an exit without the command line's clean-up and line): the
     # handler before it is put back, so that SIGTERM stops a Ray build as it stops a local one
     keep = threading.current_thread() is threading.main_thread()
@@ -93,6 +96,35 @@ def connect(address: str | None = None) -> Any:
             "node prints it) or leave ray_address and RAY_ADDRESS unset to start Ray on this machine."
         ) from None
     return ray
+
+
+def _checked_address(address: str | None, name: str = "ray_address") -> str | None:
+    """``address`` without a trailing slash; an empty one, or one of another scheme than ray://, is refused."""
+    if address is None:
+        return None
+    if not address.strip():
+        raise ClusterUnreachable(
+            f"{name} is empty: give the head node's address (host:port, `ray status` on the head node prints it), or "
+            "leave it unset to use RAY_ADDRESS or start Ray on this machine."
+        )
+    scheme = address.split("://", 1)[0] if "://" in address else None
+    if scheme is not None and scheme != "ray":
+        raise ClusterUnreachable(
+            f"{address!r} is not a Ray cluster address ({name}): give the head node's address as host:port (port "
+            f"6379 by default) or a Ray Client address ray://host:10001; a {scheme}:// address (the dashboard's, "
+            "port 8265) is for `ray job submit`."
+        )
+    return address.strip().rstrip("/")
+
+
+def _last_cluster() -> str | None:
+    """The address of the cluster last started on this machine, which Ray's "auto" joins (None if none)."""
+    try:
+        from ray._private.services import find_bootstrap_address
+
+        return find_bootstrap_address(None)
+    except Exception:  # a private helper of Ray's: if it moved, Ray resolves "auto" itself
+        return None
 
 
 def _reachable(address: str, timeout: float = 10.0) -> None:
@@ -332,7 +364,7 @@ def finish_shards(
         # the others would go on writing into the spills the caller removes: waited for, or on Ctrl-C or SIGTERM
         # (given, or during that wait) stopped first, as the user asked to stop now
         try:
-            if pending and isinstance(e, Exception):
+            if pending and not stopping(e):
                 running = len(pending)
                 warnings.warn(
                     f"A shard could not be finished; waiting for the {running} shard "

@@ -33,6 +33,7 @@ __all__ = [
     "one_line",
     "library_logs",
     "progress_bars",
+    "stopping",
 ]
 
 #: the exit-code contract of every subcommand
@@ -152,7 +153,13 @@ def _terminated_as_exception() -> Iterator[None]:
         sys.unraisablehook = hook
 
 
-def _caused_by(error: BaseException, kind: type[BaseException]) -> bool:
+def stopping(error: BaseException) -> bool:
+    """Whether ``error`` is Ctrl-C or SIGTERM, wherever it landed: one raised by a signal handler inside a C call
+    reaches Python wrapped in another error (a SystemError "returned a result with an exception set")."""
+    return not isinstance(error, Exception) or _caused_by(error, (KeyboardInterrupt, Terminated))
+
+
+def _caused_by(error: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]) -> bool:
     seen: BaseException | None = error
     while seen is not None:
         if isinstance(seen, kind):

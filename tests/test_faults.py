@@ -44,6 +44,7 @@ CLI_CASES = [
     ("unknown measure", ["experiment", "--dataset", "irds:vaswani", "--metric", "nDCGx@10"], {}, 2, "Unknown measure"),
     ("bad system parameter", ["experiment", "--dataset", "irds:vaswani", "--system", "bm25:k=1"], {}, 2, "k1, b"),
     ("ray address, no ray", ["experiment", "--dataset", "irds:vaswani", "--ray-address", "h:1"], {}, 2, "give --engine ray"),
+    ("empty ray address", ["experiment", "--dataset", "irds:vaswani", "--engine", "ray", "--shards", "2", "--ray-address", ""], {}, 2, "--ray-address is empty"),
     ("unknown system", ["experiment", "--dataset", "irds:vaswani", "--system", "dense"], {}, 2, "Unknown system"),
     ("output suffix", ["experiment", "--dataset", "irds:vaswani", "--output", "x.txt"], {}, 2, ".json or .csv"),
     ("zero results", ["experiment", "--dataset", "irds:vaswani", "--num-results", "0"], {}, 2, "--num-results must"),

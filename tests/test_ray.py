@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -466,9 +467,20 @@ def test_a_failing_batch_lets_the_batches_running_end(cluster, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["marks"]
 
 
-def test_ctrl_c_while_the_driver_spills_cancels_the_batches_in_flight(cluster, tmp_path, monkeypatch):
-    # Ctrl-C lands while the driver adds the first batch (not inside Ray's get): the batches in flight are
-    # cancelled all the same (each would note, 3 s on, that it ended), and nothing is left.
+def _sigterm_in_a_c_call() -> SystemError:
+    """SIGTERM's Terminated as it reaches Python when its handler raised inside a C call that returned a result."""
+    from pyterrier_sparse_eval.console import Terminated
+
+    error = SystemError("<built-in method wait> returned a result with an exception set")
+    error.__cause__ = Terminated()
+    return error
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, _sigterm_in_a_c_call], ids=["ctrl-c", "sigterm-in-c"])
+def test_ctrl_c_while_the_driver_spills_cancels_the_batches_in_flight(cluster, tmp_path, monkeypatch, stop):
+    # Ctrl-C (or SIGTERM, here as it comes out of a C call) lands while the driver adds the first batch (not inside
+    # Ray's get): the batches in flight are cancelled all the same (each would note, 3 s on, that it ended), and
+    # nothing is left.
     from pyterrier_sparse_eval._shard_writer import ShardedWriter
 
     marks, driver = tmp_path / "marks", os.getpid()
@@ -487,11 +499,11 @@ def test_ctrl_c_while_the_driver_spills_cancels_the_batches_in_flight(cluster, t
 
     def interrupted(self, *args, **kwargs):
         time.sleep(0.5)  # the other batches are running
-        raise KeyboardInterrupt
+        raise stop()
 
     monkeypatch.setattr(ShardedWriter, "add", interrupted)
     index = pse.ShardedIndex(tmp_path / "index", num_shards=2)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises((KeyboardInterrupt, SystemError)):
         index.indexer(verbose=False, batch_size=1, engine="ray").index(docs)
     time.sleep(6)
     assert list(marks.iterdir()) == []
@@ -523,6 +535,51 @@ def test_ctrl_c_while_a_failed_build_waits_for_its_finishers_cancels_them(cluste
         )
     assert time.time() - started < 18
     time.sleep(20)
+    assert not list(marks.glob("finished-*"))
+    assert sorted(os.listdir(tmp_path)) == ["marks"]
+
+
+def test_sigterm_out_of_a_c_call_while_shards_finish_cancels_the_finishers(cluster, tmp_path, monkeypatch):
+    # SIGTERM reaches the driver as a SystemError caused by Terminated while it hands out the fourth shard (the
+    # cluster's three CPUs busy): the two finishers still running are cancelled at once, as on Ctrl-C (each would
+    # note, 20 s on, that it ended), not waited for as after a finisher's failure; nothing is left.
+    from pyterrier_sparse_eval import _ray
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    quick = marks / "quick"
+
+    class FirstIsQuick(pse.BM25):  # a local class: sent to the workers by value
+        def weights(self, tf, dl, stats):
+            me = str(os.getpid())
+            try:
+                fd = os.open(quick, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                pass
+            else:
+                os.write(fd, me.encode())
+                os.close(fd)
+            if quick.read_text() != me:
+                time.sleep(20)
+                (marks / f"finished-{me}").touch()
+            return super().weights(tf, dl, stats)
+
+    code, raised = _ray.package_code, []
+
+    def terminated_once_a_shard_is_done():
+        # the encoding tasks come first, before any finisher has weighed postings
+        if quick.exists():
+            raised.append(time.time())
+            raise _sigterm_in_a_c_call()
+        return code()
+
+    monkeypatch.setattr(_ray, "package_code", terminated_once_a_shard_is_done)
+    index = pse.ShardedIndex(tmp_path / "index", num_shards=4)
+    with pytest.raises(SystemError):
+        FirstIsQuick().indexer(index, verbose=False, batch_size=500, engine="ray").index(_corpus(1000))
+    # stopped at once: waiting for the two running finishers would take 20 s
+    assert time.time() - raised[0] < 12
+    time.sleep(22)
     assert not list(marks.glob("finished-*"))
     assert sorted(os.listdir(tmp_path)) == ["marks"]
 
@@ -574,6 +631,40 @@ def test_unreachable_address_is_a_clear_error():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     assert "ClusterUnreachable: Cannot connect to the Ray cluster at '127.0.0.1:1'" in done.stderr
+
+
+def test_auto_with_an_unreachable_ray_address_is_refused_at_once():
+    """ "auto" is RAY_ADDRESS: an unreachable one had been left to ray.init, which retried it for minutes."""
+    code = "import pyterrier_sparse_eval._ray as r; r.connect('auto')"
+    env = {**os.environ, "RAY_ADDRESS": "127.0.0.1:1"}
+    started = time.time()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode != 0
+    assert "ClusterUnreachable: Cannot connect to the Ray cluster at '127.0.0.1:1'" in done.stderr
+    assert time.time() - started < 60
+
+
+@pytest.mark.parametrize(
+    "address, words",
+    [
+        ("", "ray_address is empty"),
+        ("  ", "ray_address is empty"),
+        ("http://127.0.0.1:8265", "a http:// address (the dashboard's, port 8265) is for `ray job submit`"),
+    ],
+)
+def test_addresses_that_are_not_a_clusters_are_refused_before_ray_is_asked(address, words):
+    from pyterrier_sparse_eval._ray import connect
+    from pyterrier_sparse_eval.console import ClusterUnreachable
+
+    with pytest.raises(ClusterUnreachable, match=re.escape(words)):
+        connect(address)
+
+
+def test_an_address_with_a_trailing_slash_is_the_cluster_connected_to(cluster):
+    from pyterrier_sparse_eval._ray import connect
+
+    # the address as a browser or a copied URL gives it: before, taken for another cluster's
+    assert connect(cluster.address + "/") is ray
 
 
 @pytest.mark.parametrize("reply", [b"HTTP/1.0 400 Bad request\r\n\r\n", b"SSH-2.0-OpenSSH_9.2\r\n"])

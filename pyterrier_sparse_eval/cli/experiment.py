@@ -72,6 +72,11 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"--shards must be a positive number of shards, got {args.shards}.")
     if args.engine == "ray" and args.shards is None:
         raise UsageError("--engine ray builds and searches shards: give --shards N too.")
+    if args.ray_address is not None and not args.ray_address.strip():
+        raise UsageError(
+            "--ray-address is empty: give the head node's address (host:port; `ray status` on the head node prints "
+            "it), or leave the option out to use RAY_ADDRESS or start Ray on this machine."
+        )
     if args.ray_address and args.engine != "ray":
         raise UsageError(
             "--ray-address is the cluster of --engine ray: give --engine ray (and --shards N) too."
