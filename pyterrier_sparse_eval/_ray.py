@@ -65,12 +65,7 @@ def connect(address: str | None = None) -> Any:
     if ray.is_initialized():
         if address and address not in ("auto", "local"):
             current = str(ray.get_runtime_context().gcs_address)
-            host, _, port = address.split("://", 1)[-1].rpartition(":")
-            # a loopback address names this machine, which may be the head
-            here = host.strip("[]") in ("localhost", "127.0.0.1", "::1")
-            if f"{host}:{port}" != current and not (
-                here and current == f"{ray.util.get_node_ip_address()}:{port}"
-            ):
+            if not _names(address, current, ray.util.get_node_ip_address()):
                 # not a connection error: the cluster asked for may well be reachable
                 raise ClusterSetupError(
                     f"This process is already connected to the Ray cluster at {current}, not {address!r}; call "
@@ -96,6 +91,22 @@ def connect(address: str | None = None) -> Any:
             "node prints it) or leave ray_address and RAY_ADDRESS unset to start Ray on this machine."
         ) from None
     return ray
+
+
+def _names(address: str, current: str, node_ip: str) -> bool:
+    """Whether ``address`` names the cluster at ``current`` (``ip:port``): by its IP, or by a host name (this
+    machine's own, ``localhost``) that resolves to it; a loopback address names this machine, which may be the head."""
+    import socket
+
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    name = host.strip("[]")
+    try:
+        ip = socket.gethostbyname(name)
+    except (OSError, UnicodeError):
+        ip = name
+    if ip.startswith("127.") or name == "::1":
+        ip = node_ip
+    return current in (f"{host}:{port}", f"{ip}:{port}")
 
 
 def _checked_address(address: str | None, name: str = "ray_address") -> str | None:

@@ -667,6 +667,19 @@ def test_an_address_with_a_trailing_slash_is_the_cluster_connected_to(cluster):
     assert connect(cluster.address + "/") is ray
 
 
+def test_this_machines_host_name_names_the_cluster_connected_to(cluster):
+    import socket
+
+    from pyterrier_sparse_eval._ray import connect
+
+    port = cluster.address.rpartition(":")[2]
+    # `ray status` prints the head's IP; a user may give the head's host name instead: before, taken for another
+    assert connect(f"{socket.gethostname()}:{port}") is ray
+    assert connect(f"localhost:{port}") is ray
+    with pytest.raises(ClusterSetupError, match="already connected to the Ray cluster at"):
+        connect(f"localhost:{int(port) + 1}")
+
+
 @pytest.mark.parametrize("reply", [b"HTTP/1.0 400 Bad request\r\n\r\n", b"SSH-2.0-OpenSSH_9.2\r\n"])
 def test_an_address_of_another_service_is_refused_at_once(reply):
     """A web server's or an SSH server's port given as the cluster's: ray.init had retried for minutes."""
