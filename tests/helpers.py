@@ -1,12 +1,17 @@
 """Independent reference computations used by several tests (dense numpy, no project code), the readers of
-Lucene's reference outputs the language tests share, and a fault drill two test files share (SIGTERM mid-build)."""
+Lucene's reference outputs the language tests share, and the fault drills two test files share (SIGTERM mid-build,
+a fault made while a Ray search runs)."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -163,3 +168,50 @@ def sigterm_mid_build(folder: Path, *options: str, settle: float = 0.0) -> tuple
     code = proc.wait(timeout=180)
     left = [p.name for p in idx.glob("*/.*") if not p.name.endswith(".lock")]
     return code, proc.stderr.read().strip().splitlines(), left
+
+
+def search_while(
+    retriever: Any,
+    queries: pd.DataFrame,
+    caught: Callable[[], Any],
+    act: Callable[[Any], None],
+    timeout: float = 60,
+) -> tuple[pd.DataFrame, list[Any]]:
+    """``retriever``'s run of ``queries``, made while a thread looks every 2 ms for something to act on (``caught()``
+    not None: a process searching a batch) and, the first time, calls ``act`` on it (kill it, remove its node); the
+    run, and what was acted on (empty if nothing was caught within ``timeout`` seconds)."""
+    acted: list[Any] = []
+
+    def watch() -> None:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if (found := caught()) is not None:
+                act(found)
+                acted.append(found)
+                return
+            time.sleep(0.002)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    got = retriever.transform(queries)
+    watcher.join()
+    return got, acted
+
+
+def slow_sharded_search(
+    tmp_path: Path, num_docs: int, num_shards: int, k: int, batch_size: int
+) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
+    """Random ``toks`` documents of short lists of frequent terms (slow queries: a batch is still being searched when
+    a fault is made) indexed whole and in ``num_shards`` shards: the queries, the single index's top ``k`` of them,
+    and the sharded index's retriever on the Ray cluster this process is connected to."""
+    import pyterrier_sparse_eval as pse
+
+    rng = np.random.default_rng(9)
+    docs = random_toks_corpus(rng, num_docs, 60, integer=False)
+    single = pse.SparseIndex(tmp_path / "single")
+    single.indexer(verbose=False, batch_size=batch_size).index(docs)
+    sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=num_shards)
+    sharded.indexer(verbose=False, batch_size=batch_size).index(docs)
+    queries = random_queries(rng, num_docs, 60, terms=5)
+    expected = single.retriever(num_results=k).transform(queries)
+    return queries, expected, sharded.retriever(num_results=k, engine="ray")

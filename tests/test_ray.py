@@ -22,7 +22,7 @@ import psutil
 import pyterrier as pt
 import pytest
 from conftest import needs_data
-from helpers import random_queries, random_toks_corpus
+from helpers import random_queries, random_toks_corpus, search_while, slow_sharded_search
 from ir_measures import AP, R, nDCG
 
 import pyterrier_sparse_eval as pse
@@ -221,33 +221,17 @@ def test_splade_built_and_searched_on_ray_equals_single_index(cluster, model_dir
 def test_a_shard_actor_killed_while_it_searches_a_batch_changes_nothing(cluster, tmp_path):
     """The process of a shard actor is SIGKILLed while it searches (its title is ray::_Searcher.search): Ray
     restarts the actor and sends the batch again, and the run is the single index's."""
-    import threading
+    queries, expected, retriever = slow_sharded_search(tmp_path, 20_000, 2, 100, 5000)
 
-    rng = np.random.default_rng(9)
-    docs = random_toks_corpus(rng, 20_000, 60, integer=False)  # short lists of frequent terms: slow queries
-    single = pse.SparseIndex(tmp_path / "single")
-    single.indexer(verbose=False, batch_size=5000).index(docs)
-    sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=2)
-    sharded.indexer(verbose=False, batch_size=5000).index(docs)
-    queries = random_queries(rng, 20_000, 60, terms=5)
-    expected = single.retriever(num_results=100).transform(queries)
-    retriever = sharded.retriever(num_results=100, engine="ray")
-    killed: list[int] = []
+    def searching() -> psutil.Process | None:
+        for proc in psutil.process_iter(["pid", "cmdline"]):
+            if any("ray::_Searcher.search" in part for part in (proc.info["cmdline"] or [])):
+                return proc
+        return None
 
-    def kill_while_searching() -> None:
-        deadline = time.time() + 120
-        while time.time() < deadline and not killed:
-            for proc in psutil.process_iter(["pid", "cmdline"]):
-                if any("ray::_Searcher.search" in part for part in (proc.info["cmdline"] or [])):
-                    proc.send_signal(signal.SIGKILL)
-                    killed.append(int(proc.info["pid"]))
-                    return
-            time.sleep(0.002)
-
-    watcher = threading.Thread(target=kill_while_searching)
-    watcher.start()
-    got = retriever.transform(queries)
-    watcher.join()
+    got, killed = search_while(
+        retriever, queries, searching, lambda proc: proc.send_signal(signal.SIGKILL), 120
+    )
     assert killed, "no shard actor was caught searching"
     _same_run(expected, got)
     retriever._searchers.close()

@@ -5,7 +5,6 @@ the single index's; what cannot recover is a ClusterSetupError naming the cause 
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
-from helpers import random_queries, random_toks_corpus
+from helpers import search_while, slow_sharded_search
 
 import pyterrier_sparse_eval as pse
 from pyterrier_sparse_eval import _ray_search
@@ -108,35 +107,18 @@ def test_a_node_that_dies_during_a_search_moves_its_shards_and_changes_nothing(c
     """A node's processes are killed (not shut down) while its shard searches a batch: Ray lists the node as alive
     for ~15 s, the actor merely "unavailable", and the search had failed at once; it now waits until the node is
     reported dead, moves its shards, searches them again, and the run is the single index's."""
-    rng = np.random.default_rng(9)
-    # short lists of frequent terms: slow queries, so that the batch is still being searched
-    docs = random_toks_corpus(rng, 8000, 60, integer=False)
-    single = pse.SparseIndex(tmp_path / "single")
-    single.indexer(verbose=False, batch_size=4000).index(docs)
-    sharded = pse.ShardedIndex(tmp_path / "sharded", num_shards=3)
-    sharded.indexer(verbose=False, batch_size=4000).index(docs)
-    queries = random_queries(rng, 8000, 60, terms=5)
-    expected = single.retriever(num_results=50).transform(queries)
-    retriever = sharded.retriever(num_results=50, engine="ray")
+    queries, expected, retriever = slow_sharded_search(tmp_path, 8000, 3, 50, 4000)
     searchers = retriever._searchers
     on_extra = [i for i, node in enumerate(searchers.nodes) if node == extra.node_id]
     assert on_extra
     pids = [ray.get(searchers.actors[i].pid.remote()) for i in on_extra]
-    removed: list[float] = []
 
-    def kill_the_node_while_it_searches() -> None:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if any(_searching(pid) for pid in pids):
-                cluster.remove_node(extra, allow_graceful=False)
-                removed.append(time.time())
-                return
-            time.sleep(0.002)
+    def searching() -> bool | None:
+        return True if any(_searching(pid) for pid in pids) else None
 
-    watcher = threading.Thread(target=kill_the_node_while_it_searches)
-    watcher.start()
-    got = retriever.transform(queries)
-    watcher.join()
+    got, removed = search_while(
+        retriever, queries, searching, lambda _: cluster.remove_node(extra, allow_graceful=False)
+    )
     assert removed, "the node's searcher was not caught searching"
     _same_run(expected, got)
     alive = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
