@@ -72,9 +72,11 @@ def connect(address: str | None = None) -> Any:
                     "ray.shutdown() first to join another."
                 )
         return ray
-    address = address or _checked_address(os.environ.get("RAY_ADDRESS") or None, "RAY_ADDRESS")
-    # "auto" is RAY_ADDRESS, else the cluster last started on this machine: checked as an address given is
-    target = (os.environ.get("RAY_ADDRESS") or _last_cluster()) if address == "auto" else address
+    if address in (None, "auto"):
+        # RAY_ADDRESS stands in for an address not given (or "auto"): checked as one given, and passed on as checked
+        address = _checked_address(os.environ.get("RAY_ADDRESS") or None, "RAY_ADDRESS") or address
+    # "auto" without RAY_ADDRESS is the cluster last started on this machine: checked as an address given is
+    target = _last_cluster() if address == "auto" else address
     if target and target not in ("auto", "local") and not target.startswith("ray://"):
         _reachable(target)  # Ray itself retries an unreachable address for minutes
     # ray.init puts its own SIGTERM handler in place (an exit without the command line's clean-up and line): the

@@ -95,6 +95,32 @@ def test_a_node_lost_while_the_searchers_start_moves_them_and_changes_nothing(
     searchers.close()
 
 
+def test_a_searcher_unavailable_for_a_moment_is_asked_again_where_it_is(cluster, tmp_path, monkeypatch):
+    """A shard's search fails with Ray's ActorUnavailableError while its node stays alive (a network blip): it is
+    waited for until it answers again, then only that shard is asked again, on the same actor (nothing started
+    anew), and the run is the single index's."""
+    sharded, queries, expected = _small(tmp_path)
+    retriever = pse.BM25().retriever(sharded, num_results=20, engine="ray")
+    searchers = retriever._searchers
+    actors, nodes = list(searchers.actors), list(searchers.nodes)
+    called, calls, starts = ShardSearchers._call, [], []
+
+    def fail_once(self: ShardSearchers, which: list[int], method: str, *args: Any, **kw: Any) -> Any:
+        answers, failed = called(self, which, method, *args, **kw)
+        calls.append((method, list(which)))
+        if len(calls) == 1:
+            del answers[1]
+            failed[1] = ray.exceptions.ActorUnavailableError("unavailable for a moment", None)
+        return answers, failed
+
+    monkeypatch.setattr(ShardSearchers, "_call", fail_once)
+    monkeypatch.setattr(ShardSearchers, "_start", lambda self, which: starts.append(list(which)))
+    _same_run(expected, retriever.transform(queries))
+    assert calls == [("search", [0, 1, 2]), ("search", [1])]
+    assert starts == [] and searchers.actors == actors and searchers.nodes == nodes
+    searchers.close()
+
+
 def _searching(pid: int) -> bool:
     """Whether the actor process ``pid`` is searching a batch (its title is ray::_Searcher.search)."""
     try:
@@ -147,7 +173,7 @@ def test_a_lost_node_still_listed_as_alive_fails_searches_and_starts_saying_why_
 
     cluster.remove_node(extra)
     monkeypatch.setattr(ray, "nodes", still_listed)
-    monkeypatch.setattr(_ray_search, "NODE_LOSS_WAIT", 2.0, raising=False)
+    monkeypatch.setattr(_ray_search, "NODE_LOSS_WAIT", 2.0)
     started = time.time()
     with pytest.raises(ClusterSetupError, match=r"(?s)shard \d of 3 .*failed on the Ray cluster.*ray status"):
         retriever.transform(queries)
