@@ -112,22 +112,34 @@ def _names(address: str, current: str, node_ip: str) -> bool:
 
 
 def _checked_address(address: str | None, name: str = "ray_address") -> str | None:
-    """``address`` without a trailing slash; an empty one, or one of another scheme than ray://, is refused."""
+    """``address`` without surrounding spaces or a trailing slash; an empty one, or one of another scheme than
+    ray://, is refused."""
     if address is None:
         return None
-    if not address.strip():
-        raise ClusterUnreachable(
-            f"{name} is empty: give the head node's address (host:port, `ray status` on the head node prints it), or "
-            "leave it unset to use RAY_ADDRESS or start Ray on this machine."
+    cleaned = address.strip().rstrip("/").rstrip()
+    if not cleaned:
+        unset = (
+            "start Ray on this machine"
+            if name == "RAY_ADDRESS"
+            else "use RAY_ADDRESS or start Ray on this machine"
         )
-    scheme = address.split("://", 1)[0] if "://" in address else None
+        raise ClusterUnreachable(
+            f"{name} is empty ({address!r}): give the head node's address (host:port, `ray status` on the head node "
+            f"prints it), or leave it unset to {unset}."
+        )
+    scheme = cleaned.split("://", 1)[0] if "://" in cleaned else None
     if scheme is not None and scheme != "ray":
+        web = scheme in ("http", "https")
         raise ClusterUnreachable(
             f"{address!r} is not a Ray cluster address ({name}): give the head node's address as host:port (port "
-            f"6379 by default) or a Ray Client address ray://host:10001; a {scheme}:// address (the dashboard's, "
-            "port 8265) is for `ray job submit`."
+            "6379 by default) or a Ray Client address ray://host:10001"
+            + (
+                f"; a {scheme}:// address (the dashboard's, port 8265) is for `ray job submit`."
+                if web
+                else "."
+            )
         )
-    return address.strip().rstrip("/")
+    return cleaned
 
 
 def _last_cluster() -> str | None:
@@ -157,8 +169,9 @@ def _reachable(address: str, timeout: float = 10.0) -> None:
             "node prints it) or leave ray_address and RAY_ADDRESS unset to start Ray on this machine."
         ) from None
     # Ray's GCS speaks gRPC: its first bytes are a binary HTTP/2 frame (a TLS one, a TLS record); a service that
-    # answers in text (a web server's 'HTTP/1.0 400', an SSH banner) is another one, which Ray retries for minutes
-    if reply[:1].isalpha() or reply[:1] == b"<":
+    # answers in text (a web server's 'HTTP/1.0 400', an SSH banner, a Redis server's '-ERR') is another one, which
+    # Ray retries for minutes
+    if reply and 0x20 <= reply[0] < 0x7F:
         first = reply.decode("ascii", "replace").splitlines()[0][:60] if reply.strip() else ""
         raise ClusterUnreachable(
             f"{address!r} answers, but not as a Ray cluster (it replied {first!r}): give the head node's GCS address "

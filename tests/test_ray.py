@@ -621,13 +621,17 @@ def test_unreachable_address_is_a_clear_error():
     "given, ray_address, words",
     [
         ("'auto'", "127.0.0.1:1", "ClusterUnreachable: Cannot connect to the Ray cluster at '127.0.0.1:1'"),
-        # RAY_ADDRESS standing in for an address not given is checked as one given: its trailing slash dropped
+        # RAY_ADDRESS standing in for an address is checked as one given: its trailing slash dropped
+        ("'auto'", "127.0.0.1:1/", "ClusterUnreachable: Cannot connect to the Ray cluster at '127.0.0.1:1'"),
         ("None", "127.0.0.1:1/", "ClusterUnreachable: Cannot connect to the Ray cluster at '127.0.0.1:1'"),
         ("'auto'", "http://127.0.0.1:8265", "is not a Ray cluster address (RAY_ADDRESS)"),
+        ("None", " / ", "RAY_ADDRESS is empty (' / ')"),
     ],
 )
 def test_an_unusable_ray_address_is_refused_at_once(given, ray_address, words):
-    """ "auto" is RAY_ADDRESS: an unreachable one had been left to ray.init, which retried it for minutes."""
+    """RAY_ADDRESS standing in for an address not given (or "auto") is checked as one given: refused at once when it
+    cannot be reached or is not a cluster's (an unreachable one had been left to ray.init, which retried it for
+    minutes)."""
     code = f"import pyterrier_sparse_eval._ray as r; r.connect({given})"
     env = {**os.environ, "RAY_ADDRESS": ray_address}
     started = time.time()
@@ -643,6 +647,7 @@ def test_an_unusable_ray_address_is_refused_at_once(given, ray_address, words):
         ("", "ray_address is empty"),
         ("  ", "ray_address is empty"),
         ("http://127.0.0.1:8265", "a http:// address (the dashboard's, port 8265) is for `ray job submit`"),
+        ("grpc://10.0.0.1:6379", "'grpc://10.0.0.1:6379' is not a Ray cluster address (ray_address)"),
     ],
 )
 def test_addresses_that_are_not_a_clusters_are_refused_before_ray_is_asked(address, words):
@@ -651,6 +656,34 @@ def test_addresses_that_are_not_a_clusters_are_refused_before_ray_is_asked(addre
 
     with pytest.raises(ClusterUnreachable, match=re.escape(words)):
         connect(address)
+
+
+@pytest.mark.parametrize("given", [None, "auto"])
+def test_ray_address_reaches_ray_init_as_checked(given, monkeypatch):
+    """What stands for an address not given (or "auto") is what ray.init is asked to join: RAY_ADDRESS as checked,
+    else (for "auto") the cluster last started on this machine, whose reachability is checked first."""
+    from pyterrier_sparse_eval import _ray
+    from pyterrier_sparse_eval.console import ClusterUnreachable
+
+    joined, checked, reachable = [], [], _ray._reachable
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda address=None, **kw: joined.append(address))
+    monkeypatch.setattr(_ray, "_reachable", checked.append)
+    monkeypatch.setenv("RAY_ADDRESS", " 10.0.0.1:6379/ ")
+    assert _ray.connect(given) is ray
+    assert joined == ["10.0.0.1:6379"] and checked == ["10.0.0.1:6379"]
+    monkeypatch.delenv("RAY_ADDRESS")
+    monkeypatch.setattr(_ray, "_last_cluster", lambda: "10.0.0.2:6379")
+    joined.clear()
+    checked.clear()
+    _ray.connect(given)
+    # None without RAY_ADDRESS starts Ray on this machine; "auto" is left to Ray to resolve, once checked
+    assert (joined, checked) == (([None], []) if given is None else (["auto"], ["10.0.0.2:6379"]))
+    if given == "auto":
+        monkeypatch.setattr(_ray, "_reachable", reachable)
+        monkeypatch.setattr(_ray, "_last_cluster", lambda: "127.0.0.1:1")
+        with pytest.raises(ClusterUnreachable, match="Cannot connect to the Ray cluster at '127.0.0.1:1'"):
+            _ray.connect(given)
 
 
 def test_an_address_with_a_trailing_slash_is_the_cluster_connected_to(cluster):
@@ -673,9 +706,13 @@ def test_this_machines_host_name_names_the_cluster_connected_to(cluster):
         connect(f"localhost:{int(port) + 1}")
 
 
-@pytest.mark.parametrize("reply", [b"HTTP/1.0 400 Bad request\r\n\r\n", b"SSH-2.0-OpenSSH_9.2\r\n"])
+@pytest.mark.parametrize(
+    "reply",
+    [b"HTTP/1.0 400 Bad request\r\n\r\n", b"SSH-2.0-OpenSSH_9.2\r\n", b"-ERR unknown command 'PRI'\r\n"],
+)
 def test_an_address_of_another_service_is_refused_at_once(reply):
-    """A web server's or an SSH server's port given as the cluster's: ray.init had retried for minutes."""
+    """A web server's, an SSH server's or a Redis server's port given as the cluster's: ray.init had retried for
+    minutes."""
     import socket
     import threading
 

@@ -96,29 +96,40 @@ def test_a_node_lost_while_the_searchers_start_moves_them_and_changes_nothing(
 
 
 def test_a_searcher_unavailable_for_a_moment_is_asked_again_where_it_is(cluster, tmp_path, monkeypatch):
-    """A shard's search fails with Ray's ActorUnavailableError while its node stays alive (a network blip): it is
-    waited for until it answers again, then only that shard is asked again, on the same actor (nothing started
-    anew), and the run is the single index's."""
+    """A shard's search fails with Ray's ActorUnavailableError while its node stays alive (a network blip), and so
+    does the first ping after it: it is pinged until it answers again, then only that shard is asked again, on the
+    same actor (nothing started anew), and the run is the single index's."""
     sharded, queries, expected = _small(tmp_path)
     retriever = pse.BM25().retriever(sharded, num_results=20, engine="ray")
     searchers = retriever._searchers
-    actors, nodes = list(searchers.actors), list(searchers.nodes)
-    called, calls, starts = ShardSearchers._call, [], []
+    try:
+        actors, nodes = list(searchers.actors), list(searchers.nodes)
+        real_get, called = ray.get, ShardSearchers._call
+        gets: list[str] = []
+        calls: list[tuple[str, list[int]]] = []
+        starts: list[list[int]] = []
 
-    def fail_once(self: ShardSearchers, which: list[int], method: str, *args: Any, **kw: Any) -> Any:
-        answers, failed = called(self, which, method, *args, **kw)
-        calls.append((method, list(which)))
-        if len(calls) == 1:
-            del answers[1]
-            failed[1] = ray.exceptions.ActorUnavailableError("unavailable for a moment", None)
-        return answers, failed
+        def flaky_get(refs: Any, *args: Any, **kw: Any) -> Any:
+            # one answer at a time from a search, the pings as a list
+            gets.append("pings" if isinstance(refs, list) else "answer")
+            # shard 1's answer to the first search, and the first pings after it
+            if len(gets) == 2 or gets == ["answer"] * 3 + ["pings"]:
+                raise ray.exceptions.ActorUnavailableError("unavailable for a moment", None)
+            return real_get(refs, *args, **kw)
 
-    monkeypatch.setattr(ShardSearchers, "_call", fail_once)
-    monkeypatch.setattr(ShardSearchers, "_start", lambda self, which: starts.append(list(which)))
-    _same_run(expected, retriever.transform(queries))
-    assert calls == [("search", [0, 1, 2]), ("search", [1])]
-    assert starts == [] and searchers.actors == actors and searchers.nodes == nodes
-    searchers.close()
+        def spy(self: ShardSearchers, which: list[int], method: str, *args: Any, **kw: Any) -> Any:
+            calls.append((method, list(which)))
+            return called(self, which, method, *args, **kw)
+
+        monkeypatch.setattr(ray, "get", flaky_get)
+        monkeypatch.setattr(ShardSearchers, "_call", spy)
+        monkeypatch.setattr(ShardSearchers, "_start", lambda self, which: starts.append(list(which)))
+        _same_run(expected, retriever.transform(queries))
+        assert gets == ["answer"] * 3 + ["pings", "pings", "answer"]
+        assert calls == [("search", [0, 1, 2]), ("search", [1])]
+        assert starts == [] and searchers.actors == actors and searchers.nodes == nodes
+    finally:
+        searchers.close()
 
 
 def _searching(pid: int) -> bool:
