@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,13 @@ class Covariate:
     def from_run(cls, run: Any, pool: Pool) -> Covariate:
         """The covariate of ``pool`` read off its full-corpus pooling ``run``; a ``features`` column (PyTerrier's:
         an array per row, e.g. from :class:`MatchedTerms`) is used beside the score (module docstring, step 1)."""
+        if not isinstance(pool, Pool):
+            fix = (
+                "sdm.Pool.load(path)"
+                if isinstance(pool, (str, os.PathLike))
+                else "the sdm.Pool built from run"
+            )
+            raise TypeError(f"pool must be an sdm.Pool, not {type(pool).__name__}: pass {fix}.")
         frame = run_frame(run, "covariate run")
         if frame.duplicated(["qid", "docno"]).any():
             raise ValueError(

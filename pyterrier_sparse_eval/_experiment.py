@@ -31,8 +31,12 @@ def _parse(measure: Any) -> Any:
     names the fix ("did you mean 'pse.nDCG@10'?"), not pt's "unkonwn measure"."""
     try:
         return parse_measure(measure)
-    except (ValueError, TypeError):
-        if not isinstance(measure, str) or measure == "mrt" or _trec_name(measure):
+    except TypeError:
+        # not a measure or a name: pt's to read
+        return measure
+    except ValueError:
+        # a measure object with a cut-off or level trec_eval cannot take (nDCG@0 aborts the process) is refused
+        if isinstance(measure, str) and (measure == "mrt" or _trec_name(measure)):
             return measure
         raise
 
@@ -97,6 +101,16 @@ def Experiment(  # noqa: N802 - mirrors pt.Experiment
             kwargs = {**kwargs, "baseline": list(retr_systems).index(kwargs["baseline"])}
         retr_systems = list(retr_systems.values())
     eval_metrics = [_parse(m) for m in eval_metrics]
+    # pt's bare AssertionErrors
+    if not len(retr_systems):
+        raise ValueError("No system to evaluate: give a list of retrievers (or runs as frames).")
+    if isinstance(baseline := kwargs.get("baseline"), (int, np.integer)) and not 0 <= baseline < len(
+        retr_systems
+    ):
+        raise ValueError(
+            f"baseline={baseline} names no system: give the position (0 to {len(retr_systems) - 1}) or the name of "
+            "the system the others are tested against."
+        )
     topics, qrels = experiment_frames(topics, qrels, retr_systems, eval_metrics, kwargs)
     both, timed = kwargs.get("perquery") == "both", "mrt" in map(str, eval_metrics)
     # pt's bare AssertionError

@@ -158,11 +158,13 @@ def _flag(name: str) -> bool:
 
 
 def _identity(url: str) -> str:
-    """A data file's identity: size and mtime for a local file, size and content hash on the hub."""
+    """A data file's identity: size, mtime and ctime (fsspec's "created") for a local file, size and content hash
+    on the hub."""
     fs, path = _fs(url)
     info = fs.info(path)
     lfs = info.get("lfs") or {}
-    version = lfs.get("sha256") or info.get("blob_id") or info.get("mtime") or info.get("last_commit")
+    times = ":".join(str(info[k]) for k in ("mtime", "created") if info.get(k) is not None)
+    version = lfs.get("sha256") or info.get("blob_id") or times or info.get("last_commit")
     return f"{url}:{info.get('size')}:{version}"
 
 

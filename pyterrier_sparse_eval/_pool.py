@@ -36,9 +36,9 @@ from ._sample import (
     background_from_run,
     best_ranks,
     check_pool_options,
+    check_pooling_runs,
     check_run_on_pool,
     fit_run_backgrounds,
-    in_set,
     pooled_run,
     relevant_judgments,
     run_depths,
@@ -352,11 +352,7 @@ def build_pool(
     distractors: list[str] = []
     ranked = best_ranks(run_list) if (depth or stratified) and run_list else None
     if ranked is not None:
-        if len(strangers := ranked["docno"][~in_set(ranked["docno"], frozenset(in_corpus))]):
-            raise ValueError(
-                f"{strangers.nunique()} documents the pooling runs rank are not in the corpus {list(strangers.unique()[:3])}:"
-                " runs and all_docnos of the same dataset? Drop strays: run[run.docno.isin(set(all_docnos))]."
-            )
+        check_pooling_runs(ranked, q, in_corpus)
     if depth and ranked is not None:
         judged_rel = set(zip(relevant_rows["qid"].tolist(), relevant_rows["docno"].tolist()))
         keep = [(qq, d) not in judged_rel for qq, d in zip(ranked["qid"].tolist(), ranked["docno"].tolist())]

@@ -441,6 +441,30 @@ def best_ranks(runs: Sequence[pd.DataFrame]) -> pd.DataFrame:
     return merged.groupby(["qid", "docno"], as_index=False, sort=False)["rank"].min()
 
 
+def check_pooling_runs(ranked: pd.DataFrame, qrels: pd.DataFrame, corpus: set[str]) -> None:
+    """Refuse pooling runs (:func:`best_ranks`) that rank documents outside ``corpus``, or no query of the
+    (string-id) ``qrels``: their relevant documents would not be set aside before each query's top documents are
+    taken, and the pool would shrink."""
+    if len(strangers := ranked["docno"][~in_set(ranked["docno"], frozenset(corpus))]):
+        raise ValueError(
+            f"{strangers.nunique()} documents the pooling runs rank are not in the corpus {list(strangers.unique()[:3])}:"
+            " runs and all_docnos of the same dataset? Drop strays: run[run.docno.isin(set(all_docnos))]."
+        )
+    ranked_qids, judged_qids = set(ranked["qid"].tolist()), set(qrels["qid"].tolist())
+    if judged_qids and not ranked_qids & judged_qids:
+        floats = [x for x in sorted(ranked_qids | judged_qids) if x.endswith(".0")]
+        cast = (
+            f" (a qid column was float, e.g. {floats[0]!r}: cast it to int first, e.g. "
+            "run.assign(qid=run.qid.astype(int).astype(str)))"
+            if floats
+            else ""
+        )
+        raise ValueError(
+            f"The pooling runs rank no query of the qrels (runs' qids e.g. {sorted(ranked_qids)[:3]}, the "
+            f"qrels' {sorted(judged_qids)[:3]}): pass runs of the qrels' topics{cast}."
+        )
+
+
 def tail_bands(ranked: pd.DataFrame, taken: set[str], depth: int, bounds: Sequence[int]) -> list[list[str]]:
     """Each tail band's documents (sorted): best pooling rank in [previous bound, bound), outside the pool (every
     ranked document is in the corpus: build_pool refuses strays first)."""

@@ -87,10 +87,11 @@ class LocalDataset:
         return self.spec
 
     def identity(self) -> str:
-        """What identifies the indexed documents: the corpus file's absolute path, size and mtime (ns), so that
-        an edited corpus gets a new index cache entry."""
+        """What identifies the indexed documents: the corpus file's absolute path, size, mtime and ctime (ns), so
+        that an edited corpus gets a new index cache entry; the ctime, which no user call sets, also catches an
+        edit that keeps the size and puts the mtime back (``touch -r``, ``cp -p`` of an edited copy)."""
         st = self.corpus_path.stat()
-        return f"corpus={self.corpus_path.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+        return f"corpus={self.corpus_path.resolve()}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
     # documents
 

@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shutil
+import time
 import warnings
 import zipfile
 from pathlib import Path
@@ -222,6 +223,16 @@ def test_cache_key_changes_when_the_corpus_is_edited(tmp_path):
     _jsonl(corpus, [d for d in DOCS if d["_id"] != "d3"])  # edited: d3 (judged for q3) removed
     edited = system.cache_name(spec)
     assert len({before, touched, edited}) == 3
+    # edited in place, size and mtime kept (as `touch -r` or `cp -p` of an edited copy leave them): served the
+    # stale index before
+    st = corpus.stat()
+    text = corpus.read_bytes()
+    time.sleep(0.01)
+    corpus.write_bytes(text.replace(b"d1", b"e1", 1))
+    os.utime(corpus, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert corpus.stat().st_size == st.st_size and corpus.stat().st_mtime_ns == st.st_mtime_ns
+    assert system.cache_name(spec) != edited
+    corpus.write_bytes(text)
 
     # through the experiment: the edited corpus is indexed anew, not served from the first index
     measures = [nDCG @ 10]

@@ -56,6 +56,7 @@ def experiment_frames(
     that runs computed here match pt's, and labels of queries not evaluated are not read; the labels made
     integers (:func:`integer_labels`); gdeval's inputs checked, the query ids of ``runs`` given as frames too."""
     by_topics = options.get("filter_by_topics", True)
+    check_columns(topics, qrels)
     check_qid_types(topics, qrels, by_topics)
     if all(isinstance(f, pd.DataFrame) and "qid" in f.columns for f in (topics, qrels)):
         if by_topics:
@@ -75,6 +76,30 @@ def experiment_frames(
     ) and isinstance(qrels, pd.DataFrame):
         check_gdeval_inputs(measures, pd.concat([*frames, qrels["qid"]]), [])
     return topics, qrels
+
+
+def check_columns(topics: Any, qrels: Any) -> None:
+    """Topics with a ``qid`` column, each query once, and qrels with PyTerrier's (or ir_measures') columns: pt had
+    failed with a pandas MergeError (or ir_measures naming columns the user never used), and merged the rankings
+    of a repeated qid in silence."""
+    if isinstance(topics, pd.DataFrame):
+        if "qid" not in topics.columns:
+            raise ValueError(
+                f"The topics have no qid column (they have {list(topics.columns)}): give qid, query."
+            )
+        if len(repeated := topics["qid"][topics["qid"].duplicated()]):
+            raise ValueError(
+                f"The topics' query ids repeat ({list(dict.fromkeys(repeated.astype(str)))[:3]}): each query needs "
+                "its own id (pt would merge their rankings into one)."
+            )
+    if isinstance(qrels, pd.DataFrame):
+        cols = set(qrels.columns)
+        if not {"qid", "docno", "label"} <= cols and not {"query_id", "doc_id", "relevance"} <= cols:
+            raise ValueError(
+                f"The qrels need qid, docno, label columns (PyTerrier; query_id, doc_id, relevance in ir_measures), "
+                f"and have {list(qrels.columns)}: name them (a TREC qrels file read by pandas: "
+                "frame.set_axis(['qid', 'iter', 'docno', 'label'], axis=1)), or read it with pt.io.read_qrels."
+            )
 
 
 def integer_labels(qrels: Any) -> Any:

@@ -446,7 +446,20 @@ def _checked(measure: Measure, name: str) -> Measure:
             raise ValueError(
                 f"{name}: {key}={measure.params[key]!r} is not valid for {measure.NAME} ({info.desc or info.dtype})."
             )
+        # trec_eval aborts the process on a cut-off of 0, refuses a relevance level below 1, and pytrec_eval
+        # wraps a cut-off beyond a C int
+        elif key == "cutoff" and not 1 <= measure.params[key] <= _MAX_CUTOFF:
+            raise ValueError(
+                f"{name}: cut-off k must be >= 1 and <= {_MAX_CUTOFF}, got {measure.params[key]}."
+            )
+        elif key == "rel" and measure.params[key] < 1:
+            raise ValueError(
+                f"{name}: rel must be >= 1 (labels >= rel are relevant), got {measure.params[key]}."
+            )
     return measure
+
+
+_MAX_CUTOFF = 2**31 - 1
 
 
 def parse_measures(measures: Iterable[Any]) -> list[Measure]:

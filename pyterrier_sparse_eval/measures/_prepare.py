@@ -7,7 +7,7 @@ joined in. Everything is vectorised: sorting and joining are numpy/pandas operat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,13 @@ def single_precision(scores: Any) -> np.ndarray:
             f"{x[beyond][0]:g}): trec_eval ranks scores in float32, where they would all tie at infinity. Rescale "
             "the scores (a monotone transform, e.g. divide by a constant, keeps the ranking)."
         )
+    below = (single == 0.0) & (x != 0.0)
+    if below.any():
+        raise ValueError(
+            f"{int(below.sum())} nonzero scores are below single precision's range (|score| < 1.4e-45, e.g. "
+            f"{x[below][0]:g}): trec_eval ranks scores in float32, where they would all tie at 0. Rescale the "
+            "scores (a monotone transform, e.g. their logarithm for probabilities, keeps the ranking)."
+        )
     return single
 
 
@@ -45,6 +52,14 @@ def _select(
     frame: pd.DataFrame, renames: dict[str, str], needed: tuple[str, ...], what: str, ir_names: str
 ) -> pd.DataFrame:
     """The ``needed`` columns of a frame in PyTerrier naming (ir_measures names are renamed)."""
+    for ir_name, name in renames.items():
+        if ir_name in frame.columns and name in frame.columns:
+            if not frame[ir_name].astype(str).equals(frame[name].astype(str)):
+                raise ValueError(
+                    f"{what} has both a {name} column (PyTerrier) and a {ir_name} column (ir_measures) that differ: "
+                    f"drop the one that is not meant (e.g. frame.drop(columns=[{ir_name!r}]))."
+                )
+            frame = frame.drop(columns=[ir_name])
     out = frame.rename(columns=renames)
     missing = [c for c in needed if c not in out.columns]
     if missing:
@@ -66,11 +81,22 @@ def to_run_frame(run: Any, what: str = "run") -> pd.DataFrame:
     elif isinstance(run, Mapping):
         rows_q, rows_d, rows_s = [], [], []
         for qid, docs in run.items():
-            items = docs.items() if isinstance(docs, Mapping) else docs
-            for docno, score in items:
+            mapped = isinstance(docs, Mapping)
+            for item in docs.items() if mapped else docs:
+                # a bare docno ("d1") would unpack into a docno "d" and a score "1"
+                if not mapped and (
+                    isinstance(item, (str, bytes))
+                    or not isinstance(item, (Sequence, np.ndarray))
+                    or len(item) != 2
+                ):
+                    raise TypeError(
+                        f"The {what}'s ranking of query {qid!r} holds {item!r}: give (docno, score) pairs, "
+                        "{docno: score}, or a DataFrame (qid, docno, score); a list of docnos has no scores (give "
+                        "them descending scores, e.g. {docno: -rank})."
+                    )
                 rows_q.append(qid)
-                rows_d.append(docno)
-                rows_s.append(score)
+                rows_d.append(item[0])
+                rows_s.append(item[1])
         frame = pd.DataFrame({"qid": rows_q, "docno": rows_d, "score": rows_s})
     else:
         raise TypeError(

@@ -3,10 +3,11 @@ each query's sampled scores, or a fitted model, and the number of unseen documen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ._prepare import prepare, single_precision
 from ._score_dist import BackgroundModel, fit_background
@@ -39,8 +40,14 @@ def evaluate_backgrounds(
     """
     j = prepare(run, qrels)
     qids = j.qids.tolist()
+    if not isinstance(background, (Mapping, pd.Series)):
+        raise TypeError(
+            f"background is a {{qid: scores}} mapping (a dict, or a Series indexed by qid), not "
+            f"{type(background).__name__}: one array of the system's scores of sampled background documents per "
+            "query, keyed by its query id as the run has it."
+        )
     for name, given in (("background", background), ("n_unseen", n_unseen)):
-        lacking = [q for q in qids if q not in given] if isinstance(given, dict) else []
+        lacking = [q for q in qids if q not in given] if isinstance(given, (Mapping, pd.Series)) else []
         if lacking:
             raise ValueError(
                 f"{name} has no entry for {len(lacking)} evaluated queries, e.g. {lacking[:3]}: give one per query "

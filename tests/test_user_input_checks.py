@@ -1,0 +1,226 @@
+"""Inputs a user plausibly gives SDM (and the in-house measures) that had failed with a raw Python or pandas error,
+or given a meaningless number in silence: each is now refused with a message naming the fix."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import ir_measures
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+from helpers import simulated_pool_corpus, system_run_over_pool
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval import sdm
+
+
+@pytest.fixture(scope="module")
+def setup():
+    docnos, truth, first, qrels = simulated_pool_corpus(2000, 4, seed=5)
+    pool = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=10, sample=300, seed=0)
+    run = system_run_over_pool(pool, docnos, truth)
+    return docnos, first, qrels, pool, run
+
+
+def _backgrounds(run: pd.DataFrame) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {q: rng.lognormal(0.0, 0.6, 200) for q in run["qid"].unique()}
+
+
+@pytest.mark.parametrize("shape", ["list", "tuple", "array", "frame"])
+def test_a_background_that_is_not_a_mapping_is_refused_by_name(setup, shape):
+    """A list (or a tuple, an array, a long frame) of samples had failed with 'list indices must be integers'."""
+    _, _, qrels, _, run = setup
+    samples = _backgrounds(run)
+    given = {
+        "list": list(samples.values()),
+        "tuple": tuple(samples.values()),
+        "array": np.zeros(100),
+        "frame": pd.DataFrame(
+            {"qid": np.repeat(list(samples), 200), "score": np.concatenate(list(samples.values()))}
+        ),
+    }[shape]
+    with pytest.raises(
+        TypeError, match=r"background is a \{qid: scores\} mapping .* not (list|tuple|ndarray|DataFrame)"
+    ):
+        sdm.evaluate(run, qrels, k_values=[10], background=given, n_unseen=10_000)
+
+
+def test_a_background_series_is_a_mapping_and_its_missing_queries_are_named(setup):
+    _, _, qrels, _, run = setup
+    samples = _backgrounds(run)
+    as_dict = sdm.evaluate(run, qrels, k_values=[10], background=samples, n_unseen=10_000)["aggregate"]
+    as_series = sdm.evaluate(run, qrels, k_values=[10], background=pd.Series(samples), n_unseen=10_000)[
+        "aggregate"
+    ]
+    assert as_series == as_dict
+    first = sorted(samples)[0]
+    with pytest.raises(
+        ValueError, match=rf"background has no entry for 1 evaluated queries, e.g. \['{first}'\]"
+    ):
+        sdm.evaluate(run, qrels, k_values=[10], background=pd.Series(samples).drop(first), n_unseen=10_000)
+
+
+@pytest.mark.parametrize("which", ["run", "qrels"])
+def test_a_frame_with_both_naming_conventions_is_read_when_they_agree_and_refused_when_not(setup, which):
+    """A frame with docno and doc_id (qid and query_id, label and relevance) had given two docno columns after the
+    rename, and a raw pandas TypeError; when the two agree they are one column, when not the user is asked which."""
+    _, _, qrels, pool, run = setup
+    plain = sdm.evaluate(run, qrels, pool, [10])["aggregate"]
+    if which == "run":
+        both, differ, names = (
+            run.assign(doc_id=run["docno"]),
+            run.assign(query_id="q0"),
+            r"qid column \(PyTerrier\) and a query_id column",
+        )
+    else:
+        both = qrels.assign(relevance=qrels["label"])
+        differ, names = qrels.assign(relevance=0), r"label column \(PyTerrier\) and a relevance column"
+    args = (both, qrels) if which == "run" else (run, both)
+    assert sdm.evaluate(*args, pool, [10])["aggregate"] == plain
+    assert pse.evaluate(*args, ["R@10"]).aggregate == pse.evaluate(run, qrels, ["R@10"]).aggregate
+    args = (differ, qrels) if which == "run" else (run, differ)
+    with pytest.raises(ValueError, match=rf"has both a {names} \(ir_measures\) that differ: drop"):
+        sdm.evaluate(*args, pool, [10])
+    with pytest.raises(ValueError, match="that differ: drop"):
+        pse.evaluate(*args, ["R@10"])
+
+
+def test_scores_below_single_precision_are_refused_by_name(setup):
+    """Probabilities such as exp(-200 + s) all round to 0 in trec_eval's float32: SDM had returned 0 in silence
+    (the refusal mirrors that of scores beyond float32's range)."""
+    _, _, qrels, pool, run = setup
+    with pytest.raises(ValueError, match=r"nonzero scores are below single precision's range.*logarithm"):
+        sdm.evaluate(run.assign(score=np.exp(-200.0 + run["score"])), qrels, pool, [10])
+    samples = _backgrounds(run)
+    samples[sorted(samples)[0]] = samples[sorted(samples)[0]] * 1e-300
+    with pytest.raises(ValueError, match="below single precision's range"):
+        sdm.evaluate(run, qrels, k_values=[10], background=samples, n_unseen=10_000)
+    # exact zeros are scores like any other
+    zeros = run.assign(score=np.where(run["score"] < run["score"].median(), 0.0, run["score"]))
+    assert np.isfinite(sdm.evaluate(zeros, qrels, pool, [10])["aggregate"]["R@10"]["sdm"])
+
+
+@pytest.mark.parametrize("side", ["run", "qrels"])
+def test_pooling_runs_of_no_judged_query_are_refused_naming_the_float_cast(side):
+    """Float qids on one side had matched no judged query: relevant documents were not set aside before each
+    query's top documents were taken, and the pool came out smaller, in silence."""
+    docnos = [f"d{i}" for i in range(500)]
+    qrels = pd.DataFrame({"qid": [1, 2], "docno": ["d1", "d2"], "label": [1, 1]})
+    rng = np.random.default_rng(0)
+    run = pd.DataFrame({"qid": np.repeat([1, 2], 100), "docno": docnos[:100] * 2, "score": rng.random(200)})
+    if side == "run":
+        run = run.assign(qid=run["qid"].astype(float))
+    else:
+        qrels = qrels.assign(qid=qrels["qid"].astype(float))
+    with pytest.raises(
+        ValueError, match=r"rank no query of the qrels .* was float, e.g. '1.0': cast it to int"
+    ):
+        sdm.build_pool(qrels, [run], all_docnos=docnos, depth=10, sample=100, seed=0)
+    other = run.assign(qid="q9")
+    with pytest.raises(ValueError, match=r"rank no query of the qrels .*: pass runs of the qrels' topics\.$"):
+        sdm.build_pool(qrels.assign(qid=[1, 2]), [other], all_docnos=docnos, depth=10, sample=100, seed=0)
+
+
+@pytest.mark.parametrize(
+    "pool, fix", [("pool.json", r"sdm\.Pool\.load\(path\)"), (None, "the sdm.Pool built")]
+)
+def test_a_covariate_given_no_pool_says_what_to_pass(setup, pool, fix):
+    _, first, _, _, _ = setup
+    with pytest.raises(TypeError, match=rf"pool must be an sdm.Pool, not (str|NoneType): pass {fix}"):
+        sdm.Covariate.from_run(first, pool)
+
+
+# --- measures and runs given to the in-house evaluation and pt.Experiment ---
+
+
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("nDCG@0", "cut-off k must be >= 1"),
+        ("RR@0", "cut-off k must be >= 1"),
+        ("nDCG@100000000000000000000", "and <= 2147483647"),
+        ("AP(rel=0)", "rel must be >= 1"),
+    ],
+)
+def test_standard_measures_with_a_cut_off_or_level_trec_eval_cannot_take_are_refused_before_any_work(
+    tmp_path, spec, words
+):
+    """nDCG@0 had aborted the process inside pytrec_eval (exit 134, a C assertion), RR@0 had printed 0.0, AP(rel=0)
+    had been called a bug (exit 3) and a cut-off beyond a C int a KeyError; all after the corpus was indexed."""
+    import ir_measures
+
+    from pyterrier_sparse_eval.cli import main
+
+    topics = pd.DataFrame({"qid": ["q1"], "query": ["fox"]})
+    qrels = pd.DataFrame({"qid": ["q1"], "docno": ["d1"], "label": [1]})
+    run = pd.DataFrame({"qid": ["q1"], "docno": ["d1"], "score": [1.0]})
+    system = pt.Transformer.from_df(run)
+    for measure in (spec, ir_measures.parse_measure(spec)):
+        with pytest.raises(ValueError, match=re.escape(words)):
+            pse.Experiment([system], topics, qrels, [measure])
+    (tmp_path / "c.tsv").write_text("d1\tquick brown fox\nd2\tlazy dog\n")
+    (tmp_path / "t.tsv").write_text("q1\tfox\n")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    files = [
+        f"--{name}={tmp_path / f}"
+        for name, f in (("corpus", "c.tsv"), ("topics", "t.tsv"), ("qrels", "q.txt"))
+    ]
+    index = tmp_path / "idx"
+    assert main(["experiment", *files, f"--index-dir={index}", "--quiet", "--metric", spec]) == 2
+    assert not index.exists()
+
+
+@pytest.mark.parametrize("ranking", [["d1"], ["doc"], [("d1",)], [3.0]])
+def test_a_ranking_that_is_not_docno_score_pairs_is_refused(ranking):
+    """A list of docnos had been read as pairs: "d1" as docno "d" with score 1 (every measure 0.0, in silence)."""
+    with pytest.raises(TypeError, match=r"ranking of query 'q1' holds .*: give \(docno, score\) pairs"):
+        pse.evaluate_retrieval({"q1": ranking}, {"q1": {"d1": 1}}, k_values=[1])
+    assert pse.evaluate_retrieval({"q1": [("d1", 2.0)]}, {"q1": {"d1": 1}}, k_values=[1])["nDCG@1"] == 1.0
+
+
+def _frames() -> tuple[pd.DataFrame, pd.DataFrame, Any]:
+    topics = pd.DataFrame({"qid": ["q1", "q2"], "query": ["fox", "dog"]})
+    qrels = pd.DataFrame({"qid": ["q1", "q2"], "docno": ["d1", "d2"], "label": [1, 1]})
+    run = pd.DataFrame({"qid": ["q1", "q1", "q2"], "docno": ["d1", "d2", "d2"], "score": [2.0, 1.0, 1.0]})
+    return topics, qrels, pt.Transformer.from_df(run)
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        # a TREC qrels file read with pandas: pt had failed with a MergeError
+        (
+            lambda t, q: (t, pd.DataFrame({0: q.qid, 1: 0, 2: q.docno, 3: q.label})),
+            "The qrels need qid, docno, label",
+        ),
+        (
+            lambda t, q: (t, q.drop(columns=["label"])),
+            r"The qrels need qid, docno, label .* and have \['qid', 'docno'\]",
+        ),
+        (lambda t, q: (t.rename(columns={"qid": "id"}), q), "The topics have no qid column"),
+        # pt had merged the two rankings of q1 into one, in silence
+        (lambda t, q: (pd.concat([t, t.head(1).assign(query="dog")]), q), r"query ids repeat \(\['q1'\]\)"),
+    ],
+)
+def test_experiment_frames_pt_cannot_read_are_refused_by_name(change, words):
+    topics, qrels, system = _frames()
+    topics, qrels = change(topics, qrels)
+    with pytest.raises(ValueError, match=words):
+        pse.Experiment([system], topics, qrels, ["AP"])
+
+
+def test_experiment_without_systems_or_with_a_baseline_out_of_range_says_so():
+    """pt had raised bare AssertionErrors ('pipes must contain at least two lists', and an empty one)."""
+    topics, qrels, system = _frames()
+    with pytest.raises(ValueError, match="No system to evaluate"):
+        pse.Experiment([], topics, qrels, ["AP"])
+    with pytest.raises(ValueError, match=r"baseline=5 names no system: give the position \(0 to 1\)"):
+        pse.Experiment([system, system], topics, qrels, ["AP"], names=["a", "b"], baseline=5)
+    table = pse.Experiment([system, system], topics, qrels, ["AP"], names=["a", "b"], baseline=0)
+    # pt's own table of the same (valid) call
+    expected = pt.Experiment([system, system], topics, qrels, [ir_measures.AP], names=["a", "b"], baseline=0)
+    assert table["AP"].tolist() == expected["AP"].tolist() == [1.0, 1.0]
