@@ -40,7 +40,6 @@ from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_i
 from ._ray import Encoded, check_gpus
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from ._toks import flatten_toks, term_ids
-from .console import stopping
 from .files import (
     clean_leftovers,
     full_disk_named,
@@ -474,10 +473,9 @@ def build_on_ray(
                         writer.add(docnos, writer.term_ids(names)[idx], values, offsets, doclen)
                         empty, total = empty + missing, total + n
                         bar.update(n)
-            except BaseException as e:
-                # Ctrl-C or SIGTERM, wherever it landed
-                if stopping(e):
-                    pool.cancel()
+            except BaseException:
+                # on any error, Ctrl-C and SIGTERM included, the batches in flight are left to end on their own
+                pool.abandon()
                 raise
         bar.close()
         if hasattr(writer, "writers"):  # a sharded index: its shards are finished on the cluster

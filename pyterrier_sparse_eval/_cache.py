@@ -7,12 +7,24 @@ import json
 import os
 import shlex
 import shutil
+import warnings
 from pathlib import Path
 from typing import Any
 
 from .files import slug
 
-__all__ = ["clear_unreadable_entry", "identity_before", "index_folder", "outdated_entries", "say_outdated"]
+__all__ = [
+    "DAMAGED",
+    "clear_unreadable_entry",
+    "identity_before",
+    "index_folder",
+    "outdated_entries",
+    "say_outdated",
+]
+
+
+#: what a cache entry that cannot be read is called when it is rebuilt (a warning, however quiet the build)
+DAMAGED = "it is damaged"
 
 
 def index_folder(index_dir: str | os.PathLike[str], dataset_id: str | Any, *, by_corpus: bool = True) -> Path:
@@ -63,7 +75,7 @@ def _meta_unreadable(path: Path) -> bool:
     return False
 
 
-def clear_unreadable_entry(path: Path, verbose: bool) -> None:
+def clear_unreadable_entry(path: Path) -> None:
     """A cache entry at ``path`` whose ``pt_meta.json`` is missing, empty or cut short (a crash of the machine
     during a build) is removed, so that it is rebuilt like any damaged entry, when it holds only an index's files
     (``pt_meta.json``, ``docnos.json``, ``vocab.json``, ``.npy`` arrays, ``shard-NNN`` folders of them); anything
@@ -72,8 +84,8 @@ def clear_unreadable_entry(path: Path, verbose: bool) -> None:
     if not path.is_dir() or path.is_symlink() or not _meta_unreadable(path):
         return
     if all(_index_file(p, path) for p in path.rglob("*")):
-        if verbose:
-            print(f"Rebuilding {path}: it is damaged (its metadata cannot be read)")
+        # a warning, shown however quiet the build: damage is news, a rebuild of an outdated entry is not
+        warnings.warn(f"Rebuilding {path}: {DAMAGED} (its metadata cannot be read)", stacklevel=2)
         shutil.rmtree(path)
 
 

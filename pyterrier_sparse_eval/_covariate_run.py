@@ -18,6 +18,13 @@ from ._sample import in_set, run_frame
 __all__ = ["Covariate"]
 
 
+def check_pool(pool: Any, made: str = "sdm.build_pool(...) or sdm.Pool.load(path)") -> None:
+    """A TypeError unless ``pool`` is a :class:`Pool`, naming the fix: ``Pool.load`` for a path, else ``made``."""
+    if not isinstance(pool, Pool):
+        fix = "sdm.Pool.load(path)" if isinstance(pool, (str, os.PathLike)) else made
+        raise TypeError(f"pool must be an sdm.Pool, not {type(pool).__name__}: pass {fix}.")
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class Covariate:
     """A full-corpus run's view of a pool, per query: the scores of the unseen documents in its top D, and of the
@@ -38,13 +45,7 @@ class Covariate:
     def from_run(cls, run: Any, pool: Pool) -> Covariate:
         """The covariate of ``pool`` read off its full-corpus pooling ``run``; a ``features`` column (PyTerrier's:
         an array per row, e.g. from :class:`MatchedTerms`) is used beside the score (module docstring, step 1)."""
-        if not isinstance(pool, Pool):
-            fix = (
-                "sdm.Pool.load(path)"
-                if isinstance(pool, (str, os.PathLike))
-                else "the sdm.Pool built from run"
-            )
-            raise TypeError(f"pool must be an sdm.Pool, not {type(pool).__name__}: pass {fix}.")
+        check_pool(pool, "the sdm.Pool built from run")
         frame = run_frame(run, "covariate run")
         if frame.duplicated(["qid", "docno"]).any():
             raise ValueError(

@@ -300,7 +300,7 @@ def build_pool(
     rel: int = 1,
     dataset: str = "",
     tail_sample: int | Sequence[int] = 0,
-    tail_depth: int | Sequence[int] = 100,
+    tail_depth: int | Sequence[int] | None = None,
 ) -> Pool:
     """Pool a corpus: judged-relevant documents + top-``depth`` distractors per query + a random sample.
 
@@ -318,7 +318,7 @@ def build_pool(
         tail_sample: documents sampled from the tail stratum (see the module docstring): those a pooling run
             ranks within ``tail_depth`` for some query, outside the pool; ``sample`` is then drawn from the
             rest. 0: a uniform sample. Lists: one band per entry (``tail_depth`` increasing).
-        tail_depth: the pooling rank bounding each tail band (one per ``tail_sample`` entry, increasing).
+        tail_depth: the pooling rank bounding each tail band (one per ``tail_sample`` entry, increasing; 100).
     """
     if runs is None or isinstance(runs, (pd.DataFrame, str)) or not hasattr(runs, "__len__"):
         raise TypeError(

@@ -258,6 +258,12 @@ def tsv_docs(lines: Iterable[tuple[int, str]], where: Any) -> Iterator[tuple[int
                         f"are read as {layout}: rename the header to that, or remove it."
                     )
                 continue
+            if len(parts) > 3:  # docno, title, text and more: the others would be read into the text
+                raise ValueError(
+                    f"{where}, line {n}: {len(parts)} tab-separated columns; corpus lines are docno<TAB>text or "
+                    "docno<TAB>title<TAB>text: remove the other columns (if texts hold tabs, start the file with "
+                    "its header row, 'docno<TAB>text' or 'docno<TAB>title<TAB>text')."
+                )
         docno, *rest = line.split("\t", columns - 1)
         if len(rest) != columns - 1 or not docno.strip():
             raise ValueError(

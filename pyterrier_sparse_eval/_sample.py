@@ -362,11 +362,22 @@ def check_pool_options(
             raise TypeError(f"{name}={value!r}: give a whole number.")
     if seed < 0:
         raise ValueError(f"seed={seed}: give an integer >= 0.")
-    tail_samples, bounds = _per_band(tail_sample), _per_band(tail_depth)
+    tail_samples = _per_band(tail_sample)
     if not tail_samples:
         raise ValueError(
             "tail_sample is an empty list: give one size per tail band, or 0 for a uniform sample."
         )
+    if tail_depth is not None and not sum(tail_samples):
+        raise ValueError(
+            f"tail_depth={tail_depth!r} bounds the tail bands of tail_sample=, which samples none here: give "
+            "tail_sample= too (or leave tail_depth= out for a uniform sample)."
+        )
+    # not given: 100 (a uniform sample's bands, 0 documents each, have one each and use none)
+    bounds = (
+        _per_band(tail_depth)
+        if tail_depth is not None
+        else [100] * (1 if sum(tail_samples) else len(tail_samples))
+    )
     if len(bounds) != len(tail_samples):
         raise ValueError(
             f"{len(tail_samples)} tail samples for {len(bounds)} tail depths: give one per band."

@@ -8,6 +8,7 @@ where the full corpus cannot be scored.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ import numpy as np
 from filelock import FileLock
 
 from . import datasets
-from ._cache import clear_unreadable_entry, index_folder
+from ._cache import DAMAGED, clear_unreadable_entry, index_folder
 from ._covariate import Covariate, evaluate_with_covariate
 from ._features import MatchedTerms
 from ._format import IndexCorruptError
@@ -127,7 +128,7 @@ def three_way(
     family: str = "auto",
     k_values: Sequence[int] = (10, 100, 1000),
     tail_sample: int | Sequence[int] = 0,
-    tail_depth: int | Sequence[int] = 100,
+    tail_depth: int | Sequence[int] | None = None,
     index_dir: str | Path = "indexes",
     num_results: int | None = None,
     bootstrap: int = 0,
@@ -238,14 +239,13 @@ def three_way(
             pooled_index = SparseIndex(pooled_path)
             mode: str | None = "create"
             if not pooled_index.built():
-                clear_unreadable_entry(pooled_path, verbose)
+                clear_unreadable_entry(pooled_path)
             else:
                 try:  # a damaged cache entry is rebuilt, as a damaged full index is
                     _ = pooled_index.postings
                     mode = None
                 except IndexCorruptError as e:
-                    if verbose:
-                        print(f"Rebuilding {pooled_path}: it is damaged ({e})")
+                    warnings.warn(f"Rebuilding {pooled_path}: {DAMAGED} ({e})", stacklevel=2)
                     mode = "overwrite"
             if mode is not None:
                 pool.index(full_index[spec.name], pooled_path, mode=mode)

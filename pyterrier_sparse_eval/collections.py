@@ -80,10 +80,11 @@ class LocalDataset:
     def corpus_spec(self) -> str:
         """The spec of its documents alone, which names the folder of their cached indexes: every split of a BEIR
         folder, and every ``files:`` spec of one corpus file, share it (topics and qrels change no index)."""
+        # the absolute path: a corpus named relatively and absolutely (or from another folder) is one entry
         if self.spec.startswith("beir:"):
-            return f"beir:{self.corpus_path.parent}"
+            return f"beir:{self.corpus_path.parent.resolve()}"
         if self.spec.startswith("files:"):
-            return f"files:{self.corpus_path}"
+            return f"files:{self.corpus_path.resolve()}"
         return self.spec
 
     def identity(self) -> str:

@@ -68,6 +68,15 @@ def check_destination(path: str | os.PathLike[str] | None, *, option: str, folde
         raise ValueError(f"{option} {path}: {written} is a file, not a folder; choose another path.")
     if not os.access(written, os.W_OK):
         raise ValueError(f"{option} {path}: {written} is not writable; choose another path.")
+    # a file made and removed there: os.access says yes to root on a read-only or virtual file system
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".pse-probe-", dir=written)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise ValueError(
+            f"{option} {path}: no file can be written in {written} ({e.strerror}); choose another path."
+        ) from None
 
 
 def save_array(path: str | os.PathLike[str], array: Any) -> None:

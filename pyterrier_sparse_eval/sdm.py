@@ -19,7 +19,6 @@ collection where those are cheap to compute.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -29,6 +28,7 @@ from ir_measures import Metric
 from ir_measures.measures import Measure, ParamInfo
 
 from ._covariate import Covariate, covariate_above, evaluate_with_covariate
+from ._covariate_run import check_pool
 from ._features import MatchedTerms
 from ._pool import (
     BackgroundSample,
@@ -175,13 +175,8 @@ def evaluate(
 
 
 def _check_pool(pool: Any) -> None:
-    if pool is not None and not isinstance(pool, Pool):
-        fix = (
-            "sdm.Pool.load(path)"
-            if isinstance(pool, (str, os.PathLike))
-            else "sdm.build_pool(...) or sdm.Pool.load(path)"
-        )
-        raise TypeError(f"pool must be an sdm.Pool, not {type(pool).__name__}: pass {fix}.")
+    if pool is not None:
+        check_pool(pool)
 
 
 def threshold_recall(

@@ -17,6 +17,7 @@ import hashlib
 import inspect
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any
 import pyterrier as pt
 
 from ._bm25 import BM25
-from ._cache import clear_unreadable_entry, identity_before, index_folder, say_outdated
+from ._cache import DAMAGED, clear_unreadable_entry, identity_before, index_folder, say_outdated
 from ._format import FORMAT_VERSION, IndexCorruptError
 from ._index import SparseIndex
 from ._sharded import ShardedIndex
@@ -252,7 +253,10 @@ class System:
                 return index
             mode = "overwrite" if index.built() else "create"
             if mode == "create":
-                clear_unreadable_entry(path, verbose)
+                clear_unreadable_entry(path)
+            # damage is a warning, shown however quiet the build (as clear_unreadable_entry's)
+            elif why.startswith(DAMAGED):
+                warnings.warn(f"Rebuilding {path}: {why}", stacklevel=2)
             elif verbose:
                 print(f"Rebuilding {path}: {why}")
             self.encoder.indexer(
@@ -273,7 +277,7 @@ class System:
                 _ = index.shards  # every shard checked: a damaged one makes the entry rebuilt
             return self.stale_reason(index)
         except IndexCorruptError as e:  # a damaged cache entry is rebuilt, not reported to the user to fix
-            return f"it is damaged ({e})"
+            return f"{DAMAGED} ({e})"
 
     def cached(
         self, index_dir: str | os.PathLike[str], dataset_id: str | Any, *, shards: int | None = None

@@ -362,6 +362,11 @@ def test_an_unknown_measure_name_suggests_the_known_one_it_is_close_to(tmp_path,
         ("P_10", "P@10"),
         ("nDGC@10", "nDCG@10"),  # misspelt: the closest name
         ("pse.ndcg@10", "pse.nDCG@10"),  # in-house names too
+        ("ndcg10", "nDCG@10"),  # a cut-off without its @ (the name alone, 'nDCG', had been suggested)
+        ("NDCG_10", "nDCG@10"),
+        ("p10", "P@10"),
+        ("rr10", "RR@10"),  # not the name it is closest to, 'NERR10'
+        ("nerr10(max_rel=2)", "NERR10(max_rel=2)"),  # a name that ends in digits stays one
     ]:
         with pytest.raises(
             ValueError, match=rf"'{re.escape(wrong)}' \(did you mean '{re.escape(meant)}'\?\)"

@@ -299,6 +299,7 @@ def test_api_arguments_name_the_fix(setup, tmp_path):
     [
         (["--seed", "-1"], "--seed must be >= 0"),
         (["--tail-depth", "50"], "--tail-depth bounds a tail band"),
+        (["--tail-sample", "0", "--tail-depth", "50"], "--tail-depth bounds a tail band"),  # had been ignored
         (["--tail-sample", "10", "--family", "empirical-gpd"], "stratified sample"),
         (["--output", "{tmp}/dir.json"], "is a folder"),
         (["--output", "{tmp}/afile/x.json"], "is a file, not a folder"),

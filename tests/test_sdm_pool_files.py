@@ -112,7 +112,8 @@ def test_a_damaged_pooled_index_in_the_cache_is_rebuilt(tmp_path):
     first = sdm.three_way("irds:vaswani", ["bm25"], **options)
     (damaged,) = [p for p in tmp_path.glob("vaswani/pool-*/bm25*/postings.data.npy")]
     damaged.unlink()
-    again = sdm.three_way("irds:vaswani", ["bm25"], **options)
+    with pytest.warns(UserWarning, match=r"Rebuilding .*: it is damaged"):
+        again = sdm.three_way("irds:vaswani", ["bm25"], **options)
     assert again.results == first.results
     assert damaged.exists()
 

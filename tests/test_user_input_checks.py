@@ -4,6 +4,8 @@ or given a meaningless number in silence: each is now refused with a message nam
 from __future__ import annotations
 
 import re
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import ir_measures
@@ -14,7 +16,7 @@ import pytest
 from helpers import simulated_pool_corpus, system_run_over_pool
 
 import pyterrier_sparse_eval as pse
-from pyterrier_sparse_eval import sdm
+from pyterrier_sparse_eval import files, sdm
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +127,21 @@ def test_pooling_runs_of_no_judged_query_are_refused_naming_the_float_cast(side)
         sdm.build_pool(qrels.assign(qid=[1, 2]), [other], all_docnos=docnos, depth=10, sample=100, seed=0)
 
 
+@pytest.mark.parametrize("tail_sample", [0, [0, 0]])
+def test_a_tail_depth_without_a_tail_sample_is_refused(setup, tail_sample):
+    """tail_depth= without a tail sample had been ignored in silence (a uniform sample drawn)."""
+    docnos, first, qrels, _, _ = setup
+    depth = 50 if tail_sample == 0 else [50, 100]
+    with pytest.raises(
+        ValueError, match=r"tail_depth=.* bounds the tail bands of tail_sample=, which samples none"
+    ):
+        sdm.build_pool(
+            qrels, [first], all_docnos=docnos, depth=10, sample=100, tail_sample=tail_sample, tail_depth=depth
+        )
+    uniform = sdm.build_pool(qrels, [first], all_docnos=docnos, depth=10, sample=100, tail_sample=tail_sample)
+    assert not uniform.stratified
+
+
 @pytest.mark.parametrize(
     "pool, fix", [("pool.json", r"sdm\.Pool\.load\(path\)"), (None, "the sdm.Pool built")]
 )
@@ -132,6 +149,13 @@ def test_a_covariate_given_no_pool_says_what_to_pass(setup, pool, fix):
     _, first, _, _, _ = setup
     with pytest.raises(TypeError, match=rf"pool must be an sdm.Pool, not (str|NoneType): pass {fix}"):
         sdm.Covariate.from_run(first, pool)
+
+
+@pytest.mark.parametrize("pool, fix", [("pool.json", r"sdm\.Pool\.load\(path\)"), ({}, r"sdm\.build_pool\(")])
+def test_sdm_given_a_pool_that_is_not_one_says_what_to_pass(setup, pool, fix):
+    _, _, qrels, _, run = setup
+    with pytest.raises(TypeError, match=rf"pool must be an sdm.Pool, not (str|dict): pass {fix}"):
+        sdm.evaluate(run, qrels, pool=pool, k_values=[10])
 
 
 # --- measures and runs given to the in-house evaluation and pt.Experiment ---
@@ -224,3 +248,103 @@ def test_experiment_without_systems_or_with_a_baseline_out_of_range_says_so():
     # pt's own table of the same (valid) call
     expected = pt.Experiment([system, system], topics, qrels, [ir_measures.AP], names=["a", "b"], baseline=0)
     assert table["AP"].tolist() == expected["AP"].tolist() == [1.0, 1.0]
+
+
+def _read_only_folder() -> Path | None:
+    """A folder of a virtual file system where not even root can make a file (sysfs), or None."""
+    folder = Path("/sys/kernel")
+    try:
+        tempfile.NamedTemporaryFile(dir=folder).close()
+    except OSError:
+        return folder if folder.is_dir() else None
+    return None
+
+
+@pytest.mark.skipif(_read_only_folder() is None, reason="needs a folder no one can write into (/sys/kernel)")
+@pytest.mark.parametrize("option", ["--output", "--save-runs", "--plots"])
+def test_a_destination_no_file_can_be_written_in_is_refused_before_any_work(tmp_path, capsys, option):
+    """os.access says yes to root for a read-only or virtual file system: --output there had been found unwritable
+    only after the whole run, with a message naming the temporary file."""
+    from pyterrier_sparse_eval.cli import main
+
+    (tmp_path / "c.tsv").write_text("d1\tquick brown fox\nd2\tlazy dog\n")
+    (tmp_path / "t.tsv").write_text("q1\tfox\n")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    given = [
+        f"--{name}={tmp_path / f}"
+        for name, f in (("corpus", "c.tsv"), ("topics", "t.tsv"), ("qrels", "q.txt"))
+    ]
+    folder = _read_only_folder()
+    target = folder / ("results.json" if option == "--output" else "out")
+    index = tmp_path / "idx"
+    assert main(["experiment", *given, f"--index-dir={index}", "--quiet", option, str(target)]) == 2
+    assert f"no file can be written in {folder} (Permission denied)" in capsys.readouterr().err
+    assert not index.exists()
+    # the same folder on a writable file system passes
+    files.check_destination(tmp_path / "out" / "results.json", option=option)
+
+
+@pytest.mark.parametrize("command", ["experiment", "sdm"])
+def test_an_empty_index_dir_is_refused(tmp_path, monkeypatch, capsys, command):
+    """--index-dir "" had put the cache into the current folder."""
+    from pyterrier_sparse_eval.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.tsv").write_text("d1\tquick brown fox\n")
+    (tmp_path / "t.tsv").write_text("q1\tfox\n")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    given = (
+        ["--corpus=c.tsv", "--topics=t.tsv", "--qrels=q.txt"] if command == "experiment" else ["--dataset=x"]
+    )
+    with pytest.raises(SystemExit) as exit:
+        main([command, *given, "--index-dir", " ", "--quiet"])
+    assert exit.value.code == 2
+    assert "--index-dir: is empty: give the folder of the index cache" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.tsv", "q.txt", "t.tsv"]
+
+
+def test_one_corpus_named_relatively_and_absolutely_is_one_cache_entry(tmp_path, monkeypatch):
+    """A relative and an absolute path to one corpus had made two cache entries (two builds), and the JSON's
+    config had recorded the relative path, which names nothing from another folder."""
+    import json
+
+    from pyterrier_sparse_eval.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.tsv").write_text("d1\tquick brown fox\nd2\tlazy dog\n")
+    (tmp_path / "t.tsv").write_text("q1\tfox\n")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    index = tmp_path / "idx"
+    for corpus in ("c.tsv", str(tmp_path / "c.tsv"), "./c.tsv"):
+        given = [f"--corpus={corpus}", "--topics=t.tsv", "--qrels=q.txt", f"--index-dir={index}"]
+        assert main(["experiment", *given, "--quiet", "--output=r.json"]) == 0
+        config = json.loads((tmp_path / "r.json").read_text())["config"]
+        assert config["dataset"] == f"files:{tmp_path / 'c.tsv'},{tmp_path / 't.tsv'},{tmp_path / 'q.txt'}"
+    # one index of the one system
+    (folder,) = index.iterdir()
+    assert len([p for p in folder.iterdir() if not p.name.startswith(".")]) == 1
+    # through the API too, a path through another folder included
+    from pyterrier_sparse_eval.datasets import corpus_spec
+
+    (tmp_path / "sub").mkdir()
+    around = tmp_path / "sub" / ".." / "c.tsv"
+    expected = f"files:{(tmp_path / 'c.tsv').resolve()}"
+    assert corpus_spec("files:c.tsv,t.tsv,q.txt") == corpus_spec(f"files:{around},t.tsv,q.txt") == expected
+
+
+def test_a_corpus_tsv_with_more_than_three_columns_is_refused_unless_a_header_says_so(tmp_path):
+    """docno, title, text, url: the url had been read into the text in silence (a topics file's third column is
+    refused already)."""
+    (tmp_path / "t.tsv").write_text("q1\tfox\n")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "c.tsv").write_text("d1\tFoxes\tquick brown fox\thttp://a\nd2\tDogs\tlazy dog\thttp://b\n")
+    dataset = pse.datasets.get(f"files:{tmp_path / 'c.tsv'},{tmp_path / 't.tsv'},{tmp_path / 'q.txt'}")
+    with pytest.raises(
+        ValueError, match=r"c\.tsv, line 1: 4 tab-separated columns; corpus lines are docno<TAB>text"
+    ):
+        list(dataset.get_corpus_iter())
+    # with the header row, a text that holds a tab is read whole, as before
+    (tmp_path / "c.tsv").write_text("docno\ttitle\ttext\nd1\tFoxes\tquick brown\tfox\n")
+    dataset = pse.datasets.get(f"files:{tmp_path / 'c.tsv'},{tmp_path / 't.tsv'},{tmp_path / 'q.txt'}")
+    (doc,) = list(dataset.get_corpus_iter())
+    assert doc["docno"] == "d1" and doc["text"].endswith("quick brown\tfox")

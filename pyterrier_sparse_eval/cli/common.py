@@ -39,6 +39,21 @@ def check_output(path: str | None, suffixes: tuple[str, ...], inputs: tuple[str,
         raise UsageError(f"--output must end in {' or '.join(suffixes)}, got {path!r}.")
 
 
+def index_dir_option(p: argparse.ArgumentParser) -> None:
+    """``--index-dir``: a folder, never empty (an empty one had put the cache into the current folder)."""
+
+    def folder(value: str) -> str:
+        if not value.strip():
+            raise argparse.ArgumentTypeError(
+                "is empty: give the folder of the index cache, e.g. --index-dir indexes"
+            )
+        return value
+
+    p.add_argument(
+        "--index-dir", type=folder, default="indexes", help="where indexes are cached (default ./indexes)"
+    )
+
+
 def measures_named(names: list[str] | None, parse: Any = parse_measures) -> list[Any]:
     """Measures from names through one of the package's parsers (default: computable in-house, names kept)."""
     return list(parse(names or DEFAULT_METRICS))

@@ -16,6 +16,7 @@ from .common import (
     DEFAULT_METRICS,
     LANGUAGE_HELP,
     check_output,
+    index_dir_option,
     measures_named,
     with_language,
     write,
@@ -48,6 +49,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     files = [args.corpus, args.topics, args.qrels]
     if bool(args.dataset) == any(files) or (any(files) and not all(files)):
         raise UsageError("Give --dataset, or --corpus, --topics and --qrels together (local files).")
+    # absolute paths: the JSON's config names the files whatever the folder it is read from
+    files = [str(Path(f).absolute()) if f else f for f in files]
     if commas := [f"--{o} {f}" for o, f in zip(("corpus", "topics", "qrels"), files) if f and "," in f]:
         raise UsageError(
             f"{commas[0]}: a path holding ',' cannot be read (files: specs separate paths by commas); rename the file or link it."
@@ -185,7 +188,7 @@ def add_parser(command: Any) -> None:
     p.add_argument(
         "--num-results", type=int, default=1000, help="documents retrieved per query (default 1000)"
     )
-    p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
+    index_dir_option(p)
     p.add_argument(
         "--topic-field", default=None, help="topic field to use as the query (default: chosen and reported)"
     )

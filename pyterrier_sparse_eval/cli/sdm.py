@@ -10,7 +10,7 @@ from .. import sdm as api
 from ..console import EXIT_OK, UsageError
 from ..files import check_destination
 from ..systems import index_folder
-from .common import DATASET_HELP, LANGUAGE_HELP, check_output, with_language, write
+from .common import DATASET_HELP, LANGUAGE_HELP, check_output, index_dir_option, with_language, write
 
 SDM_EXAMPLE = """\
 example:
@@ -62,9 +62,9 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         )
     if args.tail_sample and len(args.tail_sample) != len(args.tail_depth or [100]):
         raise UsageError("Give one --tail-depth per --tail-sample (each tail band has a size and a depth).")
-    if args.tail_depth and not args.tail_sample:
+    if args.tail_depth and not any(args.tail_sample or []):
         raise UsageError(
-            "--tail-depth bounds a tail band of the sample: give its size with --tail-sample too."
+            "--tail-depth bounds a tail band of the sample: give its size (above 0) with --tail-sample too."
         )
     if any(args.tail_sample or []) and args.family not in api.WEIGHTED_FAMILIES:
         raise UsageError(
@@ -81,7 +81,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         depth=args.pool_depth,
         sample=args.sample,
         tail_sample=args.tail_sample or 0,
-        tail_depth=args.tail_depth or 100,
+        tail_depth=args.tail_depth,
         seed=args.seed,
         family=args.family,
         k_values=ks,
@@ -133,7 +133,7 @@ def add_parser(command: Any) -> None:
     p.add_argument("--bootstrap", type=int, default=0, help="bootstrap rounds for SDM confidence intervals")
     p.add_argument("--covariate", nargs="?", const="score", choices=("score", "terms"), help="see below")
     p.add_argument("--noise-correction", action="store_true", help="correct SDM for the fit's noise")
-    p.add_argument("--index-dir", default="indexes", help="where indexes are cached (default ./indexes)")
+    index_dir_option(p)
     p.add_argument("--output", default=None, help="write the report as JSON here")
     p.add_argument("--per-query", action="store_true", help="include per-query values in the JSON")
     p.add_argument("--plots", default=None, metavar="DIR", help="write PNG figures into DIR")

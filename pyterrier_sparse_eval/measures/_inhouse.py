@@ -409,13 +409,19 @@ def _did_you_mean(spec: str, names: Iterable[str]) -> str:
         known.setdefault(n.lower(), n)
     if not name or name in known.values():
         return ""
-    match = known.get(name.lower())
-    if match is None:
-        close = difflib.get_close_matches(name.lower(), known, n=1)
-        if not close:
-            return ""
-        match = known[close[0]]
-    return f" (did you mean {match + text[len(name) :]!r}?)"
+    rest = text[len(name) :]
+    # a cut-off written without its @ (ndcg10, recall_100): the name before it, then @ and the cut-off
+    glued = re.fullmatch(r"(.*?[A-Za-z])[_-]?(\d+)", name)
+    if glued and "@" not in text and name.lower() not in known and _known_name(glued[1], known):
+        name, rest = glued[1], f"@{glued[2]}{rest}"
+    match = _known_name(name, known)
+    return f" (did you mean {match + rest!r}?)" if match else ""
+
+
+def _known_name(name: str, known: dict[str, str]) -> str | None:
+    """The measure name of ``known`` (lower case: spelling) that ``name`` is in another case, or else close to."""
+    close = difflib.get_close_matches(name.lower(), known, n=1)
+    return known.get(name.lower()) or (known[close[0]] if close else None)
 
 
 def _checked(measure: Measure, name: str) -> Measure:
