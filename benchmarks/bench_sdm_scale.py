@@ -163,6 +163,9 @@ def make_pool(qrels, pool_run, all_docnos, depth, seed, kw):
         fitted = [min(t, n) for t, n in zip(kw["tail_sample"], sizes)]
         kw["sample"] += sum(kw["tail_sample"]) - sum(fitted)
         kw["tail_sample"] = fitted
+        # no band holds a document: a uniform sample, which takes no tail depth
+        if not sum(fitted):
+            kw.pop("tail_depth")
     return sdm.build_pool(qrels, [pool_run], all_docnos=all_docnos, depth=depth, seed=seed, **kw)
 
 

@@ -318,7 +318,8 @@ def build_pool(
         tail_sample: documents sampled from the tail stratum (see the module docstring): those a pooling run
             ranks within ``tail_depth`` for some query, outside the pool; ``sample`` is then drawn from the
             rest. 0: a uniform sample. Lists: one band per entry (``tail_depth`` increasing).
-        tail_depth: the pooling rank bounding each tail band (one per ``tail_sample`` entry, increasing; 100).
+        tail_depth: the pooling rank bounding each tail band (one per ``tail_sample`` entry, increasing; default
+            100); refused without a tail sample.
     """
     if runs is None or isinstance(runs, (pd.DataFrame, str)) or not hasattr(runs, "__len__"):
         raise TypeError(

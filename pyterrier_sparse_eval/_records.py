@@ -251,6 +251,11 @@ def tsv_docs(lines: Iterable[tuple[int, str]], where: Any) -> Iterator[tuple[int
                 )
             if parts[0].strip().lower() in _HEADER_IDS:  # a header row
                 names = [p.strip().lower() for p in parts[:columns]]
+                if len(parts) > 3:
+                    raise ValueError(
+                        f"{where}, line {n}: the header names {len(parts)} columns; corpus lines are docno<TAB>text "
+                        f"or docno<TAB>title<TAB>text: remove the other columns ({', '.join(parts[3:])!s})."
+                    )
                 if names[1:] != ["title", "text"][-(columns - 1) :]:
                     layout = "docno<TAB>text" if columns == 2 else "docno<TAB>title<TAB>text"
                     raise ValueError(
@@ -258,7 +263,8 @@ def tsv_docs(lines: Iterable[tuple[int, str]], where: Any) -> Iterator[tuple[int
                         f"are read as {layout}: rename the header to that, or remove it."
                     )
                 continue
-            if len(parts) > 3:  # docno, title, text and more: the others would be read into the text
+            # docno, title, text and more: the others would be read into the text
+            if len(parts) > 3:
                 raise ValueError(
                     f"{where}, line {n}: {len(parts)} tab-separated columns; corpus lines are docno<TAB>text or "
                     "docno<TAB>title<TAB>text: remove the other columns (if texts hold tabs, start the file with "

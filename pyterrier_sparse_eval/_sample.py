@@ -367,23 +367,20 @@ def check_pool_options(
         raise ValueError(
             "tail_sample is an empty list: give one size per tail band, or 0 for a uniform sample."
         )
-    if tail_depth is not None and not sum(tail_samples):
+    if depth < 0 or sample < 0 or min(tail_samples) < 0:
+        raise ValueError("depth, sample and tail_sample must be >= 0.")
+    given = None if tail_depth is None else _per_band(tail_depth)
+    if given is not None and not sum(tail_samples):
         raise ValueError(
-            f"tail_depth={tail_depth!r} bounds the tail bands of tail_sample=, which samples none here: give "
-            "tail_sample= too (or leave tail_depth= out for a uniform sample)."
+            f"tail_depth={given} bounds the tail bands of tail_sample=, which samples none here: give "
+            "tail_sample= above 0 too (or leave tail_depth= out for a uniform sample)."
         )
     # not given: 100 (a uniform sample's bands, 0 documents each, have one each and use none)
-    bounds = (
-        _per_band(tail_depth)
-        if tail_depth is not None
-        else [100] * (1 if sum(tail_samples) else len(tail_samples))
-    )
+    bounds = given if given is not None else [100] * (1 if sum(tail_samples) else len(tail_samples))
     if len(bounds) != len(tail_samples):
         raise ValueError(
             f"{len(tail_samples)} tail samples for {len(bounds)} tail depths: give one per band."
         )
-    if depth < 0 or sample < 0 or min(tail_samples) < 0:
-        raise ValueError("depth, sample and tail_sample must be >= 0.")
     stratified = sum(tail_samples) > 0
     if sample == 1 and not stratified:
         raise ValueError(

@@ -71,12 +71,13 @@ def check_destination(path: str | os.PathLike[str] | None, *, option: str, folde
     # a file made and removed there: os.access says yes to root on a read-only or virtual file system
     try:
         fd, probe = tempfile.mkstemp(prefix=".pse-probe-", dir=written)
-        os.close(fd)
-        os.unlink(probe)
     except OSError as e:
         raise ValueError(
             f"{option} {path}: no file can be written in {written} ({e.strerror}); choose another path."
         ) from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
 
 
 def save_array(path: str | os.PathLike[str], array: Any) -> None:

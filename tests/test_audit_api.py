@@ -364,6 +364,7 @@ def test_an_unknown_measure_name_suggests_the_known_one_it_is_close_to(tmp_path,
         ("pse.ndcg@10", "pse.nDCG@10"),  # in-house names too
         ("ndcg10", "nDCG@10"),  # a cut-off without its @ (the name alone, 'nDCG', had been suggested)
         ("NDCG_10", "nDCG@10"),
+        ("P10(rel=2)", "P(rel=2)@10"),  # the cut-off after the parameters
         ("p10", "P@10"),
         ("rr10", "RR@10"),  # not the name it is closest to, 'NERR10'
         ("nerr10(max_rel=2)", "NERR10(max_rel=2)"),  # a name that ends in digits stays one

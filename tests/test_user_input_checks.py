@@ -3,6 +3,7 @@ or given a meaningless number in silence: each is now refused with a message nam
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -253,10 +254,13 @@ def test_experiment_without_systems_or_with_a_baseline_out_of_range_says_so():
 def _read_only_folder() -> Path | None:
     """A folder of a virtual file system where not even root can make a file (sysfs), or None."""
     folder = Path("/sys/kernel")
+    # os.access says yes (root), yet no file can be made there: the case os.access does not catch
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        return None
     try:
         tempfile.NamedTemporaryFile(dir=folder).close()
     except OSError:
-        return folder if folder.is_dir() else None
+        return folder
     return None
 
 
@@ -284,8 +288,9 @@ def test_a_destination_no_file_can_be_written_in_is_refused_before_any_work(tmp_
     files.check_destination(tmp_path / "out" / "results.json", option=option)
 
 
+@pytest.mark.parametrize("blank", ["", " "])
 @pytest.mark.parametrize("command", ["experiment", "sdm"])
-def test_an_empty_index_dir_is_refused(tmp_path, monkeypatch, capsys, command):
+def test_an_empty_index_dir_is_refused(tmp_path, monkeypatch, capsys, command, blank):
     """--index-dir "" had put the cache into the current folder."""
     from pyterrier_sparse_eval.cli import main
 
@@ -297,7 +302,7 @@ def test_an_empty_index_dir_is_refused(tmp_path, monkeypatch, capsys, command):
         ["--corpus=c.tsv", "--topics=t.tsv", "--qrels=q.txt"] if command == "experiment" else ["--dataset=x"]
     )
     with pytest.raises(SystemExit) as exit:
-        main([command, *given, "--index-dir", " ", "--quiet"])
+        main([command, *given, "--index-dir", blank, "--quiet"])
     assert exit.value.code == 2
     assert "--index-dir: is empty: give the folder of the index cache" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.tsv", "q.txt", "t.tsv"]
@@ -323,8 +328,26 @@ def test_one_corpus_named_relatively_and_absolutely_is_one_cache_entry(tmp_path,
     # one index of the one system
     (folder,) = index.iterdir()
     assert len([p for p in folder.iterdir() if not p.name.startswith(".")]) == 1
+    # a path from the home folder (~ left to the command by the shell after --corpus=), and a current folder whose
+    # own path holds a comma (the files are then named as given)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    given = ["--corpus=~/c.tsv", "--topics=t.tsv", "--qrels=q.txt", f"--index-dir={index}"]
+    assert main(["experiment", *given, "--quiet", "--output=r.json"]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["config"]["dataset"].startswith(
+        f"files:{tmp_path}/c.tsv,"
+    )
+    odd = tmp_path / "a,b"
+    odd.mkdir()
+    for name in ("c.tsv", "t.tsv", "q.txt"):
+        (odd / name).write_text((tmp_path / name).read_text())
+    monkeypatch.chdir(odd)
+    given = ["--corpus=c.tsv", "--topics=t.tsv", "--qrels=q.txt", f"--index-dir={index}"]
+    assert main(["experiment", *given, "--quiet", "--output=r.json"]) == 0
+    assert json.loads((odd / "r.json").read_text())["config"]["dataset"] == "files:c.tsv,t.tsv,q.txt"
     # through the API too, a path through another folder included
     from pyterrier_sparse_eval.datasets import corpus_spec
+
+    monkeypatch.chdir(tmp_path)
 
     (tmp_path / "sub").mkdir()
     around = tmp_path / "sub" / ".." / "c.tsv"
@@ -341,6 +364,13 @@ def test_a_corpus_tsv_with_more_than_three_columns_is_refused_unless_a_header_sa
     dataset = pse.datasets.get(f"files:{tmp_path / 'c.tsv'},{tmp_path / 't.tsv'},{tmp_path / 'q.txt'}")
     with pytest.raises(
         ValueError, match=r"c\.tsv, line 1: 4 tab-separated columns; corpus lines are docno<TAB>text"
+    ):
+        list(dataset.get_corpus_iter())
+    # a header naming more columns is refused too, naming the others
+    (tmp_path / "c.tsv").write_text("docno\ttitle\ttext\turl\nd1\tFoxes\tquick brown fox\thttp://a\n")
+    dataset = pse.datasets.get(f"files:{tmp_path / 'c.tsv'},{tmp_path / 't.tsv'},{tmp_path / 'q.txt'}")
+    with pytest.raises(
+        ValueError, match=r"line 1: the header names 4 columns; .*remove the other columns \(url\)"
     ):
         list(dataset.get_corpus_iter())
     # with the header row, a text that holds a tab is read whole, as before

@@ -49,13 +49,15 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     files = [args.corpus, args.topics, args.qrels]
     if bool(args.dataset) == any(files) or (any(files) and not all(files)):
         raise UsageError("Give --dataset, or --corpus, --topics and --qrels together (local files).")
-    # absolute paths: the JSON's config names the files whatever the folder it is read from
-    files = [str(Path(f).absolute()) if f else f for f in files]
     if commas := [f"--{o} {f}" for o, f in zip(("corpus", "topics", "qrels"), files) if f and "," in f]:
         raise UsageError(
             f"{commas[0]}: a path holding ',' cannot be read (files: specs separate paths by commas); rename the file or link it."
         )
-    args.dataset = args.dataset or "files:" + ",".join(files)
+    # absolute paths, so that the JSON's config names the files from any folder (as given where the current
+    # folder's own path holds a comma)
+    if not args.dataset:
+        absolute = [str(Path(f).expanduser().absolute()) for f in files]
+        args.dataset = "files:" + ",".join(a if "," not in a else f for a, f in zip(absolute, files))
     import pandas as pd
 
     specs = with_language(args, args.system or ["bm25"])

@@ -395,7 +395,7 @@ def parse_measure(spec: Any) -> Measure:
 def _did_you_mean(spec: str, names: Iterable[str]) -> str:
     """`` (did you mean 'nDCG@10'?)`` when the measure name that ``spec`` starts with is not one of ``names``
     (the first of a name's spellings wins) but one in another case, or else close to one (difflib); else ``""``.
-    The rest of ``spec`` (parameters, cut-off) is kept as written."""
+    The rest of ``spec`` (parameters, cut-off) is kept as written; a cut-off without its @ is put after them."""
     text = spec.strip()
     try:  # trec_eval's name (recall_100, ndcg_cut_10, P_10, map): ir_measures' for it
         trec = ir_measures.parse_trec_measure(text)
@@ -410,10 +410,11 @@ def _did_you_mean(spec: str, names: Iterable[str]) -> str:
     if not name or name in known.values():
         return ""
     rest = text[len(name) :]
-    # a cut-off written without its @ (ndcg10, recall_100): the name before it, then @ and the cut-off
+    # a cut-off written without its @ (ndcg10, recall_100, P10(rel=2)): a known name in another case before it,
+    # then the parameters, then @ and the cut-off
     glued = re.fullmatch(r"(.*?[A-Za-z])[_-]?(\d+)", name)
-    if glued and "@" not in text and name.lower() not in known and _known_name(glued[1], known):
-        name, rest = glued[1], f"@{glued[2]}{rest}"
+    if glued and "@" not in text and name.lower() not in known and glued[1].lower() in known:
+        name, rest = glued[1], f"{rest}@{glued[2]}"
     match = _known_name(name, known)
     return f" (did you mean {match + rest!r}?)" if match else ""
 
