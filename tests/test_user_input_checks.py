@@ -28,6 +28,16 @@ def setup():
     return docnos, first, qrels, pool, run
 
 
+def _toy_files(folder: Path) -> list[str]:
+    """A two-document corpus, one topic and its qrels written in ``folder``: the command's options naming them."""
+    (folder / "c.tsv").write_text("d1\tquick brown fox\nd2\tlazy dog\n")
+    (folder / "t.tsv").write_text("q1\tfox\n")
+    (folder / "q.txt").write_text("q1 0 d1 1\n")
+    return [
+        f"--{name}={folder / f}" for name, f in (("corpus", "c.tsv"), ("topics", "t.tsv"), ("qrels", "q.txt"))
+    ]
+
+
 def _backgrounds(run: pd.DataFrame) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
     return {q: rng.lognormal(0.0, 0.6, 200) for q in run["qid"].unique()}
@@ -187,13 +197,7 @@ def test_standard_measures_with_a_cut_off_or_level_trec_eval_cannot_take_are_ref
     for measure in (spec, ir_measures.parse_measure(spec)):
         with pytest.raises(ValueError, match=re.escape(words)):
             pse.Experiment([system], topics, qrels, [measure])
-    (tmp_path / "c.tsv").write_text("d1\tquick brown fox\nd2\tlazy dog\n")
-    (tmp_path / "t.tsv").write_text("q1\tfox\n")
-    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
-    files = [
-        f"--{name}={tmp_path / f}"
-        for name, f in (("corpus", "c.tsv"), ("topics", "t.tsv"), ("qrels", "q.txt"))
-    ]
+    files = _toy_files(tmp_path)
     index = tmp_path / "idx"
     assert main(["experiment", *files, f"--index-dir={index}", "--quiet", "--metric", spec]) == 2
     assert not index.exists()
@@ -271,13 +275,7 @@ def test_a_destination_no_file_can_be_written_in_is_refused_before_any_work(tmp_
     only after the whole run, with a message naming the temporary file."""
     from pyterrier_sparse_eval.cli import main
 
-    (tmp_path / "c.tsv").write_text("d1\tquick brown fox\nd2\tlazy dog\n")
-    (tmp_path / "t.tsv").write_text("q1\tfox\n")
-    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
-    given = [
-        f"--{name}={tmp_path / f}"
-        for name, f in (("corpus", "c.tsv"), ("topics", "t.tsv"), ("qrels", "q.txt"))
-    ]
+    given = _toy_files(tmp_path)
     folder = _read_only_folder()
     target = folder / ("results.json" if option == "--output" else "out")
     index = tmp_path / "idx"
@@ -295,9 +293,7 @@ def test_an_empty_index_dir_is_refused(tmp_path, monkeypatch, capsys, command, b
     from pyterrier_sparse_eval.cli import main
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "c.tsv").write_text("d1\tquick brown fox\n")
-    (tmp_path / "t.tsv").write_text("q1\tfox\n")
-    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    _toy_files(tmp_path)
     given = (
         ["--corpus=c.tsv", "--topics=t.tsv", "--qrels=q.txt"] if command == "experiment" else ["--dataset=x"]
     )
@@ -316,9 +312,7 @@ def test_one_corpus_named_relatively_and_absolutely_is_one_cache_entry(tmp_path,
     from pyterrier_sparse_eval.cli import main
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "c.tsv").write_text("d1\tquick brown fox\nd2\tlazy dog\n")
-    (tmp_path / "t.tsv").write_text("q1\tfox\n")
-    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    _toy_files(tmp_path)
     index = tmp_path / "idx"
     for corpus in ("c.tsv", str(tmp_path / "c.tsv"), "./c.tsv"):
         given = [f"--corpus={corpus}", "--topics=t.tsv", "--qrels=q.txt", f"--index-dir={index}"]
