@@ -16,6 +16,7 @@ import pandas as pd
 import pyterrier as pt
 
 from . import datasets, files
+from ._trec_files import refuse_spaced, trec_run_text
 from .files import slug
 from .measures import crosscheck as _crosscheck
 from .measures import inhouse, parse_measure, parse_measures
@@ -413,17 +414,17 @@ def run_experiment(
     topics = datasets.judged_topics(dataset_name, topics, qrels)  # before any index is built
     check_gdeval([_parse(m) for m in measures], topics, qrels)
     extra: dict[str, Any] = {} if shards is None else {"engine": engine, "ray_address": ray_address}
-    retrievers: list[Any] = [
-        s.retriever(
-            s.index(
-                index_dir, dataset, lambda: datasets.corpus_iter(ds), verbose=verbose, shards=shards, **extra
-            ),
-            num_results=num_results,
-            verbose=verbose,
-            **extra,
+    # ids a TREC run file cannot hold: the qids now, each index's docnos once it is ready (not after every build)
+    if save_runs is not None:
+        refuse_spaced(topics["qid"], "qid", "save_runs= (--save-runs)")
+    retrievers: list[Any] = []
+    for s in systems:
+        index = s.index(
+            index_dir, dataset, lambda: datasets.corpus_iter(ds), verbose=verbose, shards=shards, **extra
         )
-        for s in systems
-    ]
+        if save_runs is not None:
+            refuse_spaced(index.docnos, "docno", "save_runs= (--save-runs)")
+        retrievers.append(s.retriever(index, num_results=num_results, verbose=verbose, **extra))
     if save_runs is not None:
         retrievers = [r.transform(topics) for r in retrievers]
         for name, run, path in zip(names, retrievers, run_files):
@@ -476,19 +477,3 @@ def _warn_cut_short(measures: Sequence[Any], num_results: int) -> None:
             f"{max(k for _, k in deeper)} for their values.",
             stacklevel=3,
         )
-
-
-def trec_run_text(run: pd.DataFrame, tag: str) -> str:
-    """A run as a TREC run file: ``qid Q0 docno rank score tag`` (rank from 1), scores at full float64 precision."""
-    tag = "".join(c if not c.isspace() else "_" for c in tag) or "run"
-    for column in ("qid", "docno"):
-        spaced = [v for v in run[column].astype(str).unique().tolist() if any(c.isspace() for c in v)]
-        if spaced:
-            raise ValueError(f"A TREC run file cannot hold a {column} with whitespace, e.g. {spaced[0]!r}.")
-    lines = [
-        f"{q} Q0 {d} {r + 1} {s!r} {tag}\n"
-        for q, d, r, s in zip(
-            run["qid"], run["docno"], run["rank"].tolist(), run["score"].astype(float).tolist()
-        )
-    ]
-    return "".join(lines)

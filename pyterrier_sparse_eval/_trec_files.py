@@ -10,14 +10,16 @@ import io
 import lzma
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._records import _HEADER_IDS, _UNREADABLE, _lines, _open, _unreadable, parse_qrels
 
-__all__ = ["read_qrels", "read_run"]
+__all__ = ["read_qrels", "read_run", "refuse_spaced", "trec_run_text"]
 
 #: compressions told by their first bytes (not by the name): those read here, and those refused naming the fix
 _READABLE = {"bzip2": (lambda d: d[:3] == b"BZh" and d[4:10] in (b"1AY&SY", b"\x17rE8P\x90"), bz2.decompress),
@@ -206,3 +208,31 @@ def read_qrels(path: str) -> pd.DataFrame:
         )
     labels = frame[3].str.replace(r"\.0*$", "", regex=True).astype(np.int64)
     return pd.DataFrame({"qid": frame[0], "docno": frame[2], "label": labels})
+
+
+_SPACE = re.compile(r"\s")
+
+
+def refuse_spaced(values: Iterable[Any], column: str, option: str = "") -> None:
+    """A ValueError naming an id among ``values`` that holds whitespace, which a TREC run file (whitespace-separated
+    fields) cannot hold; ``option`` names the argument that asked for run files."""
+    ids = pd.unique(pd.Series(np.asarray(values, dtype=object)).astype(str))
+    if not _SPACE.search("".join(ids)):
+        return
+    example = next(v for v in ids if _SPACE.search(v))
+    fix = f" ({option} writes run files): rename it, or leave out {option}" if option else ""
+    raise ValueError(f"A TREC run file cannot hold a {column} with whitespace, e.g. {example!r}{fix}.")
+
+
+def trec_run_text(run: pd.DataFrame, tag: str) -> str:
+    """A run as a TREC run file: ``qid Q0 docno rank score tag`` (rank from 1), scores at full float64 precision."""
+    tag = "".join(c if not c.isspace() else "_" for c in tag) or "run"
+    for column in ("qid", "docno"):
+        refuse_spaced(run[column], column)
+    lines = [
+        f"{q} Q0 {d} {r + 1} {s!r} {tag}\n"
+        for q, d, r, s in zip(
+            run["qid"], run["docno"], run["rank"].tolist(), run["score"].astype(float).tolist()
+        )
+    ]
+    return "".join(lines)

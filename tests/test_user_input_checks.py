@@ -372,3 +372,44 @@ def test_a_corpus_tsv_with_more_than_three_columns_is_refused_unless_a_header_sa
     dataset = pse.datasets.get(f"files:{tmp_path / 'c.tsv'},{tmp_path / 't.tsv'},{tmp_path / 'q.txt'}")
     (doc,) = list(dataset.get_corpus_iter())
     assert doc["docno"] == "d1" and doc["text"].endswith("quick brown\tfox")
+
+
+def test_ids_a_trec_run_file_cannot_hold_are_refused_before_the_work_that_needs_them(tmp_path):
+    """save_runs= with a docno holding a space had been refused only once every system's index was built and every
+    run retrieved; a qid holding one, too. Now a qid before any index, a docno once the first index is ready."""
+    import json
+
+    from pyterrier_sparse_eval.systems import parse_system
+
+    docs = [{"docno": "d 1", "text": "quick brown fox"}, {"docno": "d2", "text": "lazy dog"}]
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (tmp_path / "t.tsv").write_text("q1\tfox\n")
+    (tmp_path / "q.txt").write_text("q1 0 d2 1\n")
+    spec = f"files:{tmp_path / 'c.jsonl'},{tmp_path / 't.tsv'},{tmp_path / 'q.txt'}"
+    systems = [parse_system("bm25"), parse_system("bm25:k1=1.2")]
+    index, runs = tmp_path / "idx", tmp_path / "runs"
+    with pytest.raises(ValueError, match=r"cannot hold a docno with whitespace, e.g. 'd 1' \(save_runs= "):
+        pse.run_experiment(spec, systems, ["AP"], index_dir=index, save_runs=runs, verbose=False)
+    (folder,) = index.iterdir()
+    assert len([p for p in folder.iterdir() if not p.name.startswith(".")]) == 1  # the second was never built
+    assert not runs.exists() or not list(runs.iterdir())
+    # without run files, the same corpus is evaluated
+    assert pse.run_experiment(spec, systems, ["AP"], index_dir=index, verbose=False).queries == 1
+
+    class Spaced:  # a loaded dataset whose qids hold a space (files cannot: their fields are whitespace-separated)
+        spec = "spaced"
+
+        def get_topics(self, *args, **kwargs):
+            return pd.DataFrame({"qid": ["q 1"], "query": ["fox"]})
+
+        def get_qrels(self, *args, **kwargs):
+            return pd.DataFrame({"qid": ["q 1"], "docno": ["d2"], "label": [1]})
+
+        def get_corpus_iter(self, *args, **kwargs):
+            return iter(docs)
+
+    with pytest.raises(ValueError, match=r"cannot hold a qid with whitespace, e.g. 'q 1'"):
+        pse.run_experiment(
+            Spaced(), systems, ["AP"], index_dir=tmp_path / "other", save_runs=runs, verbose=False
+        )
+    assert not (tmp_path / "other").exists()
