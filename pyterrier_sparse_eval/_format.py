@@ -25,12 +25,13 @@ and with ``checks="full"`` never returns rankings.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
 import uuid
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -244,6 +245,28 @@ def generation(folder: Path) -> tuple[int, int, int]:
     """Identity of the ``pt_meta.json`` on disk: a rebuild writes a new file, so a new identity."""
     st = os.stat(folder / META)
     return (st.st_dev, st.st_ino, st.st_mtime_ns)
+
+
+@contextlib.contextmanager
+def unless_rebuilt(folder: Path, seen: tuple[int, int, int] | None, doing: str = "opened") -> Iterator[None]:
+    """Damage found inside the block is damage only if ``folder`` still holds the build ``seen`` (its
+    :func:`generation` before the block): one swapped in meanwhile by another process's rebuild mixes two builds'
+    files, which is a :class:`StaleIndexError` (the index was being ``doing``: "opened" or "verified")."""
+    try:
+        yield
+    except IndexCorruptError:
+        try:
+            now: tuple[int, int, int] | None = generation(folder)
+        except OSError:
+            now = None
+        if now == seen:
+            raise
+        again = (
+            "verify it again" if doing == "verified" else "open it again (index.reload(), or a new handle)"
+        )
+        raise StaleIndexError(
+            f"The index at {folder} was rebuilt while it was being {doing}; {again}."
+        ) from None
 
 
 def check_sizes(folder: Path, meta: dict[str, Any]) -> None:

@@ -37,6 +37,7 @@ from ._format import (
     has_meta,
     index_format,
     read_meta,
+    unless_rebuilt,
 )
 from ._retriever import SparseRetriever
 from ._weights import idf_lucene, lucene_idf
@@ -134,10 +135,11 @@ class SparseIndex(pt.Artifact):
         and its build id (for indexes built before build ids: one made from that identity)."""
         path = self._require_built()
         seen = generation(path)
-        meta = read_meta(path)
-        check_sizes(path, meta)
-        if self.checks == "full":
-            check_checksums(path, meta)  # every file, those a query never reads included, once per open
+        with unless_rebuilt(path, seen):
+            meta = read_meta(path)
+            check_sizes(path, meta)
+            if self.checks == "full":
+                check_checksums(path, meta)  # every file, those a query never reads included, once per open
         if generation(path) != seen:  # rebuilt while it was being opened: open the new one
             raise StaleIndexError(
                 f"The index at {path} was rebuilt while it was being opened; open it again."
@@ -212,6 +214,10 @@ class SparseIndex(pt.Artifact):
         Indexes built before files were sealed (no ``files`` record) are checked for everything but the
         CRC-32s."""
         path = self._require_built()
+        with unless_rebuilt(path, generation(path), "verified"):
+            return self._verify(path)
+
+    def _verify(self, path: Path) -> dict[str, Any]:
         meta = read_meta(path)
         check_sizes(path, meta)
         check_checksums(path, meta)

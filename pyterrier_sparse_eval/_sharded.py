@@ -54,6 +54,7 @@ from ._format import (
     generation,
     has_meta,
     index_format,
+    unless_rebuilt,
 )
 from ._index import SparseIndex
 from ._records import validate_queries
@@ -193,10 +194,12 @@ class ShardedIndex(pt.Artifact):
                 holder=self,
             )
         out = []
-        for i in range(len(manifest["shards"])):
-            shard = SparseIndex(self._shard_dir(manifest, i), mmap=self.mmap, checks=self.checks)
-            self._check_shard(manifest, i, lambda s=shard: s.meta)
-            out.append(shard)
+        # a shard of another build, found as another process rebuilds the index, is staleness, not damage
+        with unless_rebuilt(self.directory, self._opened[1]):
+            for i in range(len(manifest["shards"])):
+                shard = SparseIndex(self._shard_dir(manifest, i), mmap=self.mmap, checks=self.checks)
+                self._check_shard(manifest, i, lambda s=shard: s.meta)
+                out.append(shard)
         return out
 
     def _shard_dir(self, manifest: dict[str, Any], i: int) -> Path:
@@ -235,6 +238,12 @@ class ShardedIndex(pt.Artifact):
         one this manifest was built with, and that the folder holds nothing else. Raises
         :class:`IndexCorruptError` naming the shard and the file; returns the verified manifest with
         ``num_postings`` (all shards') added."""
+        with unless_rebuilt(
+            self.directory, generation(self.directory) if has_meta(self.directory) else None, "verified"
+        ):
+            return self._verify()
+
+    def _verify(self) -> dict[str, Any]:
         manifest = self._read_manifest()
         records = manifest.get("shards")
         if (

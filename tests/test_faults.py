@@ -1327,3 +1327,46 @@ def test_a_failed_build_holds_nothing_open_in_its_folder(tmp_path, shards):
     with pytest.raises(ValueError, match="Duplicate docnos"):
         pse.BM25().indexer(index, verbose=False, batch_size=1).index(twice)
     assert open_here() == [] and os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("step", ["open", "verify", "open sharded", "verify sharded"])
+def test_a_rebuild_swapped_in_while_an_index_is_checked_is_staleness_not_damage(tmp_path, monkeypatch, step):
+    """Another process's mode="overwrite" swapping its build in while this one opens (or verifies) the index had
+    been reported as damage ("its CRC-32 differs ...; rebuild it"): the checks read one build's seal and the
+    other's files. The rebuild is made here at that moment, inside the check."""
+    from pyterrier_sparse_eval import _format, _index, _sharded
+
+    sharded = step.endswith("sharded")
+    path = tmp_path / "index"
+    make = (lambda: pse.ShardedIndex(path, num_shards=2)) if sharded else (lambda: pse.SparseIndex(path))
+
+    def build(docs, mode):
+        pse.BM25(stemmer=None, stopwords=None).indexer(make(), verbose=False, mode=mode).index(docs)
+
+    build(DOCS, "create")
+    real, rebuilt = _format.check_checksums, []
+
+    def rebuilding_first(folder, meta, *args, **kwargs):
+        if not rebuilt:
+            rebuilt.append(True)
+            build([dict(d, text=d["text"] + " delta") for d in DOCS], "overwrite")
+        return real(folder, meta, *args, **kwargs)
+
+    for module in (_format, _index, _sharded):
+        if hasattr(module, "check_checksums"):
+            monkeypatch.setattr(module, "check_checksums", rebuilding_first)
+    index = make()
+    with pytest.raises(pse.StaleIndexError, match="was rebuilt while it was being"):
+        if step.startswith("open"):
+            _ = index.shards if sharded else index.meta
+        else:
+            index.verify()
+    assert rebuilt
+    # opened again: the new build, whole
+    again = make()
+    again.verify()
+    assert "delta" in (again.shards[0] if sharded else again).vocab
+    # damage is still damage
+    _flip("postings.data.npy")(path / "shard-000" if sharded else path)
+    with pytest.raises(pse.IndexCorruptError, match="CRC-32 differs"):
+        make().verify()
