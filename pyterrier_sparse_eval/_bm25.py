@@ -106,9 +106,17 @@ class BM25:
         self.language = self.analyzer.language  # the code as the analyzer checked it ("FR" is "fr")
 
     def __repr__(self) -> str:
-        options = "" if self.lucene_scores else ", lucene_scores=False"
-        options += ", exact_lengths=True" if self.exact_lengths else ""
-        return f"BM25(k1={self.k1}, b={self.b}{options}, analyzer={self.analyzer!r})"
+        """The call that makes this BM25 (its options other than the defaults)."""
+        options = [f"k1={self.k1}", f"b={self.b}"] + [f"language={self.language!r}"] * (self.language != "en")
+        defaults = {
+            "exact_lengths": False,
+            "lucene_scores": True,
+            "tokenizer": "standard",
+            "stemmer": "porter",
+        }
+        defaults.update(stopwords="lucene", lowercase=True, fields=None)
+        options += [f"{k}={getattr(self, k)!r}" for k, v in defaults.items() if getattr(self, k) != v]
+        return f"BM25({', '.join(options)})"
 
     def encoder_config(self) -> dict[str, Any]:
         """What determines the document weights, recorded in the index (``scoring`` and ``lengths`` say which
@@ -180,10 +188,13 @@ class BM25:
         built = _normalised(index.encoder)
         mine = _normalised(self.encoder_config())
         if built != mine:
-            raise ValueError(
-                f"{index} was built with {_describe(built)}, not {_describe(mine)}; rebuild it with "
-                f'{self!r}.indexer(index, mode="overwrite") or use a BM25 that matches.'
+            fix = (
+                f'rebuild it with {self!r}.indexer(index, mode="overwrite"), or retrieve with a BM25 of the '
+                "options it was built with"
+                if built.get("type") == "bm25"
+                else "search it with index.retriever(), which reads its weights as they are"
             )
+            raise ValueError(f"{index} was built with {_describe(built)}, not {_describe(mine)}; {fix}.")
 
 
 def _normalised(encoder: dict[str, Any]) -> dict[str, Any]:

@@ -413,3 +413,23 @@ def test_ids_a_trec_run_file_cannot_hold_are_refused_before_the_work_that_needs_
             Spaced(), systems, ["AP"], index_dir=tmp_path / "other", save_runs=runs, verbose=False
         )
     assert not (tmp_path / "other").exists()
+
+
+def test_a_bm25_that_did_not_build_the_index_names_a_fix_that_runs(tmp_path):
+    """The suggested rebuild had been `BM25(k1=1.2, b=0.4, analyzer=Analyzer(...))`, which BM25 does not take; a
+    toks index was told to 'use a BM25 that matches', which none does."""
+    index = pse.SparseIndex(tmp_path / "bm25")
+    pse.BM25(stemmer=None).indexer(index, verbose=False).index([{"docno": "d1", "text": "quick brown fox"}])
+    asked = pse.BM25(k1=1.2, stemmer=None, stopwords=None)
+    with pytest.raises(
+        ValueError, match=r"rebuild it with (BM25\(.*\))\.indexer\(index, mode=\"overwrite\"\)"
+    ) as e:
+        asked.retriever(index)
+    suggested = re.search(r"rebuild it with (BM25\(.*?\))\.indexer", str(e.value))[1]
+    assert suggested == "BM25(k1=1.2, b=0.4, stemmer=None, stopwords=None)"
+    assert eval(suggested, {"BM25": pse.BM25}).encoder_config() == asked.encoder_config()
+    toks = pse.SparseIndex(tmp_path / "toks")
+    toks.indexer(verbose=False).index([{"docno": "d1", "toks": {"fox": 1.0}}])
+    with pytest.raises(ValueError, match=r"search it with index\.retriever\(\)") as e:
+        pse.BM25().retriever(toks)
+    assert "rebuild" not in str(e.value)
