@@ -481,7 +481,8 @@ class ShardedRetriever(pt.Transformer):
         if not len(row):
             return first._empty(inp[keep])
         docno = concat_docnos([p[1] for p in parts])
-        merged = merge_top_k(row, docno, score, int(self.num_results), self.ties)
+        # no query has more results than all the shards' rows together (and a C long takes that number)
+        merged = merge_top_k(row, docno, score, min(int(self.num_results), max(len(score), 1)), self.ties)
         row, docno, score = row[merged], pick_docnos(docno, merged), score[merged]
         columns = {c: take_column(inp[c].array, row) for c in keep}
         columns["docno"] = docno_values(docno)

@@ -433,3 +433,17 @@ def test_a_bm25_that_did_not_build_the_index_names_a_fix_that_runs(tmp_path):
     with pytest.raises(ValueError, match=r"search it with index\.retriever\(\)") as e:
         pse.BM25().retriever(toks)
     assert "rebuild" not in str(e.value)
+
+
+def test_a_sharded_search_takes_any_number_of_results_a_single_one_does(tmp_path):
+    """num_results=2**63 had overflowed a C long in the shards' merge (a single index took it)."""
+    docs = [{"docno": f"d{i}", "text": f"fox w{i} " + "dog " * (i % 3)} for i in range(30)]
+    sharded, single = pse.ShardedIndex(tmp_path / "s", num_shards=3), pse.SparseIndex(tmp_path / "one")
+    for index in (sharded, single):
+        pse.BM25().indexer(index, verbose=False).index(docs)
+    queries = pd.DataFrame({"qid": ["1", "2"], "query": ["fox dog", "w3"]})
+    got = pse.BM25().retriever(sharded, num_results=2**63).transform(queries)
+    expected = pse.BM25().retriever(single, num_results=2**64).transform(queries)
+    assert len(got) == 31
+    for column in ("qid", "docno", "rank", "score"):
+        assert got[column].tolist() == expected[column].tolist()
