@@ -447,3 +447,23 @@ def test_a_sharded_search_takes_any_number_of_results_a_single_one_does(tmp_path
     assert len(got) == 31
     for column in ("qid", "docno", "rank", "score"):
         assert got[column].tolist() == expected[column].tolist()
+
+
+def test_one_measure_given_alone_is_one_measure_and_k_values_are_checked():
+    """pse.evaluate(run, qrels, "AP") had read the name letter by letter ("Unknown measure 'A'"); evaluate_retrieval's
+    k_values=10 had failed with "'int' object is not iterable" and ["10"] inside numpy."""
+    run = pd.DataFrame({"qid": ["1", "1"], "docno": ["d1", "d2"], "score": [2.0, 1.0]})
+    qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["d2", "d3"], "label": [1, 1]})
+    assert (
+        pse.evaluate(run, qrels, "AP").aggregate == pse.evaluate(run, qrels, ["AP"]).aggregate == {"AP": 0.25}
+    )
+    assert (
+        pse.evaluate(run, qrels, ir_measures.nDCG @ 2).aggregate
+        == pse.evaluate(run, qrels, ["nDCG@2"]).aggregate
+    )
+    assert pse.crosscheck(run, qrels, "AP").ok
+    with pytest.raises(TypeError, match=r"k_values=10: give a list of cut-offs, e\.g\. k_values=\[10, 100\]"):
+        pse.evaluate_retrieval({"1": [("d1", 1.0)]}, {"1": {"d1": 1}}, k_values=10)
+    for bad in (["10"], [0], [True], [2.5]):
+        with pytest.raises(ValueError, match=rf"k_values: {re.escape(repr(bad[0]))} is not a cut-off"):
+            pse.evaluate_retrieval({"1": [("d1", 1.0)]}, {"1": {"d1": 1}}, k_values=bad)

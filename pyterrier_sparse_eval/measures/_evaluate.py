@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,6 +144,12 @@ def evaluate_retrieval(
     >>> evaluate_retrieval({"q": [("a", 0.2), ("b", 0.9)]}, {"q": {"a": 1, "c": 1}}, k_values=[1, 2])
     {'nDCG@1': 0.0, 'Recall@1': 0.0, 'P@1': 0.0, 'nDCG@2': 0.38685280723454163, 'Recall@2': 0.5, 'P@2': 0.5, 'MAP': 0.25, 'MRR': 0.5}
     """
+    if isinstance(k_values, (str, bytes)) or not isinstance(k_values, Iterable):
+        raise TypeError(f"k_values={k_values!r}: give a list of cut-offs, e.g. k_values=[10, 100].")
+    if bad := [k for k in k_values if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1]:
+        raise ValueError(
+            f"k_values: {bad[0]!r} is not a cut-off; give whole numbers >= 1, e.g. k_values=[10, 100]."
+        )
     j = prepare(all_retrieved, all_qrels)
     warn_overlap(j)
     out: dict[str, float] = {}

@@ -473,7 +473,8 @@ def parse_measures(measures: Iterable[Any]) -> list[Measure]:
     """Measure objects from objects or names, each checked to be computable in-house (see :func:`inhouse`);
     the objects keep the user's naming (``nDCG@10`` stays the standard measure)."""
     out = []
-    for spec in measures:
+    # one measure, named or not, is a list of one (a name had been read letter by letter: "AP" as 'A', 'P')
+    for spec in [measures] if isinstance(measures, (str, Measure)) else measures:
         measure = parse_measure(spec)
         inhouse(measure)
         out.append(measure)
