@@ -63,13 +63,24 @@ def _open(path: Path, data: bytes | None = None) -> IO[str]:
 _UNREADABLE = (UnicodeDecodeError, EOFError, zlib.error, gzip.BadGzipFile)
 
 
+def encoding_fix(path: Path, head: bytes | None = None) -> str:
+    """How to make a file that is not UTF-8 readable, told by its first bytes (``head``, else read from ``path``):
+    UTF-16 (PowerShell's ``>`` writes it) converted from UTF-16, gzip named *.gz, anything else from Latin-1."""
+    if head is None:
+        head = b""
+        with contextlib.suppress(OSError), open(path, "rb") as f:
+            head = f.read(2)
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "it is UTF-16 text: convert it first, e.g. iconv -f utf-16 -t utf-8."
+    if head[:2] == b"\x1f\x8b" and path.suffix != ".gz":
+        return "it is gzip-compressed: name it *.gz."
+    return "convert it first, e.g. iconv -f latin1 -t utf-8."
+
+
 def _unreadable(path: Path, e: BaseException, where: str = "") -> ValueError:
     """The error for a file :data:`_UNREADABLE` was raised reading, naming it and the fix."""
     if isinstance(e, UnicodeDecodeError):
-        fix = "convert it first, e.g. iconv -f latin1 -t utf-8."
-        with contextlib.suppress(OSError), open(path, "rb") as f:
-            if path.suffix != ".gz" and f.read(2) == b"\x1f\x8b":
-                fix = "it is gzip-compressed: name it *.gz."
+        fix = encoding_fix(path)
         return ValueError(
             f"{path}{where}: not UTF-8 text ({e.reason}, byte {e.object[e.start : e.end]!r}); {fix}"
         )

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._records import _HEADER_IDS, _UNREADABLE, _lines, _open, _unreadable, parse_qrels
+from ._records import _HEADER_IDS, _UNREADABLE, _lines, _open, _unreadable, encoding_fix, parse_qrels
 
 __all__ = ["read_qrels", "read_run", "refuse_spaced", "trec_run_text"]
 
@@ -99,9 +99,10 @@ def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | No
     except pd.errors.ParserError:  # a line with more fields than the first
         frame = None
     except UnicodeDecodeError as e:
+        fix = encoding_fix(Path(path), None if data is None else data[:2])
         raise ValueError(
-            f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}): is it a TREC "
-            f"{kind.lower()} file? If it is in another encoding, convert it, e.g. iconv -f latin1 -t utf-8."
+            f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x}): is it a TREC {kind.lower()} file? "
+            f"{fix[0].upper()}{fix[1:]}"
         ) from None
     except _UNREADABLE as e:  # a .gz cut short (an interrupted copy) or damaged; not UTF-8 is caught above
         raise _unreadable(Path(path), e) from None

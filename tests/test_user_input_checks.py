@@ -467,3 +467,24 @@ def test_one_measure_given_alone_is_one_measure_and_k_values_are_checked():
     for bad in (["10"], [0], [True], [2.5]):
         with pytest.raises(ValueError, match=rf"k_values: {re.escape(repr(bad[0]))} is not a cut-off"):
             pse.evaluate_retrieval({"1": [("d1", 1.0)]}, {"1": {"d1": 1}}, k_values=bad)
+
+
+def test_a_utf16_file_is_told_to_be_converted_from_utf16(tmp_path, capsys):
+    """PowerShell's > writes UTF-16: the fix given had been 'iconv -f latin1', which makes a file of NUL bytes."""
+    from pyterrier_sparse_eval.cli import main
+
+    (tmp_path / "r.run").write_bytes("q1 Q0 d1 1 2.0 r\n".encode("utf-16"))
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    assert main(["evaluate", "--run", str(tmp_path / "r.run"), "--qrels", str(tmp_path / "q.txt")]) == 2
+    assert (
+        "not UTF-8 text (byte 0xff): is it a TREC run file? It is UTF-16 text: convert it first, e.g. iconv -f utf-16"
+        in capsys.readouterr().err
+    )
+    _toy_files(tmp_path)
+    (tmp_path / "c.tsv").write_bytes("d1\tquick brown fox\n".encode("utf-16"))
+    dataset = pse.datasets.get(f"files:{tmp_path / 'c.tsv'},{tmp_path / 't.tsv'},{tmp_path / 'q.txt'}")
+    with pytest.raises(
+        ValueError,
+        match=r"c\.tsv.*not UTF-8 text .*it is UTF-16 text: convert it first, e\.g\. iconv -f utf-16",
+    ):
+        list(dataset.get_corpus_iter())
