@@ -22,6 +22,7 @@ from ._build import (
     warn_empty,
 )
 from ._docno_checks import corpus_positions
+from ._format import refuse_path
 from ._index import SparseIndex, refuse_ray_options
 from ._ray import Encoded
 from ._records import column_texts
@@ -185,6 +186,7 @@ class BM25:
 
     def check_index(self, index: SparseIndex | ShardedIndex) -> None:
         """Raise if ``index`` was built with other BM25 parameters, norms, scoring or analysis than this object."""
+        refuse_path(index)
         built = _normalised(index.encoder)
         mine = _normalised(self.encoder_config())
         if built != mine:
@@ -324,6 +326,7 @@ class BM25Indexer(pt.Indexer):
         ray_address: str | None = None,
         num_workers: int | None = None,
     ):
+        refuse_path(index)
         check_engine(engine, ray_address=ray_address, num_workers=num_workers)
         check_integer("batch_size", batch_size)
         self.bm25 = bm25

@@ -36,7 +36,7 @@ from ._docno_checks import (
     early_check,
     refuse_unencodable,
 )
-from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_index_dir, seal
+from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_index_dir, refuse_path, seal
 from ._ray import Encoded, check_gpus
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from ._toks import flatten_toks, term_ids
@@ -387,6 +387,7 @@ class SparseIndexer(pt.Indexer):
         ray_address: str | None = None,
         num_workers: int | None = None,
     ):
+        refuse_path(index)
         check_engine(engine, ray_address=ray_address, num_workers=num_workers)
         check_integer("batch_size", batch_size)
         self.index_ref = index

@@ -241,6 +241,15 @@ def read_meta(folder: Path) -> dict[str, Any]:
     return meta
 
 
+def refuse_path(index: Any) -> None:
+    """A TypeError for a path given where an index object goes (it had failed on a missing attribute)."""
+    if isinstance(index, (str, os.PathLike)):
+        raise TypeError(
+            f"{str(index)!r} is a path, not an index: pass pse.SparseIndex({str(index)!r}) (pse.ShardedIndex(path, "
+            "num_shards=N) to build shards; pse.open_index(path) opens either, once built)."
+        )
+
+
 def generation(folder: Path) -> tuple[int, int, int]:
     """Identity of the ``pt_meta.json`` on disk: a rebuild writes a new file, so a new identity."""
     st = os.stat(folder / META)

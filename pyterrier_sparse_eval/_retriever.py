@@ -13,7 +13,7 @@ import pyterrier as pt
 import scipy.sparse as sp
 
 from ._docnos import DocnoTable, docno_values, empty_docno_column, result_frame, take_column, take_docnos
-from ._format import StaleIndexError, has_meta
+from ._format import StaleIndexError, has_meta, refuse_path
 from ._lucene import lucene_product, nudge_ties
 from ._numba import available_backends
 from ._records import _as_text, column_texts, validate_queries
@@ -143,6 +143,7 @@ class SparseRetriever(pt.Transformer):
         impacts: bool = True,
         bounds: bool = True,
     ):
+        refuse_path(index)
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be 'auto', 'numba' or 'scipy', got {backend!r}.")
         if backend == "numba" and "numba" not in available_backends():

@@ -15,6 +15,7 @@ import pandas as pd
 import pyterrier as pt
 
 from ._build import SparseIndexer, batch_docnos, check_engine, check_integer, python_number, warn_empty
+from ._format import refuse_path
 from ._index import SparseIndex, refuse_ray_options
 from ._model_files import looks_like_path, model_fingerprint
 from ._ray import Encoded
@@ -345,6 +346,7 @@ class Splade:
 
         ``idf=False`` (the default) is the plain dot product that SPLADE papers report.
         """
+        refuse_path(index)
         built = index.encoder
         if built.get("type") == "bm25":
             raise ValueError(f"{index} holds BM25 weights; build a SPLADE index with splade.indexer(index).")

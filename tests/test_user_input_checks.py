@@ -488,3 +488,18 @@ def test_a_utf16_file_is_told_to_be_converted_from_utf16(tmp_path, capsys):
         match=r"c\.tsv.*not UTF-8 text .*it is UTF-16 text: convert it first, e\.g\. iconv -f utf-16",
     ):
         list(dataset.get_corpus_iter())
+
+
+def test_a_path_where_an_index_goes_names_the_index_to_pass(tmp_path):
+    """indexer("path") had failed with "'str' object has no attribute 'path'", retriever("path") with '... 'encoder''."""
+    path = str(tmp_path / "index")
+    expected = rf"'{re.escape(path)}' is a path, not an index: pass pse\.SparseIndex\('{re.escape(path)}'\)"
+    with pytest.raises(TypeError, match=expected):
+        pse.BM25().indexer(path)
+    with pytest.raises(TypeError, match=expected):
+        pse.SparseIndexer(tmp_path / "index")
+    pse.BM25().indexer(pse.SparseIndex(path), verbose=False).index([{"docno": "d1", "text": "fox"}])
+    with pytest.raises(TypeError, match=expected):
+        pse.BM25().retriever(path)
+    with pytest.raises(TypeError, match=expected):
+        pse.SparseRetriever(path)
