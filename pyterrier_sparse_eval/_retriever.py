@@ -382,10 +382,9 @@ class SparseRetriever(pt.Transformer):
         """The best ``num_results`` documents for each row of a (queries x terms) weight matrix (see
         :meth:`query_matrix`) as flat arrays ``(query_row, doc_id, score, rank)``, grouped by query row, each
         query best first."""
-        numba = self.backend_ == "numba"
-        return finite_scores(
-            self._search_numba(q.indptr, q.indices, q.data) if numba else self._search_scipy(q)
-        )
+        if self.backend_ == "numba":
+            return finite_scores(self._search_numba(q.indptr, q.indices, q.data))
+        return finite_scores(self._search_scipy(q))
 
     def _tie_order(self) -> tuple[np.ndarray, np.ndarray]:
         """(rank of each document among equal scores, document at each rank): the higher rank wins a tie.
