@@ -18,6 +18,7 @@ into place last, so a failed build leaves nothing, and an overwrite leaves the o
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import warnings
@@ -356,11 +357,16 @@ class ShardedIndex(pt.Artifact):
     # --- factories -----------------------------------------------------------------------------------------
     def writer(self, *, mode: str, encoder: dict[str, Any]) -> ShardedWriter:
         """The writer an indexer fills (see :class:`ShardedWriter`)."""
-        if self.num_shards_ is None:
+        shards = self.num_shards_
+        # a rebuild of an index opened without num_shards (pse.open_index) keeps its number of shards
+        if shards is None and mode == "overwrite" and has_meta(self.directory):
+            with contextlib.suppress(IndexCorruptError, ValueError, OSError, KeyError):
+                shards = int(self._read_manifest()["num_shards"])
+        if shards is None:
             raise ValueError(
                 f"Say how many shards to build: pse.ShardedIndex({str(self.path)!r}, num_shards=N)."
             )
-        return ShardedWriter(self, self.num_shards_, mode=mode, encoder=encoder)
+        return ShardedWriter(self, shards, mode=mode, encoder=encoder)
 
     def indexer(
         self, *, mode: str = "create", batch_size: int = 10_000, verbose: bool = True, **kwargs: Any

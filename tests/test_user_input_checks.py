@@ -503,3 +503,15 @@ def test_a_path_where_an_index_goes_names_the_index_to_pass(tmp_path):
         pse.BM25().retriever(path)
     with pytest.raises(TypeError, match=expected):
         pse.SparseRetriever(path)
+
+
+def test_a_sharded_index_opened_without_its_shard_count_is_rebuilt_with_it(tmp_path):
+    """pse.open_index(path) knows the shard count, yet indexer(mode="overwrite") had asked for it."""
+    docs = [{"docno": f"d{i}", "text": f"fox w{i}"} for i in range(9)]
+    pse.BM25().indexer(pse.ShardedIndex(tmp_path / "s", num_shards=3), verbose=False).index(docs)
+    opened = pse.open_index(tmp_path / "s")
+    pse.BM25().indexer(opened, mode="overwrite", verbose=False).index(docs[:6])
+    again = pse.open_index(tmp_path / "s")
+    assert again.num_shards == 3 and again.num_docs == 6
+    with pytest.raises(ValueError, match=r"Say how many shards to build"):
+        pse.BM25().indexer(pse.ShardedIndex(tmp_path / "new"), verbose=False).index(docs)
