@@ -369,9 +369,12 @@ def parse_qrels(lines: Iterable[tuple[int, str]], where: Any) -> pd.DataFrame:
             if parts[0].lower() in _HEADER_IDS and not _INTEGER.fullmatch(parts[-1]):
                 continue  # a header row (BEIR's query-id corpus-id score)
         if len(parts) != width:
-            raise ValueError(f"{where}, line {n}: expected {width} columns like the first line: {layout}.")
-        if not _INTEGER.fullmatch(parts[-1]):  # as trec_eval's atoi reads it: +1 too
-            raise ValueError(f"{where}, line {n}: the label {parts[-1]!r} must be an integer.")
+            like = "'qid 0 docno label' (TREC)" if width == 4 else "'query-id corpus-id score' (BEIR TSV)"
+            raise ValueError(f"{where}, line {n}: expected {width} columns like the first line: {like}.")
+        # as trec_eval's atoi reads it: +1 too
+        if not _INTEGER.fullmatch(parts[-1]):
+            header = " (a header row? remove it, or name its first column query-id)" if not rows else ""
+            raise ValueError(f"{where}, line {n}: the label {parts[-1]!r} must be an integer{header}.")
         rows.append((parts[0], parts[-2], int(parts[-1])))
     return qrels_frame(rows, where)
 

@@ -173,9 +173,14 @@ def read_run(path: str) -> pd.DataFrame:
     bad = scores.isna()
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
+        header = (
+            "; a header row? a TREC run file has none: remove it"
+            if row == 0
+            else "; trec_eval cannot rank it"
+        )
         raise ValueError(
             f"{path}, line {_line_number(path, row, data)}: the score (5th column) {frame[4].iloc[row]!r} is not a "
-            "number; trec_eval cannot rank it."
+            f"number{header}."
         )
     return pd.DataFrame({"qid": frame[0], "docno": frame[2], "score": scores.astype(np.float64)})
 
@@ -203,9 +208,10 @@ def read_qrels(path: str) -> pd.DataFrame:
     bad = ~frame[3].str.fullmatch(_LABEL)
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
+        header = "; a header row? a TREC qrels file has none: remove it" if row == 0 else ""
         raise ValueError(
             f"{path}, line {_line_number(path, row, data)}: the label (4th column) {frame[3].iloc[row]!r} must be an "
-            "integer (of at most 18 digits)."
+            f"integer (of at most 18 digits){header}."
         )
     labels = frame[3].str.replace(r"\.0*$", "", regex=True).astype(np.int64)
     return pd.DataFrame({"qid": frame[0], "docno": frame[2], "label": labels})

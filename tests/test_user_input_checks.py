@@ -515,3 +515,40 @@ def test_a_sharded_index_opened_without_its_shard_count_is_rebuilt_with_it(tmp_p
     assert again.num_shards == 3 and again.num_docs == 6
     with pytest.raises(ValueError, match=r"Say how many shards to build"):
         pse.BM25().indexer(pse.ShardedIndex(tmp_path / "new"), verbose=False).index(docs)
+
+
+@pytest.mark.parametrize(
+    "run, qrels, message",
+    [
+        (
+            "qid Q0 docno rank score tag\nq1 Q0 d1 1 2.0 r\n",
+            "q1 0 d1 1\n",
+            "r.run, line 1: the score (5th column) 'score' is not a number; a header row? a TREC run file has none: remove it.",
+        ),
+        (
+            "q1 Q0 d1 1 2.0 r\n",
+            "qid iter docno rel\nq1 0 d1 1\n",
+            "q.txt, line 1: the label (4th column) 'rel' must be an integer (of at most 18 digits); a header row? a TREC qrels file has none: remove it.",
+        ),
+        (
+            "q1 Q0 d1 1 2.0 r\n",
+            "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\n",
+            "q.txt, line 3: expected 3 columns like the first line: 'query-id corpus-id score' (BEIR TSV).",
+        ),
+        (
+            "q1 Q0 d1 1 2.0 r\n",
+            "q1 0 d1 1\nq1 Q0 d2 x\n",
+            "q.txt, line 2: the label (4th column) 'x' must be an integer (of at most 18 digits).",
+        ),
+    ],
+    ids=["run header", "qrels header", "beir row", "bad label"],
+)
+def test_a_header_row_in_a_trec_file_is_named_as_one(tmp_path, capsys, run, qrels, message):
+    """A header row had been reported as a score or label that is not a number, with no hint; a BEIR row's error
+    had cited TREC's 4-column layout."""
+    from pyterrier_sparse_eval.cli import main
+
+    (tmp_path / "r.run").write_text(run)
+    (tmp_path / "q.txt").write_text(qrels)
+    assert main(["evaluate", "--run", str(tmp_path / "r.run"), "--qrels", str(tmp_path / "q.txt")]) == 2
+    assert capsys.readouterr().err.strip().endswith(message)
