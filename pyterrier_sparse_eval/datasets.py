@@ -329,7 +329,8 @@ def resolve_fields(
         missing = [f for f in fields if f not in keys]
         if missing:
             raise FieldError(
-                f"Documents have no field(s) {missing}; available: {sorted(keys)}. Pass fields=[...]."
+                f"Documents have no field(s) {missing}; available: {sorted(keys)}. Name fields they have, e.g. "
+                "pse.BM25(fields=[...])."
             )
         return tuple(fields)
     chosen = tuple(f for f in DEFAULT_DOC_FIELDS if any(_as_text(d.get(f)) for d in sample))
@@ -338,8 +339,8 @@ def resolve_fields(
     if not chosen:
         text_like = sorted({k for d in sample for k, v in d.items() if isinstance(v, str) and k != "docno"})
         raise FieldError(
-            f"Documents have neither 'title' nor 'text' (fields: {sorted(keys)}); pass fields=[...], "
-            f"e.g. fields={text_like[:2]}."
+            f"Documents have neither 'title' nor 'text' (fields: {sorted(keys)}); name the fields to index, e.g. "
+            f"pse.BM25(fields={text_like[:2]}) (SPLADE: splade.doc_encoder(fields=[...]))."
         )
     return chosen
 

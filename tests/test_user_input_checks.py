@@ -18,6 +18,7 @@ from helpers import simulated_pool_corpus, system_run_over_pool
 
 import pyterrier_sparse_eval as pse
 from pyterrier_sparse_eval import files, sdm
+from pyterrier_sparse_eval.datasets import FieldError
 
 
 @pytest.fixture(scope="module")
@@ -552,3 +553,17 @@ def test_a_header_row_in_a_trec_file_is_named_as_one(tmp_path, capsys, run, qrel
     (tmp_path / "q.txt").write_text(qrels)
     assert main(["evaluate", "--run", str(tmp_path / "r.run"), "--qrels", str(tmp_path / "q.txt")]) == 2
     assert capsys.readouterr().err.strip().endswith(message)
+
+
+def test_documents_without_text_fields_are_told_where_fields_go(tmp_path):
+    """The message had said "pass fields=[...]", and indexer(index, fields=...) is a TypeError: the fields go to
+    pse.BM25(fields=...), which the suggestion now names and which then indexes them."""
+    docs = [{"docno": "d1", "body": "quick brown fox"}, {"docno": "d2", "body": "lazy dog"}]
+    with pytest.raises(FieldError, match=r"name the fields to index, e\.g\. pse\.BM25\(fields=\['body'\]\)"):
+        pse.BM25().indexer(pse.SparseIndex(tmp_path / "a"), verbose=False).index(docs)
+    with pytest.raises(
+        FieldError, match=r"no field\(s\) \['text'\]; available: .*pse\.BM25\(fields=\[\.\.\.\]\)"
+    ):
+        pse.BM25(fields=["text"]).indexer(pse.SparseIndex(tmp_path / "b"), verbose=False).index(docs)
+    index = pse.BM25(fields=["body"]).indexer(pse.SparseIndex(tmp_path / "c"), verbose=False).index(docs)
+    assert index.num_docs == 2 and "fox" in index.vocab
