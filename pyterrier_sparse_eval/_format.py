@@ -196,7 +196,12 @@ def read_meta(folder: Path) -> dict[str, Any]:
         with open(path, encoding="utf-8") as f:
             meta = json.load(f)
     except (ValueError, RecursionError) as e:
-        raise _corrupt(path, f"not valid JSON ({type(e).__name__})") from None
+        # mode="overwrite" writes only over an index it can read: this one is removed, then built again
+        raise IndexCorruptError(
+            f"{path}: not valid JSON ({type(e).__name__}). The index is damaged or was edited after its build; "
+            f'remove {folder} and build it again (mode="overwrite" writes only over an index whose metadata '
+            "reads)."
+        ) from None
     if (
         not isinstance(meta, dict)
         or meta.get("type") != ARTIFACT_TYPE

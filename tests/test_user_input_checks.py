@@ -567,3 +567,22 @@ def test_documents_without_text_fields_are_told_where_fields_go(tmp_path):
         pse.BM25(fields=["text"]).indexer(pse.SparseIndex(tmp_path / "b"), verbose=False).index(docs)
     index = pse.BM25(fields=["body"]).indexer(pse.SparseIndex(tmp_path / "c"), verbose=False).index(docs)
     assert index.num_docs == 2 and "fox" in index.vocab
+
+
+def test_an_index_whose_metadata_does_not_read_names_a_fix_that_works(tmp_path):
+    """check-index had said 'rebuild it (mode="overwrite")', which refuses such a folder and points back to
+    check-index."""
+    import shutil
+
+    path = tmp_path / "index"
+    pse.BM25().indexer(pse.SparseIndex(path), verbose=False).index([{"docno": "d1", "text": "fox"}])
+    (path / "pt_meta.json").write_text("")
+    with pytest.raises(pse.IndexCorruptError, match=rf"remove {re.escape(str(path))} and build it again"):
+        pse.SparseIndex(path).verify()
+    with pytest.raises(FileExistsError, match="not a readable index of this package"):
+        pse.BM25().indexer(pse.SparseIndex(path), mode="overwrite", verbose=False).index(
+            [{"docno": "d1", "text": "fox"}]
+        )
+    shutil.rmtree(path)
+    pse.BM25().indexer(pse.SparseIndex(path), verbose=False).index([{"docno": "d1", "text": "fox"}])
+    pse.SparseIndex(path).verify()
