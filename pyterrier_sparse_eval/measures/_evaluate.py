@@ -92,9 +92,16 @@ def warn_overlap(j: JudgedRun, missing_as_zero: bool = False) -> None:
                 f"{missing} of {evaluated + missing} judged queries have no results in the run (counted as 0)"
             )
         else:
-            msg = f"evaluating {evaluated} of {evaluated + missing} judged queries: {missing} judged queries have no "
-            msg += "results in the run"
-        msg += f", {unjudged} run queries have no judgments"
+            msg = f"evaluating {evaluated} of {evaluated + missing} judged queries: " + ", ".join(
+                part
+                for n, part in (
+                    (missing, f"{missing} judged queries have no results in the run"),
+                    (unjudged, f"{unjudged} run queries have no judgments"),
+                )
+                if n
+            )
+        if missing_as_zero and missing and unjudged:
+            msg += f", {unjudged} run queries have no judgments"
         if evaluated == 0:
             msg += " (no query id in common: are run and qrels from the same split?)"
         warnings.warn(msg + "." + _id_hint(j), stacklevel=user_stacklevel())
