@@ -168,7 +168,9 @@ def test_run_fields_are_split_on_whitespace_only(tmp_path):
 def test_file_messages_name_the_file_line_and_fix(tmp_path):
     binary = tmp_path / "binary.run"
     binary.write_bytes(b"\x00\x01\xff\xfe garbage\n")
-    with pytest.raises(ValueError, match=r"binary.run is not UTF-8 text .*Convert it first, e.g. iconv -f latin1"):
+    with pytest.raises(
+        ValueError, match=r"binary.run is not UTF-8 text .*Convert it first, e.g. iconv -f latin1"
+    ):
         read_run(str(binary))
     blank = tmp_path / "blank.run"
     blank.write_text("1 Q0 a 1 1.0 t\n\n  \n\n1 Q0 x 1 bad t\n")
