@@ -150,6 +150,16 @@ def has_meta(path: str | os.PathLike[str]) -> bool:
     return os.path.isfile(os.path.join(path, META))
 
 
+def require_meta(path: str | os.PathLike[str]) -> None:
+    """A FileNotFoundError naming what is at ``path`` when it holds no index at all (nothing, a file, a folder
+    without ``pt_meta.json``)."""
+    if not has_meta(path):
+        raise FileNotFoundError(
+            f"No index at {path}: it is {describe_path(path) if os.path.lexists(path) else 'not there'}. Build "
+            f"one with pse.SparseIndex({str(path)!r}) (or pse.ShardedIndex(path, num_shards=N)) and an indexer."
+        )
+
+
 def is_index_dir(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a folder (not a link to one) whose ``pt_meta.json`` says it is a sparse index of
     this package (a single or a sharded one)."""

@@ -55,6 +55,7 @@ from ._format import (
     generation,
     has_meta,
     index_format,
+    require_meta,
     unless_rebuilt,
 )
 from ._index import SparseIndex
@@ -392,7 +393,8 @@ class ShardedIndex(pt.Artifact):
 
 def open_index(path: str | os.PathLike[str]) -> SparseIndex | ShardedIndex:
     """The index at ``path``: a :class:`ShardedIndex` when its ``pt_meta.json`` says so, else a
-    :class:`SparseIndex` (whose checks say what is wrong with anything else)."""
+    :class:`SparseIndex` (whose checks say what is wrong with its metadata); see :func:`require_meta`."""
+    require_meta(path)
     return ShardedIndex(path) if index_format(path) == SHARDED_FORMAT else SparseIndex(path)
 
 

@@ -586,3 +586,20 @@ def test_an_index_whose_metadata_does_not_read_names_a_fix_that_works(tmp_path):
     shutil.rmtree(path)
     pse.BM25().indexer(pse.SparseIndex(path), verbose=False).index([{"docno": "d1", "text": "fox"}])
     pse.SparseIndex(path).verify()
+
+
+def test_open_index_on_a_path_without_an_index_says_so(tmp_path):
+    """It had returned an unbuilt handle, whose first use said 'Build one first' even for a file."""
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "empty").mkdir()
+    for name, what in (
+        ("nothere", "not there"),
+        ("afile", "a file of 0 bytes"),
+        ("empty", "an empty folder"),
+    ):
+        with pytest.raises(FileNotFoundError, match=rf"No index at .*{name}: it is {what}\. Build one with"):
+            pse.open_index(tmp_path / name)
+    pse.BM25().indexer(pse.SparseIndex(tmp_path / "one"), verbose=False).index(
+        [{"docno": "d1", "text": "fox"}]
+    )
+    assert isinstance(pse.open_index(tmp_path / "one"), pse.SparseIndex)

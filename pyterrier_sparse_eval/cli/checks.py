@@ -88,9 +88,9 @@ damaged one (the message names the shard, file and problem), 2 when PATH is not 
 def cmd_check_index(args: argparse.Namespace) -> int:
     if not Path(args.path).exists():
         raise UsageError(f"{args.path} does not exist; give an index folder (e.g. one under --index-dir).")
-    index = open_index(args.path)  # a SparseIndex or a ShardedIndex, as its pt_meta.json says
     if not (Path(args.path) / "pt_meta.json").is_file():  # damaged metadata is a failed check, below
         raise UsageError(f"{args.path} is not a sparse index (no pt_meta.json); give an index folder.")
+    index = open_index(args.path)  # a SparseIndex or a ShardedIndex, as its pt_meta.json says
     try:
         meta = index.verify()
     except IndexCorruptError as e:
