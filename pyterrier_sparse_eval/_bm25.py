@@ -43,6 +43,18 @@ from .datasets import FieldError, doc_texts, resolve_fields
 __all__ = ["BM25", "BM25Batches", "BM25Indexer", "TermCounter", "TextEncoder"]
 
 
+#: BM25's keyword options and their defaults (its repr names those that differ)
+_DEFAULT_OPTIONS: dict[str, Any] = {
+    "exact_lengths": False,
+    "lucene_scores": True,
+    "tokenizer": "standard",
+    "stemmer": "porter",
+    "stopwords": "lucene",
+    "lowercase": True,
+    "fields": None,
+}
+
+
 class BM25:
     """BM25 as Lucene (and so Anserini / Pyserini) computes it, as sparse vectors.
 
@@ -109,14 +121,7 @@ class BM25:
     def __repr__(self) -> str:
         """The call that makes this BM25 (its options other than the defaults)."""
         options = [f"k1={self.k1}", f"b={self.b}"] + [f"language={self.language!r}"] * (self.language != "en")
-        defaults = {
-            "exact_lengths": False,
-            "lucene_scores": True,
-            "tokenizer": "standard",
-            "stemmer": "porter",
-        }
-        defaults.update(stopwords="lucene", lowercase=True, fields=None)
-        options += [f"{k}={getattr(self, k)!r}" for k, v in defaults.items() if getattr(self, k) != v]
+        options += [f"{k}={getattr(self, k)!r}" for k, v in _DEFAULT_OPTIONS.items() if getattr(self, k) != v]
         return f"BM25({', '.join(options)})"
 
     def encoder_config(self) -> dict[str, Any]:
