@@ -19,7 +19,6 @@ from ._build import (
     open_writer,
     progress,
     python_number,
-    warn_empty,
 )
 from ._docno_checks import corpus_positions
 from ._format import refuse_path
@@ -38,7 +37,7 @@ from ._weights import (
     lucene_norm_inverse,
     lucene_tf_factor,
 )
-from .datasets import FieldError, doc_texts, resolve_fields
+from .datasets import FieldError, doc_texts, resolve_fields, warn_empty, watch_fields
 
 __all__ = ["BM25", "BM25Batches", "BM25Indexer", "TermCounter", "TextEncoder"]
 
@@ -350,6 +349,11 @@ class BM25Indexer(pt.Indexer):
     def __repr__(self) -> str:
         return f"BM25Indexer({self.bm25!r}, {self.index_ref!r}, mode={self.mode!r}, engine={self.engine!r})"
 
+    @property
+    def fields(self) -> Sequence[str] | None:
+        """The fields asked for (None: chosen from the first batch)."""
+        return self.bm25.fields
+
     def _fields(self, batch: list[dict[str, Any]]) -> tuple[str, ...]:
         if self.fields_ is None:
             if "docno" not in batch[0]:
@@ -381,7 +385,7 @@ class BM25Indexer(pt.Indexer):
             empty, total = build_on_ray(self, docs, encoder, batches, bm25.weights)
         else:
             empty, total = self._index_local(docs, encoder, compiled)
-        warn_empty(empty, total, self.fields_ or ())
+        warn_empty(empty, total, self.fields_ or (), self.late_fields_, self.fields is not None)
         return self.index_ref
 
     def _index_local(self, docs: Any, encoder: dict[str, Any], compiled: bool) -> tuple[int, int]:
@@ -390,7 +394,7 @@ class BM25Indexer(pt.Indexer):
         with open_writer(self.index_ref, mode=self.mode, encoder=encoder) as writer:
             bar = progress(docs, self.verbose)
             with corpus_positions(lambda: total):
-                for batch in batched(iter_docs(docs), self.batch_size):
+                for batch in watch_fields(batched(iter_docs(docs), self.batch_size), self, self.fields):
                     encoder["fields"] = list(self._fields(batch))
                     texts, missing = doc_texts(batch, self.fields_ or ())
                     terms, tf, offsets, lengths = counter.count(texts, writer)

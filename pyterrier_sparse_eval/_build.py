@@ -19,8 +19,7 @@ import itertools
 import json
 import os
 import time
-import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,6 +39,7 @@ from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_i
 from ._ray import Encoded, check_gpus
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from ._toks import flatten_toks, term_ids
+from .datasets import watch_fields
 from .files import (
     clean_leftovers,
     full_disk_named,
@@ -102,6 +102,14 @@ def check_mode(path: Any, mode: str, sources: tuple[Any, ...] = ()) -> None:
                 f"{path} is, holds or lies in the index {source} it is cut from: writing it there would destroy "
                 "the source. Write it to another folder."
             )
+    parent = os.path.dirname(target)
+    # one shard written over (its own build id) and the sharded index no longer opens
+    if index_format(parent) == SHARDED_FORMAT:
+        raise ValueError(
+            f"{path} lies in the sharded index {parent}: writing an index there breaks it (a shard is rebuilt with "
+            f"its whole index: build pse.ShardedIndex({parent!r}) again with mode='overwrite'). Write it to another "
+            "folder."
+        )
     clean_leftovers(path)  # first: it may move back an index that a killed writer had moved aside
     if os.path.ismount(path):
         raise ValueError(
@@ -186,17 +194,6 @@ def progress(docs: Any, verbose: bool, desc: str = "indexing") -> Any:
     except TypeError:
         total = None
     return tqdm(desc=desc, unit="doc", total=total, disable=None if verbose else True)
-
-
-def warn_empty(empty: int, total: int, fields: Sequence[str]) -> None:
-    """Say once how many documents had no text in the indexed fields."""
-    if empty:
-        warnings.warn(
-            f"{empty:,} of {total:,} documents have no text in field{'s' * (len(fields) > 1)} "
-            f"{' + '.join(map(repr, fields))} (missing, None, NaN or blank; "
-            "for a model, no text it encodes): they are indexed empty and can never be retrieved.",
-            stacklevel=3,
-        )
 
 
 def batched(it: Iterator[Any], n: int) -> Iterator[list[Any]]:
@@ -413,7 +410,8 @@ class SparseIndexer(pt.Indexer):
         writing = open_writer(self.index_ref, mode=self.mode, encoder=encoder)
         with writing as writer, corpus_positions(lambda: done):
             bar = progress(docs, self.verbose)
-            for batch in batched(iter_docs(docs), self.batch_size):
+            fields = getattr(self, "fields", ())  # toks carry no text fields
+            for batch in watch_fields(batched(iter_docs(docs), self.batch_size), self, fields):
                 docnos, toks = self.encode(batch, bar)
                 add_toks(writer, docnos, toks)
                 done += len(batch)
@@ -462,7 +460,8 @@ def build_on_ray(
     empty = total = 0
     with open_writer(indexer.index_ref, mode=indexer.mode, encoder=encoder) as writer:
         bar = progress(docs, indexer.verbose)
-        batches = batched(iter_docs(docs), indexer.batch_size)
+        fields = getattr(indexer, "fields", ())  # toks carry no text fields
+        batches = watch_fields(batched(iter_docs(docs), indexer.batch_size), indexer, fields)
         first = next(batches, None)
         if first is not None:
             pool = EncoderPool(ray, make(first), indexer.num_workers, getattr(indexer, "num_gpus", 0) or 0)

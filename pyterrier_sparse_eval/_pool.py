@@ -204,7 +204,7 @@ class Pool:
         with open(meta if os.path.isdir(path) else path, encoding="utf-8") as f:
             try:
                 spec = json.load(f)
-            except json.JSONDecodeError as e:
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
                 raise ValueError(
                     f"{path} is not a pool written by Pool.save ({e}); rebuild it with sdm.build_pool(...) and "
                     "save it."

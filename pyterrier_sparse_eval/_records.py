@@ -390,7 +390,8 @@ def qrels_frame(rows: list[tuple[str, str, int]], where: Any) -> pd.DataFrame:
 
 def _as_text(value: Any) -> str:
     """A field's text: strings as they are; UTF-8 bytes decoded; None, NaN and pandas' NA as "" (missing, never
-    the word "nan"); numbers as written; a list, dict or array refused (its repr is not a text)."""
+    the word "nan"); numbers as written (a whole float as an int: a numeric column with a gap is read as floats);
+    a list, dict or array refused (its repr is not a text)."""
     if type(value) is str:
         return value
     if value is None or value is pd.NA or (isinstance(value, (float, np.floating)) and value != value):
@@ -409,6 +410,9 @@ def _as_text(value: Any) -> str:
             f"A text (a document's or a query's) is a {type(value).__name__}, not a string: {str(value)[:60]!r}. "
             "Join its parts into one string first, e.g. ' '.join(parts)."
         )
+    # a column of whole numbers with a missing value is read as floats: 5.0 was written 5
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
     return str(value)  # a number, e.g. a title column read as int
 
 

@@ -32,6 +32,7 @@ from ._pool import (
 )
 from ._sample import bootstrap_bar, check_noise_correction, check_pool_options, check_sdm_options, whole
 from .measures import evaluate as evaluate_inhouse
+from .measures import json_ready
 from .systems import name_systems, parse_system
 
 __all__ = ["ThreeWay", "three_way"]
@@ -56,10 +57,11 @@ class ThreeWay:
     curves: dict[str, dict[str, dict[str, list[float]]]] = field(default_factory=dict, repr=False)
 
     def to_json(self, per_query: bool = False) -> dict[str, Any]:
+        """A dict for ``json.dumps``: a value that is NaN or infinite is ``None``."""
         out: dict[str, Any] = {"results": self.results, "config": self.config}
         if per_query:
             out["per_query"] = self.per_query
-        return out
+        return json_ready(out)
 
     def table(self) -> str:
         """A text table: the pool's size, then one row per system and measure (100 columns, wider when a system's

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import SparseIndexer, batch_docnos, check_engine, check_integer, python_number, warn_empty
+from ._build import SparseIndexer, batch_docnos, check_engine, check_integer, python_number
 from ._format import refuse_path
 from ._index import SparseIndex, refuse_ray_options
 from ._model_files import looks_like_path, model_fingerprint
@@ -23,7 +23,7 @@ from ._records import _as_text, column_texts, validate_queries
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex
 from ._toks import flatten_toks
-from .datasets import FieldError, doc_texts, resolve_fields
+from .datasets import FieldError, doc_texts, resolve_fields, warn_empty
 
 __all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max", "model_fingerprint", "looks_like_path"]
 
@@ -319,9 +319,11 @@ class Splade:
         ray_address: str | None = None,
         num_workers: int | None = None,
         num_gpus: float = 0,
+        fields: Sequence[str] | None = None,
     ) -> Any:
         """Encode documents and index them, batch by batch (the corpus's vectors are never all in memory),
-        with one progress bar for the whole build (a total when the documents know their number).
+        with one progress bar for the whole build (a total when the documents know their number). ``fields``: the
+        text fields encoded (default: ``title`` + ``text``, those the first batch has).
 
         ``engine="ray"``: the documents are encoded by Ray tasks, one per ``batch_size`` documents (a corpus of
         fewer is one task: give a smaller ``batch_size`` to spread it), up to ``num_workers`` at once (default: the
@@ -337,6 +339,7 @@ class Splade:
             ray_address=ray_address,
             num_workers=num_workers,
             num_gpus=num_gpus,
+            fields=fields,
         )
 
     def retriever(
@@ -467,7 +470,7 @@ class SpladeIndexer(SparseIndexer):
         return docnos, toks
 
     def finished(self) -> None:
-        warn_empty(self.empty_, self.total_, self.fields_ or ())
+        warn_empty(self.empty_, self.total_, self.fields_ or (), self.late_fields_, self.fields is not None)
 
 
 class SpladeBatches:

@@ -8,6 +8,7 @@ import csv
 import gzip
 import io
 import lzma
+import math
 import os
 import re
 from collections.abc import Iterable
@@ -152,6 +153,13 @@ def _line_number(path: str, row: int, data: bytes | None) -> int:
     return row + 1  # pragma: no cover - the file changed since it was read
 
 
+def _is_nan(text: str) -> bool:
+    try:
+        return math.isnan(float(text))
+    except ValueError:
+        return False
+
+
 def read_run(path: str) -> pd.DataFrame:
     """A TREC run file (``qid Q0 docno rank score tag``) as a ``qid``, ``docno``, ``score`` frame.
 
@@ -173,15 +181,18 @@ def read_run(path: str) -> pd.DataFrame:
     bad = scores.isna()
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
+        where = f"{path}, line {_line_number(path, row, data)}: the score (5th column) {frame[4].iloc[row]!r}"
+        if _is_nan(frame[4].iloc[row]):
+            raise ValueError(
+                f"{where} is NaN, which trec_eval cannot rank ({int(bad.sum())} rows in all): drop those rows or "
+                "give them a score."
+            )
         header = (
             "; a header row? a TREC run file has none: remove it"
             if row == 0
             else "; trec_eval cannot rank it"
         )
-        raise ValueError(
-            f"{path}, line {_line_number(path, row, data)}: the score (5th column) {frame[4].iloc[row]!r} is not a "
-            f"number{header}."
-        )
+        raise ValueError(f"{where} is not a number{header}.")
     return pd.DataFrame({"qid": frame[0], "docno": frame[2], "score": scores.astype(np.float64)})
 
 

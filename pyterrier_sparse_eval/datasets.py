@@ -37,6 +37,8 @@ __all__ = [
     "align_topics_qrels",
     "num_docs",
     "resolve_fields",
+    "watch_fields",
+    "warn_empty",
     "doc_texts",
     "FieldError",
     "read_run",
@@ -278,8 +280,13 @@ def align_topics_qrels(topics: pd.DataFrame, qrels: pd.DataFrame, *, warn: bool 
     rq = set(qrels["qid"].astype(str))
     both = tq & rq
     if warn and (both != tq or both != rq):
-        extra = (
-            f"{len(tq - rq)} topics have no judgments; {len(rq - tq)} judged queries are not in the topics"
+        extra = "; ".join(
+            part
+            for n, part in (
+                (len(tq - rq), f"{len(tq - rq)} topics have no judgments"),
+                (len(rq - tq), f"{len(rq - tq)} judged queries are not in the topics"),
+            )
+            if n
         )
         if not both:
             extra += " (no query id in common: are topics and qrels from the same split, with str ids?)"
@@ -319,15 +326,15 @@ def resolve_fields(
 ) -> tuple[str, ...]:
     """The text fields to index, judged from a sample of documents (a list, e.g. the first batch, or one).
 
-    ``fields`` when given (each must occur in the sample); else ``title`` and ``text``, each kept when any
-    sampled document has it (BEIR's title + " " + text): a first document without a text field does not
-    decide for the whole corpus.
+    ``fields`` when given (one at least must occur in the sample: a field first found after it is watched by
+    :func:`watch_fields`); else ``title`` and ``text``, each kept when any sampled document has it (BEIR's title +
+    " " + text): a first document without a text field does not decide for the whole corpus.
     """
     sample = [docs] if isinstance(docs, dict) else list(docs)
     keys = set().union(*(d.keys() for d in sample)) if sample else set()
     if fields is not None:
         missing = [f for f in fields if f not in keys]
-        if missing:
+        if len(missing) == len(fields):
             raise FieldError(
                 f"Documents have no field(s) {missing}; available: {sorted(keys)}. Name fields they have, e.g. "
                 "pse.BM25(fields=[...])."
@@ -340,9 +347,62 @@ def resolve_fields(
         text_like = sorted({k for d in sample for k, v in d.items() if isinstance(v, str) and k != "docno"})
         raise FieldError(
             f"Documents have neither 'title' nor 'text' (fields: {sorted(keys)}); name the fields to index, e.g. "
-            f"pse.BM25(fields={text_like[:2]}) (SPLADE: splade.doc_encoder(fields=[...]))."
+            f"pse.BM25(fields={text_like[:2]}) (SPLADE: splade.indexer(index, fields=[...]))."
         )
     return chosen
+
+
+def watch_fields(
+    batches: Iterator[list[dict[str, Any]]], indexer: Any, given: Sequence[str] | None
+) -> Iterator[Any]:
+    """``batches``, counting in ``indexer.late_fields_`` ({field: documents}) the documents after the first batch
+    with text in a field the first batch had none of (``indexer.fields_`` is set while the first batch is used):
+    with fields ``given``, those of them; else a default field (``title``, ``text``) not chosen. See
+    :func:`warn_empty`."""
+    indexer.late_fields_ = counts = {}
+    first = next(batches, None)
+    if first is None:
+        return
+    yield first
+    chosen = getattr(indexer, "fields_", None) or DEFAULT_DOC_FIELDS
+    if given is None:
+        watched = [f for f in DEFAULT_DOC_FIELDS if f not in chosen]
+    else:
+        watched = [f for f in given if not any(_as_text(d.get(f)) for d in first)]
+    counts.update(dict.fromkeys(watched, 0))
+    for batch in batches:
+        for f in watched:
+            counts[f] += sum(1 for d in batch if _as_text(d.get(f)))
+        yield batch
+
+
+def warn_empty(
+    empty: int, total: int, fields: Sequence[str], late: dict[str, int] | None = None, given: bool = False
+) -> None:
+    """Say once how many documents had no text in the indexed fields; and, of the fields the first batch had no
+    text in (``late``, from :func:`watch_fields`), a default one that later documents have (not indexed), or one
+    ``given`` that no document has (a misspelt name?)."""
+    for field, n in (late or {}).items():
+        if given and not n:
+            warnings.warn(
+                f"No document has text in the field {field!r} given in fields={list(fields)}: is it misspelt? The "
+                f"index holds the other field{'s' * (len(fields) > 2)}.",
+                stacklevel=3,
+            )
+        elif not given and n:
+            warnings.warn(
+                f"{n:,} of {total:,} documents have text in {field!r}, which is not indexed: the fields were chosen "
+                f"from the first batch ({' + '.join(map(repr, fields))}), where no document has it. To index it, "
+                f"build again with fields={sorted({*fields, field}, key=DEFAULT_DOC_FIELDS.index)}.",
+                stacklevel=3,
+            )
+    if empty:
+        warnings.warn(
+            f"{empty:,} of {total:,} documents have no text in field{'s' * (len(fields) > 1)} "
+            f"{' + '.join(map(repr, fields))} (missing, None, NaN or blank; "
+            "for a model, no text it encodes): they are indexed empty and can never be retrieved.",
+            stacklevel=3,
+        )
 
 
 def doc_texts(docs: Sequence[dict[str, Any]], fields: Sequence[str]) -> tuple[list[str], int]:

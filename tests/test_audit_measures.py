@@ -85,7 +85,8 @@ def test_the_audit_example_and_trec_ranks():
     ref = pytrec_eval.RelevanceEvaluator({"1": {"10": 1}}, {"P_1", "recip_rank"}).evaluate(
         {"1": {"9": 1.0, "10": 1.0}}
     )["1"]
-    assert res == {"P@1": {1: ref["P_1"]}, "RR": {1: ref["recip_rank"]}}
+    # per-query values are keyed by str ids, whatever the run's type
+    assert res == {"P@1": {"1": ref["P_1"]}, "RR": {"1": ref["recip_rank"]}}
     # ranks against a plain sort by (float32 score, docno as text), both descending
     run, _ = int_run_with_ties(1)
     ranks = trec_ranks(run["qid"], run["score"], run["docno"])
@@ -105,7 +106,7 @@ def test_id_types_are_checked_in_every_row():
     ref = pytrec_eval.RelevanceEvaluator({"1": {"10": 1, "9": 1}}, {"recip_rank", "P_2"}).evaluate(
         {"1": {str(d): 1.0 for d in range(5, 12)}}
     )["1"]
-    assert res == {"RR": {1: ref["recip_rank"]}, "P@2": {1: ref["P_2"]}}
+    assert res == {"RR": {"1": ref["recip_rank"]}, "P@2": {"1": ref["P_2"]}}
 
 
 def test_crosscheck_with_int_qids():

@@ -467,7 +467,7 @@ def test_cli_crosscheck_reports_a_disagreement(trec_files, capsys, monkeypatch):
         ("1 Q0 d 1\n", "1 0 d 1\n", "expected 6 columns"),
         ("1 Q0 d 1 0.5 t extra\n", "1 0 d 1\n", "expected 6 columns"),
         ("1 Q0 d 1 0.5 t\n2 Q0 d 1 0.5 t extra\n", "1 0 d 1\n", "expected 6 columns"),
-        ("1 Q0 d 1 nan t\n", "1 0 d 1\n", "'nan' is not a number"),
+        ("1 Q0 d 1 nan t\n", "1 0 d 1\n", "'nan' is NaN, which trec_eval cannot rank"),
         ("1 Q0 d 1 high t\n", "1 0 d 1\n", "'high' is not a number"),
         ("1 Q0 d 1 0.5 t\n", "1 0 d\n", "expected 4 columns"),
         ("1 Q0 d 1 0.5 t\n", "1 0 d yes\n", "'yes' must be an integer"),

@@ -29,6 +29,7 @@ LAYERS = {
     "measures._order": 0,
     "measures._score_dist": 0,
     "measures._warn": 0,
+    "measures._json": 0,  # results as strict JSON
     "_streams": 0,
     "measures._prepare": 1,
     "measures._frames": 2,

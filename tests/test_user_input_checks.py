@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -603,3 +604,140 @@ def test_open_index_on_a_path_without_an_index_says_so(tmp_path):
         [{"docno": "d1", "text": "fox"}]
     )
     assert isinstance(pse.open_index(tmp_path / "one"), pse.SparseIndex)
+
+
+def _late_titles() -> list[dict[str, str]]:
+    """30 documents without a title, then 7 with one: the first batch of 10 chooses 'text' alone."""
+    early = [{"docno": f"d{i}", "text": f"word{i} common"} for i in range(30)]
+    return early + [{"docno": f"e{i}", "title": "zebra", "text": "common"} for i in range(7)]
+
+
+@pytest.mark.parametrize("fields", [None, ["text"], ["title", "text"], ["titel", "text"]])
+def test_a_field_with_text_only_after_the_first_batch_is_named(tmp_path, model_dir, fields):
+    """Fields are chosen from the first batch (README, "What is checked"); a default field whose text comes later
+    had been dropped in silence. A field given that the first batch lacks is indexed from where it occurs (it had
+    been refused, so the fix named here failed), and named if no document has it (a misspelling)."""
+    docs = _late_titles()
+    builds = {
+        "bm25": lambda path: pse.BM25(fields=fields).indexer(
+            pse.SparseIndex(path), batch_size=10, verbose=False
+        ),
+        "splade": lambda path: pse.Splade(model_dir, verbose=False).indexer(
+            pse.SparseIndex(path), fields=fields, batch_size=10
+        ),
+    }
+    expected = {
+        None: [
+            "7 of 37 documents have text in 'title', which is not indexed: the fields were chosen from the first "
+            "batch ('text'), where no document has it. To index it, build again with fields=['title', 'text']."
+        ],
+        "titel": [
+            "No document has text in the field 'titel' given in fields=['titel', 'text']: is it misspelt? The "
+            "index holds the other field."
+        ],
+    }
+    for name, make in builds.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            index = make(tmp_path / name).index(docs)
+        said = [
+            str(w.message) for w in caught if "not indexed" in str(w.message) or "misspelt" in str(w.message)
+        ]
+        assert said == expected.get(fields and fields[0], []), name
+        if name == "bm25":
+            found = sorted(pse.BM25(fields=fields).retriever(index).search("zebra")["docno"])
+            assert found == ([f"e{i}" for i in range(7)] if fields == ["title", "text"] else []), fields
+
+
+def test_results_as_json_are_strict_json(tmp_path):
+    """A mean over no query is NaN, which json.dumps writes as NaN, not JSON: to_json gives None (null)."""
+    import json
+
+    result = pse.evaluate({"x": {"d": 1.0}}, {"q": {"d": 1}}, ["AP"], warn=False)
+    assert np.isnan(result.aggregate["AP"])
+    assert json.dumps(result.to_json(), allow_nan=False) == (
+        '{"aggregate": {"AP": null}, "per_query": {"AP": {}}, "missing_queries": ["q"], "unjudged_queries": ["x"]}'
+    )
+    assert pse.measures.json_ready({"a": (np.float32("inf"), np.int64(3), [float("-inf"), 0.5])}) == {
+        "a": [None, 3, [None, 0.5]]
+    }
+
+
+def test_int_query_ids_are_str_keys_in_an_evaluation():
+    result = pse.evaluate({1: {"d": 1.0}, 2: {"d": 1.0}}, {1: {"d": 1}, 3: {"d": 1}}, ["AP"], warn=False)
+    assert result.per_query == {"AP": {"1": 1.0}}
+    assert (result.missing, result.unjudged) == (["3"], ["2"])
+
+
+def test_exp_gain_refuses_labels_it_cannot_hold():
+    from pyterrier_sparse_eval.measures import nDCG
+
+    run = {"q": {"d1": 1.0, "d2": 2.0}}
+    # labels 1023 (ranked second) and 1 (first), by hand: DCG = 1 + (2^1023 - 1) / log2(3), ideal (2^1023 - 1) + 1 /
+    # log2(3)
+    big = 2.0**1023 - 1
+    expected = (1 + big / np.log2(3)) / (big + 1 / np.log2(3))
+    got = pse.evaluate(run, {"q": {"d1": 1023, "d2": 1}}, [nDCG(gain="exp") @ 10]).aggregate
+    assert list(got.values()) == [pytest.approx(expected, rel=1e-12)]
+    # the label 2000 unretrieved: its ideal gain is what overflows (nDCG had been 0 here, NaN above)
+    for ranked in (run, {"q": {"d2": 2.0}}):
+        with pytest.raises(
+            ValueError, match="overflows for the label 2000 of these qrels.*use gain='linear'"
+        ):
+            pse.evaluate(ranked, {"q": {"d1": 2000, "d2": 1}}, [nDCG(gain="exp") @ 10])
+
+
+def test_crosscheck_refuses_labels_pytrec_eval_takes_minutes_on():
+    run = {"q": {"d1": 1.0, "d2": 2.0}}
+    assert pse.measures.crosscheck(run, {"q": {"d1": 10_000, "d2": 1}}, ["nDCG", "AP"]).ok
+    for label in (10_001, 2**31, 2**40):
+        with pytest.raises(ValueError, match="crosscheck takes labels up to 10,000.*pse.evaluate computes"):
+            pse.measures.crosscheck(run, {"q": {"d1": label, "d2": 1}}, ["nDCG"])
+
+
+def test_a_pool_file_that_is_not_text_is_not_a_pool(tmp_path):
+    (tmp_path / "run.pkl").write_bytes(b"\x80\x04\x95binary")
+    with pytest.raises(ValueError, match="is not a pool written by Pool.save"):
+        sdm.Pool.load(tmp_path / "run.pkl")
+
+
+def test_the_overlap_warning_of_topics_and_qrels_names_no_zero_count():
+    from pyterrier_sparse_eval.datasets import align_topics_qrels
+
+    topics = pd.DataFrame({"qid": ["1", "2"], "query": ["a", "b"]})
+    qrels = pd.DataFrame({"qid": ["1", "2", "3"], "docno": ["d"] * 3, "label": [1] * 3})
+    with pytest.warns(UserWarning) as caught:
+        align_topics_qrels(topics, qrels)
+    assert [str(w.message) for w in caught] == [
+        "evaluating 2 of 2 queries: 1 judged queries are not in the topics."
+    ]
+
+
+def test_an_index_written_into_a_sharded_index_is_refused(tmp_path):
+    """mode="overwrite" on one shard's folder had replaced it, and the sharded index no longer opened."""
+    docs = [{"docno": f"d{i}", "text": f"w{i} common"} for i in range(40)]
+    sharded = pse.ShardedIndex(tmp_path / "sh", num_shards=2)
+    pse.BM25().indexer(sharded, verbose=False, batch_size=10).index(docs)
+    before = pse.BM25().retriever(pse.ShardedIndex(tmp_path / "sh")).search("common")
+    for folder in ("shard-000", "new"):
+        with pytest.raises(
+            ValueError, match=f"{folder} lies in the sharded index .*sh: writing an index there"
+        ):
+            pse.BM25().indexer(
+                pse.SparseIndex(tmp_path / "sh" / folder), mode="overwrite", verbose=False
+            ).index(docs)
+    assert sorted(os.listdir(tmp_path / "sh")) == ["pt_meta.json", "shard-000", "shard-001"]
+    after = pse.BM25().retriever(pse.ShardedIndex(tmp_path / "sh")).search("common")
+    pd.testing.assert_frame_equal(before, after)
+
+
+def test_a_numeric_query_column_with_a_gap_is_searched_as_written(tmp_path):
+    """pandas reads a column of whole numbers with a missing value as floats: the query 5 had been searched as
+    the text "5.0", a token no document holds."""
+    docs = [{"docno": "d1", "text": "5 apples"}, {"docno": "d2", "text": "pears"}]
+    index = pse.BM25().indexer(pse.SparseIndex(tmp_path / "i"), verbose=False).index(docs)
+    topics = pd.DataFrame({"qid": ["1", "2"], "query": [5.0, np.nan]})
+    assert topics["query"].dtype == np.float64
+    with pytest.warns(UserWarning, match="1 of 2 queries share no term"):
+        run = pse.BM25().retriever(index).transform(topics)
+    assert run[["qid", "docno"]].values.tolist() == [["1", "d1"]]

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any
 
 from ..console import UsageError
 from ..files import atomic_write_text, check_destination, is_stream, written_path
-from ..measures import parse_measures
+from ..measures import json_ready, parse_measures
 from ..systems import specs_with_language
 
 DEFAULT_METRICS = ["nDCG@10", "R@100", "AP", "RR"]
@@ -63,20 +62,11 @@ def write(path: str, text: str | Any, quiet: bool = True) -> None:
     """``text`` (or an object, as JSON, a line) written to ``path`` whole or not at all, and said so unless ``quiet``.
     JSON is strict: a NaN (a measure nothing was evaluated for) or an infinity is written as null."""
     atomic_write_text(
-        path, text if isinstance(text, str) else json.dumps(_strict(text), indent=2, allow_nan=False) + "\n"
+        path,
+        text if isinstance(text, str) else json.dumps(json_ready(text), indent=2, allow_nan=False) + "\n",
     )
     if not quiet:
         print(f"Wrote {path}")
-
-
-def _strict(obj: Any) -> Any:
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _strict(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_strict(v) for v in obj]
-    return obj
 
 
 def with_language(args: argparse.Namespace, specs: list[str]) -> list[str]:

@@ -11,6 +11,7 @@ encoders or the command line), so evaluation works on any run from any system. I
   parser of measure names (:func:`parse_measure`);
 - ``_evaluate``: :func:`evaluate` / :func:`evaluate_retrieval`, the same numbers from DataFrames or dicts;
 - ``_crosscheck``: :func:`crosscheck`, every value compared with trec_eval's, query by query;
+- ``_json``: :func:`json_ready`, results as strict JSON (NaN and infinities as null);
 - ``_score_dist`` and ``_sdm``: the maths of Score Distribution Modeling (background fits, expected R@k and
   nDCG@k); its public face is :mod:`pyterrier_sparse_eval.sdm`.
 """
@@ -40,6 +41,7 @@ from ._inhouse import (
     parse_measure,
     parse_measures,
 )
+from ._json import json_ready
 from ._metrics import (
     average_precision,
     dcg,
@@ -83,6 +85,7 @@ __all__ = [
     "evaluate_retrieval",
     "fit_background",
     "inhouse",
+    "json_ready",
     "judged_at",
     "nDCG",
     "ndcg",

@@ -9,11 +9,14 @@ from typing import Any
 import numpy as np
 
 from ._inhouse import inhouse, parse_measures
+from ._json import json_ready
 from ._prepare import JudgedRun, prepare, to_qrels_frame, to_run_frame
 
 __all__ = ["CrossCheck", "MeasureCheck", "crosscheck", "trec_eval_name"]
 
 TOLERANCE = 1e-9
+#: the largest label crosscheck passes to pytrec_eval, whose time grows with its square (10,000: 0.04 s a query)
+MAX_LABEL = 10_000
 
 
 def trec_eval_name(measure: Any) -> str | None:
@@ -90,20 +93,23 @@ class CrossCheck:
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "compared": self.compared,
-            "tolerance": self.tolerance,
-            "measures": {
-                c.measure: {
-                    "trec_eval": c.trec_eval,
-                    "queries": c.queries,
-                    "max_diff": c.max_diff,
-                    "differing": c.differing,
-                }
-                for c in self.checks
-            },
-        }
+        """A dict for ``json.dumps``: a value that is NaN is ``None``."""
+        return json_ready(
+            {
+                "ok": self.ok,
+                "compared": self.compared,
+                "tolerance": self.tolerance,
+                "measures": {
+                    c.measure: {
+                        "trec_eval": c.trec_eval,
+                        "queries": c.queries,
+                        "max_diff": c.max_diff,
+                        "differing": c.differing,
+                    }
+                    for c in self.checks
+                },
+            }
+        )
 
 
 def _cause(d: dict[str, Any]) -> str:
@@ -129,6 +135,14 @@ def _pytrec_inputs(run: Any, qrels: Any) -> tuple[dict, dict, set[str]]:
         if d in docs:
             repeated.add(q)
         docs[d] = float(s)
+    largest = qrels_f["label"].max() if len(qrels_f) else 0
+    if largest > MAX_LABEL:
+        raise ValueError(
+            f"these qrels hold the label {largest:g}: pytrec_eval (trec_eval) takes time growing with the square "
+            f"of the largest label (a label of 300,000 takes a minute, one of 2^31 or more never ends or is read "
+            f"as another number), so crosscheck takes labels up to {MAX_LABEL:,}. Map the labels to a small "
+            "scale first; pse.evaluate computes the measures with any label."
+        )
     qrels_d: dict[str, dict[str, int]] = {}
     # pytrec_eval corrupts memory (and can hang) on negative labels; every trec_eval measure treats a
     # negative label exactly like 0 (not relevant, no gain), so they are passed as 0.

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _metrics as M
 from ._inhouse import inhouse, parse_measures
+from ._json import json_ready
 from ._prepare import JudgedRun, prepare, user_stacklevel
 from ._warn import each_once
 
@@ -21,7 +22,8 @@ __all__ = ["Evaluation", "evaluate", "evaluate_retrieval"]
 class Evaluation:
     """Per-query and aggregate values of several measures.
 
-    ``per_query[measure_name][qid]``; ``aggregate[measure_name]`` is the mean over the evaluated queries (with
+    ``per_query[measure_name][qid]``, the qid a string whatever the run's type (``missing`` and ``unjudged`` too,
+    as ``sdm.evaluate``'s); ``aggregate[measure_name]`` is the mean over the evaluated queries (with
     ``missing_as_zero``, judged queries absent from the run are included as 0, trec_eval's ``-c``).
     ``missing`` lists judged queries absent from the run; ``unjudged`` lists run queries without judgments.
     """
@@ -33,12 +35,13 @@ class Evaluation:
     num_queries: int = 0
 
     def to_json(self, per_query: bool = True) -> dict[str, Any]:
+        """A dict for ``json.dumps``: a value that is NaN (a mean over no query) is ``None``."""
         out: dict[str, Any] = {"aggregate": self.aggregate}
         if per_query:
             out["per_query"] = self.per_query
         out["missing_queries"] = self.missing
         out["unjudged_queries"] = self.unjudged
-        return out
+        return json_ready(out)
 
 
 def evaluate(
@@ -71,16 +74,23 @@ def evaluate(
                 by_rel[computed.rel] = prepare(run, qrels, rel=computed.rel)
             j = by_rel[computed.rel]
             values = computed.values(j)
-            pq = dict(zip(j.qids.tolist(), values.tolist()))
+            # str ids whatever the run's and qrels' type (the README's "string ids everywhere", sdm.evaluate's)
+            pq = dict(zip(map(str, j.qids.tolist()), values.tolist()))
             if missing_as_zero:
-                pq.update({q: 0.0 for q in j.missing.tolist()})
+                pq.update({str(q): 0.0 for q in j.missing.tolist()})
             per_query[str(m)] = pq
             aggregate[str(m)] = float(np.mean(list(pq.values()))) if pq else float("nan")
     if j is None:
         j = prepare(run, qrels)
     if warn:
         warn_overlap(j, missing_as_zero)
-    return Evaluation(aggregate, per_query, j.missing.tolist(), j.unjudged_queries.tolist(), j.num_queries)
+    return Evaluation(
+        aggregate,
+        per_query,
+        [str(q) for q in j.missing.tolist()],
+        [str(q) for q in j.unjudged_queries.tolist()],
+        j.num_queries,
+    )
 
 
 def warn_overlap(j: JudgedRun, missing_as_zero: bool = False) -> None:

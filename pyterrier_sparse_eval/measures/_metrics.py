@@ -55,6 +55,12 @@ def gain_values(labels: np.ndarray, gain: str) -> np.ndarray:
     if gain == "linear":
         return np.where(labels > 0, labels, 0.0)
     if gain == "exp":
+        # 2^1024 is beyond a float64: the gain would be inf and nDCG inf / inf, NaN
+        if len(labels) and labels.max() >= 1024:
+            raise ValueError(
+                f"gain='exp' takes 2^label - 1, which overflows for the label {labels.max():g} of these qrels "
+                "(labels must be below 1024): use gain='linear', or map the labels to a small scale first."
+            )
         return np.where(labels > 0, np.exp2(labels) - 1.0, 0.0)
     raise ValueError(f"gain must be one of {GAINS}, got {gain!r}.")
 
