@@ -342,6 +342,7 @@ class BM25Indexer(pt.Indexer):
         self.ray_address = ray_address
         self.num_workers = num_workers
         self.fields_: tuple[str, ...] | None = None
+        self.late_fields_: dict[str, int] = {}  # see datasets.watch_fields
         # the compiled tokenizer (numba) gives the same tokens as the analyzer's regex; None = when numba is
         # installed (tests force either path)
         self._compiled: bool | None = None

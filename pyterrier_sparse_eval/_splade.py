@@ -445,6 +445,7 @@ class SpladeIndexer(SparseIndexer):
 
     def index(self, docs: Any) -> Any:  # type: ignore[override]
         self.fields_: tuple[str, ...] | None = None
+        self.late_fields_: dict[str, int] = {}  # see datasets.watch_fields
         self.empty_, self.total_ = 0, 0
         return super().index(docs)
 

@@ -15,7 +15,8 @@ character) or a long other token (more than 7; 1700 per extra character), the pa
 token with those penalties, and the split is taken when it costs no more than the compound plus its penalty.
 The dictionary (entries, connection costs, character classes, unknown-word entries) is IPADIC as janome 0.5.0
 ships it (with 令和 added, as Lucene's build also adds it); Lucene's character classes are IPADIC's ``char.def``
-read as Lucene reads it (the last range naming a character wins, ``・`` is a symbol).
+read as Lucene reads it (the last range naming a character wins, ``・`` is a symbol). One surface's entries are
+tried in Lucene's order (IPADIC's CSV files by name, then line order), which decides between paths of equal cost.
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ class _Dictionary:
         except Exception:  # pragma: no cover - platforms without mmap
             self.dic = SystemDictionary.instance()
         self.matcher = Matcher(all_fstdata())
+        self._sources: dict[int, int] = {}
         self.conn: list[list[int]] = connections
         categories, ranges = chardef.DATA
         names = list(categories)
@@ -133,9 +135,19 @@ class _Dictionary:
             self.unknowns.append(entries)
 
     def lookup(self, text: str) -> list[tuple[int, int, int, int]]:
-        """Dictionary words that start ``text``: (length, left id, cost, entry number), shortest first."""
+        """Dictionary words that start ``text``: (length, left id, cost, entry number), shortest first, the words of
+        one surface in Lucene's order (:meth:`source`): where two paths cost the same, the one added first is kept."""
         found = self.dic.lookup(text[:_LOOKUP_CHARS].translate(_DASHES).encode("utf-8"), self.matcher)
-        return sorted((len(e[1]), e[2], e[4], e[0]) for e in found)
+        ordered = sorted((len(e[1]), self.source(e[0]), e[0], e[2], e[4]) for e in found)
+        return [(n, left, cost, entry) for n, _, entry, left, cost in ordered]
+
+    def source(self, entry: int) -> int:
+        """The IPADIC CSV file an entry comes from, as its place among the files' sorted names: Lucene's builder
+        reads the files in that order, each in line order (as janome numbers the entries), and a stable sort by
+        surface keeps that order for one surface's entries."""
+        if (rank := self._sources.get(entry)) is None:
+            rank = self._sources[entry] = _IPADIC_FILES.index(_ipadic_file(self.dic.lookup_extra(entry)[0]))
+        return rank
 
     def features(self, info: int) -> tuple[str, str | None]:
         """(Lucene's part-of-speech tag, base form or None) of an entry."""
@@ -144,6 +156,37 @@ class _Dictionary:
         extra = self.dic.lookup_extra(info)
         base = extra[3]
         return _tag(extra[0]), (None if base == "*" else base)
+
+
+#: IPADIC's CSV files in the order of their names, as Lucene's ``TokenInfoDictionaryBuilder`` reads them
+_IPADIC_FILES = (
+    "Adj", "Adnominal", "Adverb", "Auxil", "Conjunction", "Filler", "Interjection", "Noun.adjv", "Noun.adverbal",
+    "Noun", "Noun.demonst", "Noun.nai", "Noun.name", "Noun.number", "Noun.org", "Noun.others", "Noun.place",
+    "Noun.proper", "Noun.verbal", "Others", "Postp-col", "Postp", "Prefix", "Suffix", "Symbol", "Verb",
+)  # fmt: skip
+_NOUN_FILES = {
+    "形容動詞語幹": "Noun.adjv", "副詞可能": "Noun.adverbal", "一般": "Noun", "代名詞": "Noun.demonst",
+    "ナイ形容詞語幹": "Noun.nai", "数": "Noun.number", "サ変接続": "Noun.verbal", "接尾": "Suffix",
+}  # fmt: skip
+_PROPER_FILES = {"人名": "Noun.name", "組織": "Noun.org", "地域": "Noun.place"}
+_FILES = {
+    "形容詞": "Adj", "連体詞": "Adnominal", "副詞": "Adverb", "助動詞": "Auxil", "接続詞": "Conjunction",
+    "フィラー": "Filler", "感動詞": "Interjection", "その他": "Others", "接頭詞": "Prefix", "記号": "Symbol",
+    "動詞": "Verb",
+}  # fmt: skip
+
+
+@lru_cache(maxsize=512)
+def _ipadic_file(pos: str) -> str:
+    """The IPADIC CSV file (its name less ``.csv``) holding the entries of a part of speech."""
+    p = pos.split(",")
+    if p[0] == "名詞":
+        if p[1] == "固有名詞":
+            return _PROPER_FILES.get(p[2], "Noun.proper")
+        return _NOUN_FILES.get(p[1], "Noun.others")
+    if p[0] == "助詞":
+        return "Postp-col" if p[2] == "連語" else "Postp"
+    return _FILES.get(p[0], "Others")
 
 
 @lru_cache(maxsize=512)
