@@ -55,7 +55,7 @@ CLI_CASES = [
     ("missing model folder", ["experiment", "--dataset", "irds:vaswani", "--system", "splade:./no/such/model"], {}, 2, "No model folder"),
     ("run file missing", ["evaluate", "--run", "none.run", "--qrels", "q"], {"q": QRELS}, 2, "not found"),
     ("run with 5 columns", ["evaluate", "--run", "r", "--qrels", "q"], {"r": "q1 Q0 d1 1 2.0\n", "q": QRELS}, 2, "expected 6 columns"),
-    ("NaN score", ["evaluate", "--run", "r", "--qrels", "q"], {"r": "q1 Q0 d1 1 nan t\n", "q": QRELS}, 2, "'nan' is not a number"),
+    ("NaN score", ["evaluate", "--run", "r", "--qrels", "q"], {"r": "q1 Q0 d1 1 nan t\n", "q": QRELS}, 2, "'nan' is NaN, which trec_eval cannot rank"),
     ("fractional label", ["evaluate", "--run", "r", "--qrels", "q"], {"r": RUN, "q": "q1 0 d1 0.5\n"}, 2, "must be an integer"),
     ("empty qrels", ["evaluate", "--run", "r", "--qrels", "q"], {"r": RUN, "q": ""}, 2, "is empty"),
     ("run of another split", ["evaluate", "--run", "r", "--qrels", "q"], {"r": RUN, "q": "q9 0 d1 1\n"}, 1, "nothing was evaluated"),

@@ -48,16 +48,21 @@ def texts() -> list[str]:
     return out
 
 
-def main() -> None:
-    cases = {f"d{i}": t for i, t in enumerate(texts())}
+def write_goldens(out: Path, texts: list[str], prefix: str) -> None:
+    """``out``: one line a text, ``id<TAB>JSON text<TAB>JSON list of Lucene's Japanese tokens``."""
+    cases = {f"{prefix}{i}": t for i, t in enumerate(texts)}
     terms = lucene_terms(os.environ["ANSERINI_JAR"], cases, "ja")
-    with open(OUT, "w", encoding="utf-8") as f:
+    with open(out, "w", encoding="utf-8") as f:
         for key, text in cases.items():
             gold = [t for t in terms.get(key, []) if t]
             f.write(
                 f"{key}\t{json.dumps(text, ensure_ascii=False)}\t{json.dumps(gold, ensure_ascii=False)}\n"
             )
-    print(f"wrote {len(cases)} texts to {OUT}")
+    print(f"wrote {len(cases)} texts to {out}")
+
+
+def main() -> None:
+    write_goldens(OUT, texts(), "d")
 
 
 if __name__ == "__main__":

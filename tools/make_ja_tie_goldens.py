@@ -14,15 +14,13 @@ Needs Java 17, the Anserini fat jar (``pip download --no-deps pyserini==0.22.1``
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_standard_unicode import lucene_terms  # noqa: E402
+from make_ja_dash_goldens import write_goldens  # noqa: E402
 
 from pyterrier_sparse_eval.analysis import _japanese  # noqa: E402
 
@@ -58,13 +56,7 @@ def texts() -> list[str]:
 
 
 def main() -> None:
-    cases = {f"t{i}": t for i, t in enumerate(texts())}
-    terms = lucene_terms(os.environ["ANSERINI_JAR"], cases, "ja")
-    with open(OUT, "w", encoding="utf-8") as f:
-        for key, text in cases.items():
-            gold = [t for t in terms.get(key, []) if t]
-            f.write(f"{key}\t{json.dumps(text, ensure_ascii=False)}\t{json.dumps(gold, ensure_ascii=False)}\n")
-    print(f"wrote {len(cases)} texts to {OUT}")
+    write_goldens(OUT, texts(), "t")
 
 
 if __name__ == "__main__":
