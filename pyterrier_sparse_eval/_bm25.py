@@ -27,7 +27,7 @@ from ._ray import Encoded
 from ._records import column_texts
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex, ShardedRetriever
-from ._tokenize import ANALYZER_VERSION, Analyzer
+from ._tokenize import ANALYZER_VERSION, MARKS_SEARCHED_WITHOUT, Analyzer
 from ._toks import term_ids
 from ._weights import (
     LENGTH_TABLE,
@@ -208,12 +208,19 @@ def _normalised(encoder: dict[str, Any]) -> dict[str, Any]:
     lengths and record their analysis in the old form."""
     if encoder.get("type") != "bm25":
         return {"type": encoder.get("type")}
-    analyzer = encoder.get("analyzer")
-    if analyzer is not None:
+    analyzer = recorded = encoder.get("analyzer")
+    if isinstance(recorded, dict):
         try:
-            analyzer = Analyzer.from_config(analyzer).config()
+            analyzer = Analyzer.from_config(recorded).config()
         except (TypeError, ValueError):
             pass
+        else:
+            # the analysis it was built with: another version's (or a chain without its mark) is not this one's
+            analyzer["version"] = recorded.get("version", 1)
+            if recorded.get("language") not in MARKS_SEARCHED_WITHOUT:
+                analyzer.pop("chain", None)
+                if "chain" in recorded:
+                    analyzer["chain"] = recorded["chain"]
     return {
         "type": "bm25",
         "k1": encoder.get("k1"),

@@ -21,7 +21,7 @@ from .files import slug
 from .measures import crosscheck as _crosscheck
 from .measures import inhouse, parse_measure, parse_measures
 from .measures._frames import check_gdeval, experiment_frames
-from .systems import System, name_systems
+from .systems import System, name_systems, systems_with_language
 
 __all__ = ["Experiment", "ExperimentResult", "run_experiment"]
 
@@ -398,6 +398,7 @@ def run_experiment(
     if baseline is not None and not 0 <= baseline < len(systems):
         raise ValueError(f"baseline={baseline} is not a system index (0..{len(systems) - 1}).")
     _warn_cut_short(measures, num_results)
+    systems = systems_with_language(systems, dataset, quiet=not verbose)  # the dataset's, as the command line
     dataset_name = datasets.dataset_spec(dataset)  # the index cache's folder is named by it
     names = name_systems(systems)  # distinct (two checkpoints in folders of one name), or refused as the same
     run_files = [Path(save_runs) / f"{slug(n)}.run" for n in names] if save_runs is not None else []
@@ -431,16 +432,24 @@ def run_experiment(
             files.atomic_write_text(path, trec_run_text(run, name))
             if verbose:
                 print(f"Wrote {path}")
-    out = Experiment(
-        retrievers,
-        topics,
-        qrels,
-        measures,
-        names=names,
-        baseline=baseline,
-        verbose=verbose,
-        perquery="both" if perquery else False,
-    )
+    try:
+        out = Experiment(
+            retrievers,
+            topics,
+            qrels,
+            measures,
+            names=names,
+            baseline=baseline,
+            verbose=verbose,
+            perquery="both" if perquery else False,
+        )
+    except ValueError as e:
+        if "but no results received" not in str(e):
+            raise
+        raise ValueError(
+            f"A system retrieved no document for any of the {len(topics)} topics, so there is nothing to evaluate: "
+            f"its index shares no term with the queries (is it this collection's, analysed in their language?); {e}"
+        ) from None
     if perquery:
         table, per_query = out
         return ExperimentResult(table, per_query, len(topics))

@@ -265,6 +265,16 @@ def refuse_path(index: Any) -> None:
         )
 
 
+def relative_hint(path: Any) -> str:
+    """For a relative index path: that it is read from the current folder (a notebook's os.chdir moves it)."""
+    if os.path.isabs(path):
+        return ""
+    return (
+        f" ({str(path)!r} is relative to the current folder, {os.getcwd()}: if that changed, open the index by its "
+        "absolute path.)"
+    )
+
+
 def generation(folder: Path) -> tuple[int, int, int]:
     """Identity of the ``pt_meta.json`` on disk: a rebuild writes a new file, so a new identity."""
     st = os.stat(folder / META)

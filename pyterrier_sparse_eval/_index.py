@@ -37,6 +37,7 @@ from ._format import (
     has_meta,
     index_format,
     read_meta,
+    relative_hint,
     unless_rebuilt,
 )
 from ._retriever import SparseRetriever
@@ -174,8 +175,9 @@ class SparseIndex(pt.Artifact):
         except (FileNotFoundError, ValueError):  # removed, or replaced by something damaged
             pass
         raise StaleIndexError(
-            f"The index at {path} was rebuilt (or removed) after this handle read it; call index.reload() to "
-            "use the index now there (and make new retrievers from it), or run the command again."
+            f"The index at {path} was rebuilt (or moved or removed) after this handle read it; call index.reload() "
+            "to use the index now there (and make new retrievers from it), or run the command again."
+            + relative_hint(path)
         )
 
     def _read_checked(self, read: Any) -> Any:
@@ -307,7 +309,9 @@ class SparseIndex(pt.Artifact):
         """idf_t = ln(1 + (N - df_t + 0.5) / (df_t + 0.5)) per term (float64).
 
         From the stored matrix, or, for a :meth:`subset`, from the statistics of the corpus it was cut from, so
-        that a document scores the same in the subset as in the full corpus.
+        that a document scores the same in the subset as in the full corpus. N counts every document (the
+        IDF-weighted retriever's); a BM25 index's stored weights hold Lucene's idf, whose N counts the documents
+        with a term (``doc_count``).
         """
         return idf_lucene(self.collection_df, self.collection_num_docs)
 

@@ -33,7 +33,7 @@ from ._pool import (
 from ._sample import bootstrap_bar, check_noise_correction, check_pool_options, check_sdm_options, whole
 from .measures import evaluate as evaluate_inhouse
 from .measures import json_ready
-from .systems import name_systems, parse_system
+from .systems import name_systems, parse_system, specs_in_dataset_language
 
 __all__ = ["ThreeWay", "three_way"]
 
@@ -153,8 +153,13 @@ def three_way(
     ``noise_correction``: as in ``pse.sdm.evaluate``."""
     if covariate not in (False, True, "score", "terms"):
         raise ValueError(f"covariate={covariate!r}: give False, True (or 'score'), or 'terms'.")
-    systems = _spec_list("systems", systems)
-    pool_runs = _spec_list("pool_runs", pool_runs) if pool_runs else None  # none: the first system's
+    # BM25's language the dataset's, as the command line gives it
+    systems = specs_in_dataset_language(_spec_list("systems", systems), dataset, quiet=not verbose)
+    pool_runs = (
+        specs_in_dataset_language(_spec_list("pool_runs", pool_runs), dataset, quiet=True)
+        if pool_runs
+        else None
+    )
     if num_results is not None and not (whole(num_results) and num_results >= 1):
         raise ValueError(f"num_results={num_results!r}: give a whole number of documents per query.")
     specs = [parse_system(s) for s in systems]

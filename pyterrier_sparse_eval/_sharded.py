@@ -55,6 +55,7 @@ from ._format import (
     generation,
     has_meta,
     index_format,
+    relative_hint,
     require_meta,
     unless_rebuilt,
 )
@@ -180,8 +181,8 @@ class ShardedIndex(pt.Artifact):
         """Raise :class:`StaleIndexError` if the index at ``path`` was rebuilt after this handle opened it."""
         if not has_meta(self.directory) or generation(self.directory) != self._opened[1]:
             raise StaleIndexError(
-                f"The sharded index at {self.path} was rebuilt after it was opened; call .reload() or open it "
-                "again."
+                f"The sharded index at {self.path} was rebuilt (or moved or removed) after it was opened; call "
+                ".reload() or open it again." + relative_hint(self.path)
             )
 
     @cached_property

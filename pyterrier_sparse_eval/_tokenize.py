@@ -23,7 +23,13 @@ import Stemmer
 from .analysis import LANGUAGES, Language, get_language, tokenize_texts
 from .analysis._english import LUCENE_ENGLISH_STOPWORDS, porter_stems, strip_possessive
 
-__all__ = ["Analyzer", "EnglishOptionsError", "LUCENE_ENGLISH_STOPWORDS", "ANALYZER_VERSION"]
+__all__ = [
+    "Analyzer",
+    "EnglishOptionsError",
+    "LUCENE_ENGLISH_STOPWORDS",
+    "ANALYZER_VERSION",
+    "MARKS_SEARCHED_WITHOUT",
+]
 
 # The "word" tokenizer (releases before Lucene parity): Unicode word characters, with inner apostrophes and
 # periods kept ("don't", "3.14", "u.s").
@@ -46,7 +52,16 @@ ANALYZER_VERSION = 5
 #: WhitespaceAnalyzer since, as Anserini indexes it (an index without the mark is refused: its terms are not the
 #: queries'); ar, fa: lone tatweels had been dropped, they are Lucene's empty term since (in lengths and the
 #: document count; queries are analysed as before, so such an index is still searched)
-_CHAIN_MARKS = {"yo": {"chain": "whitespace"}, "ar": {"chain": "empty-term"}, "fa": {"chain": "empty-term"}}
+#: ja (2026-12-02): one surface's dictionary entries in Lucene's order, which decides ties between paths of equal
+#: cost (an index without the mark is refused by a BM25: its terms may not be the queries')
+_CHAIN_MARKS = {
+    "yo": {"chain": "whitespace"},
+    "ar": {"chain": "empty-term"},
+    "fa": {"chain": "empty-term"},
+    "ja": {"chain": "entry-order"},
+}
+#: the languages whose index without its mark is still searched (queries are analysed as before)
+MARKS_SEARCHED_WITHOUT = ("ar", "fa")
 #: tokens an analyzer (and a retriever's token-to-term-id memo) keeps before starting afresh
 MAX_CACHE = 2_000_000
 

@@ -356,7 +356,10 @@ class HubRetrievalDataset(HFDataset):
     def _files(self, role: str) -> list[str]:
         """The data files of a role's config and split."""
         config, split = self.configs[role]
-        files = (self._builder(config).config.data_files or {}).get(split)
+        by_split = self._builder(config).config.data_files or {}
+        files = by_split.get(split)
+        if not files and by_split:  # split otherwise (MTEB's newer cards: like the qrels)
+            raise no_split(self.spec, config, split, ValueError(f"its splits: {sorted(by_split)}"))
         if not files:
             raise FileNotFoundError(f"{self.spec!r}: {self._where(role)} has no data files.")
         return [str(f) for f in files]

@@ -19,7 +19,7 @@ import json
 import os
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,8 @@ __all__ = [
     "index_folder",
     "resolve_baseline",
     "specs_with_language",
+    "specs_in_dataset_language",
+    "systems_with_language",
     "with_language",
 ]
 
@@ -400,6 +402,28 @@ def specs_with_language(
     if say:
         print(f"BM25 analyzer: language {language} (from {source})")
     return [with_language(s, language, source) for s in specs]
+
+
+def specs_in_dataset_language(specs: Sequence[str], dataset: str | Any, *, quiet: bool = False) -> list[str]:
+    """The Python API's :func:`specs_with_language`: each BM25 spec that sets no ``language=`` given the language
+    ``dataset`` declares, as the command line gives it; said (unless ``quiet``) only when one is given."""
+    out = specs_with_language(specs, dataset, quiet=True)
+    added = [new for old, new in zip(specs, out) if new is not old]
+    encoder = parse_system(added[0]).encoder if added else None
+    if isinstance(encoder, BM25) and not quiet:
+        print(f"BM25 analyzer: language {encoder.analyzer.language} (from {_FROM_DATASET})")
+    return out
+
+
+def systems_with_language(
+    systems: Sequence[System], dataset: str | Any, *, quiet: bool = False
+) -> list[System]:
+    """``systems`` with each BM25 system parsed from a spec that sets no ``language=`` parsed again with the
+    language ``dataset`` declares (:func:`specs_in_dataset_language`); the others as they are."""
+    specs = specs_in_dataset_language([s.spec for s in systems], dataset, quiet=quiet)
+    return [
+        s if new is s.spec else replace(parse_system(new), label=s.label) for s, new in zip(systems, specs)
+    ]
 
 
 def _bm25_without_language(specs: Sequence[str]) -> bool:

@@ -532,7 +532,7 @@ class _Closable:
         pass
 
 
-def test_a_card_whose_configs_are_split_like_the_qrels_names_the_mapping_that_reads_it(tmp_path):
+def test_a_card_whose_configs_are_split_like_the_qrels_names_the_mapping_that_reads_it(tmp_path, capsys):
     """MTEB's newer cards split the corpus and queries configs like the qrels ('test') with ids in 'id': the
     datasets library's bare "Bad split: queries" had named neither the spec nor the fix; the fix it names reads
     the folder."""
@@ -565,6 +565,15 @@ def test_a_card_whose_configs_are_split_like_the_qrels_names_the_mapping_that_re
     )
     assert ds.get_topics()["qid"].tolist() == ["q1", "q2", "q3"]
     assert len(list(pse.datasets.corpus_iter(ds))) == len(TOY_DOCS)
+    # the command line names it too (its index cache, keyed by the corpus files, had said "has no data files")
+    from pyterrier_sparse_eval.cli import main
+
+    argv = ["experiment", "--dataset", spec, "--index-dir", str(tmp_path / "idx")]
+    assert main(argv) == 2
+    said = capsys.readouterr().err
+    assert (
+        "config 'corpus' has no split 'corpus' (its splits: ['test'])" in said and "columns={'docno'" in said
+    )
 
 
 def test_a_mirrors_miracl_shards_are_read_as_the_datasets_library_reads_them(mirror, monkeypatch):
@@ -581,3 +590,26 @@ def test_a_mirrors_miracl_shards_are_read_as_the_datasets_library_reads_them(mir
     monkeypatch.setattr(ds, "data_files", lambda: [f"file://{p}" for p in files])
     assert list(ds._records()) == local
     assert sorted(r[1] for r in local) == sorted(d for d, _, _ in docs)
+
+
+def test_the_python_api_gives_bm25_the_language_the_dataset_declares(tmp_path, capsys):
+    """pse.run_experiment and sdm.three_way had analysed a collection whose card declares German as English (the
+    command line alone gave BM25 the dataset's language), though the README calls them the same."""
+    from pyterrier_sparse_eval import sdm
+    from pyterrier_sparse_eval.systems import parse_system
+
+    docs = [("d1", "", "Die Häuser stehen am Fluss"), ("d2", "", "Das Haus ist groß"), *TOY_DOCS[3:]]
+    queries, qrels = [("q1", "Häuser")], [("q1", "d1", 1), ("q1", "d2", 1)]
+    _mteb(tmp_path / "de", docs, queries, qrels, card_language="language:\n- de\n")
+    spec = f"hf:{tmp_path / 'de'}"
+    systems = [parse_system("bm25"), parse_system("bm25:language=en")]
+    table = pse.run_experiment(spec, systems, ["R@10"], index_dir=tmp_path / "idx").table
+    assert "BM25 analyzer: language de (from the dataset)" in capsys.readouterr().out
+    # "Häuser" and "Haus" share a German stem; a system that names its language keeps it
+    assert table[["name", "R@10"]].values.tolist() == [
+        ["BM25(k1=0.9,b=0.4,language=de)", 1.0],
+        ["BM25(k1=0.9,b=0.4)", 0.5],
+    ]
+    report = sdm.three_way(spec, ["bm25"], depth=1, sample=2, k_values=[10], index_dir=tmp_path / "idx")
+    assert list(report.results) == ["BM25(k1=0.9,b=0.4,language=de)"]
+    assert report.results["BM25(k1=0.9,b=0.4,language=de)"]["R@10"]["full"] == 1.0

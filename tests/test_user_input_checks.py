@@ -741,3 +741,77 @@ def test_a_numeric_query_column_with_a_gap_is_searched_as_written(tmp_path):
     with pytest.warns(UserWarning, match="1 of 2 queries share no term"):
         run = pse.BM25().retriever(index).transform(topics)
     assert run[["qid", "docno"]].values.tolist() == [["1", "d1"]]
+
+
+class _Recorded:
+    """An index as a BM25 sees it when checking it: what it records of its build."""
+
+    def __init__(self, analyzer: dict[str, Any]):
+        self.encoder = {**pse.BM25().encoder_config(), "analyzer": analyzer}
+
+    def __str__(self) -> str:
+        return "SparseIndex('old')"
+
+
+@pytest.mark.parametrize(
+    "analyzer, refused",
+    [
+        ({"language": "ja", "version": 5, "chain": "entry-order"}, False),
+        # built before Japanese ties were broken in Lucene's order (2026-12-02): its terms may differ
+        ({"language": "ja", "version": 5}, True),
+        # an earlier analyzer version's terms (U+1FBF1 joined to letters before version 5)
+        ({"language": "de", "version": 4}, True),
+        ({"language": "de", "version": 5}, False),
+        # Arabic without its mark is still searched: queries are analysed as before (README)
+        ({"language": "ar", "version": 5}, False),
+    ],
+)
+def test_a_bm25_refuses_an_index_of_another_analysis(analyzer, refused):
+    """The version and the chain mark an index records had been dropped when a BM25 checked it, so an index of
+    an earlier analysis was searched with today's queries in silence (the command line's cache alone told)."""
+    bm25 = pse.BM25(language=analyzer["language"])
+    if not refused:
+        bm25.check_index(_Recorded(analyzer))
+        return
+    with pytest.raises(ValueError) as caught:
+        bm25.check_index(_Recorded(analyzer))
+    said = str(caught.value)
+    assert (
+        f"SparseIndex('old') was built with BM25(k1=0.9, b=0.4, lucene scores, lucene-byte lengths, analyzer={analyzer})"
+        in said
+    )
+    assert f"rebuild it with BM25(k1=0.9, b=0.4, language='{analyzer['language']}')" in said
+
+
+def test_a_handle_of_a_relative_path_after_a_chdir_says_why(tmp_path, monkeypatch):
+    """A notebook's os.chdir had made a relative handle "rebuilt (or removed)", with nothing done to the index."""
+    monkeypatch.chdir(tmp_path)
+    docs = [{"docno": "d1", "text": "quick fox"}, {"docno": "d2", "text": "lazy dog"}]
+    index = pse.BM25().indexer(pse.SparseIndex("rel"), verbose=False).index(docs)
+    retriever = pse.BM25().retriever(index)
+    assert retriever.search("fox")["docno"].tolist() == ["d1"]
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    with pytest.raises(
+        pse.StaleIndexError, match=r"'rel' is relative to the current folder, .*elsewhere: if that"
+    ):
+        retriever.search("fox")
+    # by its absolute path the same index is found
+    absolute = pse.SparseIndex(tmp_path / "rel")
+    assert pse.BM25().retriever(absolute).search("fox")["docno"].tolist() == ["d1"]
+
+
+def test_a_system_that_retrieves_nothing_at_all_is_named(tmp_path, capsys):
+    """Every query retrieving nothing had stopped the command with pt.Experiment's "1 topics, but no results
+    received from SparseRetriever(...)"."""
+    from pyterrier_sparse_eval.cli import main
+
+    (tmp_path / "c.tsv").write_text("d1\tquick brown fox\nd2\tlazy dog\n")
+    (tmp_path / "t.tsv").write_text("q1\tzebra\n")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    files = [
+        f"--{n}={tmp_path / f}" for n, f in (("corpus", "c.tsv"), ("topics", "t.tsv"), ("qrels", "q.txt"))
+    ]
+    assert main(["experiment", *files, "--index-dir", str(tmp_path / "idx"), "--quiet"]) == 2
+    said = capsys.readouterr().err
+    assert "A system retrieved no document for any of the 1 topics, so there is nothing to evaluate" in said

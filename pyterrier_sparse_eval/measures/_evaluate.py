@@ -25,7 +25,8 @@ class Evaluation:
     ``per_query[measure_name][qid]``, the qid a string whatever the run's type (``missing`` and ``unjudged`` too,
     as ``sdm.evaluate``'s); ``aggregate[measure_name]`` is the mean over the evaluated queries (with
     ``missing_as_zero``, judged queries absent from the run are included as 0, trec_eval's ``-c``).
-    ``missing`` lists judged queries absent from the run; ``unjudged`` lists run queries without judgments.
+    ``missing`` lists judged queries absent from the run; ``unjudged`` lists run queries without judgments;
+    ``num_queries`` counts the queries in both (with ``missing_as_zero`` the means are over these and ``missing``).
     """
 
     aggregate: dict[str, float]
