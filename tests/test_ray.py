@@ -791,3 +791,16 @@ def test_sigterm_stops_a_ray_build_as_a_local_one(tmp_path):
     # Ray's own shutdown may log after the command's line
     assert "sparse-eval: terminated" in err and not [x for x in err if "internal error" in x], err
     assert left == []
+
+
+def test_a_field_first_seen_after_the_first_batch_is_named_on_ray(cluster, tmp_path):
+    """The driver watches the batches it sends (datasets.watch_fields) as the local build does: a title only later
+    documents have is named, and the fields= it names indexes it on Ray too."""
+    docs = [{"docno": f"d{i}", "text": f"word{i} common"} for i in range(30)]
+    docs += [{"docno": f"e{i}", "title": "zebra", "text": "common"} for i in range(7)]
+    options = dict(batch_size=10, verbose=False, engine="ray")
+    with pytest.warns(UserWarning, match=r"7 of 37 documents have text in 'title', which is not indexed"):
+        pse.BM25().indexer(pse.ShardedIndex(tmp_path / "auto", num_shards=2), **options).index(docs)
+    bm25 = pse.BM25(fields=["title", "text"])
+    index = bm25.indexer(pse.ShardedIndex(tmp_path / "given", num_shards=2), **options).index(docs)
+    assert sorted(bm25.retriever(index).search("zebra")["docno"]) == [f"e{i}" for i in range(7)]
