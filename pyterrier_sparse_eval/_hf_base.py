@@ -232,7 +232,11 @@ def mirrored(spec: str, repo: str) -> str:
     if "://" not in repo and (re.fullmatch(r"[\w.-]+/[\w.-]+", repo) is None or repo.startswith(".")):
         raise FileNotFoundError(_no_folder(spec, repo, "nor is it a hub id (owner/name)"))
     if not (_offline() or _flag("HF_DATASETS_OFFLINE")) and (why := hub_unreachable()):
-        raise OfflineError(f"{spec}'s files: {HF_OFFLINE_HINT} ({why}).")
+        # a mistyped relative folder has the shape of a hub id too
+        raise OfflineError(
+            f"{spec}'s files: {HF_OFFLINE_HINT} ({why}). No folder {repo} exists here either (from "
+            f"{os.getcwd()}): if a local folder was meant, check its path."
+        )
     return repo
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import sys
 from pathlib import Path
@@ -506,6 +507,10 @@ def test_an_unreachable_hub_fails_at_once_naming_the_collection_and_the_fix(monk
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "hf:someone/toy's files: the Hugging Face hub could not be reached" in err
+    # the same shape as a mistyped relative folder: said that there is none
+    assert (
+        f"No folder someone/toy exists here either (from {os.getcwd()}): if a local folder was meant" in err
+    )
     assert "SPARSE_EVAL_HF_MIRROR" in err and "IR_DATASETS_HOME" not in err
     # a failure stands for a minute, then the hub is asked again; an answer stands for the process
     answered = []
