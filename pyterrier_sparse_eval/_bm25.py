@@ -402,7 +402,7 @@ class BM25Indexer(pt.Indexer):
         with open_writer(self.index_ref, mode=self.mode, encoder=encoder) as writer:
             bar = progress(docs, self.verbose)
             with corpus_positions(lambda: total):
-                for batch in watch_fields(batched(iter_docs(docs), self.batch_size), self, self.fields):
+                for batch in watch_fields(batched(iter_docs(docs), self.batch_size), self):
                     encoder["fields"] = list(self._fields(batch))
                     texts, missing = doc_texts(batch, self.fields_ or ())
                     terms, tf, offsets, lengths = counter.count(texts, writer)

@@ -410,8 +410,7 @@ class SparseIndexer(pt.Indexer):
         writing = open_writer(self.index_ref, mode=self.mode, encoder=encoder)
         with writing as writer, corpus_positions(lambda: done):
             bar = progress(docs, self.verbose)
-            fields = getattr(self, "fields", ())  # toks carry no text fields
-            for batch in watch_fields(batched(iter_docs(docs), self.batch_size), self, fields):
+            for batch in watch_fields(batched(iter_docs(docs), self.batch_size), self):
                 docnos, toks = self.encode(batch, bar)
                 add_toks(writer, docnos, toks)
                 done += len(batch)
@@ -460,8 +459,7 @@ def build_on_ray(
     empty = total = 0
     with open_writer(indexer.index_ref, mode=indexer.mode, encoder=encoder) as writer:
         bar = progress(docs, indexer.verbose)
-        fields = getattr(indexer, "fields", ())  # toks carry no text fields
-        batches = watch_fields(batched(iter_docs(docs), indexer.batch_size), indexer, fields)
+        batches = watch_fields(batched(iter_docs(docs), indexer.batch_size), indexer)
         first = next(batches, None)
         if first is not None:
             pool = EncoderPool(ray, make(first), indexer.num_workers, getattr(indexer, "num_gpus", 0) or 0)

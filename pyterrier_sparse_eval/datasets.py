@@ -352,13 +352,12 @@ def resolve_fields(
     return chosen
 
 
-def watch_fields(
-    batches: Iterator[list[dict[str, Any]]], indexer: Any, given: Sequence[str] | None
-) -> Iterator[Any]:
+def watch_fields(batches: Iterator[list[dict[str, Any]]], indexer: Any) -> Iterator[Any]:
     """``batches``, counting in ``indexer.late_fields_`` ({field: documents}) the documents after the first batch
     with text in a field the first batch had none of (``indexer.fields_`` is set while the first batch is used):
-    with fields ``given``, those of them; else a default field (``title``, ``text``) not chosen. See
-    :func:`warn_empty`."""
+    of the fields given (``indexer.fields``; none for ``toks``), those; with none given (None), a default field
+    (``title``, ``text``) not chosen. See :func:`warn_empty`."""
+    given = getattr(indexer, "fields", ())
     indexer.late_fields_ = counts = {}
     first = next(batches, None)
     if first is None:
