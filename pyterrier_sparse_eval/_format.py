@@ -265,14 +265,10 @@ def refuse_path(index: Any) -> None:
         )
 
 
-def relative_hint(path: Any) -> str:
-    """For a relative index path: that it is read from the current folder (a notebook's os.chdir moves it)."""
-    if os.path.isabs(path):
-        return ""
-    return (
-        f" ({str(path)!r} is relative to the current folder, {os.getcwd()}: if that changed, open the index by its "
-        "absolute path.)"
-    )
+def handle_path(path: str | os.PathLike[str]) -> str:
+    """An index handle's folder, absolute (``~`` expanded): a later ``os.chdir`` (a notebook's) or a Ray worker in
+    another folder still finds the index the handle was made for."""
+    return os.path.abspath(os.path.expanduser(os.fspath(path)))
 
 
 def generation(folder: Path) -> tuple[int, int, int]:

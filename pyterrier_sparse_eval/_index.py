@@ -34,10 +34,10 @@ from ._format import (
     check_sizes,
     check_sorted_postings,
     generation,
+    handle_path,
     has_meta,
     index_format,
     read_meta,
-    relative_hint,
     unless_rebuilt,
 )
 from ._retriever import SparseRetriever
@@ -95,7 +95,7 @@ class SparseIndex(pt.Artifact):
     def __init__(self, path: str | os.PathLike[str], *, mmap: bool = True, checks: str = "full"):
         if checks not in _CHECKS:
             raise ValueError(f"checks must be one of {_CHECKS}, got {checks!r}.")
-        super().__init__(os.fspath(path))
+        super().__init__(handle_path(path))
         self.mmap = mmap
         self.checks = checks
 
@@ -177,7 +177,6 @@ class SparseIndex(pt.Artifact):
         raise StaleIndexError(
             f"The index at {path} was rebuilt (or moved or removed) after this handle read it; call index.reload() "
             "to use the index now there (and make new retrievers from it), or run the command again."
-            + relative_hint(path)
         )
 
     def _read_checked(self, read: Any) -> Any:

@@ -53,9 +53,9 @@ from ._format import (
     IndexCorruptError,
     StaleIndexError,
     generation,
+    handle_path,
     has_meta,
     index_format,
-    relative_hint,
     require_meta,
     unless_rebuilt,
 )
@@ -104,7 +104,7 @@ class ShardedIndex(pt.Artifact):
             not isinstance(num_shards, (int, np.integer)) or isinstance(num_shards, bool) or num_shards < 1
         ):
             raise ValueError(f"num_shards must be a positive integer, got {num_shards!r}.")
-        super().__init__(os.fspath(path))
+        super().__init__(handle_path(path))
         self.num_shards_ = None if num_shards is None else int(num_shards)
         self.mmap = mmap
         self.checks = checks
@@ -182,7 +182,7 @@ class ShardedIndex(pt.Artifact):
         if not has_meta(self.directory) or generation(self.directory) != self._opened[1]:
             raise StaleIndexError(
                 f"The sharded index at {self.path} was rebuilt (or moved or removed) after it was opened; call "
-                ".reload() or open it again." + relative_hint(self.path)
+                ".reload() or open it again."
             )
 
     @cached_property
@@ -395,7 +395,7 @@ class ShardedIndex(pt.Artifact):
 def open_index(path: str | os.PathLike[str]) -> SparseIndex | ShardedIndex:
     """The index at ``path``: a :class:`ShardedIndex` when its ``pt_meta.json`` says so, else a
     :class:`SparseIndex` (whose checks say what is wrong with its metadata); see :func:`require_meta`."""
-    require_meta(path)
+    require_meta(path := handle_path(path))
     return ShardedIndex(path) if index_format(path) == SHARDED_FORMAT else SparseIndex(path)
 
 

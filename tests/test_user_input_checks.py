@@ -783,22 +783,26 @@ def test_a_bm25_refuses_an_index_of_another_analysis(analyzer, refused):
     assert f"rebuild it with BM25(k1=0.9, b=0.4, language='{analyzer['language']}')" in said
 
 
-def test_a_handle_of_a_relative_path_after_a_chdir_says_why(tmp_path, monkeypatch):
-    """A notebook's os.chdir had made a relative handle "rebuilt (or removed)", with nothing done to the index."""
+@pytest.mark.parametrize("sharded", [False, True])
+def test_a_handle_of_a_relative_path_still_finds_its_index_after_a_chdir(tmp_path, monkeypatch, sharded):
+    """A notebook's os.chdir had made a relative handle "rebuilt (or removed)", with nothing done to the index: a
+    handle now holds its folder absolutely from the moment it is made (and "~" is the home folder)."""
     monkeypatch.chdir(tmp_path)
     docs = [{"docno": "d1", "text": "quick fox"}, {"docno": "d2", "text": "lazy dog"}]
-    index = pse.BM25().indexer(pse.SparseIndex("rel"), verbose=False).index(docs)
+    handle = pse.ShardedIndex("rel", num_shards=2) if sharded else pse.SparseIndex("rel")
+    assert str(handle.path) == str(tmp_path / "rel")
+    index = pse.BM25().indexer(handle, verbose=False).index(docs)
     retriever = pse.BM25().retriever(index)
     assert retriever.search("fox")["docno"].tolist() == ["d1"]
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path / "elsewhere")
-    with pytest.raises(
-        pse.StaleIndexError, match=r"'rel' is relative to the current folder, .*elsewhere: if that"
-    ):
-        retriever.search("fox")
-    # by its absolute path the same index is found
-    absolute = pse.SparseIndex(tmp_path / "rel")
-    assert pse.BM25().retriever(absolute).search("fox")["docno"].tolist() == ["d1"]
+    assert retriever.search("fox")["docno"].tolist() == ["d1"]
+    assert not (tmp_path / "elsewhere" / "rel").exists()
+    # opened again from elsewhere by the home-relative name
+    monkeypatch.setenv("HOME", str(tmp_path))
+    again = pse.open_index("~/rel")
+    assert str(again.path) == str(tmp_path / "rel")
+    assert pse.BM25().retriever(again).search("fox")["docno"].tolist() == ["d1"]
 
 
 def test_a_system_that_retrieves_nothing_at_all_is_named(tmp_path, capsys):
