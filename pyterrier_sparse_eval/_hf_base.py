@@ -275,6 +275,40 @@ class HFDataset(LocalDataset):
         return self._count  # a streamed corpus has no cheap count: the progress bar counts without a total
 
 
+def layout_fix(spec: str, folder: Path, config: str, e: Exception) -> str:
+    """For a local folder without the config asked for: what it looks like instead, and how to read it."""
+    cause = f"{spec!r}: {folder} has no config {config!r} ({e})"
+    if (folder / "dataset_dict.json").is_file() or (folder / "state.json").is_file():
+        return (
+            f"{cause}: it was written by save_to_disk, which hf: does not read; write each part with to_json "
+            "or to_parquet and a README.md card naming them as configs (README, 'Collections')."
+        )
+    qrels = sorted(p.name for p in (folder / "qrels").glob("*") if p.is_file())
+    corpus, queries = (
+        [p.name for p in sorted(folder.glob(f"{n}.*")) if p.is_file()] for n in ("corpus", "queries")
+    )
+    if corpus and any(q.endswith(".tsv") for q in qrels):
+        return f"{cause}: it is a BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv): give beir:{folder}."
+    if corpus and queries and qrels and not (folder / "README.md").is_file():
+        # MTEB's files without the card that names each one's config (a download of the data files alone)
+        card = "".join(
+            f"- config_name: {c}\n  data_files:\n  - split: {s}\n    path: {p}\n"
+            for c, s, p in [
+                ("corpus", "corpus", corpus[0]),
+                ("queries", "queries", queries[0]),
+                *(("default", q.split(".")[0], f"qrels/{q}") for q in qrels),
+            ]
+        )
+        return (
+            f"{cause}: it has no README.md card naming its files as configs, as MTEB's repositories have; "
+            f"add one:\n---\nconfigs:\n{card}---"
+        )
+    return (
+        f"{cause}: hf:REPO reads MTEB's layout (configs corpus, queries and default in the README.md card); "
+        "name other configs with pse.hf.hf_dataset(spec, configs={'corpus': (CONFIG, SPLIT), ...})."
+    )
+
+
 def _split(spec: str, parts: list[str], default: str) -> str:
     if len(parts) > 1:
         raise ValueError(f"{spec!r}: too many ':' parts.")

@@ -51,6 +51,7 @@ from ._hf_base import (
     _offline,
     _split,
     card_language,
+    layout_fix,
     miracl_qrels,
     miracl_topics,
     mirrored,
@@ -315,23 +316,7 @@ class HubRetrievalDataset(HFDataset):
         """``e``, or for a folder that lacks the config asked for, an error naming what it looks like instead."""
         if "BuilderConfig" not in str(e) or "not found" not in str(e):
             return e
-        return ValueError(self._layout_fix(config, e))
-
-    def _layout_fix(self, config: str, e: ValueError) -> str:
-        folder, cause = Path(self.path), f"{self.spec!r}: {self.path} has no config {config!r} ({e})"
-        if (folder / "dataset_dict.json").is_file() or (folder / "state.json").is_file():
-            return (
-                f"{cause}: it was written by save_to_disk, which hf: does not read; write each part with to_json "
-                "or to_parquet and a README.md card naming them as configs (README, 'Collections')."
-            )
-        if (folder / "qrels").is_dir() and any(
-            (folder / f).is_file() for f in ("corpus.jsonl", "corpus.jsonl.gz")
-        ):
-            return f"{cause}: it is a BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv): give beir:{self.path}."
-        return (
-            f"{cause}: hf:REPO reads MTEB's layout (configs corpus, queries and default in the README.md card); "
-            "name other configs with pse.hf.hf_dataset(spec, configs={'corpus': (CONFIG, SPLIT), ...})."
-        )
+        return ValueError(layout_fix(self.spec, Path(self.path), config, e))
 
     @property
     def corpus_spec(self) -> str:

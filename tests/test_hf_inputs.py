@@ -201,6 +201,25 @@ def test_folders_not_in_mteb_layout_name_what_to_give_instead(tmp_path):
         pse.datasets.get_topics(f"hf:{other}")
 
 
+def test_mteb_files_without_their_card_are_given_the_card_that_reads_them(tmp_path):
+    """A download of MTEB's data files without its README.md card (qrels/test.jsonl, not a BEIR folder's
+    qrels/test.tsv) had been told it was a BEIR folder, which beir: then refused."""
+    root = tmp_path / "nocard"
+    jsonl(
+        root / "corpus.jsonl",
+        [{"_id": "d1", "title": "", "text": "cats purr"}, {"_id": "d2", "text": "dogs"}],
+    )
+    jsonl(root / "queries.jsonl", [{"_id": "q1", "text": "cats"}])
+    jsonl(root / "qrels" / "test.jsonl", [{"query-id": "q1", "corpus-id": "d1", "score": 1}])
+    with pytest.raises(ValueError, match="has no README.md card naming its files as configs") as e:
+        pse.datasets.get_topics(f"hf:{root}")
+    assert "BEIR" not in str(e.value)
+    said = str(e.value)
+    (root / "README.md").write_text(said[said.index("\n---\n") + 1 :] + "\n")
+    assert pse.datasets.get_topics(f"hf:{root}").values.tolist() == [["q1", "cats"]]
+    assert pse.datasets.get_qrels(f"hf:{root}").values.tolist() == [["q1", "d1", 1]]
+
+
 def test_tsv_qrels_beside_a_jsonl_corpus_name_the_file(tmp_path):
     root = tmp_path / "mixed"
     jsonl(root / "corpus.jsonl", [{"_id": "d1", "title": "", "text": "cats"}])
