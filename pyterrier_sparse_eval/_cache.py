@@ -92,9 +92,9 @@ def clear_unreadable_entry(path: Path) -> None:
 def outdated_entries(folder: Path) -> list[tuple[Path, str]]:
     """The entries in ``folder`` (and in its ``pool-*`` folders, the pooled indexes of ``sparse-eval sdm``) that no
     system of this version reads again, and why: an index of an earlier analyzer version (its terms are not this
-    version's) or index format. Nothing removes them."""
+    version's), or of this version without its language's chain mark (:func:`missing_mark`), or index format. Nothing removes them."""
     from ._format import FORMAT_VERSION
-    from ._tokenize import ANALYZER_VERSION
+    from ._tokenize import ANALYZER_VERSION, missing_mark
 
     out = []
     entries = sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
@@ -111,6 +111,8 @@ def outdated_entries(folder: Path) -> list[tuple[Path, str]]:
                 out.append((path, f"index format {written}"))
             elif isinstance(version, int) and version < ANALYZER_VERSION:
                 out.append((path, f"analyzer version {version}"))
+            elif version == ANALYZER_VERSION and (lacking := missing_mark(encoder["analyzer"])):
+                out.append((path, lacking))
         except (OSError, ValueError, AttributeError):  # not an index's, or unreadable: not said
             continue
     return out

@@ -62,6 +62,18 @@ _CHAIN_MARKS = {
 }
 #: the languages whose index without its mark is still searched (queries are analysed as before)
 MARKS_SEARCHED_WITHOUT = ("ar", "fa")
+
+
+def missing_mark(recorded: dict[str, Any]) -> str | None:
+    """For an analyzer config recorded with an index: the chain mark of its language that it lacks and a BM25
+    needs to search it (its terms may not be this version's), else None."""
+    language = recorded.get("language")
+    mark = _CHAIN_MARKS.get(language, {}).get("chain") if isinstance(language, str) else None
+    if mark is None or language in MARKS_SEARCHED_WITHOUT or recorded.get("chain") == mark:
+        return None
+    return f"{language} analysis without {mark!r}"
+
+
 #: tokens an analyzer (and a retriever's token-to-term-id memo) keeps before starting afresh
 MAX_CACHE = 2_000_000
 

@@ -306,6 +306,33 @@ def test_a_build_names_the_cached_indexes_an_earlier_analyzer_left(tmp_path, cap
     ), out  # the pooled one had not been named
 
 
+def test_a_build_names_the_cached_indexes_a_chain_without_its_mark_left(tmp_path, capsys, monkeypatch):
+    """A language's analysis can change within one analyzer version, recorded as a chain mark (Japanese's entry
+    order, 2026-12-02): an entry without the mark is a new cache entry and refused by a BM25, so never read again;
+    it had not been named with the entries of earlier versions."""
+    import pyterrier_sparse_eval._tokenize as tokenize_module
+
+    folder = make_beir(tmp_path / "toy")
+    spec, system = f"beir:{folder}", pse.systems.parse_system("bm25:language=de")
+    pse.run_experiment(spec, [system], [nDCG @ 10], index_dir=tmp_path / "idx")
+    (old,) = [p for p in pse.systems.index_folder(tmp_path / "idx", spec).iterdir() if p.is_dir()]
+    monkeypatch.setitem(tokenize_module._CHAIN_MARKS, "de", {"chain": "later"})
+    pse.run_experiment(
+        spec, [pse.systems.parse_system("bm25:language=de")], [nDCG @ 10], index_dir=tmp_path / "idx"
+    )
+    out = capsys.readouterr().out
+    assert len([p for p in old.parent.iterdir() if p.is_dir()]) == 2 and old.is_dir()
+    assert re.search(
+        r"1 cached index of this corpus was built by an earlier version of the package \(de analysis without "
+        rf"'later'\) and will not be read again \([0-9.]+ MiB\): remove them to free the space: rm -r "
+        rf"{re.escape(str(old))}\n",
+        out,
+    ), out
+    # a language whose unmarked index is still searched is not named
+    monkeypatch.setattr(tokenize_module, "MARKS_SEARCHED_WITHOUT", ("de",))
+    assert pse._cache.outdated_entries(old.parent) == []
+
+
 def test_cli_experiment_and_sdm_on_a_beir_folder(tmp_path, capsys):
     filler = [
         {"_id": f"f{i}", "title": "", "text": f"filler cats {i} dogs {i % 3} fish {i % 5}"} for i in range(30)
