@@ -268,7 +268,14 @@ def refuse_path(index: Any) -> None:
 def handle_path(path: str | os.PathLike[str]) -> str:
     """An index handle's folder, absolute (``~`` expanded): a later ``os.chdir`` (a notebook's) or a Ray worker in
     another folder still finds the index the handle was made for."""
-    return os.path.abspath(os.path.expanduser(os.fspath(path)))
+    path = os.path.expanduser(os.fspath(path))
+    try:
+        return os.path.abspath(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"The index path {path!r} is relative to the current folder, which no longer exists (removed after "
+            "the process moved into it): give an absolute path, or os.chdir() into a folder that exists."
+        ) from None
 
 
 def generation(folder: Path) -> tuple[int, int, int]:

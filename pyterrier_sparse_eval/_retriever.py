@@ -18,6 +18,7 @@ from ._lucene import lucene_product, nudge_ties
 from ._numba import available_backends
 from ._records import _as_text, column_texts, validate_queries
 from ._tokenize import Analyzer
+from ._toks import query_weights
 from ._topk import finite_scores, postings_per_row
 from ._weights import lucene_idf
 from .measures._prepare import user_stacklevel
@@ -255,8 +256,7 @@ class SparseRetriever(pt.Transformer):
                         f"`query_toks` terms must be strings, got {type(term).__name__} {term!r}: convert token ids "
                         "to their vocabulary strings (e.g. tokenizer.convert_ids_to_tokens), as the index holds them."
                     )
-        if not np.isfinite(values := np.asarray(vals, dtype=np.float64)).all():
-            raise ValueError("Query term weights contain NaN or infinity.")
+        values = query_weights(vals, cols, self.index.vocab)
         cols_arr = np.asarray(cols, dtype=np.int64)
         with np.errstate(over="ignore"):
             if not np.isfinite(weighted := self._weighted(values, cols_arr)).all():

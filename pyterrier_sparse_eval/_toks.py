@@ -14,7 +14,7 @@ import pandas as pd
 from ._docno_checks import refuse_unencodable
 from ._ray import Encoded
 
-__all__ = ["flatten_toks", "term_ids"]
+__all__ = ["flatten_toks", "query_weights", "term_ids"]
 
 
 def term_ids(vocab: dict[str, int], terms: list[Any], names: list[str] | None = None) -> np.ndarray:
@@ -77,3 +77,25 @@ def _refuse_weights(docnos: list[str], toks: list[dict[str, Any]]) -> None:
                     f"Document {docno!r}: term {term!r} has weight {w!r} ({type(w).__name__}); `toks` weights "
                     "must be finite real numbers."
                 )
+
+
+def query_weights(vals: list[Any], cols: list[int], vocab: list[str]) -> np.ndarray:
+    """A batch's query weights (of the term ids ``cols``) as float64, refusing the first that is no finite real
+    number, named with its term (a list weight had failed in scipy: "data arrays must be 1-D")."""
+    try:
+        values = np.asarray(vals, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        values = np.empty((0, 0))
+    if values.ndim == 1 and np.isfinite(values).all():
+        return values
+    for w, t in zip(vals, cols):
+        try:
+            finite = np.ndim(w) == 0 and math.isfinite(float(w))
+        except (TypeError, ValueError, OverflowError):
+            finite = False
+        if not finite:
+            raise ValueError(
+                f"Query term {vocab[t]!r} has weight {w!r} ({type(w).__name__}); `query_toks` weights must be "
+                "finite real numbers."
+            )
+    raise ValueError("`query_toks` weights must be finite real numbers.")

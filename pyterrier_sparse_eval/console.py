@@ -248,7 +248,10 @@ def _warnings_as_lines(prog: str, debug: bool) -> Iterator[None]:
                 warnings.simplefilter("ignore", category)
 
             def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
-                print(f"{prog}: warning: {one_line(Warning(message))}", file=sys.stderr)
+                from tqdm import tqdm
+
+                # above a progress bar that is running (tqdm clears and redraws it), not at the end of its line
+                tqdm.write(f"{prog}: warning: {one_line(Warning(message))}", file=sys.stderr)
 
             warnings.showwarning = show
         yield

@@ -392,3 +392,21 @@ def test_check_index_of_a_path_that_does_not_exist_says_so(tmp_path, capsys):
     """It had said "is not a sparse index (no pt_meta.json)"."""
     assert main(["check-index", str(tmp_path / "nothing")]) == 2
     assert "nothing does not exist; give an index folder" in capsys.readouterr().err
+
+
+def test_a_warning_is_its_own_line_above_a_running_progress_bar(capsys):
+    """A warning raised while a bar was drawn (a late field while indexing) had been printed at the end of the
+    bar's line."""
+    from tqdm.auto import tqdm
+
+    from pyterrier_sparse_eval.console import _warnings_as_lines
+
+    with _warnings_as_lines("sparse-eval", debug=False):
+        bar = tqdm(total=3, desc="indexing", disable=False, file=sys.stderr)
+        bar.update(1)
+        warnings.warn("a field seen late", stacklevel=1)
+        bar.update(2)
+        bar.close()
+    lines = capsys.readouterr().err.replace("\r", "\n").split("\n")
+    assert "sparse-eval: warning: a field seen late" in lines
+    assert any(line.startswith("indexing: 100%") for line in lines)

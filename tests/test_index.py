@@ -325,7 +325,7 @@ def test_the_working_folder_as_the_index_path_is_refused_before_the_build(tmp_pa
         for mode in ("create", "overwrite"):
             with pytest.raises(ValueError, match=refusal):
                 pse.BM25().indexer(index, verbose=False, mode=mode).index(docs())
-    with pytest.raises(ValueError, match="'..' is the working folder"):
+    with pytest.raises(ValueError, match=f"{re.escape(repr(str(tmp_path / 'here')))} is the working folder"):
         pse.BM25().indexer(pse.SparseIndex(".."), verbose=False, mode="overwrite").index(docs())
     assert ended == [] and os.listdir(".") == [] and os.listdir("..") == ["deeper"]
     pse.BM25().indexer(pse.SparseIndex("index"), verbose=False).index(docs())
@@ -344,3 +344,6 @@ def test_a_build_whose_working_folder_was_removed_is_not_refused(tmp_path, monke
         .index([{"docno": "a", "text": "x"}])
     )
     assert index.num_docs == 1
+    # a relative path there names nothing: said when the handle is made
+    with pytest.raises(FileNotFoundError, match="'index' is relative to the current folder, which no longer"):
+        pse.SparseIndex("index")

@@ -97,6 +97,14 @@ def test_query_weights_an_index_cannot_score_are_refused(tmp_path, shards, corpu
     for toks, idf in (({"t1": 1e39}, False), ({"t1": 3e38}, True)):  # idf > 1 takes 3e38 beyond
         with pytest.raises(ValueError, match="beyond float32's range"):
             index.retriever(idf=idf).transform(pd.DataFrame({"qid": ["1"], "query_toks": [toks]}))
+    # a weight that is no finite number is named with its term (a list had failed in scipy: "data arrays must be
+    # 1-D"); a numeric string is read as its number, as a document's weight is
+    for weight in ([1.0], None, "many", float("nan"), float("inf"), 10**400):
+        with pytest.raises(ValueError, match=r"Query term 't1' has weight .*must be finite real numbers"):
+            retriever.transform(pd.DataFrame({"qid": ["1"], "query_toks": [{"t2": 1.0, "t1": weight}]}))
+    as_text = retriever.transform(pd.DataFrame({"qid": ["1"], "query_toks": [{"t1": "2.5"}]}))
+    as_number = retriever.transform(pd.DataFrame({"qid": ["1"], "query_toks": [{"t1": 2.5}]}))
+    pd.testing.assert_frame_equal(as_text.drop(columns="query_toks"), as_number.drop(columns="query_toks"))
     # each weight within range, their products or sums not (inf scores had tied by docno)
     with pytest.raises(ValueError, match="Scores beyond float32's range"):
         index.retriever(idf=False).transform(
