@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 import pytest
+import pytrec_eval
 from conftest import needs_data
 from ir_measures import AP, ERR, RR, Judged, P, R, Rprec, Success, nDCG
 
@@ -719,6 +720,16 @@ def test_a_system_retrieving_nothing_judged_never_misnames_the_columns():
     for measure, filtered in ((P @ 1, True), (M.P @ 1, True), (P @ 1, False)):
         with pytest.raises(TypeError, match=r"\['int'\] qids.*qrels\['qid'\].astype\(str\)"):
             pse.Experiment([a], int_topics, qrels.astype({"qid": int}), [measure], filter_by_topics=filtered)
+    # int docnos in the run and the qrels: pt.Experiment makes the run's str (in the caller's frame), so the
+    # in-house measures had blamed the run and pytrec_eval had stopped with "Expected mapping of document id"
+    int_run = pd.DataFrame({"qid": ["1", "1"], "docno": [10, 9], "score": [2.0, 1.0]})
+    int_qrels = pd.DataFrame({"qid": ["1"], "docno": [9], "label": [1]})
+    for measure in (P @ 1, M.P @ 1):
+        with pytest.raises(TypeError, match=r"qrels have \['int'\] docnos.*qrels\['docno'\].astype\(str\)"):
+            pse.Experiment([int_run], topics, int_qrels, [measure])
+    assert int_run["docno"].tolist() == [10, 9]  # refused before pt.Experiment touched the run
+    table = pse.Experiment([int_run], topics, int_qrels.astype({"docno": str}), [R @ 100])
+    assert table["R@100"].tolist() == [1.0]
 
 
 def test_rel_below_1_is_refused_and_nothing_to_compare_is_said_as_such(capsys):
@@ -728,3 +739,51 @@ def test_rel_below_1_is_refused_and_nothing_to_compare_is_said_as_such(capsys):
         )
     report = pse.crosscheck({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["Judged@5", "pse.nDCG(gain='exp')@10"])
     assert not report.ok and "none of these measures has a trec_eval counterpart" in report.summary()
+
+
+def test_in_house_measures_in_pt_experiment_join_the_run_once(monkeypatch):
+    """ir_measures' runtime evaluator hands every measure the same run and qrels: the run is joined once for all
+    of them (each measure had joined and sorted it again: 8 measures, 8 times), and the values stay pytrec_eval's."""
+    from pyterrier_sparse_eval.measures import _inhouse
+
+    rng = np.random.default_rng(3)
+    run = pd.DataFrame(
+        {
+            "qid": np.repeat(["1", "2", "3"], 20),
+            "docno": [f"d{i}" for i in range(60)],
+            "score": rng.random(60),
+        }
+    )
+    qrels = pd.DataFrame(
+        {"qid": ["1", "1", "2", "3"], "docno": ["d3", "d7", "d25", "d59"], "label": [1, 2, 1, 2]}
+    )
+    topics = pd.DataFrame({"qid": ["1", "2", "3"], "query": "x"})
+    names = ["nDCG@10", "AP", "RR", "R@5", "P@5", "Rprec", "Success@3", "nDCG"]
+    calls = []
+    real = _inhouse.prepare
+    monkeypatch.setattr(_inhouse, "prepare", lambda *a, **k: calls.append(k["rel"]) or real(*a, **k))
+    inhouse = [pse.measures.parse_measure(f"pse.{n}") for n in names]
+    table = pt.Experiment([run], topics, qrels, inhouse)
+    assert calls == [1]
+    standard = pt.Experiment([run], topics, qrels, [m.standard() for m in inhouse])
+    for m in inhouse:
+        assert table[str(m)][0] == pytest.approx(standard[str(m.standard())][0], abs=1e-12)
+    # another relevance threshold is another join, with its own values
+    calls.clear()
+    table = pt.Experiment([run], topics, qrels, [pse.measures.parse_measure("pse.P(rel=2)@5"), *inhouse[:2]])
+    assert sorted(calls) == [1, 2]
+    assert table["pse.P(rel=2)@5"][0] == pytest.approx(
+        pt.Experiment([run], topics, qrels, [P(rel=2) @ 5])["P(rel=2)@5"][0], abs=1e-12
+    )
+
+
+def test_a_score_beyond_float32_is_ranked_as_trec_eval_ranks_it_without_numpy_warnings():
+    run = pd.DataFrame({"qid": ["1", "1", "1"], "docno": ["z", "a", "b"], "score": [1e39, 2e39, 1.0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = pse.evaluate(run, {"1": {"z": 1}}, ["RR"])
+    # both scores infinite as float32: a tie, broken by docno descending (z first), as pytrec_eval breaks it
+    reference = pytrec_eval.RelevanceEvaluator({"1": {"z": 1}}, {"recip_rank"}).evaluate(
+        {"1": {"z": 1e39, "a": 2e39, "b": 1.0}}
+    )
+    assert result.per_query["RR"]["1"] == reference["1"]["recip_rank"] == 1.0

@@ -30,6 +30,7 @@ LAYERS = {
     "measures._score_dist": 0,
     "measures._warn": 0,
     "measures._json": 0,  # results as strict JSON
+    "measures._spelling": 0,  # names close to a mistyped measure name
     "_streams": 0,
     "measures._prepare": 1,
     "measures._frames": 2,

@@ -26,7 +26,8 @@ _MAX_LABEL = 4  # gdeval.pl's $MAX_JUDGMENT
 def check_qid_types(topics: Any, qrels: Any, filter_by_topics: bool) -> None:
     """Topics and qrels whose qids are of different kinds (int and str): pt.Experiment's join fails with pandas'
     merge error, or matches nothing; said with the cast instead. Qrels with other than str qids fail whatever
-    the topics: pt's evaluation merges them with the run, or pytrec_eval refuses them."""
+    the topics: pt's evaluation merges them with the run, or pytrec_eval refuses them; and so are qrels with other
+    than str docnos (pt.Experiment makes a run's docnos str)."""
     if not all(isinstance(f, pd.DataFrame) and "qid" in f.columns for f in (topics, qrels)):
         return  # pt.Experiment's own checks
     kinds = [_id_types(f["qid"]) for f in (topics, qrels)]
@@ -36,6 +37,13 @@ def check_qid_types(topics: Any, qrels: Any, filter_by_topics: bool) -> None:
             f"qid types differ: the topics have {sorted(kinds[0])} and the qrels have {sorted(kinds[1])}, so no "
             "query would match. Cast both to str, e.g. qrels['qid'] = qrels['qid'].astype(str) (and the same for "
             "the topics); pse.datasets.get_topics and get_qrels give str ids."
+        )
+    # pt.Experiment makes a run's docnos str (in the caller's frame), which other qrels docnos match in no measure
+    if "docno" in qrels.columns and (docnos := _id_types(qrels["docno"]) - {"str"}):
+        raise TypeError(
+            f"The qrels have {sorted(docnos)} docnos: pt.Experiment makes every run's docnos str, so no document "
+            "would match (pytrec_eval stops with 'Expected mapping of document id'). Cast them to str, e.g. "
+            "qrels['docno'] = qrels['docno'].astype(str); pse.datasets.get_qrels gives str ids."
         )
     # pt's runs have str qids, which such qrels match in no measure (pytrec_eval refuses)
     if kinds[1] - {"str"}:

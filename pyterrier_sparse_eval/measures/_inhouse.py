@@ -18,8 +18,8 @@ standard measures do.
 
 from __future__ import annotations
 
-import difflib
 import re
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
@@ -30,6 +30,7 @@ from ir_measures.measures import Measure, ParamInfo
 
 from . import _metrics as M
 from ._prepare import JudgedRun, prepare
+from ._spelling import did_you_mean
 from ._warn import warn_once
 
 __all__ = [
@@ -56,6 +57,24 @@ _REL = ParamInfo(dtype=int, default=1, desc="minimum label of a relevant documen
 _GAIN = ParamInfo(
     dtype=str, choices=M.GAINS, default="linear", desc="gain: the label (linear) or 2^label - 1 (exp)"
 )
+
+
+_LAST: list[Any] = []  # (run, qrels) weakly, and {rel: the run joined}
+
+
+def _prepared(run: Any, qrels: Any, rel: int) -> JudgedRun:
+    """``prepare(run, qrels, rel=rel)`` once for all the measures that ir_measures' runtime evaluator (pt.Experiment's)
+    hands one run and qrels (each had joined and sorted the run again), held while both live; warned once."""
+    if not ((last := _LAST[:]) and last[0][0]() is run and last[0][1]() is qrels):
+        try:
+            forget = _LAST.clear
+            last = [(weakref.ref(run, lambda _: forget()), weakref.ref(qrels, lambda _: forget())), {}]
+        except TypeError:  # an object that takes no weak reference: not held
+            return prepare(run, qrels, rel=rel, once=True)
+        _LAST[:] = last
+    if rel not in last[1]:
+        last[1][rel] = prepare(run, qrels, rel=rel, once=True)
+    return last[1][rel]
 
 
 class InHouseMeasure(Measure):
@@ -132,7 +151,7 @@ class InHouseMeasure(Measure):
     def runtime_impl(self, qrels: Any, run: Any) -> Iterator[Metric]:
         # ir_measures hands over its own column names; any cutoff is applied here, in trec_eval's order
         self.check()
-        j = prepare(run, qrels, rel=self.rel, once=True)  # its warnings once per run, not once per measure
+        j = _prepared(run, qrels, self.rel)
         for qid, value in zip(j.qids.tolist(), self.values(j).tolist()):
             yield Metric(qid, self, value)
         # every judged query the run lacks too, at ir_measures' default, which it would add after all measures
@@ -342,7 +361,7 @@ def by_name(text: str) -> InHouseMeasure | None:
     base = ALL.get(f"pse.{m.group(1)}")
     if base is None:
         raise ValueError(
-            f"Unknown in-house measure {text!r}{_did_you_mean(text, ALL)}; available: {', '.join(ALL)}."
+            f"Unknown in-house measure {text!r}{did_you_mean(text, ALL)}; available: {', '.join(ALL)}."
         )
     params: dict[str, Any] = {}
     for item in filter(None, (p.strip() for p in (m.group(2) or "").split(","))):
@@ -385,44 +404,25 @@ def parse_measure(spec: Any) -> Measure:
     except Exception:
         registry = ir_measures.measures.registry  # each measure's own name first, then its aliases
         names = [*(str(m.NAME) for m in registry.values()), *registry, *ALL]
+        hint = (
+            did_you_mean(spec, names)
+            if _inhouse_only(spec) is None
+            else f" (did you mean 'pse.{spec.strip()}'?)"
+        )
         raise ValueError(
-            f"Unknown measure {spec!r}{_did_you_mean(spec, names)}; use ir_measures names such as {_EXAMPLES}, "
+            f"Unknown measure {spec!r}{hint}; use ir_measures names such as {_EXAMPLES}, "
             f"or in-house ones ({', '.join(ALL)}, e.g. pse.nDCG@10)."
         ) from None
     return _checked(parsed, spec.strip())
 
 
-def _did_you_mean(spec: str, names: Iterable[str]) -> str:
-    """`` (did you mean 'nDCG@10'?)`` when the measure name that ``spec`` starts with is not one of ``names``
-    (the first of a name's spellings wins) but one in another case, or else close to one (difflib); else ``""``.
-    The rest of ``spec`` (parameters, cut-off) is kept as written; a cut-off without its @ is put after them."""
-    text = spec.strip()
-    try:  # trec_eval's name (recall_100, ndcg_cut_10, P_10, map): ir_measures' for it
-        trec = ir_measures.parse_trec_measure(text)
-    except Exception:
-        trec = []
-    if len(trec) == 1 and str(trec[0]) != text:
-        return f" (did you mean {str(trec[0])!r}?)"
-    name = re.split(r"[(@\s]", text, maxsplit=1)[0]
-    known: dict[str, str] = {}
-    for n in names:
-        known.setdefault(n.lower(), n)
-    if not name or name in known.values():
-        return ""
-    rest = text[len(name) :]
-    # a cut-off written without its @ (ndcg10, recall_100, P10(rel=2)): a known name in another case before it,
-    # then the parameters, then @ and the cut-off
-    glued = re.fullmatch(r"(.*?[A-Za-z])[_-]?(\d+)", name)
-    if glued and "@" not in text and name.lower() not in known and glued[1].lower() in known:
-        name, rest = glued[1], f"{rest}@{glued[2]}"
-    match = _known_name(name, known)
-    return f" (did you mean {match + rest!r}?)" if match else ""
-
-
-def _known_name(name: str, known: dict[str, str]) -> str | None:
-    """The measure name of ``known`` (lower case: spelling) that ``name`` is in another case, or else close to."""
-    close = difflib.get_close_matches(name.lower(), known, n=1)
-    return known.get(name.lower()) or (known[close[0]] if close else None)
+def _inhouse_only(spec: str) -> InHouseMeasure | None:
+    """The in-house measure ``spec`` names without its ``pse.`` (nDCG(gain=exp)@10: only the in-house nDCG takes
+    gain=), else None."""
+    try:
+        return None if spec.strip().startswith("pse.") else by_name(f"pse.{spec.strip()}")
+    except ValueError:
+        return None
 
 
 def _checked(measure: Measure, name: str) -> Measure:

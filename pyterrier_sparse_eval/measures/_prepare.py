@@ -401,8 +401,10 @@ def prepare(run: Any, qrels: Any, *, rel: float = 1, queries: Any = None, once: 
     nq = len(evaluated)
 
     docnos = run["docno"].to_numpy(dtype=object)
-    # trec_eval keeps scores in single precision: scores closer than float32 resolution are ties
-    scores = run["score"].to_numpy(dtype=np.float64).astype(np.float32)
+    # trec_eval keeps scores in single precision: scores closer than float32 resolution are ties (and scores
+    # beyond its range are infinite, as trec_eval and pytrec_eval rank them: numpy's overflow warning not shown)
+    with np.errstate(over="ignore"):
+        scores = run["score"].to_numpy(dtype=np.float64).astype(np.float32)
     group = q_index.get_indexer(q_uniques).astype(np.int64)[q_code] if len(qids) else q_code
     keep = group >= 0
     if not keep.all():
