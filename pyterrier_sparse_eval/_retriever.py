@@ -256,7 +256,7 @@ class SparseRetriever(pt.Transformer):
                         f"`query_toks` terms must be strings, got {type(term).__name__} {term!r}: convert token ids "
                         "to their vocabulary strings (e.g. tokenizer.convert_ids_to_tokens), as the index holds them."
                     )
-        values = query_weights(vals, cols, self.index.vocab)
+        values = query_weights(vals, cols, term_ids)
         cols_arr = np.asarray(cols, dtype=np.int64)
         with np.errstate(over="ignore"):
             if not np.isfinite(weighted := self._weighted(values, cols_arr)).all():

@@ -79,7 +79,7 @@ def _refuse_weights(docnos: list[str], toks: list[dict[str, Any]]) -> None:
                 )
 
 
-def query_weights(vals: list[Any], cols: list[int], vocab: list[str]) -> np.ndarray:
+def query_weights(vals: list[Any], cols: list[int], term_ids: dict[str, int]) -> np.ndarray:
     """A batch's query weights (of the term ids ``cols``) as float64, refusing the first that is no finite real
     number, named with its term (a list weight had failed in scipy: "data arrays must be 1-D")."""
     try:
@@ -88,6 +88,7 @@ def query_weights(vals: list[Any], cols: list[int], vocab: list[str]) -> np.ndar
         values = np.empty((0, 0))
     if values.ndim == 1 and np.isfinite(values).all():
         return values
+    vocab = {i: term for term, i in term_ids.items()}
     for w, t in zip(vals, cols):
         try:
             finite = np.ndim(w) == 0 and math.isfinite(float(w))
