@@ -85,6 +85,29 @@ def ranx_eval(run, qrels):
     return {m: float(res[RANX[m]]) for m in MEASURES}
 
 
+def in_experiment(run, qrels, family: str, *, joined_once: bool = True):
+    """pt.Experiment's table row (the means) for MEASURES as ``family`` computes them: "in-house"
+    (pse.measures.nDCG@10 ..., ir_measures' runtime provider) or "standard" (ir_measures' pytrec_eval provider).
+    ``joined_once=False`` is the in-house provider before 2026-12-02, each measure joining the run again."""
+    import ir_measures
+    import pyterrier as pt
+
+    import pyterrier_sparse_eval as pse
+    from pyterrier_sparse_eval.measures import _inhouse
+
+    parse = pse.measures.parse_measure if family == "in-house" else ir_measures.parse_measure
+    measures = [parse(("pse." if family == "in-house" else "") + m) for m in MEASURES]
+    topics = pd.DataFrame({"qid": pd.unique(run["qid"]), "query": "x"})
+    saved = _inhouse._prepared
+    if not joined_once:
+        _inhouse._prepared = lambda r, q, rel: _inhouse.prepare(r, q, rel=rel, once=True)
+    try:
+        row = pt.Experiment([run], topics, qrels, measures).iloc[0]
+    finally:
+        _inhouse._prepared = saved
+    return {m: float(row[str(x)]) for m, x in zip(MEASURES, measures)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--queries", type=positive_int, default=5000)
@@ -149,6 +172,29 @@ def main() -> None:
         + ", ".join(f"{name}: {max(abs(values[name][m] - ref[m]) for m in MEASURES):.0e}" for name in values)
         + "."
     )
+    # inside pt.Experiment: ir_measures hands each in-house measure the same run, joined once for all of them
+    peers = {
+        "in-house in pt.Experiment": lambda: in_experiment(run, qrels, "in-house"),
+        "in-house, each measure joining the run (before 2026-12-02)": lambda: in_experiment(
+            run, qrels, "in-house", joined_once=False
+        ),
+        "standard (pytrec_eval) in pt.Experiment": lambda: in_experiment(run, qrels, "standard"),
+    }
+    for name, fn in peers.items():
+        vals = fn()
+        assert max(abs(vals[m] - ref[m]) for m in MEASURES) <= 1e-9, f"{name} differs from pytrec_eval"
+    times_x = {name: median_time(fn, reps) for name, fn in peers.items()}
+    base_x = times_x["in-house in pt.Experiment"]
+    lines += [
+        "",
+        f"Inside `pt.Experiment([run], topics, qrels, measures)` (the same run and measures; median of {reps} runs;"
+        " values equal to pytrec_eval's within 1e-9):",
+        "",
+        "| measures | seconds | time / in-house |",
+        "|---|---:|---:|",
+    ]
+    lines += [f"| {name} | {t:.2f} | {t / base_x:.1f}x |" for name, t in times_x.items()]
+    lines.append("")
     report = "\n".join(lines)
     print(report)
     if not args.no_write:
