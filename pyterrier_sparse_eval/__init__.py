@@ -4,6 +4,8 @@ Importing this package never imports torch or transformers; numba, when installe
 are compiled when first called, and cached on disk).
 """
 
+# first: Ctrl-C while the command line imports the rest (_startup)
+from . import _startup  # noqa: F401, I001
 from . import datasets, files, hf, measures, plots, sdm, systems
 from ._bm25 import BM25, BM25Indexer, TextEncoder
 from ._build import SparseIndexer

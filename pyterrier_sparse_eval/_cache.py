@@ -19,6 +19,7 @@ __all__ = [
     "identity_before",
     "index_folder",
     "outdated_entries",
+    "record_identity",
     "say_outdated",
 ]
 
@@ -118,16 +119,63 @@ def outdated_entries(folder: Path) -> list[tuple[Path, str]]:
     return out
 
 
-def say_outdated(folders: list[Path]) -> None:
-    """Print the outdated entries of ``folders`` (:func:`outdated_entries`) with the space they take, once a
-    build added an entry beside them."""
+_EDITED = "the corpus file edited since"
+
+
+def record_identity(entry: Path, dataset_id: Any) -> str:
+    """Beside a cache entry just built, the identity of the documents it holds (``.ENTRY.identity``), returned: an
+    entry of a local corpus file edited since is then told apart (:func:`_earlier_corpus`). Not written (a
+    record for later reports, not worth failing a build) where it cannot be."""
+    from .datasets import dataset_identity
+    from .files import atomic_write_text
+
+    identity = dataset_identity(dataset_id)
+    try:
+        atomic_write_text(entry.parent / f".{entry.name}.identity", identity)
+    except OSError:
+        pass
+    return identity
+
+
+def _earlier_corpus(folder: Path, identity: str) -> list[tuple[Path, str]]:
+    """The entries of ``folder`` built from the same local corpus file (``...|corpus=PATH:size:mtime:ctime``)
+    before it was edited: never read again (the cache key holds the file's size and times)."""
+    if "|corpus=" not in identity:
+        return []
+    out = []
+    for record in sorted(folder.glob(".*.identity")):
+        entry = folder / record.name[1 : -len(".identity")]
+        try:
+            recorded = record.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if (
+            entry.is_dir()
+            and recorded != identity
+            and recorded.rsplit(":", 3)[0] == identity.rsplit(":", 3)[0]
+        ):
+            out.append((entry, _EDITED))
+    return out
+
+
+def say_outdated(folders: list[Path], identity: str = "") -> None:
+    """Print the outdated entries of ``folders`` (:func:`outdated_entries`, and those of an earlier version of the
+    local corpus file whose documents have ``identity``) with the space they take, once a build added an entry
+    beside them."""
     found = [entry for folder in dict.fromkeys(folders) for entry in outdated_entries(folder)]
+    found += [e for e in _earlier_corpus(folders[0], identity) if e[0] not in {p for p, _ in found}]
     if not found:
         return
     size = sum(f.stat().st_size for path, _ in found for f in path.rglob("*") if f.is_file())
     reasons = ", ".join(sorted({why for _, why in found}))
+    edited = {why == _EDITED for _, why in found}
+    by = {
+        frozenset({False}): "by an earlier version of the package",
+        frozenset({True}): "from an earlier version",
+    }
     print(
         f"{len(found)} cached index{'es' * (len(found) > 1)} of this corpus {'were' if len(found) > 1 else 'was'} "
-        f"built by an earlier version of the package ({reasons}) and will not be read again ({size / 2**20:,.1f} "
+        f"built {by.get(frozenset(edited), 'by an earlier version of the package or of the corpus file')} "
+        f"({reasons}) and will not be read again ({size / 2**20:,.1f} "
         "MiB): remove them to free the space: rm -r " + " ".join(shlex.quote(str(p)) for p, _ in found)
     )

@@ -25,11 +25,13 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ._format import read_meta
 from ._sample import (
     _UNRETRIEVED,
     BackgroundSample,
@@ -195,13 +197,19 @@ class Pool:
         """The pool ``Pool.save`` wrote to ``path``, or the one a pooled index (``pool.index``) at ``path`` was cut
         for (kept in its metadata)."""
         path = getattr(path, "path", path)  # the pooled index pool.index returned
-        meta = os.path.join(path, "pt_meta.json")
-        if os.path.isdir(path) and not os.path.isfile(meta):
-            raise ValueError(
-                f"{path} is a folder but not a pooled index: pass the JSON file Pool.save wrote, or the folder "
-                "of an index pool.index(...) wrote."
-            )
-        with open(meta if os.path.isdir(path) else path, encoding="utf-8") as f:
+        if os.path.isdir(path):
+            if not os.path.isfile(os.path.join(path, "pt_meta.json")):
+                raise ValueError(
+                    f"{path} is a folder but not a pooled index: pass the JSON file Pool.save wrote, or the folder "
+                    "of an index pool.index(...) wrote."
+                )
+            meta = read_meta(Path(path))  # checked with its seal: an edited pool is damage
+            if not isinstance(meta.get("pool"), dict):
+                raise ValueError(
+                    f"The index at {path} was not cut for a pool (pool.index(...)): it keeps none."
+                )
+            return cls.from_spec(meta["pool"])
+        with open(path, encoding="utf-8") as f:
             try:
                 spec = json.load(f)
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -209,12 +217,6 @@ class Pool:
                     f"{path} is not a pool written by Pool.save ({e}); rebuild it with sdm.build_pool(...) and "
                     "save it."
                 ) from None
-        if os.path.isdir(path):
-            if not isinstance(spec, dict) or not isinstance(spec.get("pool"), dict):
-                raise ValueError(
-                    f"The index at {path} was not cut for a pool (pool.index(...)): it keeps none."
-                )
-            spec = spec["pool"]
         return cls.from_spec(spec)
 
     @classmethod

@@ -107,6 +107,14 @@ def _describe(pool: Pool) -> str:
     )
 
 
+def _cut_for(index: SparseIndex) -> str:
+    """The fingerprint of the pool a pooled index was cut for (from its sealed metadata), or what it lacks."""
+    try:
+        return "#" + Pool.from_spec(index.meta.get("pool") or {}).fingerprint
+    except (ValueError, TypeError):
+        return "none recorded"
+
+
 def _curve_ks(k_values: Sequence[int]) -> list[int]:
     top = max(k_values)
     ks = {int(round(x)) for x in np.geomspace(1, top, num=24)} | set(k_values)
@@ -254,8 +262,18 @@ def three_way(
                 except IndexCorruptError as e:
                     warnings.warn(f"Rebuilding {pooled_path}: {DAMAGED} ({e})", stacklevel=2)
                     mode = "overwrite"
+                if mode is None and (cut_for := _cut_for(pooled_index)) != f"#{pool.fingerprint}":
+                    # an entry copied or restored from elsewhere: another pool's documents give other numbers
+                    warnings.warn(
+                        f"Rebuilding {pooled_path}: it holds the documents of another pool ({cut_for}), not of "
+                        f"{pool!r}.",
+                        stacklevel=2,
+                    )
+                    mode = "overwrite"
             if mode is not None:
                 pool.index(full_index[spec.name], pooled_path, mode=mode)
+                # a handle that read the entry before it was rebuilt would refuse to search (stale)
+                pooled_index = SparseIndex(pooled_path)
         if verbose:
             print(f"Retrieving {spec.name} over the pooled corpus")
         pooled_run = spec.retriever(pooled_index, num_results=pool.size, verbose=verbose).transform(topics)

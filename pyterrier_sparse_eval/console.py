@@ -17,6 +17,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ._startup import started
+
 __all__ = [
     "EXIT_OK",
     "EXIT_CHECK_FAILED",
@@ -81,6 +83,7 @@ def run(
     names the fix for bad input (:data:`INPUT_ERRORS`, ``input_errors``, a failed download); 3 and one line
     for anything else (a bug); the traceback only with ``debug``. A closed stdout (``| head``) is not an
     error; ``quiet`` silences every progress bar."""
+    started()  # Ctrl-C from here on is a KeyboardInterrupt, reported below
     try:
         with _terminated_as_exception(), progress_bars(shown=not quiet), library_logs():
             with _warnings_as_lines(prog, debug):

@@ -100,29 +100,44 @@ def write_array(array: Any, f: Any) -> None:
         no_space(e, str(getattr(f, "name", "the index file")))
 
 
-def no_space(e: OSError, name: str) -> NoReturn:
-    """Raise ``e``; for a full disk (ENOSPC, or numpy's short write, which has no errno) one that names the file
-    and the space left where it is (unless ``e`` is one already)."""
-    if e.errno not in (None, errno.ENOSPC, errno.EDQUOT) or "(or a quota reached)" in str(e):
+def no_space(e: OSError, name: str, fix: str = "build the index elsewhere") -> NoReturn:
+    """Raise ``e``; for a full disk (ENOSPC, or numpy's short write, which has no errno) or a file size limit
+    (EFBIG, ``ulimit -f``) one that names the file, the space left where it is and ``fix`` (unless it is one)."""
+    if e.errno not in (None, errno.ENOSPC, errno.EDQUOT, errno.EFBIG) or any(m in str(e) for m in _SAID):
         raise e
     try:
         free = f"{shutil.disk_usage(os.path.dirname(os.path.abspath(name))).free:,} bytes free there"
     except OSError:
         free = "its file system"
-    raise OSError(
-        errno.ENOSPC,
-        f"No space left (or a quota reached) writing {name} ({e}; {free}): free some, or build the index elsewhere",
-    ) from e
+    limit = resource_limit()
+    if e.errno == errno.EFBIG:
+        what = f"{_SAID[1]} (`ulimit -f` {limit}{': the file system' * (limit == 'unlimited')})"
+        fix = f"raise it, or {fix}"
+    else:  # numpy's short write has no errno: a full disk, a quota, or a file size limit
+        limit = "" if e.errno or limit == "unlimited" else f"; or the file size limit, `ulimit -f` {limit}"
+        what, free, fix = _SAID[0], free + limit, f"free some, or {fix}"
+    raise OSError(e.errno or errno.ENOSPC, f"{what} writing {name} ({e}; {free}): {fix}") from e
+
+
+_SAID = ("No space left (or a quota reached)", "A file size limit stopped the write")
+
+
+def resource_limit() -> str:
+    """This process's file size limit (``ulimit -f``), as the shell says it: in KiB, or 'unlimited'."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return "unlimited" if soft == resource.RLIM_INFINITY else f"{soft // 1024} KiB"
 
 
 @contextlib.contextmanager
-def full_disk_named(name: str) -> Iterator[None]:
+def full_disk_named(name: str, fix: str = "build the index elsewhere") -> Iterator[None]:
     """The block's errors as they are; a full disk said with ``name`` and the space left (:func:`no_space`): a
     file's last buffer is written as it closes, where numpy's short writes are not there to say it."""
     try:
         yield
     except OSError as e:
-        no_space(e, name)
+        no_space(e, name, fix)
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> Path:
@@ -157,9 +172,10 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
             except FileExistsError:
                 tmp = None
         _lock(fd)  # held while this process writes it: clean_leftovers leaves it alone
-        write(tmp)
-        os.chmod(tmp, 0o666 & ~_UMASK)
-        _fsync(tmp)  # its data on disk before its name: whole or absent after a power loss too
+        with full_disk_named(str(path), "write it elsewhere"):
+            write(tmp)
+            os.chmod(tmp, 0o666 & ~_UMASK)
+            _fsync(tmp)  # its data on disk before its name: whole or absent after a power loss too
         # and its lock (Windows renames no open file); forgotten first: never closed twice
         closing, fd = fd, -1
         os.close(closing)

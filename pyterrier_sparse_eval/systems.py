@@ -26,7 +26,14 @@ from typing import Any
 import pyterrier as pt
 
 from ._bm25 import BM25
-from ._cache import DAMAGED, clear_unreadable_entry, identity_before, index_folder, say_outdated
+from ._cache import (
+    DAMAGED,
+    clear_unreadable_entry,
+    identity_before,
+    index_folder,
+    record_identity,
+    say_outdated,
+)
 from ._format import FORMAT_VERSION, IndexCorruptError
 from ._index import SparseIndex
 from ._sharded import ShardedIndex
@@ -264,8 +271,9 @@ class System:
             self.encoder.indexer(
                 index, mode=mode, verbose=verbose, engine=engine, ray_address=ray_address
             ).index(corpus())
+            identity = record_identity(path, dataset_id)
             if verbose:
-                say_outdated([path.parent, index_folder(index_dir, dataset_id, by_corpus=False)])
+                say_outdated([path.parent, index_folder(index_dir, dataset_id, by_corpus=False)], identity)
             return index
         finally:
             lock.release()

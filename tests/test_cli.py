@@ -410,3 +410,23 @@ def test_a_warning_is_its_own_line_above_a_running_progress_bar(capsys):
     lines = capsys.readouterr().err.replace("\r", "\n").split("\n")
     assert "sparse-eval: warning: a field seen late" in lines
     assert any(line.startswith("indexing: 100%") for line in lines)
+
+
+@pytest.mark.parametrize("where", ["import", "finalizer"])
+def test_ctrl_c_while_the_command_starts_is_one_line_and_exit_130(where):
+    """The command's imports take seconds: Ctrl-C there had printed Python's traceback, or, landing in a finalizer
+    (a regex's __del__, found by a user's test), been ignored, the command then running to its end with exit 0."""
+    code = "import os, signal, sys, time\nsys.argv[0] = '/usr/local/bin/sparse-eval'\nimport pyterrier_sparse_eval\n"
+    if where == "import":
+        code += "os.kill(os.getpid(), signal.SIGINT)\ntime.sleep(5)\n"
+    else:
+        code += (
+            "class Late:\n    def __del__(self):\n        os.kill(os.getpid(), signal.SIGINT)\n        time.sleep(0.5)\n"
+            "Late()\ntime.sleep(2)\n"
+        )
+    code += "print('ran on')\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "sparse-eval: interrupted\n")
+    # another program importing the package keeps Python's Ctrl-C
+    other = "import signal, pyterrier_sparse_eval\nprint(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    assert subprocess.run([sys.executable, "-c", other], capture_output=True, text=True).stdout == "True\n"

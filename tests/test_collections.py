@@ -333,6 +333,35 @@ def test_a_build_names_the_cached_indexes_a_chain_without_its_mark_left(tmp_path
     assert pse._cache.outdated_entries(old.parent) == []
 
 
+def test_a_build_names_the_cached_index_of_the_corpus_file_before_its_edit(tmp_path, capsys):
+    """An edited local corpus gets a new entry (its key holds the file's size and times): the entry of the file
+    before the edit, never read again, had been left unnamed (found by a user's test: three edits, three full
+    entries)."""
+    folder = make_beir(tmp_path / "toy")
+    spec, system = f"beir:{folder}", pse.systems.parse_system("bm25")
+    pse.run_experiment(spec, [system], [nDCG @ 10], index_dir=tmp_path / "idx")
+    (old,) = [p for p in pse.systems.index_folder(tmp_path / "idx", spec).iterdir() if p.is_dir()]
+    assert "earlier version" not in capsys.readouterr().out
+    with open(folder / "corpus.jsonl", "a") as f:
+        f.write(json.dumps({"_id": "late", "title": "", "text": "a document added later"}) + "\n")
+    pse.run_experiment(spec, [system], [nDCG @ 10], index_dir=tmp_path / "idx")
+    out = capsys.readouterr().out
+    assert old.is_dir() and len([p for p in old.parent.iterdir() if p.is_dir()]) == 2  # said, never removed
+    assert re.search(
+        r"1 cached index of this corpus was built from an earlier version \(the corpus file edited since\) and "
+        rf"will not be read again \([0-9.]+ MiB\): remove them to free the space: rm -r {re.escape(str(old))}\n",
+        out,
+    ), out
+    # the entries of the current file (another system's, built now) are not named; the old one still is
+    pse.run_experiment(
+        spec, [pse.systems.parse_system("bm25:k1=1.2")], [nDCG @ 10], index_dir=tmp_path / "idx"
+    )
+    assert capsys.readouterr().out.endswith(
+        f"built from an earlier version (the corpus file edited since) and will "
+        f"not be read again (0.0 MiB): remove them to free the space: rm -r {old}\n"
+    )
+
+
 def test_cli_experiment_and_sdm_on_a_beir_folder(tmp_path, capsys):
     filler = [
         {"_id": f"f{i}", "title": "", "text": f"filler cats {i} dogs {i % 3} fish {i % 5}"} for i in range(30)

@@ -1370,3 +1370,33 @@ def test_a_rebuild_swapped_in_while_an_index_is_checked_is_staleness_not_damage(
     _flip("postings.data.npy")(path / "shard-000" if sharded else path)
     with pytest.raises(pse.IndexCorruptError, match="CRC-32 differs"):
         make().verify()
+
+
+def test_an_output_on_a_full_disk_or_past_a_file_size_limit_names_the_file_and_the_fix(tmp_path):
+    """--save-runs, --plots and --output on a full disk had said a bare "[Errno 28] No space left on device"; a
+    file size limit (ulimit -f) had been called a full disk with gigabytes free (found by a user's test)."""
+    import subprocess
+    import sys
+
+    from pyterrier_sparse_eval.files import atomic_write
+
+    def full(tmp):
+        raise OSError(28, "No space left on device")
+
+    target = tmp_path / "runs" / "bm25.run"
+    with pytest.raises(
+        OSError, match=r"No space left .* writing .*bm25\.run .*bytes free there\): free some, or write it"
+    ):
+        atomic_write(target, full)
+    assert list((tmp_path / "runs").iterdir()) == []  # its temporary file removed
+    # a file size limit, set in a child process (it would limit this one's writes too)
+    code = (
+        "import resource\nfrom pyterrier_sparse_eval.files import atomic_write_text\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.RLIM_INFINITY))\n"
+        f"atomic_write_text({str(tmp_path / 'big.txt')!r}, 'x' * 3_000_000)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1]
+    )
+    assert "A file size limit stopped the write (`ulimit -f` 1024 KiB) writing " in done.stderr
+    assert "raise it, or write it elsewhere" in done.stderr and not (tmp_path / "big.txt").exists()

@@ -32,6 +32,7 @@ LAYERS = {
     "measures._json": 0,  # results as strict JSON
     "measures._spelling": 0,  # names close to a mistyped measure name
     "_streams": 0,
+    "_startup": -1,  # Ctrl-C while the command line imports the package (console.py hands it back)
     "measures._prepare": 1,
     "measures._frames": 2,
     "measures._metrics": 2,
