@@ -7,11 +7,11 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ._records import _pick
+from ._records import _json_records, _pick, encoding_fix
 from .analysis import language_code
 from .collections import LocalDataset
 from .console import HF_OFFLINE_HINT, OfflineError, OfflineModeError
@@ -71,6 +71,7 @@ def repo_root(repo: str) -> str:
 
 
 def _fs(url: str) -> tuple[Any, str]:
+    _datasets()  # fsspec (and the hub's file system) come with it: without it, the error names the extra
     import fsspec
 
     return fsspec.core.url_to_fs(url)
@@ -169,13 +170,62 @@ def _identity(url: str) -> str:
 
 
 def _lines(url: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) of a text file, streamed by ``datasets``' text builder; blank lines skipped, a UTF-8
-    byte-order mark skipped (as ``files:`` reads it)."""
-    rows = _datasets().load_dataset("text", data_files=url, split="train", streaming=True)
-    for n, row in enumerate(rows, 1):
-        text = row["text"].removeprefix("\ufeff") if n == 1 else row["text"]
-        if text.strip():
-            yield n, text
+    """(line number, line) of a UTF-8 text file, local or on the hub (gunzipped when named *.gz), streamed; blank
+    lines and byte-order marks skipped, as ``files:`` reads them. Only ``\n`` ends a line (``datasets``' text
+    builder also ended one at a ``\r`` or U+2028 inside a text, making up a record there); text that is not UTF-8
+    is refused naming the file, the line and the fix."""
+    _datasets()  # fsspec comes with it
+    import fsspec
+
+    n = 0
+    with fsspec.open(url, "rb", compression="infer") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                text = raw.decode("utf-8").rstrip("\r\n").removeprefix("\ufeff")
+            except UnicodeDecodeError as e:
+                fix = encoding_fix(Path(url), raw[:2] if n == 1 else b"")
+                raise ValueError(
+                    f"{url}, line {n}: not UTF-8 text ({e.reason}, byte {e.object[e.start : e.end]!r}); {fix}"
+                ) from None
+            if text.strip():
+                yield n, text
+
+
+def local_jsonl(files: list[str]) -> list[Path] | None:
+    """The files, when all are local JSON Lines (``.jsonl``, ``.jsonl.gz``): read as ``files:`` reads them (the
+    ``datasets`` JSON builder guesses types, turning a text such as ``2019-04-18`` into a timestamp), else None."""
+    paths = [Path(f) for f in files]
+    if all("://" not in f and f.removesuffix(".gz").endswith(".jsonl") for f in files):
+        return paths
+    return None
+
+
+def jsonl_rows(files: list[Path], role: str, where: str) -> Iterator[dict[str, Any]]:
+    """The rows of local JSON Lines files, as written; none at all is :func:`empty_file`'s error."""
+    empty = True
+    for path in files:
+        for _, rec in _json_records(path):
+            empty = False
+            yield rec
+    if empty:
+        raise empty_file(role, where, str(files[0]))
+
+
+def empty_file(role: str, where: str, file: str) -> ValueError:
+    what = "Qrels" if role == "qrels" else f"The {role}"
+    return ValueError(
+        f"{what} {where}: the data file {file} is empty; give it the "
+        f"{'judgments' if role == 'qrels' else role} (or point the card's configs at the right file)."
+    )
+
+
+def csv_options(builder: Any, columns: Mapping[str, str]) -> dict[str, Any]:
+    """Options of the ``datasets`` CSV builder keeping ids and texts as written (pandas, which it reads with,
+    would read the id ``007`` as 7 and the text ``NA`` as missing); none for other builders."""
+    if builder.name != "csv":
+        return {}
+    texts = ("docno", "title", "text", "qid", "query", "qrels_qid", "qrels_docno")
+    return {"converters": {columns[k]: str for k in texts}, "keep_default_na": False}
 
 
 def card_language(path: str) -> str | None:

@@ -38,6 +38,8 @@ DOC_ID_KEYS = ("_id", "docno", "doc_id", "docid", "id")
 QUERY_ID_KEYS = ("_id", "qid", "query_id")
 QUERY_TEXT_KEYS = ("text", "query", "title")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+#: a judgment's label: an integer, or written as a whole float (2.0), as trec_eval's atoi reads both
+_LABEL = re.compile(r"[+-]?[0-9]+(\.0*)?")
 #: what separates the fields of a TREC or BEIR line: ASCII whitespace, as C's isspace for trec_eval (str.split()
 #: would also split on a no-break space, U+0085 or U+2003, which ids may hold)
 _FIELD_SPACE = re.compile(r"[ \t\n\r\f\v]+")
@@ -52,11 +54,13 @@ class FieldError(KeyError):
 
 
 def _open(path: Path, data: bytes | None = None) -> IO[str]:
+    """The file as UTF-8 text, a byte-order mark skipped; only ``\n`` ends a line (``\r\n`` too), as the lines
+    are counted (Python's default would also end one at a ``\r`` inside a text, making up a record there)."""
     if data is not None:  # a pipe's bytes, read once (gunzipped when they are gzip's)
-        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig")
+        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="\n")
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8-sig")  # utf-8, a byte-order mark skipped
-    return open(path, encoding="utf-8-sig")
+        return gzip.open(path, "rt", encoding="utf-8-sig", newline="\n")
+    return open(path, encoding="utf-8-sig", newline="\n")
 
 
 #: what reading a file that is not UTF-8, or a gzip file cut short or damaged, raises
@@ -100,7 +104,8 @@ def _lines(path: Path, data: bytes | None = None) -> Iterator[tuple[int, str]]:
     try:
         with _open(path, data) as f:
             for n, line in enumerate(f, 1):
-                line = line.rstrip("\r\n")
+                # a byte-order mark starting a later line: files joined with cat, each with its own
+                line = line.rstrip("\r\n").removeprefix("\ufeff")
                 if line.strip():
                     yield n, line
     except _UNREADABLE as e:
@@ -198,7 +203,8 @@ def _count_records(path: Path) -> int:
 
 
 def _text(value: Any) -> str:
-    return "" if value is None else str(value)
+    """A JSON field's text: null, and NaN (which json.dumps writes for pandas' missing values), are missing."""
+    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
 
 
 def _check_file(path: Path, what: str) -> Path:
@@ -304,7 +310,8 @@ def _trec_topics(path: Path) -> list[tuple[str, str]]:
     except _UNREADABLE as e:
         raise _unreadable(path, e) from None
     rows: list[tuple[str, str]] = []
-    for block in re.findall(r"<top>(.*?)</top>", text, flags=re.S | re.I):
+    # a block ends at its </top>, or where the next begins (a </top> left out had run two topics into one)
+    for block in (re.split(r"</top>", b, flags=re.I)[0] for b in re.split(r"<top>", text, flags=re.I)[1:]):
         # both with and without closing tags (<num> 301 <title> ... as in TREC's files, or <num>301</num>)
         num = re.search(r"<num>\s*(?:Number:)?\s*([^\s<]+)", block, flags=re.I)
         title = re.search(r"<title>\s*(?:Topic:)?(.*?)(?=</?[a-z]+>|$)", block, flags=re.S | re.I)
@@ -313,6 +320,10 @@ def _trec_topics(path: Path) -> list[tuple[str, str]]:
         rows.append((num.group(1), " ".join(title.group(1).split())))
     if not rows:
         raise ValueError(f"{path}: no <top> ... </top> topics found.")
+    if len(rows) != len(re.findall(r"</top>", text, flags=re.I)):
+        warnings.warn(
+            f"{path}: some <top> blocks have no </top>; each was read up to the next <top>.", stacklevel=3
+        )
     return rows
 
 
@@ -359,23 +370,29 @@ def parse_qrels(lines: Iterable[tuple[int, str]], where: Any) -> pd.DataFrame:
     rows: list[tuple[str, str, int]] = []
     layout = "'qid 0 docno label' (TREC) or 'query-id corpus-id score' (BEIR TSV, with a header)"
     width = 0
+    first = True
     for n, line in lines:
-        # ids stripped as the corpus and topics readers strip them (of a no-break space too)
-        parts = [p.strip() for p in _FIELD_SPACE.split(line.strip(" \t\n\r\f\v"))]
+        # ids stripped as the corpus and topics readers strip them (of a no-break space too); a line of three
+        # tab-separated fields is BEIR's TSV, read on tabs as BEIR reads it (an id may hold a space)
+        tabbed = line.strip("\r\n").split("\t")
+        fields = tabbed if len(tabbed) == 3 else _FIELD_SPACE.split(line.strip(" \t\n\r\f\v"))
+        parts = [p.strip() for p in fields]
         if not width:
             width = len(parts)
             if width not in (3, 4):
                 raise ValueError(f"{where}, line {n}: expected {layout}.")
-            if parts[0].lower() in _HEADER_IDS and not _INTEGER.fullmatch(parts[-1]):
+            if parts[0].lower() in _HEADER_IDS and not _LABEL.fullmatch(parts[-1]):
+                first = False
                 continue  # a header row (BEIR's query-id corpus-id score)
         if len(parts) != width:
             like = "'qid 0 docno label' (TREC)" if width == 4 else "'query-id corpus-id score' (BEIR TSV)"
             raise ValueError(f"{where}, line {n}: expected {width} columns like the first line: {like}.")
         # as trec_eval's atoi reads it: +1 too
-        if not _INTEGER.fullmatch(parts[-1]):
-            header = " (a header row? remove it, or name its first column query-id)" if not rows else ""
+        if not _LABEL.fullmatch(parts[-1]):
+            header = " (a header row? remove it, or name its first column query-id)" if first else ""
             raise ValueError(f"{where}, line {n}: the label {parts[-1]!r} must be an integer{header}.")
-        rows.append((parts[0], parts[-2], int(parts[-1])))
+        first = False
+        rows.append((parts[0], parts[-2], int(parts[-1].split(".")[0])))
     return qrels_frame(rows, where)
 
 

@@ -67,7 +67,8 @@ def _int4_to_long(i: np.ndarray) -> np.ndarray:
 def length_to_norm(length: np.ndarray) -> np.ndarray:
     """Lucene's one-byte length norm, ``SmallFloat.intToByte4`` (lengths up to 2^31 - 1; uint8).
 
-    Exact below 24 tokens, then 4 significant bits: lengths 24..2^31 share 231 codes.
+    Exact up to 40 tokens (below 24 stored as they are, then length - 24 to 4 significant bits: 41 is stored as
+    40); lengths 24..2^31 share 231 codes.
     """
     length = np.asarray(length, dtype=np.int64)
     if (length < 0).any():

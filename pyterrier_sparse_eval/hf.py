@@ -51,7 +51,11 @@ from ._hf_base import (
     _offline,
     _split,
     card_language,
+    csv_options,
+    empty_file,
+    jsonl_rows,
     layout_fix,
+    local_jsonl,
     miracl_qrels,
     miracl_topics,
     mirrored,
@@ -275,14 +279,14 @@ class HubRetrievalDataset(HFDataset):
         not in this layout, an empty data file or one it cannot parse are re-raised naming the file and the fix."""
         config, split = self.configs[role]
         offline: Exception | None = None
+        if (jsonl := local_jsonl(self._files(role))) is not None:
+            yield from jsonl_rows(jsonl, role, self._where(role))
+            return
         try:
-            rows = _datasets().load_dataset(self.path, config, split=split, streaming=True)
+            options = csv_options(self._builder(config), self.columns)
+            rows = _datasets().load_dataset(self.path, config, split=split, streaming=True, **options)
         except StopIteration:  # the JSON builder's answer to an empty file
-            what = "Qrels" if role == "qrels" else f"The {role}"
-            raise ValueError(
-                f"{what} {self._where(role)}: the data file {self._files(role)[0]} is empty; give it the "
-                f"{'judgments' if role == 'qrels' else role} (or point the card's configs at the right file)."
-            ) from None
+            raise empty_file(role, self._where(role), self._files(role)[0]) from None
         except ValueError as e:
             if "split" in str(e).lower() and role == "qrels":
                 raise ValueError(f"{self.spec!r}: {e} (the spec is hf:REPO[:SPLIT]).") from None
@@ -343,6 +347,10 @@ class HubRetrievalDataset(HFDataset):
         config, split = self.configs[role]
         by_split = self._builder(config).config.data_files or {}
         files = by_split.get(split)
+        if not files and by_split and role == "qrels":  # the spec's split
+            raise ValueError(
+                f"{self.spec!r}: the qrels have no split {split!r} (they have {sorted(by_split)})."
+            )
         if not files and by_split:  # split otherwise (MTEB's newer cards: like the qrels)
             raise no_split(self.spec, config, split, ValueError(f"its splits: {sorted(by_split)}"))
         if not files:

@@ -775,3 +775,39 @@ def test_review_edges_of_local_ids_topics_and_cache_names(tmp_path):
     earlier = tmp_path / pse.files.slug(long_spec, bound=False)
     earlier.mkdir()
     assert 150 < len(earlier.name) <= 255 and index_folder(tmp_path, long_spec, by_corpus=False) == earlier
+
+
+def test_files_read_as_written_whatever_their_line_ends_marks_and_missing_fields(tmp_path):
+    """Inputs a user's tools write, each of which had been read wrong without a word: a stray carriage return in a
+    text (Python's universal newlines had ended a line there, making up the document 'q1'), a byte-order mark
+    starting a later line (files joined with cat: the docno had been '\\ufeffd3'), a JSON NaN field (json.dumps
+    writes pandas' missing values so: it had been indexed as the word 'nan'), BEIR TSV qrels whose ids hold a
+    space (split on whitespace, 'q1 Global warming 1' had been read as TREC with the docno 'warming'), labels
+    written 2.0 outside `evaluate`, and a TREC topic block without its </top> (it had swallowed the next topic)."""
+    corpus = tmp_path / "corpus.tsv"
+    corpus.write_bytes(b"d1\tcats purr\nd2\tdogs bark\rq1\tloudly\n" + "\ufeffd3\tnan birds\n".encode())
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\tGlobal warming\t2.0\nq1\td2\t1\n")
+    topics = tmp_path / "topics.jsonl"
+    topics.write_text('{"_id": "q1", "text": "dogs"}\n{"_id": "q2", "text": NaN}\n')
+    ds = pse.datasets.get(f"files:{corpus},{topics},{qrels}")
+    assert ds.num_docs() == 3
+    assert docs_of(ds) == [
+        {"docno": "d1", "title": "", "text": "cats purr"},
+        {"docno": "d2", "title": "", "text": "dogs bark\rq1\tloudly"},
+        {"docno": "d3", "title": "", "text": "nan birds"},
+    ]
+    assert pse.datasets.get_topics(ds).values.tolist() == [["q1", "dogs"], ["q2", ""]]
+    assert pse.datasets.get_qrels(ds).values.tolist() == [["q1", "Global warming", 2], ["q1", "d2", 1]]
+    # a JSON corpus's NaN title is missing, not a word a query could match
+    docs = _jsonl(tmp_path / "docs.jsonl", [{"_id": "d1", "text": "cats"}, {"_id": "d2", "text": "dogs"}])
+    docs.write_text(docs.read_text().replace('"cats"}', '"cats", "title": NaN}'))
+    assert docs_of(f"files:{docs},{topics},{qrels}")[0] == {"docno": "d1", "title": "", "text": "cats"}
+    trec = tmp_path / "topics.txt"
+    trec.write_text(
+        "<top>\n<num> Number: 301\n<title> organized crime\n<desc> Description:\nGangs.\n\n"
+        "<top>\n<num> Number: 302\n<title> polio\n</top>\n<top>\n<num> Number: 303\n<title> hubble\n"
+    )
+    with pytest.warns(UserWarning, match=r"some <top> blocks have no </top>; each was read up to the next"):
+        got = pse.datasets.get_topics(f"files:{corpus},{trec},{qrels}")
+    assert got.values.tolist() == [["301", "organized crime"], ["302", "polio"], ["303", "hubble"]]

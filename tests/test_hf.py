@@ -278,7 +278,9 @@ def test_generic_mteb_layout_equals_the_same_files_as_a_beir_folder(tmp_path, mi
         pd.testing.assert_frame_equal(res.drop(columns="name"), results[2][2].drop(columns="name"))
     identity = pse.datasets.dataset_identity("hf:someone/toy")
     assert "corpus/corpus.jsonl" in identity and identity != pse.datasets.dataset_identity(f"beir:{beir}")
-    with pytest.raises(ValueError, match="Bad split: dev"):
+    with pytest.raises(
+        ValueError, match=r"'hf:someone/toy:dev': the qrels have no split 'dev' \(they have \['test'\]\)"
+    ):
         pse.datasets.get("hf:someone/toy:dev").get_qrels()
 
 

@@ -304,7 +304,7 @@ def test_a_user_s_mistakes_are_errors_naming_the_fix(tmp_path, monkeypatch):
     latin = folder_of(tmp_path / "latin", DOCS, QUERIES, [{"query-id": "q1", "corpus-id": "d1", "score": 1}])
     with open(latin / "corpus.jsonl", "ab") as f:
         f.write(b'{"_id": "d3", "title": "", "text": "caf\xe9"}\n')
-    with pytest.raises(ValueError, match=r"corpus.jsonl is not UTF-8 .*re-encode it as UTF-8"):
+    with pytest.raises(ValueError, match=r"corpus\.jsonl: not UTF-8 text .*iconv -f latin1 -t utf-8"):
         list(pse.datasets.get(f"hf:{latin}").get_corpus_iter(verbose=False))
     typo = folder_of(tmp_path / "typo", DOCS, QUERIES, [{"query-id": "q1", "corpus-id": "d1", "score": 1}])
     card(typo, "corpus-typo.jsonl", "queries.jsonl", "qrels.jsonl")
@@ -329,3 +329,62 @@ def test_a_user_s_mistakes_are_errors_naming_the_fix(tmp_path, monkeypatch):
         pse.datasets.get("hf:miracl:sw").get_topics()
     with pytest.raises(FileNotFoundError, match=r"--include 'miracl-corpus-v1.0-fi/\*' --local-dir"):
         pse.datasets.get("hf:miracl:fi").data_files()
+
+
+def test_ids_and_texts_are_read_as_written_in_tsv_and_jsonl_folders(tmp_path):
+    """The datasets library guesses types: its CSV reader (pandas) had read the ids 007 and 001 as 7 and 1 and the
+    texts NA and null as missing, its JSON reader the text 2019-04-18 as a timestamp ('2019-04-18 00:00:00')."""
+    tsv = tmp_path / "tsv"
+    (tsv / "qrels").mkdir(parents=True)
+    (tsv / "corpus.tsv").write_text("_id\ttitle\ttext\n007\t\tcats purr\n008\tNA\tNA\n")
+    (tsv / "queries.tsv").write_text("_id\ttext\n001\tcats\n002\tnull\n")
+    (tsv / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n001\t007\t1\n002\t008\t2\n")
+    card(tsv, "corpus.tsv", "queries.tsv", "qrels/test.tsv")
+    ds = pse.datasets.get(f"hf:{tsv}")
+    assert [(d["docno"], d["title"], d["text"]) for d in pse.datasets.corpus_iter(ds)] == [
+        ("007", "", "cats purr"),
+        ("008", "NA", "NA"),
+    ]
+    assert pse.datasets.get_topics(ds).values.tolist() == [["001", "cats"], ["002", "null"]]
+    assert pse.datasets.get_qrels(ds).values.tolist() == [["001", "007", 1], ["002", "008", 2]]
+    docs = [{"_id": "2019-04-18", "title": "2019-04-18", "text": "2019-04-18T13:32:05"}]
+    root = folder_of(
+        tmp_path / "dates",
+        docs,
+        [{"_id": "q1", "text": "2019-04-18"}],
+        [{"query-id": "q1", "corpus-id": "2019-04-18", "score": 1}],
+    )
+    ds = pse.datasets.get(f"hf:{root}")
+    assert [(d["docno"], d["title"], d["text"]) for d in pse.datasets.corpus_iter(ds)] == [
+        ("2019-04-18", "2019-04-18", "2019-04-18T13:32:05")
+    ]
+    assert pse.datasets.get_topics(ds).values.tolist() == [["q1", "2019-04-18"]]
+
+
+def test_mmarco_tsvs_split_lines_at_newlines_only_and_name_a_file_that_is_not_utf8(tmp_path, monkeypatch):
+    """The datasets text reader had ended a line at a stray carriage return (and at U+2028), making up a document;
+    a Latin-1 file had given a bare codec error naming no file."""
+    mirror = tmp_path / "hub"
+    monkeypatch.setenv(MIRROR_ENV, str(mirror))
+    root = mirror / "unicamp-dl" / "mmarco" / "data"
+    collection = root / "google" / "collections" / "english_collection.tsv"
+    files = {
+        collection: "0\tcats purr\rlines\n1\tdogs\u2028bark\n\ufeff2\tfish\n",
+        root / "google" / "queries" / "dev" / "english_queries.dev.small.tsv": "10\tcats\n11\tdogs\n",
+        root / "qrels.dev.small.tsv": "10 0 0 1\n11 0 1 1\n",
+    }
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode())
+    ds = pse.datasets.get("hf:mmarco:en")
+    assert [(d["docno"], d["text"]) for d in pse.datasets.corpus_iter(ds)] == [
+        ("0", "cats purr\rlines"),
+        ("1", "dogs\u2028bark"),
+        ("2", "fish"),
+    ]
+    collection.write_bytes("0\tcats\n1\tS\u00e3o Paulo\n".encode("latin-1"))
+    ds = pse.datasets.get("hf:mmarco:en")
+    with pytest.raises(
+        ValueError, match=r"english_collection\.tsv, line 2: not UTF-8 text .*iconv -f latin1"
+    ):
+        list(pse.datasets.corpus_iter(ds))
