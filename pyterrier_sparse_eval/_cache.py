@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import warnings
@@ -120,6 +121,11 @@ def outdated_entries(folder: Path) -> list[tuple[Path, str]]:
 
 
 _EDITED = "the corpus file edited since"
+_REREAD = "its documents read as an earlier version read them"
+
+
+def _no_reader(identity: str) -> str:
+    return re.sub(r"\|reader=\d+", "", identity)
 
 
 def record_identity(entry: Path, dataset_id: Any) -> str:
@@ -139,7 +145,8 @@ def record_identity(entry: Path, dataset_id: Any) -> str:
 
 def _earlier_corpus(folder: Path, identity: str) -> list[tuple[Path, str]]:
     """The entries of ``folder`` built from the same local corpus file (``...|corpus=PATH:size:mtime:ctime``)
-    before it was edited: never read again (the cache key holds the file's size and times)."""
+    before it was edited, or read by an earlier version of the reader: never read again (the cache key holds the
+    file's size and times and the reader's version)."""
     if "|corpus=" not in identity:
         return []
     out = []
@@ -149,12 +156,10 @@ def _earlier_corpus(folder: Path, identity: str) -> list[tuple[Path, str]]:
             recorded = record.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if (
-            entry.is_dir()
-            and recorded != identity
-            and recorded.rsplit(":", 3)[0] == identity.rsplit(":", 3)[0]
-        ):
-            out.append((entry, _EDITED))
+        # the same file (its path): edited since (its size or times), or read by an earlier reader (reader=)
+        old, new = _no_reader(recorded), _no_reader(identity)
+        if entry.is_dir() and recorded != identity and old.rsplit(":", 3)[0] == new.rsplit(":", 3)[0]:
+            out.append((entry, _EDITED if old != new else _REREAD))
     return out
 
 

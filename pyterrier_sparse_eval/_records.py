@@ -37,6 +37,9 @@ __all__ = [
 DOC_ID_KEYS = ("_id", "docno", "doc_id", "docid", "id")
 QUERY_ID_KEYS = ("_id", "qid", "query_id")
 QUERY_TEXT_KEYS = ("text", "query", "title")
+#: the version of how local and hf: documents are read, in their index cache key: 2 (2026-12-03) ends lines at \n
+#: only, skips a byte-order mark starting any line, reads JSON NaN and hf: CSV/TSV/JSONL fields as written
+READER_VERSION = 2
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 #: a judgment's label: an integer, or written as a whole float (2.0), as trec_eval's atoi reads both
 _LABEL = re.compile(r"[+-]?[0-9]+(\.0*)?")

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 import pyterrier as pt
 
-from ._records import FieldError, _as_text
+from ._records import READER_VERSION, FieldError, _as_text
 from ._trec_files import read_qrels, read_run
 from .collections import LocalDataset, is_local_spec, load_local
 from .console import HF_OFFLINE_HINT, OFFLINE_HINT, OfflineError, looks_like_network
@@ -80,11 +80,11 @@ get = load_dataset
 
 def dataset_identity(dataset: str | Any) -> str:
     """What identifies a dataset's documents in an index cache key: their spec (:func:`corpus_spec`), with, for
-    local files and ``hf:``, the corpus files' paths, sizes and mtimes (an edited corpus is never served a stale
-    index) and a loaded ``hf:`` dataset's configs and columns (``identity()``)."""
+    local files and ``hf:``, the version of their reader and the corpus files' paths, sizes and mtimes (an edited
+    corpus, or one read otherwise since, is never served a stale index) and a loaded ``hf:`` dataset's configs and columns (``identity()``)."""
     if is_local_spec(dataset) or str(dataset).startswith("hf:") or isinstance(dataset, LocalDataset):
         ds = load_dataset(dataset)
-        return f"{ds.corpus_spec}|{ds.identity()}"
+        return f"{ds.corpus_spec}|reader={READER_VERSION}|{ds.identity()}"
     try:
         return corpus_spec(dataset)
     except TypeError:

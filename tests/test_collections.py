@@ -362,6 +362,29 @@ def test_a_build_names_the_cached_index_of_the_corpus_file_before_its_edit(tmp_p
     )
 
 
+def test_documents_read_otherwise_since_get_a_new_entry_and_the_old_one_is_named(
+    tmp_path, capsys, monkeypatch
+):
+    """The reader's version is in a local corpus's cache key: documents read otherwise since (version 2 ends lines
+    at \\n only, where a stray \\r had made up a document) are indexed again, not served from the entry of the
+    earlier reading, which is named (here the entry of a monkeypatched version 1)."""
+    spec = f"beir:{make_beir(tmp_path / 'toy')}"
+    system = pse.systems.parse_system("bm25")
+    monkeypatch.setattr(pse.datasets, "READER_VERSION", 1)
+    pse.run_experiment(spec, [system], [nDCG @ 10], index_dir=tmp_path / "idx")
+    (old,) = [p for p in pse.systems.index_folder(tmp_path / "idx", spec).iterdir() if p.is_dir()]
+    monkeypatch.undo()
+    capsys.readouterr()
+    pse.run_experiment(spec, [system], [nDCG @ 10], index_dir=tmp_path / "idx")
+    (new,) = [p for p in old.parent.iterdir() if p.is_dir() and p != old]
+    assert pse.SparseIndex(new).num_docs == pse.SparseIndex(old).num_docs == len(DOCS)
+    assert re.search(
+        r"1 cached index of this corpus was built by an earlier version of the package \(its documents read as an "
+        rf"earlier version read them\) and will not be read again .*rm -r {re.escape(str(old))}\n",
+        capsys.readouterr().out,
+    )
+
+
 def test_cli_experiment_and_sdm_on_a_beir_folder(tmp_path, capsys):
     filler = [
         {"_id": f"f{i}", "title": "", "text": f"filler cats {i} dogs {i % 3} fish {i % 5}"} for i in range(30)
