@@ -4,7 +4,6 @@ only when a model is first used (``pip install pyterrier-sparse-eval[splade]``);
 
 from __future__ import annotations
 
-import numbers
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from ._build import SparseIndexer, batch_docnos, check_engine, check_integer, python_number
+from ._build import SparseIndexer, batch_docnos, check_engine
 from ._format import refuse_path
 from ._index import SparseIndex, refuse_ray_options
 from ._model_files import looks_like_path, model_fingerprint
@@ -22,45 +21,11 @@ from ._ray import Encoded
 from ._records import _as_text, column_texts, validate_queries
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex
+from ._splade_parts import _lazy_torch, check_encode, check_model, check_options, splade_max
 from ._toks import flatten_toks
 from .datasets import FieldError, doc_texts, resolve_fields, warn_empty
 
 __all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max", "model_fingerprint", "looks_like_path"]
-
-INSTALL_HINT = (
-    "SPLADE needs torch and transformers: pip install 'pyterrier-sparse-eval[splade]' "
-    "(install the torch build for your machine first, e.g. pip install torch)."
-)
-
-
-def _lazy_torch() -> tuple[Any, Any]:
-    try:
-        import torch
-        import transformers
-    except ImportError as e:
-        raise ImportError(f"{INSTALL_HINT} ({e})") from None
-    return torch, transformers
-
-
-def splade_max(logits: Any, attention_mask: Any) -> Any:
-    """SPLADE-max pooling: w_j = max over non-padding positions i of log(1 + relu(logit_ij)).
-
-    As the reference SPLADE implementation (Formal et al., "SPLADE v2", 2021), where padding positions are
-    masked out and special tokens ([CLS], [SEP]) take part. Since log(1 + relu(x)) is non-decreasing, the max is
-    taken over the raw logits first (padding set to -inf, in place) and the activation applied to the pooled (batch
-    x vocab) matrix only: the same values, at a fraction of the memory traffic. Left padding overwrites ``logits``.
-    """
-    torch, _ = _lazy_torch()
-    lengths = attention_mask.sum(dim=1)
-    positions = torch.arange(attention_mask.shape[1], device=attention_mask.device)
-    if bool(((positions[None, :] < lengths[:, None]) == attention_mask.bool()).all()):
-        # right padding (BERT-style tokenizers): each text's real positions are a prefix, so the max can read
-        # them in place, with no extra pass over the (batch x length x vocab) logits
-        pooled = torch.stack([logits[i, : int(n)].amax(dim=0) for i, n in enumerate(lengths.tolist())])
-    else:
-        logits.masked_fill_(attention_mask.unsqueeze(-1) == 0, float("-inf"))
-        pooled = torch.amax(logits, dim=1)
-    return torch.log1p(torch.relu(pooled))
 
 
 def _same_model(built: dict[str, Any], splade: Splade) -> bool:
@@ -106,24 +71,10 @@ class Splade:
         fp16: bool | None = None,
         verbose: bool = True,
     ):
-        check_integer("batch_size", batch_size)
-        for name, length in (("query_max_length", query_max_length), ("doc_max_length", doc_max_length)):
-            check_integer(name, length, 3, " ([CLS], a token and [SEP])")
-        if doc_top_k is not None:
-            check_integer("doc_top_k", doc_top_k, why=" (or None: every weight)")
-        given: Any = doc_threshold  # a str from a config file, a bool...: refused here, not mid-build
-        if not isinstance(given, numbers.Real) or isinstance(given, bool):
-            raise TypeError(
-                f"doc_threshold must be a number (0 keeps every non-zero weight): {doc_threshold!r}."
-            )
-        if not isinstance(fp16, (bool, np.bool_, type(None))):  # "no" would be true
-            raise TypeError(f"fp16 must be True, False or None (on for CUDA only): {fp16!r}.")
-        if not doc_threshold >= 0:  # below 0, every vocabulary entry (weight 0) would be a term
-            raise ValueError(f"doc_threshold must be >= 0 (0 keeps every non-zero weight): {doc_threshold}.")
-        batch_size, query_max_length, doc_max_length, doc_top_k, doc_threshold, fp16 = map(
-            python_number, (batch_size, query_max_length, doc_max_length, doc_top_k, doc_threshold, fp16)
+        batch_size, query_max_length, doc_max_length, doc_top_k, doc_threshold, fp16 = check_options(
+            batch_size, query_max_length, doc_max_length, doc_top_k, doc_threshold, fp16
         )
-        self.model, self.device, self.batch_size = str(model), device, batch_size
+        self.model, self.device, self.batch_size = check_model(model), device, batch_size
         self.query_max_length, self.doc_max_length = query_max_length, doc_max_length
         self.doc_top_k, self.doc_threshold, self.fp16, self.verbose = doc_top_k, doc_threshold, fp16, verbose
         self._loaded: tuple[Any, Any, Any, list[str]] | None = None
@@ -150,7 +101,19 @@ class Splade:
             "doc_max_length": self.doc_max_length,
             "doc_top_k": self.doc_top_k,
             "doc_threshold": self.doc_threshold,
+            # half precision moves weights (by up to 4e-3 here) and adds or drops terms: its indexes are others
+            **({"fp16": True} if self.half_precision() else {}),
         }
+
+    def half_precision(self) -> bool:
+        """Whether the model runs in half precision: ``fp16``, by default on CUDA (the ``device``, else when torch
+        has a GPU)."""
+        if self.fp16 is not None:
+            return bool(self.fp16)
+        if self.device is not None:
+            return self.device.startswith("cuda")
+        torch, _ = _lazy_torch()
+        return bool(torch.cuda.is_available())
 
     def check_model_path(self) -> None:
         """Fail at once, naming the fix, when ``model`` looks like a local path that holds no folder (rather
@@ -175,7 +138,7 @@ class Splade:
         if self._loaded is None:
             torch, transformers = _lazy_torch()
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
-            fp16 = self.fp16 if self.fp16 is not None else device.startswith("cuda")
+            fp16 = self.half_precision()
             self.check_model_path()
             if not self.verbose:
                 transformers.utils.logging.disable_progress_bar()
@@ -211,6 +174,7 @@ class Splade:
             limit = min(positions, tokenizer.model_max_length)
             if max(self.doc_max_length, self.query_max_length) > limit:
                 raise ValueError(f"max lengths beyond the model's {limit} positions: give at most {limit}.")
+            self.positions = limit
             tokenizer.padding_side = "right"  # left padding would shift every token's (absolute) position
             size = mlm.get_output_embeddings().weight.shape[0]
             # transformers builds a tokenizer of the special tokens alone for a folder without one
@@ -254,6 +218,11 @@ class Splade:
         from tqdm.auto import tqdm
 
         tokenizer, mlm, device, names = self.load()
+        check_encode(texts, max_length, top_k, self.positions)
+        # literal special tokens in a text ("[SEP]") are not its content; an unknown character's [UNK] is
+        special = torch.tensor(
+            sorted(set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}), device=device
+        )
         names_arr = np.array(names, dtype=object)
         # a lone surrogate (valid JSON, not UTF-8) would stop the tokenizer: replaced, as BM25's analyzer skips it
         texts = [_as_text(t).encode("utf-8", "replace").decode() for t in texts]  # as the encoders read them
@@ -279,7 +248,8 @@ class Splade:
                     return_special_tokens_mask=True,
                 ).to(device)
                 # batches as ever (a non-empty text's vector is unchanged); texts without content get {}
-                content = ((enc.pop("special_tokens_mask") == 0) & (enc["attention_mask"] == 1)).any(dim=1)
+                content = (enc.pop("special_tokens_mask") == 0) & (enc["attention_mask"] == 1)
+                content = (content & ~torch.isin(enc["input_ids"], special)).any(dim=1)
                 keep = content.tolist()
                 logits = mlm(**enc).logits
                 weights = splade_max(logits.float(), enc["attention_mask"])
@@ -387,7 +357,8 @@ class SpladeEncoder(pt.Transformer):
         else:
             pt.validate.document_frame(inp, extra_columns=[])
             rows = inp.to_dict("records")
-            fields = resolve_fields(rows, self.fields) if rows else tuple(self.fields or ("text",))
+            hint = "splade.doc_encoder(fields=[...])"
+            fields = resolve_fields(rows, self.fields, hint) if rows else tuple(self.fields or ("text",))
             texts, _ = doc_texts(rows, fields)
             out_col, max_length, top_k, threshold = "toks", s.doc_max_length, s.doc_top_k, s.doc_threshold
         out = inp.copy()
@@ -453,7 +424,7 @@ class SpladeIndexer(SparseIndexer):
         if "docno" not in batch[0]:
             raise FieldError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
         if self.fields_ is None:
-            self.fields_ = resolve_fields(batch, self.fields)
+            self.fields_ = resolve_fields(batch, self.fields, "splade.indexer(index, fields=[...])")
         return self.fields_
 
     def batches(self, first: list[dict[str, Any]]) -> SpladeBatches:
@@ -471,7 +442,12 @@ class SpladeIndexer(SparseIndexer):
         return docnos, toks
 
     def finished(self) -> None:
-        warn_empty(self.empty_, self.total_, self.fields_ or (), self.late_fields_, self.fields is not None)
+        s, pruned = self.splade, ""
+        if s.doc_threshold > 0:  # a text whose every weight is at most the threshold is left no term
+            pruned = f", or no weight above doc_threshold={s.doc_threshold}"
+        warn_empty(
+            self.empty_, self.total_, self.fields_ or (), self.late_fields_, self.fields is not None, pruned
+        )
 
 
 class SpladeBatches:

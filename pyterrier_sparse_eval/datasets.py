@@ -322,13 +322,14 @@ def judged_topics(dataset: str, topics: pd.DataFrame, qrels: pd.DataFrame) -> pd
 
 
 def resolve_fields(
-    docs: dict[str, Any] | Sequence[dict[str, Any]], fields: Sequence[str] | None
+    docs: dict[str, Any] | Sequence[dict[str, Any]], fields: Sequence[str] | None, hint: str | None = None
 ) -> tuple[str, ...]:
     """The text fields to index, judged from a sample of documents (a list, e.g. the first batch, or one).
 
     ``fields`` when given (one at least must occur in the sample: a field first found after it is watched by
     :func:`watch_fields`); else ``title`` and ``text``, each kept when any sampled document has it (BEIR's title +
-    " " + text): a first document without a text field does not decide for the whole corpus.
+    " " + text): a first document without a text field does not decide for the whole corpus. ``hint``: the call
+    that names the fields, for the errors (default BM25's).
     """
     sample = [docs] if isinstance(docs, dict) else list(docs)
     keys = set().union(*(d.keys() for d in sample)) if sample else set()
@@ -337,7 +338,7 @@ def resolve_fields(
         if len(missing) == len(fields):
             raise FieldError(
                 f"Documents have no field(s) {missing}; available: {sorted(keys)}. Name fields they have, e.g. "
-                "pse.BM25(fields=[...])."
+                f"{hint or 'pse.BM25(fields=[...])'}."
             )
         return tuple(fields)
     chosen = tuple(f for f in DEFAULT_DOC_FIELDS if any(_as_text(d.get(f)) for d in sample))
@@ -347,7 +348,11 @@ def resolve_fields(
         text_like = sorted({k for d in sample for k, v in d.items() if isinstance(v, str) and k != "docno"})
         raise FieldError(
             f"Documents have neither 'title' nor 'text' (fields: {sorted(keys)}); name the fields to index, e.g. "
-            f"pse.BM25(fields={text_like[:2]}) (SPLADE: splade.indexer(index, fields=[...]))."
+            + (
+                f"{hint}."
+                if hint
+                else f"pse.BM25(fields={text_like[:2]}) (SPLADE: splade.indexer(index, fields=[...]))."
+            )
         )
     return chosen
 
@@ -376,11 +381,17 @@ def watch_fields(batches: Iterator[list[dict[str, Any]]], indexer: Any) -> Itera
 
 
 def warn_empty(
-    empty: int, total: int, fields: Sequence[str], late: dict[str, int] | None = None, given: bool = False
+    empty: int,
+    total: int,
+    fields: Sequence[str],
+    late: dict[str, int] | None = None,
+    given: bool = False,
+    pruned: str = "",
 ) -> None:
     """Say once how many documents had no text in the indexed fields; and, of the fields the first batch had no
     text in (``late``, from :func:`watch_fields`), a default one that later documents have (not indexed), or one
-    ``given`` that no document has (a misspelt name?)."""
+    ``given`` that no document has (a misspelt name?). ``pruned``: the pruning that can also leave a document no
+    term (a model's ``doc_threshold``)."""
     for field, n in (late or {}).items():
         if given and not n:
             warnings.warn(
@@ -399,7 +410,7 @@ def warn_empty(
         warnings.warn(
             f"{empty:,} of {total:,} documents have no text in field{'s' * (len(fields) > 1)} "
             f"{' + '.join(map(repr, fields))} (missing, None, NaN or blank; "
-            "for a model, no text it encodes): they are indexed empty and can never be retrieved.",
+            f"for a model, no text it encodes{pruned}): they are indexed empty and can never be retrieved.",
             stacklevel=3,
         )
 

@@ -88,6 +88,7 @@ LAYERS = {
     "_sharded": 35,  # shards of the artifact
     "_bm25": 40,
     "_splade": 40,  # encoders
+    "_splade_parts": 21,  # torch imported when first used, SPLADE-max pooling, a model's arguments checked
     "_model_files": 16,  # a SPLADE model's files: local or hub, and their fingerprint
     "_cache": 20,  # the command line's index cache on disk: folders and entry names
     "systems": 50,

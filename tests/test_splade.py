@@ -530,3 +530,42 @@ def test_a_bad_docno_is_refused_by_its_place_in_the_corpus_before_its_batch_is_e
             splade.indexer(pse.SparseIndex(tmp_path / "i"), batch_size=4).index(docs)
     assert calls == [4, 4]
     assert not (tmp_path / "i").exists()
+
+
+def test_a_model_s_and_an_encoding_s_mistakes_are_refused_and_literal_special_tokens_are_no_content(
+    model_dir, tmp_path
+):
+    """Found by a bug hunt against the reference formula: encode("a text") had encoded each character as a text;
+    max_length beyond the model's positions stopped inside torch (a shape error); Splade(None) was read as the hub
+    id 'None' (a minute of retries); "[SEP]" alone got the generic vector of any [CLS] [SEP] (a document matching
+    every query), which encode() promises only texts with content get; half precision, which moves weights and
+    terms, was not in the index's encoder config (a cached fp32 index served an fp16 run); the field errors of
+    the SPLADE encoder named BM25's call; and documents that doc_threshold left no term were said to have no text."""
+    splade = pse.Splade(model_dir, verbose=False)
+    with pytest.raises(TypeError, match=r"texts must be a list of texts, not one str: give \[text\]"):
+        splade.encode("hello world", max_length=16)
+    limit = splade.load()[1].config.max_position_embeddings
+    with pytest.raises(ValueError, match=rf"max_length={limit + 1} is beyond the model's {limit} positions"):
+        splade.encode(["word " * 1000], max_length=limit + 1)
+    with pytest.raises(ValueError, match=r"top_k must be an integer >= 1"):
+        splade.encode(["word"], max_length=16, top_k=2.5)
+    with pytest.raises(TypeError, match=r"model must be a Hugging Face hub id or a local folder"):
+        pse.Splade(None)
+    got = splade.encode(["[SEP]", "[CLS] [SEP] [PAD]", "[SEP] protein", "\u2603"], max_length=16)
+    assert got[:2] == [{}, {}]
+    assert_same_vector(got[2], reference(model_dir, "[SEP] protein", 16))
+    # an unknown character is content, as in the reference: its [UNK] is encoded
+    assert got[3] and got[3] == pytest.approx(reference(model_dir, "\u2603", 16), abs=1e-5)
+    assert "fp16" not in splade.encoder_config()
+    assert pse.Splade(model_dir, fp16=True).encoder_config() == {**splade.encoder_config(), "fp16": True}
+    assert pse.Splade(model_dir, device="cuda").encoder_config()["fp16"] is True
+    frame = pd.DataFrame([{"docno": "a", "body": "protein"}])
+    with pytest.raises(KeyError, match=r"e\.g\. splade\.doc_encoder\(fields=\[\.\.\.\]\)"):
+        splade.doc_encoder(fields=["abstract"]).transform(frame)
+    pruned = pse.Splade(model_dir, verbose=False, doc_threshold=1e6)
+    with pytest.warns(
+        UserWarning, match=r"2 of 2 documents have no text .*or no weight above doc_threshold=1000000"
+    ):
+        pruned.indexer(pse.SparseIndex(tmp_path / "i")).index(
+            [{"docno": "a", "text": "protein folding"}, {"docno": "b", "text": "sparse"}]
+        )

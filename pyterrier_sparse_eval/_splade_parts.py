@@ -1,0 +1,102 @@
+"""The parts of SPLADE that need no model: torch imported when first used, SPLADE-max pooling, and a model's
+arguments and an encoding's, checked where they are given (not mid-build, not inside torch) and refused naming
+the fix."""
+
+from __future__ import annotations
+
+import numbers
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._build import check_integer, python_number
+
+__all__ = ["INSTALL_HINT", "check_encode", "check_model", "check_options", "splade_max"]
+
+INSTALL_HINT = (
+    "SPLADE needs torch and transformers: pip install 'pyterrier-sparse-eval[splade]' "
+    "(install the torch build for your machine first, e.g. pip install torch)."
+)
+
+
+def _lazy_torch() -> tuple[Any, Any]:
+    try:
+        import torch
+        import transformers
+    except ImportError as e:
+        raise ImportError(f"{INSTALL_HINT} ({e})") from None
+    return torch, transformers
+
+
+def splade_max(logits: Any, attention_mask: Any) -> Any:
+    """SPLADE-max pooling: w_j = max over non-padding positions i of log(1 + relu(logit_ij)).
+
+    As the reference SPLADE implementation (Formal et al., "SPLADE v2", 2021), where padding positions are
+    masked out and special tokens ([CLS], [SEP]) take part. Since log(1 + relu(x)) is non-decreasing, the max is
+    taken over the raw logits first (padding set to -inf, in place) and the activation applied to the pooled (batch
+    x vocab) matrix only: the same values, at a fraction of the memory traffic. Left padding overwrites ``logits``.
+    """
+    torch, _ = _lazy_torch()
+    lengths = attention_mask.sum(dim=1)
+    positions = torch.arange(attention_mask.shape[1], device=attention_mask.device)
+    if bool(((positions[None, :] < lengths[:, None]) == attention_mask.bool()).all()):
+        # right padding (BERT-style tokenizers): each text's real positions are a prefix, so the max can read
+        # them in place, with no extra pass over the (batch x length x vocab) logits
+        pooled = torch.stack([logits[i, : int(n)].amax(dim=0) for i, n in enumerate(lengths.tolist())])
+    else:
+        logits.masked_fill_(attention_mask.unsqueeze(-1) == 0, float("-inf"))
+        pooled = torch.amax(logits, dim=1)
+    return torch.log1p(torch.relu(pooled))
+
+
+def check_model(model: Any) -> str:
+    """The model's hub id or folder as a str; anything else (None had been read as the hub id 'None', a minute of
+    hub retries before an error) refused."""
+    if not isinstance(model, (str, os.PathLike)) or not str(model).strip():
+        raise TypeError(
+            f"model must be a Hugging Face hub id or a local folder (a str or a path), got {model!r}: e.g. "
+            "pse.Splade('naver/splade-cocondenser-ensembledistil') or pse.Splade('/models/splade')."
+        )
+    return os.fspath(model)
+
+
+def check_options(
+    batch_size: Any,
+    query_max_length: Any,
+    doc_max_length: Any,
+    doc_top_k: Any,
+    doc_threshold: Any,
+    fp16: Any,
+) -> tuple[Any, ...]:
+    """The options of :class:`~pyterrier_sparse_eval.Splade`, checked and as Python numbers."""
+    check_integer("batch_size", batch_size)
+    for name, length in (("query_max_length", query_max_length), ("doc_max_length", doc_max_length)):
+        check_integer(name, length, 3, " ([CLS], a token and [SEP])")
+    if doc_top_k is not None:
+        check_integer("doc_top_k", doc_top_k, why=" (or None: every weight)")
+    # a str from a config file, a bool...: refused here, not mid-build
+    if not isinstance(doc_threshold, numbers.Real) or isinstance(doc_threshold, bool):
+        raise TypeError(f"doc_threshold must be a number (0 keeps every non-zero weight): {doc_threshold!r}.")
+    if not isinstance(fp16, (bool, np.bool_, type(None))):  # "no" would be true
+        raise TypeError(f"fp16 must be True, False or None (on for CUDA only): {fp16!r}.")
+    if not float(doc_threshold) >= 0:  # below 0, every vocabulary entry (weight 0) would be a term
+        raise ValueError(f"doc_threshold must be >= 0 (0 keeps every non-zero weight): {doc_threshold}.")
+    return tuple(
+        map(python_number, (batch_size, query_max_length, doc_max_length, doc_top_k, doc_threshold, fp16))
+    )
+
+
+def check_encode(texts: Sequence[Any], max_length: Any, top_k: Any, limit: int) -> None:
+    """:meth:`Splade.encode`'s arguments: a sequence of texts (a str had been encoded one character a text), a
+    ``max_length`` within the model's ``limit`` positions (beyond, torch's own shape error), an integer ``top_k``."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"texts must be a list of texts, not one {type(texts).__name__}: give [text].")
+    check_integer("max_length", max_length, 3, " ([CLS], a token and [SEP])")
+    if max_length > limit:
+        raise ValueError(
+            f"max_length={max_length} is beyond the model's {limit} positions: give at most {limit}."
+        )
+    if top_k is not None:
+        check_integer("top_k", top_k, why=" (or None: every weight)")
