@@ -428,6 +428,8 @@ def run_experiment(
         retrievers.append(s.retriever(index, num_results=num_results, verbose=verbose, **extra))
     if save_runs is not None:
         retrievers = [r.transform(topics) for r in retrievers]
+        if empty := [name for name, run in zip(names, retrievers) if not len(run)]:  # no file written
+            raise _nothing_retrieved(len(topics), f"no results from {empty[0]}")
         for name, run, path in zip(names, retrievers, run_files):
             files.atomic_write_text(path, trec_run_text(run, name))
             if verbose:
@@ -443,17 +445,21 @@ def run_experiment(
             verbose=verbose,
             perquery="both" if perquery else False,
         )
-    except ValueError as e:
-        if "but no results received" not in str(e):
+    except ValueError as e:  # pyterrier's words for it: "but no results received", "no results in dataframe"
+        if "no results" not in str(e):
             raise
-        raise ValueError(
-            f"A system retrieved no document for any of the {len(topics)} topics, so there is nothing to evaluate: "
-            f"its index shares no term with the queries (is it this collection's, analysed in their language?); {e}"
-        ) from None
+        raise _nothing_retrieved(len(topics), str(e)) from None
     if perquery:
         table, per_query = out
         return ExperimentResult(table, per_query, len(topics))
     return ExperimentResult(out, None, len(topics))
+
+
+def _nothing_retrieved(topics: int, why: str) -> ValueError:
+    return ValueError(
+        f"A system retrieved no document for any of the {topics} topics, so there is nothing to evaluate: its "
+        f"index shares no term with the queries (is it this collection's, analysed in their language?); {why}"
+    )
 
 
 def _warn_cut_short(measures: Sequence[Any], num_results: int) -> None:

@@ -152,9 +152,11 @@ def check_sdm_options(
             f"k_values={k_values!r}: give a list of cut-offs, e.g. [{k_values}] or (10, 100, 1000)."
         )
     k_list = list(k_values)
-    if not k_list or not all(whole(k) and k >= 1 for k in k_list):
+    # beyond a C int the full runs' measures refuse it: said here, before the work
+    if not k_list or not all(whole(k) and 1 <= k <= 2**31 - 1 for k in k_list):
         raise ValueError(
-            f"k_values={k_list}: give at least one cut-off, each an integer >= 1, e.g. (10, 100, 1000)."
+            f"k_values={k_list}: give at least one cut-off, each an integer >= 1 (and <= 2**31 - 1), e.g. (10, 100, "
+            "1000)."
         )
     if family not in FAMILIES:
         raise ValueError(f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}.")

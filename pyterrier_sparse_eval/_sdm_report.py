@@ -115,8 +115,10 @@ def _cut_for(index: SparseIndex) -> str:
         return "none recorded"
 
 
-def _curve_ks(k_values: Sequence[int]) -> list[int]:
-    top = max(k_values)
+def _curve_ks(k_values: Sequence[int], num_docs: int) -> list[int]:
+    """The cut-offs of the metric-vs-k curves: the asked ones, and 24 up to the deepest within the corpus (each
+    costs a pass over every relevant row's count: a grid out to k = 2**31 - 1 had taken a minute more)."""
+    top = max(1, min(max(k_values), num_docs))
     ks = {int(round(x)) for x in np.geomspace(1, top, num=24)} | set(k_values)
     return sorted(k for k in ks if k >= 1)
 
@@ -277,7 +279,7 @@ def three_way(
         if verbose:
             print(f"Retrieving {spec.name} over the pooled corpus")
         pooled_run = spec.retriever(pooled_index, num_results=pool.size, verbose=verbose).transform(topics)
-        ks = _curve_ks(k_values) if curves else list(k_values)
+        ks = _curve_ks(k_values, pool.num_docs) if curves else list(k_values)
         progress = bootstrap_bar if verbose else None
         options: dict[str, Any] = {
             "family": family,

@@ -100,11 +100,7 @@ def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | No
     except pd.errors.ParserError:  # a line with more fields than the first
         frame = None
     except UnicodeDecodeError as e:
-        fix = encoding_fix(Path(path), None if data is None else data[:2])
-        raise ValueError(
-            f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x}): is it a TREC {kind.lower()} file? "
-            f"{fix[0].upper()}{fix[1:]}"
-        ) from None
+        raise _not_utf8(path, data, kind, e) from None
     except _UNREADABLE as e:  # a .gz cut short (an interrupted copy) or damaged; not UTF-8 is caught above
         raise _unreadable(Path(path), e) from None
     if frame is not None and frame.empty:
@@ -116,10 +112,20 @@ def _read_trec(path: str, columns: int, layout: str, kind: str, data: bytes | No
         # tabs are read as spaces (a line of them is blank), on this rare path only
         if b"\f" in raw or b"\v" in raw:
             return _read_trec(path, columns, layout, kind, raw.translate(_FEEDS))
-        raise ValueError(
-            f"{path} is not a TREC {kind.lower()} file{_bad_line(path, data, columns)}: {expected}."
-        )
+        try:  # the line is named in the text as read; a byte that is not UTF-8 there (pandas stopped before it)
+            where = _bad_line(path, data, columns)
+        except UnicodeDecodeError as e:
+            raise _not_utf8(path, data, kind, e) from None
+        raise ValueError(f"{path} is not a TREC {kind.lower()} file{where}: {expected}.")
     return frame
+
+
+def _not_utf8(path: str, data: bytes | None, kind: str, e: UnicodeDecodeError) -> ValueError:
+    fix = encoding_fix(Path(path), None if data is None else data[:2])
+    return ValueError(
+        f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x}): is it a TREC {kind.lower()} file? "
+        f"{fix[0].upper()}{fix[1:]}"
+    )
 
 
 def _bad_line(path: str, data: bytes | None, columns: int) -> str:

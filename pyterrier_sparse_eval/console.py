@@ -13,6 +13,7 @@ import signal
 import socket
 import sys
 import threading
+import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -103,8 +104,8 @@ def run(
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             return EXIT_OK
-        if debug:
-            raise
+        if debug:  # the traceback, then the same message and exit code as without --debug
+            traceback.print_exc()
         # an OfflineError names the collection; any other failed download, the fixes
         if looks_like_network(e):
             print(

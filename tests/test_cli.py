@@ -338,6 +338,8 @@ def test_run_experiment_warns_when_num_results_is_below_a_cut_off(tmp_path):
         (["--k", "10", "--k", "0"], "--k must be >= 1, got 0."),
         (["--num-results", "0"], "--num-results must be >= 1, got 0."),
         (["--bootstrap", "1"], "--bootstrap must be 0 (no intervals) or >= 2 rounds (e.g. 200), got 1."),
+        # refused after the whole run before (the measures of the full runs refuse it)
+        (["--k", "3000000000"], "--k must be <= 2147483647, got 3000000000."),
     ],
 )
 def test_sdm_errors_name_the_flags_given(tmp_path, capsys, flags, message):
@@ -430,3 +432,62 @@ def test_ctrl_c_while_the_command_starts_is_one_line_and_exit_130(where):
     # another program importing the package keeps Python's Ctrl-C
     other = "import signal, pyterrier_sparse_eval\nprint(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
     assert subprocess.run([sys.executable, "-c", other], capture_output=True, text=True).stdout == "True\n"
+
+
+def _toy_files(folder):
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text(
+        '{"_id": "d1", "text": "cats purr"}\n{"_id": "d2", "text": "dogs bark"}\n'
+    )
+    (folder / "topics.tsv").write_text("q1\tcats\nq2\tdogs\n")
+    (folder / "qrels.csv").write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    return [
+        f"--{part}={folder / name}"
+        for part, name in (("corpus", "corpus.jsonl"), ("topics", "topics.tsv"), ("qrels", "qrels.csv"))
+    ]
+
+
+def test_experiment_and_sdm_never_write_over_their_inputs_and_say_what_they_cannot_do(
+    tmp_path, capsys, monkeypatch
+):
+    """Found by a user's bug hunt: experiment --output qrels.csv had replaced the qrels by the table (exit 0), as had
+    a files: dataset's topics and sdm's --output; --save-runs of a system that retrieves nothing had left an empty
+    run file and pyterrier's bare message; --plots with one system ran to the end to draw nothing; a run line not in
+    UTF-8 with a wrong column count gave a bare codec error; --output=~/x (no shell expansion) made a folder './~';
+    --measures in-house named ir_measures as the fix for ERR@10."""
+    local = _toy_files(tmp_path / "toy")
+    qrels, topics = tmp_path / "toy" / "qrels.csv", tmp_path / "toy" / "topics.tsv"
+    before = qrels.read_text(), topics.read_text()
+    index_dir = ["--index-dir", str(tmp_path / "idx"), "--quiet"]
+    spec = f"files:{tmp_path / 'toy' / 'corpus.jsonl'},{topics},{qrels}"
+    for argv, given in (
+        (["experiment", *local, "--output", str(qrels)], qrels),
+        (["experiment", "--dataset", spec, "--output", str(topics)], topics),
+        (["sdm", "--dataset", spec, "--output", str(qrels)], qrels),
+    ):
+        assert main([*argv, *index_dir]) == 2
+        assert f"--output {given} is an input of this command" in capsys.readouterr().err
+    assert (qrels.read_text(), topics.read_text()) == before
+    topics.write_text("q1\tzebra\nq2\tquux\n")
+    assert main(["experiment", *local, "--save-runs", str(tmp_path / "runs"), *index_dir]) == 2
+    err = capsys.readouterr().err
+    assert "A system retrieved no document for any of the 2 topics" in err and "no results from BM25" in err
+    assert not (tmp_path / "runs").exists()
+    assert main(["experiment", *local, "--plots", str(tmp_path / "plots"), *index_dir]) == 2
+    assert "--plots draws per-query comparisons of two systems or more" in capsys.readouterr().err
+    run = tmp_path / "bad.run"
+    run.write_bytes(b"q1 Q0 d1 1 2.0 t\nq1 Q0 d\xff 2\n")
+    assert main(["evaluate", "--run", str(run), "--qrels", str(qrels)]) == 2
+    assert (
+        f"{run} is not UTF-8 text (byte 0xff): is it a TREC run file? Convert it" in capsys.readouterr().err
+    )
+    run.write_bytes(b"q1 Q0 d1 1 2.0 t\n")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["evaluate", "--run", str(run), "--qrels", str(qrels), "--output=~/x.json"]) == 0
+    assert (tmp_path / "home" / "x.json").is_file() and not (tmp_path / "~").exists()
+    assert main(["experiment", *local, "--measures", "in-house", "--metric", "ERR@10", *index_dir]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "ERR@10 is not computed in-house" in err and "(evaluate it with --measures standard instead)" in err
+    )

@@ -109,8 +109,14 @@ def test_a_bug_is_exit_3_in_one_line_and_a_traceback_with_debug(tmp_path, monkey
     assert main(args) == 3
     err = capsys.readouterr().err.strip()
     assert err.startswith("sparse-eval: internal error: RuntimeError") and len(err.splitlines()) == 1
-    with pytest.raises(RuntimeError, match="did not expect"):
-        main([*args, "--debug"])
+    # --debug shows the traceback, and keeps the exit code (it had re-raised: exit 1, a failed check's code)
+    assert main([*args, "--debug"]) == 3
+    err = capsys.readouterr().err
+    assert (
+        "Traceback (most recent call last)" in err
+        and "RuntimeError: something the code did not expect" in err
+    )
+    assert err.strip().splitlines()[-1].startswith("sparse-eval: internal error: RuntimeError")
 
 
 def _with_func(parser, command, func):

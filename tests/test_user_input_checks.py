@@ -281,7 +281,8 @@ def test_a_destination_no_file_can_be_written_in_is_refused_before_any_work(tmp_
     folder = _read_only_folder()
     target = folder / ("results.json" if option == "--output" else "out")
     index = tmp_path / "idx"
-    assert main(["experiment", *given, f"--index-dir={index}", "--quiet", option, str(target)]) == 2
+    systems = ["--system=bm25", "--system=bm25:k1=1.2"]  # --plots compares two
+    assert main(["experiment", *given, *systems, f"--index-dir={index}", "--quiet", option, str(target)]) == 2
     assert f"no file can be written in {folder} (Permission denied)" in capsys.readouterr().err
     assert not index.exists()
     # the same folder on a writable file system passes

@@ -11,7 +11,7 @@ from typing import Any
 from .. import IndexCorruptError, datasets, open_index
 from ..console import EXIT_CHECK_FAILED, EXIT_OK, UsageError, one_line
 from ..measures import crosscheck, evaluate
-from .common import DEFAULT_METRICS, check_output, measures_named, write
+from .common import DEFAULT_METRICS, check_output, measures_named, user_path, write
 
 EVALUATE_EXAMPLE = """\
 example:
@@ -109,8 +109,12 @@ def cmd_check_index(args: argparse.Namespace) -> int:
 def _trec_file_parser(command: Any, name: str, help_text: str, example: str) -> argparse.ArgumentParser:
     """A subcommand reading a TREC run and qrels, with the shared --run/--qrels/--metric options."""
     p: argparse.ArgumentParser = command(name, help_text, example)
-    p.add_argument("--run", required=True, help="TREC run file (a pipe too: /dev/stdin, <(...))")
-    p.add_argument("--qrels", required=True, help="qrels file: TREC, or BEIR TSV (with its header)")
+    p.add_argument(
+        "--run", required=True, type=user_path, help="TREC run file (a pipe too: /dev/stdin, <(...))"
+    )
+    p.add_argument(
+        "--qrels", required=True, type=user_path, help="qrels file: TREC, or BEIR TSV (with its header)"
+    )
     p.add_argument(
         "--metric", action="append", help=f"measure (repeatable; default {' '.join(DEFAULT_METRICS)})"
     )
@@ -128,7 +132,9 @@ def add_parsers(command: Any) -> None:
         action="store_true",
         help="count judged queries missing from the run as 0 (trec_eval -c)",
     )
-    p.add_argument("--output", default=None, help="write JSON: aggregate, per_query (--per-query), ...")
+    p.add_argument(
+        "--output", default=None, type=user_path, help="write JSON: aggregate, per_query (--per-query), ..."
+    )
     p.set_defaults(func=cmd_evaluate)
 
     p = _trec_file_parser(
@@ -137,11 +143,11 @@ def add_parsers(command: Any) -> None:
         "compare in-house values with trec_eval's (pytrec_eval), query by query",
         CROSSCHECK_EXAMPLE,
     )
-    p.add_argument("--output", default=None, help="write the report as JSON here")
+    p.add_argument("--output", default=None, type=user_path, help="write the report as JSON here")
     p.set_defaults(func=cmd_crosscheck)
 
     p = command(
         "check-index", "verify an index: sizes, checksums and invariants of every file", CHECK_INDEX_EXAMPLE
     )
-    p.add_argument("path", help="the index folder (a single or a sharded index)")
+    p.add_argument("path", type=user_path, help="the index folder (a single or a sharded index)")
     p.set_defaults(func=cmd_check_index)

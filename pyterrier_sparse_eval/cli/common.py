@@ -38,6 +38,26 @@ def check_output(path: str | None, suffixes: tuple[str, ...], inputs: tuple[str,
         raise UsageError(f"--output must end in {' or '.join(suffixes)}, got {path!r}.")
 
 
+def user_path(value: str) -> str:
+    """A path option's value with ``~`` expanded, as the shell does not in ``--output=~/x`` (a literal ``./~``
+    folder had been made, which a later ``rm -r ~`` would take for the home folder)."""
+    return os.path.expanduser(value)
+
+
+def dataset_inputs(spec: str | None) -> tuple[str, ...]:
+    """The local files a ``beir:`` or ``files:`` dataset is read from (corpus, topics, qrels): never an output."""
+    from .. import datasets
+    from ..collections import is_local_spec
+
+    if not is_local_spec(spec):
+        return ()
+    try:  # reads nothing: a spec that cannot load is refused, naming its fix, where the command loads it
+        ds = datasets.load_dataset(spec)
+    except (OSError, ValueError, KeyError):
+        return ()
+    return tuple(str(getattr(ds, f)) for f in ("corpus_path", "topics_path", "qrels_path"))
+
+
 def index_dir_option(p: argparse.ArgumentParser) -> None:
     """``--index-dir``: a folder, never empty (an empty one had put the cache into the current folder)."""
 

@@ -16,8 +16,10 @@ from .common import (
     DEFAULT_METRICS,
     LANGUAGE_HELP,
     check_output,
+    dataset_inputs,
     index_dir_option,
     measures_named,
+    user_path,
     with_language,
     write,
 )
@@ -42,7 +44,10 @@ def _any_measures(names: list[str]) -> list[Any]:
 
 
 def _inhouse_twins(names: list[str]) -> list[Any]:
-    return [inhouse(n) for n in names]
+    try:
+        return [inhouse(n) for n in names]
+    except ValueError as e:  # in the flags' words: the standard measures compute it
+        raise UsageError(str(e).replace("ir_measures / pt.Experiment", "--measures standard")) from None
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -68,7 +73,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     baseline = resolve_baseline(args.baseline, names)
-    check_output(args.output, (".json", ".csv"))  # a pipe or a device (/dev/stdout) gets JSON
+    # a pipe or a device (/dev/stdout) gets JSON; an input file (the qrels) is never written over
+    check_output(args.output, (".json", ".csv"), dataset_inputs(args.dataset))
+    if args.plots and len(systems) < 2:  # it had run to the end to draw nothing
+        raise UsageError("--plots draws per-query comparisons of two systems or more: give another --system.")
     plots.check_folder(args.plots, option="--plots")
     check_destination(args.save_runs, option="--save-runs", folder=True)
     if args.num_results < 1:
@@ -141,8 +149,6 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         ):
             if verbose:
                 print(f"Wrote {path}")
-    elif args.plots and verbose:
-        print("--plots: per-query comparisons need at least two systems; nothing drawn.")
     return EXIT_OK
 
 
@@ -166,7 +172,10 @@ def add_parser(command: Any) -> None:
     p.add_argument("--dataset", help=DATASET_HELP)
     for option in ("--corpus", "--topics", "--qrels"):  # local files: the three parts of files:
         p.add_argument(
-            option, default=None, help=f"instead of --dataset: the {option[2:]} file (with the other two)"
+            option,
+            default=None,
+            type=user_path,
+            help=f"instead of --dataset: the {option[2:]} file (with the other two)",
         )
     p.add_argument("--language", default=None, help=LANGUAGE_HELP)
     p.add_argument(
@@ -195,13 +204,25 @@ def add_parser(command: Any) -> None:
         "--topic-field", default=None, help="topic field to use as the query (default: chosen and reported)"
     )
     p.add_argument("--baseline", default=None, help="system index or name for significance tests")
-    p.add_argument("--output", default=None, help="write results to a .json or .csv file")
-    p.add_argument("--plots", default=None, metavar="DIR", help="write per-query comparison PNGs into DIR")
+    p.add_argument("--output", default=None, type=user_path, help="write results to a .json or .csv file")
+    p.add_argument(
+        "--plots",
+        default=None,
+        type=user_path,
+        metavar="DIR",
+        help="write per-query comparison PNGs into DIR",
+    )
     p.add_argument("--quiet", action="store_true", help="print only the results table")
     p.add_argument("--shards", type=int, default=None, help="use N-shard indexes (exactly the same results)")
     p.add_argument("--engine", choices=("local", "ray"), default="local", help="where to index and search")
     p.add_argument(
         "--ray-address", default=None, help="Ray cluster to join (default RAY_ADDRESS, else local)"
     )
-    p.add_argument("--save-runs", default=None, metavar="DIR", help="write each system's TREC run into DIR")
+    p.add_argument(
+        "--save-runs",
+        default=None,
+        type=user_path,
+        metavar="DIR",
+        help="write each system's TREC run into DIR",
+    )
     p.set_defaults(func=cmd_experiment)

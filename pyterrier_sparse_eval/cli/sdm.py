@@ -10,7 +10,16 @@ from .. import sdm as api
 from ..console import EXIT_OK, UsageError
 from ..files import check_destination
 from ..systems import index_folder
-from .common import DATASET_HELP, LANGUAGE_HELP, check_output, index_dir_option, with_language, write
+from .common import (
+    DATASET_HELP,
+    LANGUAGE_HELP,
+    check_output,
+    dataset_inputs,
+    index_dir_option,
+    user_path,
+    with_language,
+    write,
+)
 
 SDM_EXAMPLE = """\
 example:
@@ -32,7 +41,8 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         raise UsageError(f"Unknown --family {args.family!r}; choose one of {', '.join(api.FAMILIES)}.")
     if args.per_query and not args.output:
         raise UsageError("--per-query adds each query's values to the --output JSON: give --output too.")
-    check_output(args.output, (".json",))  # or a pipe or a device (/dev/stdout)
+    # or a pipe or a device (/dev/stdout); an input file (the qrels) is never written over
+    check_output(args.output, (".json",), dataset_inputs(args.dataset))
     plots.check_folder(args.plots, option="--plots")
     # the indexes go into the dataset's folder of it (a read-only root may hold a writable one)
     check_destination(index_folder(args.index_dir, args.dataset), option="--index-dir", folder=True)
@@ -47,6 +57,8 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     ):
         if value < least:
             raise UsageError(f"{option} must be >= {least}, got {value}.")
+    if max(args.k or [1]) > 2**31 - 1:  # beyond a C int, which the full runs' measures refuse after the work
+        raise UsageError(f"--k must be <= 2147483647, got {max(args.k)}.")
     if args.bootstrap == 1:  # one round: an interval of width 0
         raise UsageError("--bootstrap must be 0 (no intervals) or >= 2 rounds (e.g. 200), got 1.")
     # the checks of sdm.three_way that name its Python parameters, in the flags' words
@@ -90,6 +102,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         bootstrap=args.bootstrap,
         covariate=args.covariate or False,
         noise_correction=args.noise_correction,
+        curves=bool(args.plots),  # the metric-vs-k curves are drawn only
         verbose=not args.quiet,
     )
     print(report.table())
@@ -134,8 +147,8 @@ def add_parser(command: Any) -> None:
     p.add_argument("--covariate", nargs="?", const="score", choices=("score", "terms"), help="see below")
     p.add_argument("--noise-correction", action="store_true", help="correct SDM for the fit's noise")
     index_dir_option(p)
-    p.add_argument("--output", default=None, help="write the report as JSON here")
+    p.add_argument("--output", default=None, type=user_path, help="write the report as JSON here")
     p.add_argument("--per-query", action="store_true", help="include per-query values in the JSON")
-    p.add_argument("--plots", default=None, metavar="DIR", help="write PNG figures into DIR")
+    p.add_argument("--plots", default=None, type=user_path, metavar="DIR", help="write PNG figures into DIR")
     p.add_argument("--quiet", action="store_true", help="print only the pool's summary and the results table")
     p.set_defaults(func=cmd_sdm)
