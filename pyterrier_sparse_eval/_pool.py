@@ -172,10 +172,9 @@ class Pool:
     def __repr__(self) -> str:
         name = self.dataset.replace("irds:", "") or "corpus"
         tail = "".join(f",tail={n}/{size}@{bound}" for bound, size, n in self.bands)
-        return (
-            f"Pool({name}:{self.size}/{self.num_docs},depth={self.depth},sample={len(self.sample)}{tail},"
-            f"seed={self.seed},#{self.fingerprint})"
-        )
+        # the level its measures count at unless given rel=, said in their names
+        rel = f",rel={self.rel}" if self.rel != 1 else ""
+        return f"Pool({name}:{self.size}/{self.num_docs},depth={self.depth},sample={len(self.sample)}{tail}{rel},seed={self.seed},#{self.fingerprint})"
 
     def spec(self) -> dict[str, Any]:
         """Everything needed to rebuild the pool (JSON-serialisable)."""

@@ -72,20 +72,25 @@ def run_queries(run: Any) -> list[str] | None:
     return [str(q) for q in run] if isinstance(run, Mapping) else None
 
 
+def _once_per_query(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each document once per query: a duplicate keeps its highest score, with a warning."""
+    twice = frame.duplicated(["qid", "docno"])
+    if not twice.any():
+        return frame
+    warnings.warn(
+        f"The run lists {int(twice.sum())} documents again for a query they were already retrieved for; SDM "
+        "keeps each one's highest score (drop the duplicates from the run to silence this).",
+        stacklevel=user_stacklevel(),
+    )
+    best = frame.sort_values("score", ascending=False, kind="stable").drop_duplicates(["qid", "docno"])
+    return best.sort_index().reset_index(drop=True)
+
+
 def pooled_run(run: Any, pool: Any) -> pd.DataFrame:
     """A system's run over ``pool`` as a frame with string ids, checked: every document in the pool, each listed
     once per query (a duplicate keeps its highest score, with a warning), the scores at trec_eval's single
     precision (:func:`single_precision`), as the judged rows are ranked and compared with the background."""
-    frame = run_frame(run)
-    twice = frame.duplicated(["qid", "docno"])
-    if twice.any():
-        warnings.warn(
-            f"The run lists {int(twice.sum())} documents again for a query they were already retrieved for; SDM "
-            "keeps each one's highest score (drop the duplicates from the run to silence this).",
-            stacklevel=user_stacklevel(),
-        )
-        best = frame.sort_values("score", ascending=False, kind="stable").drop_duplicates(["qid", "docno"])
-        frame = best.sort_index().reset_index(drop=True)
+    frame = _once_per_query(run_frame(run))
     infinite = ~np.isfinite(frame["score"].to_numpy())
     if infinite.any():
         raise ValueError(
@@ -303,7 +308,8 @@ def background_from_run(
 
     ``exclude[qid]``: sampled documents left out of that query's sample (they stand for unseen documents
     modelled otherwise, see :mod:`pyterrier_sparse_eval._covariate`)."""
-    frame = str_ids(to_run_frame(run)).reset_index(drop=True)
+    # a document listed twice had been counted twice in the sample (its censored share 0 where it was 0.5)
+    frame = _once_per_query(str_ids(to_run_frame(run)).reset_index(drop=True))
     m = len(pool.sample) + len(pool.tail)
     if m < 2:
         fix = (

@@ -185,6 +185,12 @@ class UnseenAbove:
     pmf: np.ndarray
     most: int | None = None  # the largest count possible (the unseen documents), when known
 
+    def reach(self, j: JudgedRun, k: int) -> int:
+        """How many positions :meth:`kept` reads at cut-off ``k`` (its ``weights``' length): at most ``k``, and no
+        further than the last relevant row's rank plus the count's terms (a weight array of k = 2**31 - 1 had
+        taken 16 GiB)."""
+        return min(k, int(j.rank[self.rows].max()) + self.pmf.shape[1] if len(self.rows) else 1)
+
     def kept(self, j: JudgedRun, k: int, weights: np.ndarray) -> np.ndarray:
         """Per row of ``j``: sum over m <= k - 1 - rank of P(X = m) * weights[rank + m] (0 outside ``rows``)."""
         out = np.zeros(len(j.rank))
@@ -198,7 +204,7 @@ class UnseenAbove:
             raise ValueError(
                 f"The unseen-count distribution stops at {self.pmf.shape[1]} terms; k={k} needs more."
             )
-        w = np.where(pos < k, weights[np.minimum(pos, k - 1)], 0.0)
+        w = np.where(pos < k, weights[np.minimum(pos, len(weights) - 1)], 0.0)
         out[self.rows] = (self.pmf * w).sum(axis=1)
         return out
 
@@ -254,13 +260,13 @@ def _product(q: np.ndarray, width: int) -> np.ndarray:
 
 
 def _recall_given(j: JudgedRun, k: int, above: UnseenAbove) -> np.ndarray:
-    hits = j.total(np.where(j.is_rel, above.kept(j, k, np.ones(k)), 0.0))
+    hits = j.total(np.where(j.is_rel, above.kept(j, k, np.ones(above.reach(j, k))), 0.0))
     return np.divide(hits, j.num_rel, out=np.zeros(j.num_queries), where=j.num_rel > 0)
 
 
 def _ndcg_given(j: JudgedRun, k: int, above: UnseenAbove, gain: str) -> np.ndarray:
     gains = gain_values(j.label, gain)
-    dcg = j.total(gains * above.kept(j, k, 1.0 / np.log2(np.arange(k) + 2.0)))
+    dcg = j.total(gains * above.kept(j, k, 1.0 / np.log2(np.arange(above.reach(j, k)) + 2.0)))
     ideal = ideal_dcg(j, k, gain)
     return np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
 

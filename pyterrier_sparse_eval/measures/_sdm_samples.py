@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._evaluate import warn_overlap
 from ._prepare import prepare, single_precision
 from ._score_dist import BackgroundModel, fit_background
 from ._sdm import _unseen, sdm_report
@@ -39,6 +40,7 @@ def evaluate_backgrounds(
     ``pse.sdm.evaluate(run, qrels, background=..., n_unseen=...)``.
     """
     j = prepare(run, qrels)
+    warn_overlap(j)  # judged queries the run lacks are left out of the mean: said, as on a pool
     qids = j.qids.tolist()
     if not isinstance(background, (Mapping, pd.Series)):
         raise TypeError(
