@@ -491,3 +491,20 @@ def test_experiment_and_sdm_never_write_over_their_inputs_and_say_what_they_cann
     assert (
         "ERR@10 is not computed in-house" in err and "(evaluate it with --measures standard instead)" in err
     )
+
+
+def test_outputs_are_never_written_into_an_index_folder(tmp_path, capsys):
+    """--save-runs into a cache entry had been accepted: check-index then called the entry damaged (a file the build
+    did not write), and a rebuild of the entry would lose the runs."""
+    local = _toy_files(tmp_path / "toy")
+    index_dir = ["--index-dir", str(tmp_path / "idx"), "--quiet"]
+    assert main(["experiment", *local, *index_dir]) == 0
+    (entry,) = [p for p in (tmp_path / "idx").glob("*/*") if p.is_dir()]
+    capsys.readouterr()
+    for option, target in (("--save-runs", entry / "runs"), ("--output", entry / "sub" / "x.json")):
+        assert main(["experiment", *local, *index_dir, option, str(target)]) == 2
+        assert (
+            f"{option} {target} is inside the index at {entry}: write it elsewhere."
+            in capsys.readouterr().err
+        )
+    assert main(["check-index", str(entry)]) == 0

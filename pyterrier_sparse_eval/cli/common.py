@@ -29,6 +29,7 @@ def check_output(path: str | None, suffixes: tuple[str, ...], inputs: tuple[str,
     ``suffixes`` (a pipe or a device, such as /dev/stdout, is written as it is), and none of the input files."""
     if not path:
         return
+    outside_indexes(path, "--output")
     check_destination(path, option="--output")
     target = Path(path)
     for given in inputs:
@@ -36,6 +37,16 @@ def check_output(path: str | None, suffixes: tuple[str, ...], inputs: tuple[str,
             raise UsageError(f"--output {path} is an input of this command ({given}); give another file.")
     if not is_stream(written_path(target)) and target.suffix.lower() not in suffixes:
         raise UsageError(f"--output must end in {' or '.join(suffixes)}, got {path!r}.")
+
+
+def outside_indexes(path: str | None, option: str) -> None:
+    """A destination is not inside an index's folder (a cache entry): a file there had been taken by
+    ``check-index`` for damage, and is lost when the entry is rebuilt."""
+    if not path or is_stream(written_path(Path(path))):
+        return
+    for folder in Path(os.path.abspath(path)).parents:
+        if (folder / "pt_meta.json").is_file():
+            raise UsageError(f"{option} {path} is inside the index at {folder}: write it elsewhere.")
 
 
 def user_path(value: str) -> str:

@@ -19,6 +19,7 @@ from .common import (
     dataset_inputs,
     index_dir_option,
     measures_named,
+    outside_indexes,
     user_path,
     with_language,
     write,
@@ -77,6 +78,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     check_output(args.output, (".json", ".csv"), dataset_inputs(args.dataset))
     if args.plots and len(systems) < 2:  # it had run to the end to draw nothing
         raise UsageError("--plots draws per-query comparisons of two systems or more: give another --system.")
+    for option, given in (("--plots", args.plots), ("--save-runs", args.save_runs)):
+        outside_indexes(given, option)
     plots.check_folder(args.plots, option="--plots")
     check_destination(args.save_runs, option="--save-runs", folder=True)
     if args.num_results < 1:
