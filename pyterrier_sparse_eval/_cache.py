@@ -128,19 +128,16 @@ def _no_reader(identity: str) -> str:
     return re.sub(r"\|reader=\d+", "", identity)
 
 
-def record_identity(entry: Path, dataset_id: Any) -> str:
-    """Beside a cache entry just built, the identity of the documents it holds (``.ENTRY.identity``), returned: an
-    entry of a local corpus file edited since is then told apart (:func:`_earlier_corpus`). Not written (a
-    record for later reports, not worth failing a build) where it cannot be."""
-    from .datasets import dataset_identity
+def record_identity(entry: Path, identity: str) -> None:
+    """Beside a cache entry just built, the identity of the documents it holds (``.ENTRY.identity``, as taken
+    before the build): an entry of a local corpus file edited since is then told apart (:func:`_earlier_corpus`).
+    Not written (a record for later reports, not worth failing a build) where it cannot be."""
     from .files import atomic_write_text
 
-    identity = dataset_identity(dataset_id)
     try:
         atomic_write_text(entry.parent / f".{entry.name}.identity", identity)
     except OSError:
         pass
-    return identity
 
 
 def _earlier_corpus(folder: Path, identity: str) -> list[tuple[Path, str]]:
@@ -174,13 +171,12 @@ def say_outdated(folders: list[Path], identity: str = "") -> None:
     size = sum(f.stat().st_size for path, _ in found for f in path.rglob("*") if f.is_file())
     reasons = ", ".join(sorted({why for _, why in found}))
     edited = {why == _EDITED for _, why in found}
-    by = {
-        frozenset({False}): "by an earlier version of the package",
-        frozenset({True}): "from an earlier version",
-    }
+    by = "by an earlier version of the package or of the corpus file"
+    if len(edited) == 1:
+        by = "from an earlier version" if True in edited else "by an earlier version of the package"
     print(
         f"{len(found)} cached index{'es' * (len(found) > 1)} of this corpus {'were' if len(found) > 1 else 'was'} "
-        f"built {by.get(frozenset(edited), 'by an earlier version of the package or of the corpus file')} "
+        f"built {by} "
         f"({reasons}) and will not be read again ({size / 2**20:,.1f} "
         "MiB): remove them to free the space: rm -r " + " ".join(shlex.quote(str(p)) for p, _ in found)
     )

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ._records import _json_records, _pick, encoding_fix
+from ._records import _json_records, _pick, _unreadable
 from .analysis import language_code
 from .collections import LocalDataset
 from .console import HF_OFFLINE_HINT, OfflineError, OfflineModeError
@@ -183,10 +183,7 @@ def _lines(url: str) -> Iterator[tuple[int, str]]:
             try:
                 text = raw.decode("utf-8").rstrip("\r\n").removeprefix("\ufeff")
             except UnicodeDecodeError as e:
-                fix = encoding_fix(Path(url), raw[:2] if n == 1 else b"")
-                raise ValueError(
-                    f"{url}, line {n}: not UTF-8 text ({e.reason}, byte {e.object[e.start : e.end]!r}); {fix}"
-                ) from None
+                raise _unreadable(Path(url), e, f", line {n}") from None
             if text.strip():
                 yield n, text
 

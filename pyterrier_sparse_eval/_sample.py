@@ -18,6 +18,7 @@ import pandas as pd
 from pandas.api.types import is_string_dtype
 
 from .measures import FAMILIES, BackgroundModel, fit_background, trec_ranks
+from .measures._inhouse import _MAX_CUTOFF
 from .measures._prepare import single_precision, to_qrels_frame, to_run_frame, user_stacklevel
 
 __all__ = [
@@ -158,10 +159,10 @@ def check_sdm_options(
         )
     k_list = list(k_values)
     # beyond a C int the full runs' measures refuse it: said here, before the work
-    if not k_list or not all(whole(k) and 1 <= k <= 2**31 - 1 for k in k_list):
+    if not k_list or not all(whole(k) and 1 <= k <= _MAX_CUTOFF for k in k_list):
         raise ValueError(
-            f"k_values={k_list}: give at least one cut-off, each an integer >= 1 (and <= 2**31 - 1), e.g. (10, 100, "
-            "1000)."
+            f"k_values={k_list}: give at least one cut-off, each an integer >= 1 (and <= {_MAX_CUTOFF}), e.g. (10, "
+            "100, 1000)."
         )
     if family not in FAMILIES:
         raise ValueError(f"Unknown background family {family!r}; choose one of {', '.join(FAMILIES)}.")

@@ -235,6 +235,8 @@ class System:
         ``ray_address`` (the same index as a local build)."""
         from filelock import FileLock, Timeout
 
+        from .datasets import dataset_identity
+
         if isinstance(self.encoder, Splade) and self.encoder.fingerprint is None:
             # a hub model not yet in the local cache: fetch it first, so that the cache key names its weights
             # now and on every later run
@@ -268,10 +270,12 @@ class System:
                 warnings.warn(f"Rebuilding {path}: {why}", stacklevel=2)
             elif verbose:
                 print(f"Rebuilding {path}: {why}")
+            # the documents' identity as the build begins (a corpus file edited during it is not taken for them)
+            identity = dataset_identity(dataset_id)
             self.encoder.indexer(
                 index, mode=mode, verbose=verbose, engine=engine, ray_address=ray_address
             ).index(corpus())
-            identity = record_identity(path, dataset_id)
+            record_identity(path, identity)
             if verbose:
                 say_outdated([path.parent, index_folder(index_dir, dataset_id, by_corpus=False)], identity)
             return index
