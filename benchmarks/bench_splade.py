@@ -16,9 +16,11 @@ import atexit
 import shutil
 import tempfile
 import warnings
+from pathlib import Path
 
 import numpy as np
 from _report import command_line, machine_facts, median_time, positive_int, today, write_section
+from semisynthetic import use_shared_data
 
 
 def build_model(folder: str, sample: list[str], max_length: int, target_terms: int = 150) -> None:
@@ -54,10 +56,13 @@ def main() -> None:
 
     import pyterrier_sparse_eval as pse
 
+    folder = tempfile.mkdtemp(prefix="bench-splade-")
+    # the model copy (and the collection's copy) go when the script ends, however it ends
+    atexit.register(shutil.rmtree, folder, True)
+    # offline, as the other benchmarks: the collection from ../shared/data unless IR_DATASETS_HOME is set
+    use_shared_data(Path(folder))
     docs = list(pse.datasets.corpus_iter("irds:beir/scifact/test"))[: args.docs]
     texts = [d["title"] + " " + d["text"] for d in docs]
-    folder = tempfile.mkdtemp(prefix="bench-splade-")
-    atexit.register(shutil.rmtree, folder, True)  # the model copy goes when the script ends, however it ends
     build_model(folder, texts[:16], args.max_length)
     splade = pse.Splade(folder, batch_size=args.batch_size, doc_max_length=args.max_length, verbose=False)
     tokenizer, model, device, _ = splade.load()

@@ -59,7 +59,7 @@ class BM25:
 
     By default a run equals Anserini's: Lucene's BM25 score idf_t * tf / (tf + k1 * (1 - b + b * dl / avgdl))
     (no (k1 + 1) factor, as Lucene 8+), document lengths stored as Lucene stores them (one byte per document,
-    ``SmallFloat.intToByte4``, exact up to 23 tokens, then 4 significant bits), avgdl and idf from Lucene's
+    ``SmallFloat.intToByte4``, exact up to 40 tokens, then 4 significant bits), avgdl and idf from Lucene's
     statistics (documents with at least one term), every float operation in Lucene's order and precision, and
     Anserini's analyzer for the language (:class:`Analyzer`). The index stores x = tf / (k1 * (1 - b + b * dl /
     avgdl)) per posting and the retriever adds w - w / (1 + x) with w = query count * idf, in float32, summing

@@ -380,39 +380,38 @@ def with_language(spec: str, language: str | None, source: str | None = None) ->
 
 
 def specs_with_language(
-    specs: Sequence[str], dataset: str, language: str | None = None, *, quiet: bool = False
+    specs: Sequence[str], dataset: str, language: str | None = None, *, quiet: bool = False, say: Any = print
 ) -> list[str]:
     """BM25 specs with the analyzer's language: ``language`` (``--language``), else the one the dataset declares
-    (saying which it chose unless ``quiet``); other specs unchanged. An unknown ``language`` is a ValueError."""
+    (saying which it chose through ``say`` unless ``quiet``); other specs unchanged. An unknown ``language`` is a
+    ValueError."""
     from .analysis import language_code
     from .datasets import dataset_language
 
-    source, say = "--language", _bm25_without_language(specs) and not quiet
+    source, saying = "--language", _bm25_without_language(specs) and not quiet
     if language is None:
         try:
             language, source = dataset_language(dataset), _FROM_DATASET
         except ValueError:  # an unknown dataset is reported where it is loaded
             return list(specs)
     if language is None:
-        if say:
-            print(
-                "BM25 analyzer: language en (the dataset declares no one language; --language LANG chooses)"
-            )
+        if saying:
+            say("BM25 analyzer: language en (the dataset declares no one language; --language LANG chooses)")
         return list(specs)
     try:
         language = language_code(language, source)  # as a spec's language=, in any case: "FR" is "fr"
     except ValueError:
         if source == "--language":
             raise
-        if say:
-            print(
+        if saying:
+            say(
                 f"The dataset's language {language!r} has no Lucene analyzer here; BM25 analyses it as English "
                 "(--language LANG chooses another)."
             )
         return list(specs)
     # said for the BM25 systems it applies to: one with its own language= keeps it
-    if say:
-        print(f"BM25 analyzer: language {language} (from {source})")
+    if saying:
+        say(f"BM25 analyzer: language {language} (from {source})")
     return [with_language(s, language, source) for s in specs]
 
 

@@ -66,6 +66,22 @@ def test_cli_language_option(tmp_path, capsys):
 
 
 @needs_data
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["experiment", "--metric", "FOO@3"],
+        ["experiment", "--system", "bm25:k9=1"],
+        ["sdm", "--system", "bm25:k9=1"],
+    ],
+)
+def test_a_usage_error_comes_alone(tmp_path, capsys, bad):
+    """The analyzer's language is said once the input is known good: it had been printed above a usage error."""
+    assert main([bad[0], "--dataset", "irds:vaswani", "--index-dir", str(tmp_path), *bad[1:]]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and ("Unknown measure" in err or "Bad system parameter" in err)
+
+
+@needs_data
 def test_the_dataset_declares_the_language(vaswani, capsys):
     assert pse.datasets.dataset_language(vaswani) == "en"  # ir_datasets' docs_lang() of Vaswani
     assert specs_with_language(["bm25", "splade:model"], vaswani) == ["bm25:language=en", "splade:model"]

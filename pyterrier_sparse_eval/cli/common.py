@@ -100,9 +100,10 @@ def write(path: str, text: str | Any, quiet: bool = True) -> None:
         print(f"Wrote {path}")
 
 
-def with_language(args: argparse.Namespace, specs: list[str]) -> list[str]:
-    """System specs with the analyzer language of ``args`` (``--language``, else the dataset's)."""
+def with_language(args: argparse.Namespace, specs: list[str], notes: list[str]) -> list[str]:
+    """System specs with the analyzer language of ``args`` (``--language``, else the dataset's); the choice is
+    said in ``notes``, which the command prints once its input is checked (not above a usage error)."""
     try:
-        return specs_with_language(specs, args.dataset, args.language, quiet=args.quiet)
+        return specs_with_language(specs, args.dataset, args.language, quiet=args.quiet, say=notes.append)
     except ValueError as e:
         raise UsageError(str(e)) from None

@@ -66,7 +66,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         args.dataset = "files:" + ",".join(a if "," not in a else f for a, f in zip(absolute, files))
     import pandas as pd
 
-    specs = with_language(args, args.system or ["bm25"])
+    notes: list[str] = []
+    specs = with_language(args, args.system or ["bm25"], notes)
     systems = [parse_system(s) for s in specs]
     measures = measures_named(args.metric, _inhouse_twins if args.measures == "in-house" else _any_measures)
     try:
@@ -103,6 +104,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         check_destination(index_folder(args.index_dir, args.dataset), option="--index-dir", folder=True)
     verbose = not args.quiet
     datasets.load_dataset(args.dataset)  # an unknown id fails here, before any work; loading reads nothing
+    for note in notes:
+        print(note)
     result = run_experiment(
         args.dataset,
         systems,

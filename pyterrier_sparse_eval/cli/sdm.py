@@ -9,7 +9,7 @@ from .. import plots
 from .. import sdm as api
 from ..console import EXIT_OK, UsageError
 from ..files import check_destination
-from ..systems import index_folder
+from ..systems import index_folder, parse_system
 from .common import (
     DATASET_HELP,
     LANGUAGE_HELP,
@@ -87,7 +87,13 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         )
     ks = sorted(set(args.k or [10, 100, 1000]))
     systems = args.system or ["bm25"]
-    specs = with_language(args, systems + (args.pool_run or []))  # the analyzer's language said once
+    # the analyzer's language said once, when every spec is known good
+    notes: list[str] = []
+    specs = with_language(args, systems + (args.pool_run or []), notes)
+    for spec in specs:
+        parse_system(spec)
+    for note in notes:
+        print(note)
     report = api.three_way(
         args.dataset,
         specs[: len(systems)],
