@@ -9,12 +9,22 @@ at neighbours (CJK bigrams) go in :attr:`Language.sequence`; whole-text tokenize
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import NamedTuple
 
-__all__ = ["Language", "Token", "decimal_digits", "lower_java", "read_word_list", "utf16_len"]
+__all__ = [
+    "Language",
+    "Token",
+    "decimal_digits",
+    "from_utf16_units",
+    "lower_java",
+    "read_word_list",
+    "utf16_len",
+    "utf16_units",
+]
 
 
 class Token(NamedTuple):
@@ -71,6 +81,21 @@ def utf16_len(s: str) -> int:
     if s.isascii() or max(s) <= "\uffff":
         return n
     return n + sum(1 for c in s if c > "\uffff")
+
+
+def utf16_units(s: str) -> str:
+    """``s`` as Java holds it, one character per UTF-16 unit (a supplementary character becomes two lone
+    surrogates)."""
+    if s.isascii() or max(s) <= "\uffff":
+        return s
+    return "".join(map(chr, array("H", s.encode("utf-16-le", "surrogatepass"))))
+
+
+def from_utf16_units(s: str) -> str:
+    """Inverse of :func:`utf16_units`: surrogate pairs joined (a lone surrogate stays)."""
+    if s.isascii() or not any("\ud800" <= c <= "\udfff" for c in s):
+        return s
+    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def read_word_list(name: str, *, comment: str = "#") -> frozenset[str]:

@@ -19,7 +19,7 @@ import re
 import numpy as np
 import Stemmer
 
-from ._base import Language, lower_java
+from ._base import Language, from_utf16_units, lower_java, utf16_units
 
 __all__ = ["LUCENE_ENGLISH_STOPWORDS", "porter_stem", "porter_stems", "strip_possessive", "ENGLISH"]
 
@@ -55,14 +55,18 @@ def porter_stems(words: list[str]) -> list[str]:
     starts = np.zeros(len(words), dtype=np.int64)
     np.cumsum(lengths[:-1] + 1, out=starts[1:])
     hits = np.searchsorted(starts, [m.start() for m in _DEPARTS.finditer(joined)], side="right") - 1
+    if not joined.isascii() and max(joined) > "\uffff":
+        # Lucene's stemmer counts a character beyond U+FFFF as two consonants (two UTF-16 units): the port does
+        hits = np.union1d(hits, [i for i, w in enumerate(words) if max(w, default="") > "\uffff"])
     for i in np.union1d(hits, np.flatnonzero(lengths <= 2)).tolist():
         out[i] = porter_stem(words[i])
     return out
 
 
 def porter_stem(word: str) -> str:
-    """Lucene's ``PorterStemmer.stem`` (Porter's reference implementation, release 3), ported line by line."""
-    return _Porter(word).stem()
+    """Lucene's ``PorterStemmer.stem`` (Porter's reference implementation, release 3), ported line by line, over
+    the word's UTF-16 units as Lucene's."""
+    return from_utf16_units(_Porter(utf16_units(word)).stem())
 
 
 class _Porter:

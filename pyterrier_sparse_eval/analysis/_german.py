@@ -14,25 +14,9 @@ Java ``char`` s (UTF-16 units), so a token holding a supplementary character is 
 
 from __future__ import annotations
 
-from array import array
-
-from ._base import Language, lower_java, read_word_list
+from ._base import Language, from_utf16_units, lower_java, read_word_list, utf16_units
 
 __all__ = ["GERMAN", "LANGUAGES", "german_light_stem", "german_normalize", "german_terms"]
-
-
-def _units(s: str) -> str:
-    """``s`` as its UTF-16 code units (a supplementary character becomes two lone surrogates)."""
-    if s.isascii() or max(s) <= "\uffff":
-        return s
-    return "".join(map(chr, array("H", s.encode("utf-16-le"))))
-
-
-def _from_units(s: str) -> str:
-    """Inverse of :func:`_units`: rejoin surrogate pairs."""
-    if s.isascii() or not any("\ud800" <= c <= "\udfff" for c in s):
-        return s
-    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 # --- GermanNormalizationFilter ----------------------------------------------------------------------------------
@@ -83,11 +67,11 @@ _ST_ENDING = frozenset("bdfghklmnt")
 def german_light_stem(word: str) -> str:
     """Lucene's ``GermanLightStemmer.stem`` on a lowercase word: accents folded (ä à á â -> a, ...), then step 1
     (-ern, -em/-en/-er/-es, -e, -s after b d f g h k l m n t) and step 2 (-est, -er/-en, -st after those)."""
-    s = _units(word)
+    s = utf16_units(word)
     if not s.isascii():
         s = s.translate(_ACCENTS)
     s = _step2(_step1(s))
-    return _from_units(s)
+    return from_utf16_units(s)
 
 
 def _step1(s: str) -> str:

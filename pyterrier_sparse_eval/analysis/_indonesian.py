@@ -15,28 +15,12 @@ keeps more than two vowels ("syllables"). Lucene works on Java ``char`` s, so th
 
 from __future__ import annotations
 
-from array import array
-
-from ._base import Language, lower_java, read_word_list
+from ._base import Language, from_utf16_units, lower_java, read_word_list, utf16_units
 
 __all__ = ["INDONESIAN", "LANGUAGES", "indonesian_stem", "indonesian_terms"]
 
 _VOWELS = frozenset("aeiou")
 _KE, _PENG, _DI, _MENG, _TER, _BER, _PE = 1, 2, 4, 8, 16, 32, 64  # IndonesianStemmer's flags
-
-
-def _units(s: str) -> str:
-    """``s`` as its UTF-16 code units (a supplementary character becomes two lone surrogates)."""
-    if s.isascii() or max(s) <= "\uffff":
-        return s
-    return "".join(map(chr, array("H", s.encode("utf-16-le"))))
-
-
-def _from_units(s: str) -> str:
-    """Inverse of :func:`_units`: rejoin surrogate pairs."""
-    if s.isascii() or not any("\ud800" <= c <= "\udfff" for c in s):
-        return s
-    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def _first_order_prefix(s: str) -> tuple[str, int]:
@@ -98,7 +82,7 @@ def _suffix(s: str, flags: int) -> str:
 def indonesian_stem(word: str, derivational: bool = True) -> str:
     """Lucene's ``IndonesianStemmer.stem`` on a lowercase word (``derivational``: also prefixes and suffixes, as
     IndonesianAnalyzer does)."""
-    s = _units(word)
+    s = utf16_units(word)
     syllables = sum(c in _VOWELS for c in s)
     if syllables > 2 and s.endswith(("kah", "lah", "pun")):  # particle
         s, syllables = s[:-3], syllables - 1
@@ -108,7 +92,7 @@ def indonesian_stem(word: str, derivational: bool = True) -> str:
         elif s.endswith("nya"):
             s, syllables = s[:-3], syllables - 1
     if not derivational or syllables <= 2:
-        return _from_units(s)
+        return from_utf16_units(s)
     flags = 0
     s, flag = _first_order_prefix(s)
     if flag:  # a rule fired: suffix, then (if a suffix went) a second-order prefix
@@ -127,7 +111,7 @@ def indonesian_stem(word: str, derivational: bool = True) -> str:
             syllables -= 1
         if syllables > 2:
             s = _suffix(s, flags)
-    return _from_units(s)
+    return from_utf16_units(s)
 
 
 _STOP: list[frozenset[str]] = []

@@ -264,6 +264,9 @@ class _Parser:
                 continue
             if pos > self.last and len(here) == 1 and self.reach <= pos:
                 self.backtrace(pos, 0)  # a frontier: every path goes through this arc
+                # the back-trace's rescoring put a new list at arcs[pos]: its cost is the one reset (resetting the
+                # old list had left the search-mode penalty in the next compound decision's costs)
+                here = arcs[pos]
                 here[0] = (0,) + here[0][1:]
             if pos - self.last >= _GAP_MAX:
                 pos = self.force_backtrace(pos)

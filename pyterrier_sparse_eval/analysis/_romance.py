@@ -23,10 +23,9 @@ UTF-16 units (:func:`_units`), so that length checks count two units for it, as 
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable
 
-from ._base import Language, lower_java, read_word_list
+from ._base import Language, from_utf16_units, lower_java, read_word_list, utf16_units
 
 __all__ = [
     "FRENCH",
@@ -44,27 +43,13 @@ __all__ = [
 ]
 
 
-def _units(s: str) -> str:
-    """``s`` as its UTF-16 code units (a supplementary character becomes two lone surrogates)."""
-    if s.isascii() or max(s) <= "\uffff":
-        return s
-    return "".join(map(chr, array("H", s.encode("utf-16-le"))))
-
-
-def _from_units(s: str) -> str:
-    """Inverse of :func:`_units`: rejoin surrogate pairs."""
-    if s.isascii() or not any("\ud800" <= c <= "\udfff" for c in s):
-        return s
-    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
-def _on_units(stem: Callable[[str], str]) -> Callable[[str], str]:
+def _onutf16_units(stem: Callable[[str], str]) -> Callable[[str], str]:
     """``stem`` (written for strings of BMP characters) applied to the UTF-16 units of any word."""
 
     def wrapped(word: str) -> str:
         if word.isascii() or max(word) <= "\uffff":
             return stem(word)
-        return _from_units(stem(_units(word)))
+        return from_utf16_units(stem(utf16_units(word)))
 
     wrapped.__name__ = stem.__name__.lstrip("_")
     wrapped.__doc__ = stem.__doc__
@@ -325,10 +310,10 @@ def _pt_norm_feminine(s: str) -> str:
     return s
 
 
-spanish_light_stem = _on_units(_spanish_light_stem)
-italian_light_stem = _on_units(_italian_light_stem)
-french_light_stem = _on_units(_french_light_stem)
-portuguese_light_stem = _on_units(_portuguese_light_stem)
+spanish_light_stem = _onutf16_units(_spanish_light_stem)
+italian_light_stem = _onutf16_units(_italian_light_stem)
+french_light_stem = _onutf16_units(_french_light_stem)
+portuguese_light_stem = _onutf16_units(_portuguese_light_stem)
 
 
 # --- the analyzers ---------------------------------------------------------------------------------------------

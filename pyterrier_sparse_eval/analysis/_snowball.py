@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from array import array
 from collections.abc import Callable
 
 import Stemmer
 
-from ._base import Language, lower_java, read_word_list
+from ._base import Language, from_utf16_units, lower_java, read_word_list, utf16_units
 
 __all__ = [
     "DUTCH",
@@ -91,20 +90,6 @@ def whitespace_tokens(text: str) -> list[str]:
 
 def _utf16_len(s: str) -> int:
     return len(s) + sum(c > "\uffff" for c in s)
-
-
-def _units(s: str) -> str:
-    """``s`` as its UTF-16 code units (a supplementary character becomes two lone surrogates)."""
-    if s.isascii() or max(s) <= "\uffff":
-        return s
-    return "".join(map(chr, array("H", s.encode("utf-16-le"))))
-
-
-def _from_units(s: str) -> str:
-    """Inverse of :func:`_units`: rejoin surrogate pairs."""
-    if s.isascii() or not any("\ud800" <= c <= "\udfff" for c in s):
-        return s
-    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 # --- Finnish: Lucene's FinnishStemmer (Snowball 2.2.0, finnish.sbl of 2020) ---------------------------------------
@@ -209,7 +194,7 @@ def _case_ending(s: str, p1: int) -> tuple[str, bool]:
 def finnish_stem(word: str) -> str:
     """Lucene's ``org.tartarus.snowball.ext.FinnishStemmer`` on a lowercase word (Snowball's Finnish algorithm
     as of Snowball 2.2.0: particles, possessives, case endings, comparatives, plurals, tidying)."""
-    s = _units(word)
+    s = utf16_units(word)
     p1, p2 = _regions(s)
     # particle_etc (in R1)
     for ending, action in _PARTICLES.items():
@@ -255,7 +240,7 @@ def finnish_stem(word: str) -> str:
                 if not (action == 1 and s.endswith("po", 0, start)):
                     s = s[:start]
                 break
-    return _from_units(_tidy(s, p1))
+    return from_utf16_units(_tidy(s, p1))
 
 
 def _tidy(s: str, p1: int) -> str:
@@ -315,9 +300,9 @@ def _as_java(stem: Callable[[list[str]], list[str]]) -> Callable[[list[str]], li
         stems = stem(words)
         odd = [i for i, w in enumerate(words) if _SUPPLEMENTARY.search(w)]
         if odd:
-            coded = [_units(words[i]).translate(_TO_PLANE15) for i in odd]
+            coded = [utf16_units(words[i]).translate(_TO_PLANE15) for i in odd]
             for i, s in zip(odd, stem(coded)):
-                stems[i] = _from_units(s.translate(_FROM_PLANE15))
+                stems[i] = from_utf16_units(s.translate(_FROM_PLANE15))
         return stems
 
     return run

@@ -149,6 +149,11 @@ def _token_pattern(extra_emoji: str) -> regex.Pattern[str]:
 # text the two expressions match alike (the ranges are only ever a class's)
 _TOKEN = _token_pattern("")
 _TOKEN_LUCENE_EMOJI = _token_pattern(_class(_EMOJI_RANGES))
+#: the emoji rule alone, for each token expression: Lucene takes the longer of a word and an emoji sequence, which
+#: differ only from a character both a letter and an emoji (:data:`_LETTER_EMOJI`) joined by a ZWJ to the next
+_EMOJI_OF = {_TOKEN: regex.compile(_emoji(""), regex.V1)}
+_EMOJI_OF[_TOKEN_LUCENE_EMOJI] = regex.compile(_emoji(_class(_EMOJI_RANGES)), regex.V1)
+_LETTER_EMOJI = frozenset("\u2139\u24c2\U0001f170\U0001f171\U0001f17e\U0001f17f")
 
 
 def _bmp_class(ranges: list[tuple[int, int]]) -> re.Pattern[str]:
@@ -209,6 +214,8 @@ def standard_words(text: str) -> list[str]:
     """The token texts of ``text`` (see :func:`standard_tokens`), without types and offsets."""
     if text.isascii():
         out = (_ASCII_WORD if _ascii_joins(text) else _ASCII_RUN).findall(text)
+    elif "\u200d" in text and not _LETTER_EMOJI.isdisjoint(text):
+        return [t.text for t in standard_tokens(text)]
     else:
         # findall returns group tuples for a pattern with groups: the matched alternative is the non-empty one
         lucene, token_re = _as_lucene(text)
@@ -229,6 +236,7 @@ def standard_tokens(text: str) -> list[Token]:
     pos = 0
     n = len(text)
     text, token_re = (text, _TOKEN) if text.isascii() else _as_lucene(text)
+    joined = "\u200d" in text and not _LETTER_EMOJI.isdisjoint(text)
     while pos < n:
         m = token_re.search(text, pos)
         if m is None:
@@ -242,6 +250,10 @@ def standard_tokens(text: str) -> list[Token]:
             end = start + m.end()
         kind = m.lastgroup or "w"
         word = m.group()
+        if joined and kind == "w" and word[0] in _LETTER_EMOJI:
+            longer = _EMOJI_OF[token_re].match(text, start)
+            if longer is not None and longer.end() > end:
+                kind, word, end = "e", longer.group(), longer.end()
         out.append(Token(word, _word_type(word) if kind == "w" else _TYPES[kind], start, end))
         pos = end
     return out

@@ -35,7 +35,7 @@ from functools import lru_cache
 
 import regex
 
-from ._base import Language, decimal_digits, lower_java, read_word_list
+from ._base import Language, decimal_digits, from_utf16_units, lower_java, read_word_list, utf16_units
 
 __all__ = ["LANGUAGES", "THAI", "thai_words"]
 
@@ -105,8 +105,14 @@ _SAFE_END = frozenset("\r\n\x85\u2028\u2029")
 
 
 def _chunks(text: str) -> list[str]:
-    """``SegmentingTokenizerBase.refill``: 1024-character buffers, each cut after its last line break if the text
-    goes on (a buffer without one is cut at 1024 characters)."""
+    """``SegmentingTokenizerBase.refill``: buffers of 1024 UTF-16 units (Java chars: a character beyond U+FFFF is
+    two, and a cut may fall between them), each cut after its last line break if the text goes on (a buffer
+    without one is cut at 1024 units)."""
+    units = utf16_units(text)
+    if units is not text:
+        # a buffer that starts inside a pair: its lone low surrogate starts no word, and Lucene keeps the word after
+        # it (the port's rules would have joined the two)
+        return [c[1:] if "\udc00" <= c[:1] <= "\udfff" else c for c in map(from_utf16_units, _chunks(units))]
     out: list[str] = []
     buf, src = "", 0
     while True:

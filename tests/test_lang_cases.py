@@ -1,0 +1,58 @@
+"""Texts that once tokenised differently from Lucene, each group against Lucene's own tokens
+(``tests/goldens/lucene/cases.tsv``, made by ``tests/goldens/make_lang_cases.py`` with Anserini 0.22.1's analyzers):
+
+- ``ja-frontier``: Kuromoji after a long unknown or punctuation run (eight spaces before 八十八) had kept a compound
+  whole that search mode splits (34 of the 180 texts differed);
+- ``standard-letter-emoji``: the StandardTokenizer on a character both a letter and an emoji (Ⓜ, 🅰, ...) joined by
+  a ZWJ to an emoji, where Lucene takes the longer match (300 of 480);
+- ``porter-utf16``: Porter counting a character beyond U+FFFF as two consonants, as Lucene's UTF-16 stemmer (6 of
+  308);
+- ``thai-utf16-buffer``: the Thai tokenizer's buffers of 1024 UTF-16 units, not characters (10 of 45).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from pyterrier_sparse_eval.analysis import analyze
+
+CASES = Path(__file__).resolve().parent / "goldens" / "lucene" / "cases.tsv"
+
+
+def _groups() -> dict[str, list[tuple[str, str, list[str]]]]:
+    groups: dict[str, list[tuple[str, str, list[str]]]] = defaultdict(list)
+    with open(CASES, encoding="utf-8") as f:
+        for line in f:
+            group, lang, text, tokens = line.rstrip("\n").split("\t")
+            groups[group].append((lang, json.loads(text), json.loads(tokens)))
+    return groups
+
+
+GROUPS = _groups()
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_lucene_s_tokens(group):
+    cases = GROUPS[group]
+    bad = [
+        (lang, text[:60], analyze(text, lang), tokens)
+        for lang, text, tokens in cases
+        if analyze(text, lang) != tokens
+    ]
+    assert len(cases) >= 45 and not bad, bad[:3]
+
+
+def test_the_index_holds_the_query_s_terms(tmp_path):
+    """The indexer (its compiled scanner where a text allows) and the query side give the same terms."""
+    import pyterrier_sparse_eval as pse
+
+    texts = [text for lang, text, _ in GROUPS["standard-letter-emoji"] if lang == "en"]
+    index = pse.SparseIndex(tmp_path / "index")
+    bm25 = pse.BM25()
+    bm25.indexer(index, verbose=False).index([{"docno": f"d{i}", "text": t} for i, t in enumerate(texts)])
+    assert set(index.vocab) == {t for text in texts for t in analyze(text, "en")}
+    assert "ⓜ\u200d😀" in index.vocab
