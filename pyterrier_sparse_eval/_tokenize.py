@@ -45,8 +45,10 @@ _TOKENIZERS = ("standard", "word")
 #: 4: Lucene's tokens with newer Unicode in the installed ``regex`` (with regex 2026.5.9: six reserved code points,
 #: U+1FB93 and U+1FBFB-U+1FBFF, now emoji; number signs such as U+0600 Format again, U+FE10/U+FE14 MidNum again;
 #: with 2026.11.19 also 578 characters Lucene puts in no token). 5: U+19DA a South-East-Asian letter, U+1FBF0-U+1FBF9
-#: emoji (tokens of their own, as in Lucene; digits joined to letters before).
-ANALYZER_VERSION = 5
+#: emoji (tokens of their own, as in Lucene; digits joined to letters before). 6 (2026-12-03): a letter-emoji (Ⓜ, 🅰,
+#: ...) joined by ZWJ to an emoji is one token; Porter, and the Thai tokenizer's buffers, count UTF-16 units;
+#: Kuromoji's compound splits after a long unknown or punctuation run.
+ANALYZER_VERSION = 6
 #: recorded with an index of these languages: their chain changed on 2026-11-29, so an index recorded without it
 #: is told apart (the CLI's cache key changes: a new entry is built). yo: the English analyzer before, Lucene's
 #: WhitespaceAnalyzer since, as Anserini indexes it (an index without the mark is refused: its terms are not the
