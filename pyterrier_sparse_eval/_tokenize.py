@@ -47,7 +47,8 @@ _TOKENIZERS = ("standard", "word")
 #: with 2026.11.19 also 578 characters Lucene puts in no token). 5: U+19DA a South-East-Asian letter, U+1FBF0-U+1FBF9
 #: emoji (tokens of their own, as in Lucene; digits joined to letters before). 6 (2026-12-03): a letter-emoji (Ⓜ, 🅰,
 #: ...) joined by ZWJ to an emoji is one token; Porter, and the Thai tokenizer's buffers, count UTF-16 units;
-#: Kuromoji's compound splits after a long unknown or punctuation run.
+#: Kuromoji's compound splits after a long unknown or punctuation run; Japanese and Thai read a character Java 17
+#: leaves unassigned as an unassigned one.
 ANALYZER_VERSION = 6
 #: recorded with an index of these languages: their chain changed on 2026-11-29, so an index recorded without it
 #: is told apart (the CLI's cache key changes: a new entry is built). yo: the English analyzer before, Lucene's

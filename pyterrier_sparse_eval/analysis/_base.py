@@ -9,6 +9,7 @@ at neighbours (CJK bigrams) go in :attr:`Language.sequence`; whole-text tokenize
 
 from __future__ import annotations
 
+import functools
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from typing import NamedTuple
 __all__ = [
     "Language",
     "Token",
+    "as_java_17",
+    "code_point_ranges",
     "decimal_digits",
     "from_utf16_units",
     "lower_java",
@@ -96,6 +99,30 @@ def from_utf16_units(s: str) -> str:
     if s.isascii() or not any("\ud800" <= c <= "\udfff" for c in s):
         return s
     return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def code_point_ranges(name: str) -> list[tuple[int, int]]:
+    """The code point ranges of ``data/lucene/NAME`` (lines ``XXXX`` or ``XXXX-YYYY``, in hex; ``#`` comments)."""
+    text = resources.files("pyterrier_sparse_eval").joinpath(f"data/lucene/{name}").read_text("utf-8")
+    out = []
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            a, _, b = line.partition("-")
+            out.append((int(a, 16), int(b or a, 16)))
+    return out
+
+
+@functools.cache
+def _java_17_unassigned() -> dict[int, int]:
+    # U+0378 is unassigned in every Unicode so far
+    return {c: 0x378 for a, b in code_point_ranges("java17_unassigned.txt") for c in range(a, b + 1)}
+
+
+def as_java_17(text: str) -> str:
+    """``text`` with each character Java 17 (Unicode 13.0, Lucene's here) leaves unassigned and a later Unicode
+    assigns as an unassigned one (U+0378), one for one: for an analyzer that classifies characters with Python's
+    newer Unicode (``tools/make_java_unassigned.py``)."""
+    return text if text.isascii() else text.translate(_java_17_unassigned())
 
 
 def read_word_list(name: str, *, comment: str = "#") -> frozenset[str]:

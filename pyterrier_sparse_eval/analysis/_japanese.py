@@ -26,7 +26,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-from ._base import Language, lower_java, read_word_list
+from ._base import Language, as_java_17, lower_java, read_word_list
 
 __all__ = ["LANGUAGES", "JAPANESE", "japanese_tokens", "width_fold"]
 
@@ -223,7 +223,8 @@ class _Parser:
     def __init__(self, d: _Dictionary, text: str) -> None:
         self.d, self.s = d, text
         self.cls = [d.table[ord(c)] for c in text]
-        self.punct = [unicodedata.category(c) in _PUNCT_CATEGORIES for c in text]
+        # Java 17's categories: a character of a later Unicode is unassigned there, not punctuation (U+20C0)
+        self.punct = [unicodedata.category(c) in _PUNCT_CATEGORIES for c in as_java_17(text)]
         self.arcs: list[list[_Arc]] = [[] for _ in range(len(text) + 1)]
         self.arcs[0].append(_BOS)
         self.reach = 0  # the furthest position an arc reaches

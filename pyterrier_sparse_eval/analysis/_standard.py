@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import functools
 import re
-from importlib import resources
 
 import numpy as np
 import regex
 
-from ._base import Token, utf16_len
+from ._base import Token, code_point_ranges, utf16_len
 
 __all__ = ["standard_tokens", "standard_words", "simple_classes", "MAX_TOKEN_LENGTH"]
 
@@ -89,18 +88,6 @@ _CORE = (
 _WORD = f"(?:{_ENL})*{_CORE}(?:(?:{_ENL})+{_CORE})*(?:{_ENL})*"
 
 
-def _lucene_tables(name: str) -> list[tuple[int, int]]:
-    """The code point ranges of ``data/lucene/NAME`` (tools/make_standard_unicode.py: where the ``regex`` module's
-    Unicode tables differ from those Lucene 9.5's grammar was made with, read off Lucene)."""
-    text = resources.files("pyterrier_sparse_eval").joinpath(f"data/lucene/{name}").read_text("utf-8")
-    out = []
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            a, _, b = line.partition("-")
-            out.append((int(a, 16), int(b or a, 16)))
-    return out
-
-
 def _class(ranges: list[tuple[int, int]]) -> str:
     """A character class body (``re`` and ``regex`` alike) of code point ranges."""
     return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges)
@@ -109,10 +96,10 @@ def _class(ranges: list[tuple[int, int]]) -> str:
 #: characters Lucene's grammar puts in no token, which the tables here would (assigned after Unicode 12.1, or
 #: of another word-break class since), or which a later Unicode may assign (unassigned here): each becomes a
 #: space before tokenising (one character for one: offsets unchanged)
-_OTHER_RANGES = _lucene_tables("standard_other.txt")
+_OTHER_RANGES = code_point_ranges("standard_other.txt")
 #: code points Lucene's emoji data has (a token each) that the tables here no longer count as emoji, or may not
 #: in a later Unicode (reserved code points it counts as pictographs)
-_EMOJI_RANGES = sorted([*_lucene_tables("standard_emoji.txt"), _PICTOGRAPH_12])
+_EMOJI_RANGES = sorted([*code_point_ranges("standard_emoji.txt"), _PICTOGRAPH_12])
 
 
 def _emoji(extra: str) -> str:

@@ -35,7 +35,15 @@ from functools import lru_cache
 
 import regex
 
-from ._base import Language, decimal_digits, from_utf16_units, lower_java, read_word_list, utf16_units
+from ._base import (
+    Language,
+    as_java_17,
+    decimal_digits,
+    from_utf16_units,
+    lower_java,
+    read_word_list,
+    utf16_units,
+)
 
 __all__ = ["LANGUAGES", "THAI", "thai_words"]
 
@@ -225,7 +233,8 @@ def thai_words(text: str) -> list[str]:
     with a letter or digit."""
     words = _word_list()
     out: list[str] = []
-    for chunk in _chunks(text):
+    # characters of a Unicode later than Java 17's are unassigned ones, as for Lucene: in no word (U+A7C0, U+0870)
+    for chunk in _chunks(as_java_17(text)):
         for s, e in _runs(chunk):
             thai = sum(1 for c in chunk[s:e] if _IS_DICT.match(c))
             if e < len(chunk) and _IS_DICT.match(chunk[e]):  # the iterator looked at the next character too

@@ -80,6 +80,18 @@ def cases() -> list[tuple[str, str, str]]:
                 "".join(p + rng.choice(["😀", " 😀 ", "𝐀", " ", "👍🏽"]) for p in parts),
             )
         )
+    # characters Java 17 leaves unassigned and a later Unicode (Python's, the regex module's) assigns
+    # (pyterrier_sparse_eval/data/lucene/java17_unassigned.txt): every 50th and the ones found first
+    table = REPO / "pyterrier_sparse_eval" / "data" / "lucene" / "java17_unassigned.txt"
+    newer = []
+    for line in table.read_text("utf-8").splitlines():
+        if line and not line.startswith("#"):
+            a, _, b = line.partition("-")
+            newer += range(int(a, 16), int(b or a, 16) + 1)
+    chosen = [chr(c) for c in newer[::50]] + ["\u20c0", "\ua7c0", "\u0870", "\u2c2f", "\U00010570"]
+    for c in chosen:
+        out += [("java17-unassigned", "ja", t) for t in (c, f"a{c}b", f"日本{c}語")]
+        out += [("java17-unassigned", "th", t) for t in (c, f"ab{c}cd", f"ภาษา{c}ไทย", f"1{c}2")]
     return out
 
 
