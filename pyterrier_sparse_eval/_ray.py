@@ -400,7 +400,10 @@ def finish_shards(
                 ray.wait(list(pending), num_returns=len(pending))
                 pending = {}
         finally:
-            for ref in pending:
+            # only those still running: Ray aborts the driver when a cancel meets a task's end, so the ended are
+            # left alone (that race stays for a finisher ending as it is cancelled)
+            ended, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0) if pending else ([], [])
+            for ref in set(pending).difference(ended):
                 ray.cancel(ref, force=True)
             if pending:
                 ray.wait(list(pending), num_returns=len(pending), timeout=30)
