@@ -402,10 +402,10 @@ def finish_shards(
         finally:
             # only those still running: Ray aborts the driver when a cancel meets a task's end, so the ended are
             # left alone (that race stays for a finisher ending as it is cancelled)
-            ended, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0) if pending else ([], [])
-            for ref in set(pending).difference(ended):
-                ray.cancel(ref, force=True)
             if pending:
+                _, running = ray.wait(list(pending), num_returns=len(pending), timeout=0)
+                for ref in running:
+                    ray.cancel(ref, force=True)
                 ray.wait(list(pending), num_returns=len(pending), timeout=30)
         if not isinstance(e, ray.exceptions.RayError):
             raise

@@ -58,3 +58,15 @@ def test_the_index_holds_the_query_s_terms(tmp_path):
     bm25.indexer(index, verbose=False).index([{"docno": f"d{i}", "text": t} for i, t in enumerate(texts)])
     assert set(index.vocab) == {t for text in texts for t in analyze(text, "en")}
     assert "ⓜ\u200d😀" in index.vocab
+
+
+def test_the_letter_emojis_are_those_both_aletter_and_emoji():
+    """The StandardTokenizer's longer-match check starts only from these; a regex release that makes another
+    character both fails here (then compare that character with Lucene)."""
+    import regex
+
+    from pyterrier_sparse_eval.analysis._standard import _LETTER_EMOJI
+
+    both = regex.compile(r"[\p{WB=ALetter}&&\p{Emoji}]", regex.V1)
+    found = {chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and both.match(chr(c))}
+    assert found == _LETTER_EMOJI

@@ -9,7 +9,7 @@ algorithm) and :func:`german_light_stem` its ``GermanLightStemmer``, which imple
 of Jacques Savoy, "Light Stemming Approaches for the French, Portuguese, German and Hungarian Languages"
 (ACM SAC 2006); Lucene's code follows Savoy's (Copyright (c) 2005, Jacques Savoy, BSD licence). Both work on
 Java ``char`` s (UTF-16 units), so a token holding a supplementary character is handled as its UTF-16 units
-(:func:`_units`), as Lucene does: its length checks count two units for such a character.
+(:func:`~._base.utf16_units`), as Lucene does: its length checks count two units for such a character.
 """
 
 from __future__ import annotations

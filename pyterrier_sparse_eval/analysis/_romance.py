@@ -18,7 +18,7 @@ code follows Savoy's (Copyright (c) 2005, Jacques Savoy, BSD licence). Portugues
 stemmer, not the RSLP ones (``PortugueseStemmer``/``PortugueseMinimalStemmer``), so no rule file is needed.
 
 The stemmers work on Java ``char`` s (UTF-16 units): a token holding a supplementary character is stemmed as its
-UTF-16 units (:func:`_units`), so that length checks count two units for it, as in Lucene.
+UTF-16 units (:func:`~._base.utf16_units`), so that length checks count two units for it, as in Lucene.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 
-def _onutf16_units(stem: Callable[[str], str]) -> Callable[[str], str]:
+def _on_units(stem: Callable[[str], str]) -> Callable[[str], str]:
     """``stem`` (written for strings of BMP characters) applied to the UTF-16 units of any word."""
 
     def wrapped(word: str) -> str:
@@ -310,10 +310,10 @@ def _pt_norm_feminine(s: str) -> str:
     return s
 
 
-spanish_light_stem = _onutf16_units(_spanish_light_stem)
-italian_light_stem = _onutf16_units(_italian_light_stem)
-french_light_stem = _onutf16_units(_french_light_stem)
-portuguese_light_stem = _onutf16_units(_portuguese_light_stem)
+spanish_light_stem = _on_units(_spanish_light_stem)
+italian_light_stem = _on_units(_italian_light_stem)
+french_light_stem = _on_units(_french_light_stem)
+portuguese_light_stem = _on_units(_portuguese_light_stem)
 
 
 # --- the analyzers ---------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 import Stemmer
 
-from ._base import Language, from_utf16_units, lower_java, read_word_list, utf16_units
+from ._base import Language, from_utf16_units, lower_java, read_word_list, utf16_len, utf16_units
 
 __all__ = [
     "DUTCH",
@@ -74,7 +74,7 @@ def whitespace_tokens(text: str) -> list[str]:
     for word in _JAVA_SPACE.split(text):
         if not word:
             continue
-        if len(word) < 128 or _utf16_len(word) < _MAX_WORD_LEN:
+        if len(word) < 128 or utf16_len(word) < _MAX_WORD_LEN:
             out.append(word)
             continue
         start, units = 0, 0
@@ -86,10 +86,6 @@ def whitespace_tokens(text: str) -> list[str]:
         if start < len(word):
             out.append(word[start:])
     return out
-
-
-def _utf16_len(s: str) -> int:
-    return len(s) + sum(c > "\uffff" for c in s)
 
 
 # --- Finnish: Lucene's FinnishStemmer (Snowball 2.2.0, finnish.sbl of 2020) ---------------------------------------

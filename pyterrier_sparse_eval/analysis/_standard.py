@@ -138,8 +138,12 @@ _TOKEN = _token_pattern("")
 _TOKEN_LUCENE_EMOJI = _token_pattern(_class(_EMOJI_RANGES))
 #: the emoji rule alone, for each token expression: Lucene takes the longer of a word and an emoji sequence, which
 #: differ only from a character both a letter and an emoji (:data:`_LETTER_EMOJI`) joined by a ZWJ to the next
-_EMOJI_OF = {_TOKEN: regex.compile(_emoji(""), regex.V1)}
-_EMOJI_OF[_TOKEN_LUCENE_EMOJI] = regex.compile(_emoji(_class(_EMOJI_RANGES)), regex.V1)
+_EMOJI_OF = {
+    _TOKEN: regex.compile(_emoji(""), regex.V1),
+    _TOKEN_LUCENE_EMOJI: regex.compile(_emoji(_class(_EMOJI_RANGES)), regex.V1),
+}
+#: the characters both WB=ALetter and Emoji: the six of every code point tried before ZWJ + U+1F600 against Lucene
+#: that it tokenises otherwise, and the regex module's [\p{WB=ALetter}&&\p{Emoji}] (a test keeps the two equal)
 _LETTER_EMOJI = frozenset("\u2139\u24c2\U0001f170\U0001f171\U0001f17e\U0001f17f")
 
 

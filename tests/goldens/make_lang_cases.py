@@ -13,21 +13,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import subprocess
 import tempfile
 from pathlib import Path
 
+from make_lang_ja_th import shared_texts
+
+from pyterrier_sparse_eval.analysis._base import code_point_ranges
+
 REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("SPARSE_EVAL_SHARED", REPO.parent / "shared")) / "data" / "lucene" / "tokens"
 OUT = REPO / "tests" / "goldens" / "lucene" / "cases.tsv"
 LETTER_EMOJI = "\u2139\u24c2\U0001f170\U0001f171\U0001f17e\U0001f17f"
-
-
-def shared_texts(lang: str) -> list[str]:
-    with open(SHARED / f"{lang}.tsv", encoding="utf-8") as f:
-        return [line.rstrip("\n").split("\t", 1)[1] for line in f]
 
 
 def cases() -> list[tuple[str, str, str]]:
@@ -82,12 +79,7 @@ def cases() -> list[tuple[str, str, str]]:
         )
     # characters Java 17 leaves unassigned and a later Unicode (Python's, the regex module's) assigns
     # (pyterrier_sparse_eval/data/lucene/java17_unassigned.txt): every 50th and the ones found first
-    table = REPO / "pyterrier_sparse_eval" / "data" / "lucene" / "java17_unassigned.txt"
-    newer = []
-    for line in table.read_text("utf-8").splitlines():
-        if line and not line.startswith("#"):
-            a, _, b = line.partition("-")
-            newer += range(int(a, 16), int(b or a, 16) + 1)
+    newer = [c for a, b in code_point_ranges("java17_unassigned.txt") for c in range(a, b + 1)]
     chosen = [chr(c) for c in newer[::50]] + ["\u20c0", "\ua7c0", "\u0870", "\u2c2f", "\U00010570"]
     for c in chosen:
         out += [("java17-unassigned", "ja", t) for t in (c, f"a{c}b", f"日本{c}語")]
