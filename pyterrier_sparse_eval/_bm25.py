@@ -21,10 +21,11 @@ from ._build import (
     python_number,
 )
 from ._docno_checks import corpus_positions
+from ._fields import doc_texts, resolve_fields, warn_empty, watch_fields
 from ._format import refuse_path
 from ._index import SparseIndex, refuse_ray_options
 from ._ray import Encoded
-from ._records import column_texts
+from ._records import FieldError, column_texts
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex, ShardedRetriever
 from ._tokenize import ANALYZER_VERSION, MARKS_SEARCHED_WITHOUT, Analyzer
@@ -37,7 +38,6 @@ from ._weights import (
     lucene_norm_inverse,
     lucene_tf_factor,
 )
-from .datasets import FieldError, doc_texts, resolve_fields, warn_empty, watch_fields
 
 __all__ = ["BM25", "BM25Batches", "BM25Indexer", "TermCounter", "TextEncoder"]
 
@@ -349,7 +349,8 @@ class BM25Indexer(pt.Indexer):
         self.ray_address = ray_address
         self.num_workers = num_workers
         self.fields_: tuple[str, ...] | None = None
-        self.late_fields_: dict[str, int] = {}  # see datasets.watch_fields
+        self.default_fields_: tuple[str, ...] | None = None  # the dataset's own (see index)
+        self.late_fields_: dict[str, int] = {}  # see _fields.watch_fields
         # the compiled tokenizer (numba) gives the same tokens as the analyzer's regex; None = when numba is
         # installed (tests force either path)
         self._compiled: bool | None = None
@@ -366,9 +367,10 @@ class BM25Indexer(pt.Indexer):
         if self.fields_ is None:
             if "docno" not in batch[0]:
                 raise FieldError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
-            self.fields_ = resolve_fields(batch, self.bm25.fields)
+            self.fields_ = resolve_fields(batch, self.bm25.fields, default=self.default_fields_)
             if self.verbose:
-                print(f"BM25 indexing fields: {' + '.join(self.fields_)}")
+                own = " (the dataset's own text)" if self.bm25.fields is None and self.default_fields_ else ""
+                print(f"BM25 indexing fields: {' + '.join(self.fields_)}{own}")
         return self.fields_
 
     def index(self, docs: Iterable[dict[str, Any]] | pd.DataFrame) -> SparseIndex | ShardedIndex:  # type: ignore[override]
@@ -381,6 +383,7 @@ class BM25Indexer(pt.Indexer):
         from ._textscan import HAVE_NUMBA  # its kernels compiled only when indexing
 
         self.fields_ = None
+        self.default_fields_ = getattr(docs, "default_fields", None)  # pse.datasets.corpus_iter's
         bm25 = self.bm25
         encoder = bm25.encoder_config()
         compiled = HAVE_NUMBA if self._compiled is None else self._compiled

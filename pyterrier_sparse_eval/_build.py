@@ -35,11 +35,11 @@ from ._docno_checks import (
     early_check,
     refuse_unencodable,
 )
+from ._fields import watch_fields
 from ._format import SHARDED_FORMAT, describe_path, has_meta, index_format, is_index_dir, refuse_path, seal
 from ._ray import Encoded, check_gpus
 from ._spill import Spill, corpus_stats, index_meta, write_from_spill
 from ._toks import flatten_toks, term_ids
-from .datasets import watch_fields
 from .files import (
     clean_leftovers,
     full_disk_named,

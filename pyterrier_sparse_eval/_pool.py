@@ -23,7 +23,7 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -277,17 +277,15 @@ class Pool:
             )
         return full_index.subset(self.docnos, path, mode=mode, extra_meta={"pool": self.spec()})
 
-    def corpus_iter(self, dataset: str | Any) -> Iterator[dict[str, Any]]:
+    def corpus_iter(self, dataset: str | Any) -> Iterable[dict[str, Any]]:
         """The pool's documents from an ``irds:`` dataset, for encoding only the pool (e.g. with SPLADE).
 
         Note that BM25 indexed from these documents alone uses the pool's own statistics (idf, average
         length); cut the pooled index from a full BM25 index with :meth:`index` to keep the corpus' ones.
         """
-        from .datasets import corpus_iter
+        from .datasets import Corpus, load_dataset
 
-        for doc in corpus_iter(dataset):
-            if doc["docno"] in self.docno_set:
-                yield doc
+        return Corpus(load_dataset(dataset), len(self.docno_set), False, keep=self.docno_set)
 
 
 def build_pool(

@@ -14,16 +14,16 @@ import pandas as pd
 import pyterrier as pt
 
 from ._build import SparseIndexer, batch_docnos, check_engine
+from ._fields import doc_texts, resolve_fields, warn_empty
 from ._format import refuse_path
 from ._index import SparseIndex, refuse_ray_options
 from ._model_files import looks_like_path, model_fingerprint
 from ._ray import Encoded
-from ._records import _as_text, column_texts, validate_queries
+from ._records import FieldError, _as_text, column_texts, validate_queries
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex
 from ._splade_parts import _lazy_torch, check_encode, check_model, check_options, splade_max
 from ._toks import flatten_toks
-from .datasets import FieldError, doc_texts, resolve_fields, warn_empty
 
 __all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max", "model_fingerprint", "looks_like_path"]
 
@@ -416,7 +416,8 @@ class SpladeIndexer(SparseIndexer):
 
     def index(self, docs: Any) -> Any:  # type: ignore[override]
         self.fields_: tuple[str, ...] | None = None
-        self.late_fields_: dict[str, int] = {}  # see datasets.watch_fields
+        self.default_fields_ = getattr(docs, "default_fields", None)  # pse.datasets.corpus_iter's
+        self.late_fields_: dict[str, int] = {}  # see _fields.watch_fields
         self.empty_, self.total_ = 0, 0
         return super().index(docs)
 
@@ -424,7 +425,8 @@ class SpladeIndexer(SparseIndexer):
         if "docno" not in batch[0]:
             raise FieldError(f"Documents need a 'docno' field (got {sorted(batch[0])}).")
         if self.fields_ is None:
-            self.fields_ = resolve_fields(batch, self.fields, "splade.indexer(index, fields=[...])")
+            hint = "splade.indexer(index, fields=[...])"
+            self.fields_ = resolve_fields(batch, self.fields, hint, self.default_fields_)
         return self.fields_
 
     def batches(self, first: list[dict[str, Any]]) -> SpladeBatches:

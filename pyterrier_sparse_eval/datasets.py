@@ -12,14 +12,16 @@ Offline or air-gapped use: point ``IR_DATASETS_HOME`` at a pre-filled ``ir_datas
 from __future__ import annotations
 
 import contextlib
+import re
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator
 from typing import Any
 
 import pandas as pd
 import pyterrier as pt
 
-from ._records import READER_VERSION, FieldError, _as_text
+from ._fields import DEFAULT_DOC_FIELDS, doc_texts, resolve_fields, warn_empty, watch_fields
+from ._records import READER_VERSION, FieldError
 from ._trec_files import read_qrels, read_run
 from .collections import LocalDataset, is_local_spec, load_local
 from .console import HF_OFFLINE_HINT, OFFLINE_HINT, OfflineError, looks_like_network
@@ -34,6 +36,7 @@ __all__ = [
     "get_topics",
     "get_qrels",
     "corpus_iter",
+    "dataset_doc_fields",
     "align_topics_qrels",
     "num_docs",
     "resolve_fields",
@@ -48,8 +51,6 @@ __all__ = [
 
 # Preferred topic fields, in order, when a collection offers several (TREC: title is the short keyword query).
 TOPIC_FIELD_PREFERENCE = ("query", "title", "text")
-# Document fields joined (with a space) into the indexed text by default: BEIR's title + " " + text.
-DEFAULT_DOC_FIELDS = ("title", "text")
 
 
 def load_dataset(dataset: str | Any) -> Any:
@@ -86,9 +87,12 @@ def dataset_identity(dataset: str | Any) -> str:
         ds = load_dataset(dataset)
         return f"{ds.corpus_spec}|reader={READER_VERSION}|{ds.identity()}"
     try:
-        return corpus_spec(dataset)
+        spec = corpus_spec(dataset)
     except TypeError:
         return str(dataset)
+    # an index of the dataset's own fields is not the title-only one cached before they were read
+    fields = dataset_doc_fields(dataset)
+    return f"{spec}|fields={'+'.join(fields)}" if fields else spec
 
 
 def corpus_spec(dataset: str | Any) -> str:
@@ -172,16 +176,24 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
 
     Args:
         dataset: a spec (``irds:``, ``beir:``, ``files:``, ``hf:``; see :func:`load_dataset`) or a loaded dataset.
-        field: the topic field to use as ``query``; default: the only field, else the first of
-            ``query``, ``title``, ``text`` that exists, else the first field.
+        field: the topic field to use as ``query``; default: the only field, else the fields the dataset's own
+            query text joins (``ir_datasets``' ``default_text()``: TREC's title, BEIR trec-covid's text, TREC PM's
+            disease + gene + demographic), else the first of ``query``, ``title``, ``text`` that exists, else the
+            first field.
         verbose: say which field was chosen when the topics have several and ``field`` is not given.
     """
     ds = load_dataset(dataset)
     fields = topic_fields(ds)
+    chosen: tuple[str, ...] = () if field is None else (field,)
     if field is None and len(fields) > 1:
-        field = next((f for f in TOPIC_FIELD_PREFERENCE if f in fields), fields[0])
+        own = _own_fields(_irds(ds).queries_cls())
+        chosen = own or (next((f for f in TOPIC_FIELD_PREFERENCE if f in fields), fields[0]),)
         if verbose:
-            print(f"Topics have fields {list(fields)}; using {field!r} as the query (field=/--topic-field).")
+            whose = " (the dataset's own query text)" if own else ""
+            print(
+                f"Topics have fields {list(fields)}; using {' + '.join(map(repr, chosen))}{whose} as the query "
+                "(field=/--topic-field)."
+            )
     if field is not None and fields and field not in fields:
         raise ValueError(f"Topics have no field {field!r}; available: {list(fields)}.")
     if field not in (None, "query") and isinstance(ds, LocalDataset):  # it would be read as the query
@@ -190,7 +202,12 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
             f"{field!r} to choose. Leave out field= (--topic-field), or write the queries you want as qid<TAB>query lines."
         )
     with _downloading(ds, "topics"):
-        topics = ds.get_topics(field) if field is not None and len(fields) > 1 else ds.get_topics()
+        parts = [ds.get_topics(f) for f in chosen] if chosen and len(fields) > 1 else [ds.get_topics()]
+    topics = parts[0]
+    for part in parts[1:]:  # joined by a space, as the dataset's default_text() joins them
+        topics["query"] = (
+            topics["query"].fillna("").astype(str) + " " + part["query"].fillna("").astype(str).to_numpy()
+        )
     if "query" not in topics.columns:
         raise ValueError(f"Topics have no 'query' column (columns: {list(topics.columns)}); pass field=.")
     topics = topics[["qid", "query"]].copy()
@@ -229,19 +246,24 @@ def get_qrels(dataset: str | Any) -> pd.DataFrame:
 
 class Corpus:
     """The documents of a dataset, iterable (again and again) and sized when the dataset knows its size,
-    so that indexers show a progress bar with a total."""
+    so that indexers show a progress bar with a total. ``default_fields``: the text fields the dataset names
+    (:func:`dataset_doc_fields`), which the indexers take when given no ``fields``. ``keep``: the docnos to
+    yield, when not all (a pool's)."""
 
-    def __init__(self, dataset: Any, count: int | None, verbose: bool):
+    def __init__(self, dataset: Any, count: int | None, verbose: bool, keep: Container[str] | None = None):
         self.dataset = dataset
         self.count = count
         self.verbose = verbose
+        self.keep = keep
+        self.default_fields = dataset_doc_fields(dataset)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         with _downloading(self.dataset, "documents"):
             for doc in self.dataset.get_corpus_iter(verbose=self.verbose):
                 if not isinstance(doc["docno"], str):
                     doc = {**doc, "docno": str(doc["docno"])}
-                yield doc
+                if self.keep is None or doc["docno"] in self.keep:
+                    yield doc
 
     def __len__(self) -> int:
         if self.count is None:
@@ -251,9 +273,39 @@ class Corpus:
 
 def corpus_iter(dataset: str | Any, *, verbose: bool = False) -> Corpus:
     """The documents of a dataset as dicts with a str ``docno`` and the dataset's text fields (an iterable
-    with ``len()`` when ``ir_datasets`` knows the number of documents)."""
+    with ``len()`` when ``ir_datasets`` knows the number of documents). Indexed without ``fields=``, they give
+    the fields the dataset's own text joins (:func:`dataset_doc_fields`: msmarco-document's title + body), where
+    PyTerrier's ``get_corpus_iter()`` leaves the indexers to take title and text."""
     ds = load_dataset(dataset)
     return Corpus(ds, num_docs(ds), verbose)
+
+
+def dataset_doc_fields(dataset: str | Any) -> tuple[str, ...] | None:
+    """The document fields an ``irds:`` dataset's own text joins (``ir_datasets``' ``default_text()``), when they go
+    beyond ``title`` and ``text``: msmarco-document's title + body, cord19's title + abstract. None otherwise, or
+    when that text is more than fields joined by spaces (an HTML body parsed, a list joined): the indexers then
+    take title and text (:func:`resolve_fields`)."""
+    try:
+        ds = _irds(load_dataset(dataset))
+        fields = _own_fields(ds.docs_cls()) if ds is not None and ds.has_docs() else None
+    except Exception:  # an id that is no dataset: said where the documents are read
+        return None
+    return fields if fields and set(fields) - set(DEFAULT_DOC_FIELDS) else None
+
+
+def _own_fields(cls: Any) -> tuple[str, ...] | None:
+    """The fields (the id apart) that an ``ir_datasets`` document or query class's ``default_text()`` joins, in
+    order; None when it has none, or its text is more than the fields joined by spaces."""
+    try:
+        names = cls._fields
+        # each field a mark that any parsing, escaping or spacing alters: the text tells which fields it joins
+        text = cls(*(f"\ue000<p>&amp;{i}  A</p>\ue001" for i in range(len(names)))).default_text()
+    except Exception:  # no such method, or one that needs real values
+        return None
+    mark = r"\ue000<p>&amp;(\d+)  A</p>\ue001"
+    if not isinstance(text, str) or not re.fullmatch(rf"\s*(?:{mark}\s*)+", text):
+        return None
+    return tuple(dict.fromkeys(names[int(i)] for i in re.findall(mark, text) if int(i))) or None
 
 
 def num_docs(dataset: str | Any) -> int | None:
@@ -319,117 +371,3 @@ def judged_topics(dataset: str, topics: pd.DataFrame, qrels: pd.DataFrame) -> pd
             + "."
         )
     return topics
-
-
-def resolve_fields(
-    docs: dict[str, Any] | Sequence[dict[str, Any]], fields: Sequence[str] | None, hint: str | None = None
-) -> tuple[str, ...]:
-    """The text fields to index, judged from a sample of documents (a list, e.g. the first batch, or one).
-
-    ``fields`` when given (one at least must occur in the sample: a field first found after it is watched by
-    :func:`watch_fields`); else ``title`` and ``text``, each kept when any sampled document has it (BEIR's title +
-    " " + text): a first document without a text field does not decide for the whole corpus. ``hint``: the call
-    that names the fields, for the errors (default BM25's).
-    """
-    sample = [docs] if isinstance(docs, dict) else list(docs)
-    keys = set().union(*(d.keys() for d in sample)) if sample else set()
-    if fields is not None:
-        missing = [f for f in fields if f not in keys]
-        if len(missing) == len(fields):
-            raise FieldError(
-                f"Documents have no field(s) {missing}; available: {sorted(keys)}. Name fields they have, e.g. "
-                f"{hint or 'pse.BM25(fields=[...])'}."
-            )
-        return tuple(fields)
-    chosen = tuple(f for f in DEFAULT_DOC_FIELDS if any(_as_text(d.get(f)) for d in sample))
-    if not chosen:
-        chosen = tuple(f for f in DEFAULT_DOC_FIELDS if f in keys)
-    if not chosen:
-        text_like = sorted({k for d in sample for k, v in d.items() if isinstance(v, str) and k != "docno"})
-        raise FieldError(
-            f"Documents have neither 'title' nor 'text' (fields: {sorted(keys)}); name the fields to index, e.g. "
-            + (
-                f"{hint}."
-                if hint
-                else f"pse.BM25(fields={text_like[:2]}) (SPLADE: splade.indexer(index, fields=[...]))."
-            )
-        )
-    return chosen
-
-
-def watch_fields(batches: Iterator[list[dict[str, Any]]], indexer: Any) -> Iterator[Any]:
-    """``batches``, counting in ``indexer.late_fields_`` ({field: documents}) the documents after the first batch
-    with text in a field the first batch had none of (``indexer.fields_`` is set while the first batch is used):
-    of the fields given (``indexer.fields``; none for ``toks``), those; with none given (None), a default field
-    (``title``, ``text``) not chosen. See :func:`warn_empty`."""
-    given = getattr(indexer, "fields", ())
-    indexer.late_fields_ = counts = {}
-    first = next(batches, None)
-    if first is None:
-        return
-    yield first
-    chosen = getattr(indexer, "fields_", None) or DEFAULT_DOC_FIELDS
-    if given is None:
-        watched = [f for f in DEFAULT_DOC_FIELDS if f not in chosen]
-    else:
-        watched = [f for f in given if not any(_as_text(d.get(f)) for d in first)]
-    counts.update(dict.fromkeys(watched, 0))
-    for batch in batches:
-        for f in watched:
-            counts[f] += sum(1 for d in batch if _as_text(d.get(f)))
-        yield batch
-
-
-def warn_empty(
-    empty: int,
-    total: int,
-    fields: Sequence[str],
-    late: dict[str, int] | None = None,
-    given: bool = False,
-    pruned: str = "",
-) -> None:
-    """Say once how many documents had no text in the indexed fields; and, of the fields the first batch had no
-    text in (``late``, from :func:`watch_fields`), a default one that later documents have (not indexed), or one
-    ``given`` that no document has (a misspelt name?). ``pruned``: the pruning that can also leave a document no
-    term (a model's ``doc_threshold``)."""
-    for field, n in (late or {}).items():
-        if given and not n:
-            warnings.warn(
-                f"No document has text in the field {field!r} given in fields={list(fields)}: is it misspelt? The "
-                f"index holds the other field{'s' * (len(fields) > 2)}.",
-                stacklevel=3,
-            )
-        elif not given and n:
-            warnings.warn(
-                f"{n:,} of {total:,} documents have text in {field!r}, which is not indexed: the fields were chosen "
-                f"from the first batch ({' + '.join(map(repr, fields))}), where no document has it. To index it, "
-                f"build again with fields={sorted({*fields, field}, key=DEFAULT_DOC_FIELDS.index)}.",
-                stacklevel=3,
-            )
-    if empty:
-        warnings.warn(
-            f"{empty:,} of {total:,} documents have no text in field{'s' * (len(fields) > 1)} "
-            f"{' + '.join(map(repr, fields))} (missing, None, NaN or blank; "
-            f"for a model, no text it encodes{pruned}): they are indexed empty and can never be retrieved.",
-            stacklevel=3,
-        )
-
-
-def doc_texts(docs: Sequence[dict[str, Any]], fields: Sequence[str]) -> tuple[list[str], int]:
-    """Each document's ``fields`` joined by a space, and how many have none (missing, None, NaN, blank: "")."""
-    texts, empty = [], 0
-    try:
-        if len(fields) == 1:
-            f = fields[0]
-            for d in docs:
-                text = _as_text(d.get(f))
-                empty += not text or text.isspace()
-                texts.append(text)
-            return texts, empty
-        for d in docs:
-            parts = [_as_text(d.get(f)) for f in fields]
-            empty += all(not p or p.isspace() for p in parts)
-            texts.append(" ".join(parts))
-    except ValueError as e:  # name the document
-        raise ValueError(f"Document {d.get('docno', '(no docno)')!r}: {e}") from None
-    return texts, empty

@@ -63,6 +63,7 @@ LAYERS = {
     "_tokenize": 4,
     "_numba": 0,
     "_records": 0,  # local files' lines and layouts
+    "_fields": 1,  # documents' text fields: which to index, the warnings, the texts joined
     "_trec_files": 1,  # TREC run and qrels files
     "collections": 1,  # local files as datasets
     "_hf_base": 4,  # the datasets library, hub files and the base of hub collections

@@ -794,7 +794,7 @@ def test_sigterm_stops_a_ray_build_as_a_local_one(tmp_path):
 
 
 def test_a_field_first_seen_after_the_first_batch_is_named_on_ray(cluster, tmp_path):
-    """The driver watches the batches it sends (datasets.watch_fields) as the local build does: a title only later
+    """The driver watches the batches it sends (_fields.watch_fields) as the local build does: a title only later
     documents have is named, and the fields= it names indexes it on Ray too."""
     docs = [{"docno": f"d{i}", "text": f"word{i} common"} for i in range(30)]
     docs += [{"docno": f"e{i}", "title": "zebra", "text": "common"} for i in range(7)]

@@ -1,0 +1,208 @@
+"""Documents of irds: datasets whose text is not in title/text: the fields their own ``default_text()`` joins.
+
+The datasets here are registered in ir_datasets' registry with its real document classes and format readers
+(msmarco-document's ``MsMarcoDocument`` read by ``TsvDocs``), fed from local files, and loaded through
+``pt.get_dataset("irds:...")`` as a user's would be.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import pytest
+
+ir_datasets = pytest.importorskip("ir_datasets")
+
+import pyterrier as pt  # noqa: E402
+
+import pyterrier_sparse_eval as pse  # noqa: E402
+from pyterrier_sparse_eval.datasets import dataset_doc_fields  # noqa: E402
+
+DOCS = {
+    # docno: (url, title, body)
+    "D1": ("http://a.example/birds", "Birds", "birds sing and fly over the sea"),
+    "D2": ("http://b.example/fish", "Fish", "fish swim in the sea all day long"),
+    "D3": ("http://c.example/swim", "Swim", "people learn to swim in a pool"),
+}
+
+
+@pytest.fixture(scope="module")
+def msdoc(tmp_path_factory):
+    """A dataset shaped as irds:msmarco-document (url, title, body), with two queries and their judgments."""
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.datasets.msmarco_document import MsMarcoDocument
+    from ir_datasets.formats import TrecQrels, TsvDocs, TsvQueries
+    from ir_datasets.util import LocalDownload
+
+    name = "pse-test/msdoc-like"
+    if name not in ir_datasets.registry:
+        d = tmp_path_factory.mktemp("msdoc")
+        (d / "docs.tsv").write_text("".join(f"{k}\t{u}\t{t}\t{b}\n" for k, (u, t, b) in DOCS.items()))
+        (d / "queries.tsv").write_text("1\tswim\n2\tsea birds\n")
+        (d / "qrels").write_text("1 0 D2 1\n1 0 D3 1\n2 0 D1 1\n")
+        ir_datasets.registry.register(
+            name,
+            Dataset(
+                TsvDocs(LocalDownload(d / "docs.tsv"), doc_cls=MsMarcoDocument),
+                TsvQueries(LocalDownload(d / "queries.tsv")),
+                TrecQrels(LocalDownload(d / "qrels"), {1: "relevant"}),
+            ),
+        )
+    return pt.get_dataset(f"irds:{name}")
+
+
+def test_the_dataset_names_its_own_fields(msdoc, vaswani, scifact):
+    assert dataset_doc_fields(msdoc) == ("title", "body")
+    assert dataset_doc_fields("irds:pse-test/msdoc-like") == ("title", "body")
+    # title/text collections keep the choice they had (their default text is title + text or text)
+    assert dataset_doc_fields(vaswani) is None
+    assert dataset_doc_fields(scifact) is None
+    assert pse.datasets.corpus_iter(msdoc).default_fields == ("title", "body")
+
+
+@pytest.mark.parametrize(
+    "cls, fields",
+    [
+        ("cord19.Cord19Doc", ("title", "abstract")),
+        ("nfcorpus.NfCorpusDoc", ("title", "abstract")),
+        ("msmarco_document_v2.MsMarcoV2Document", ("title", "headings", "body")),
+        ("wapo.WapoDoc", ("title", "body")),
+        # a body parsed from HTML (gov2) and a list joined (anchor text) are more than fields joined: not taken
+        ("gov2.Gov2Doc", None),
+        ("msmarco_document.MsMarcoAnchorTextDocument", None),
+        ("beir.BeirTitleDoc", None),
+    ],
+)
+def test_fields_read_off_the_real_document_classes(cls, fields):
+    import importlib
+
+    module, name = cls.rsplit(".", 1)
+    doc_cls = getattr(importlib.import_module(f"ir_datasets.datasets.{module}"), name)
+
+    class Irds:  # what pt.get_dataset("irds:...") holds
+        def has_docs(self):
+            return True
+
+        def docs_cls(self):
+            return doc_cls
+
+    class Dataset:
+        def irds_ref(self):
+            return Irds()
+
+    assert dataset_doc_fields(Dataset()) == fields
+
+
+def test_bm25_indexes_the_body(msdoc, tmp_path):
+    topics, qrels = pse.datasets.get_topics(msdoc), pse.datasets.get_qrels(msdoc)
+    own = (
+        pse.BM25()
+        .indexer(pse.SparseIndex(tmp_path / "own"), verbose=False)
+        .index(pse.datasets.corpus_iter(msdoc))
+    )
+    named = pse.BM25(fields=["title", "body"])
+    named_index = named.indexer(pse.SparseIndex(tmp_path / "named"), verbose=False).index(
+        msdoc.get_corpus_iter()
+    )
+    run = pse.BM25().retriever(own).transform(topics)
+    expected = named.retriever(named_index).transform(topics)
+    # the same index as fields=["title", "body"] named: every row, every score
+    pd.testing.assert_frame_equal(run, expected)
+    assert set(run[run.qid == "1"].docno) == {"D2", "D3"}  # "swim" is in D2's body only
+    assert pse.evaluate(run, qrels, ["R@10"]).aggregate["R@10"] == 1.0
+
+
+def test_splade_indexes_the_body(msdoc, model_dir, tmp_path):
+    splade = pse.Splade(model_dir, device="cpu")
+    indexer = splade.indexer(pse.SparseIndex(tmp_path / "own"), verbose=False)
+    indexer.index(pse.datasets.corpus_iter(msdoc))
+    assert indexer.fields_ == ("title", "body")
+    named = splade.indexer(pse.SparseIndex(tmp_path / "named"), fields=["title", "body"], verbose=False)
+    named.index(msdoc.get_corpus_iter(verbose=False))
+    topics = pse.datasets.get_topics(msdoc)
+    pd.testing.assert_frame_equal(
+        splade.retriever(indexer.index_ref).transform(topics),
+        splade.retriever(named.index_ref).transform(topics),
+    )
+
+
+def test_pyterriers_own_iterator_warns_of_the_body(msdoc, tmp_path):
+    with pytest.warns(UserWarning, match=r"more text in 'body'.*fields=\['title', 'body'\]") as caught:
+        pse.BM25().indexer(pse.SparseIndex(tmp_path / "i"), verbose=False).index(msdoc.get_corpus_iter())
+    assert caught[0].filename == __file__  # the user's line
+
+
+def test_no_warning_where_text_is_indexed(tmp_path):
+    # TREC documents: text beside the longer marked-up copy of it
+    docs = [{"docno": "d1", "text": "a b c", "marked_up_doc": "<DOC><TEXT>a b c</TEXT></DOC>"}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pse.BM25().indexer(pse.SparseIndex(tmp_path / "i"), verbose=False).index(docs)
+
+
+def test_the_cache_key_names_the_fields(msdoc, vaswani):
+    assert pse.datasets.dataset_identity(msdoc) == "irds:pse-test/msdoc-like|fields=title+body"
+    assert pse.datasets.dataset_identity(vaswani) == "irds:vaswani"
+
+
+def test_a_pool_of_the_dataset_keeps_its_fields(msdoc):
+    pool = pse.sdm.Pool(num_docs=3, relevant=("D2",), distractors=(), sample=(), depth=1, seed=0)
+    docs = pool.corpus_iter(msdoc)
+    assert docs.default_fields == ("title", "body")
+    assert len(docs) == 1 and [d["docno"] for d in docs] == ["D2"]
+
+
+def _register_topics(tmp_path_factory, name: str, query_cls: type, rows: list[tuple[str, ...]]):
+    """A dataset of one document whose topics are ``rows`` read by ir_datasets' TsvQueries as ``query_cls``."""
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import GenericDoc, TrecQrels, TsvDocs, TsvQueries
+    from ir_datasets.util import LocalDownload
+
+    if name not in ir_datasets.registry:
+        d = tmp_path_factory.mktemp("topics")
+        (d / "docs.tsv").write_text("D1\tbirds sing\n")
+        (d / "queries.tsv").write_text("".join("\t".join(r) + "\n" for r in rows))
+        (d / "qrels").write_text("".join(f"{r[0]} 0 D1 1\n" for r in rows))
+        ir_datasets.registry.register(
+            name,
+            Dataset(
+                TsvDocs(LocalDownload(d / "docs.tsv"), doc_cls=GenericDoc),
+                TsvQueries(LocalDownload(d / "queries.tsv"), query_cls=query_cls),
+                TrecQrels(LocalDownload(d / "qrels"), {1: "relevant"}),
+            ),
+        )
+    return pt.get_dataset(f"irds:{name}")
+
+
+def test_topics_take_the_datasets_own_query_text(tmp_path_factory, capsys):
+    from ir_datasets.datasets.beir import BeirCovidQuery
+    from ir_datasets.datasets.medline import TrecPmQuery
+    from ir_datasets.formats import TrecQuery
+
+    # BEIR trec-covid: text is BEIR's query (its published BM25 uses it), query the keyword title
+    covid = _register_topics(
+        tmp_path_factory,
+        "pse-test/covid-like",
+        BeirCovidQuery,
+        [("1", "what is the origin of covid", "covid origin", "n")],
+    )
+    assert pse.datasets.get_topics(covid).to_dict("records") == [
+        {"qid": "1", "query": "what is the origin of covid"}
+    ]
+    assert "using 'text' (the dataset's own query text)" in capsys.readouterr().out
+    assert pse.datasets.get_topics(covid, "query")["query"].tolist() == ["covid origin"]
+    # TREC PM: disease + gene + demographic, joined by a space as TrecPmQuery.default_text() joins them
+    pm = _register_topics(
+        tmp_path_factory, "pse-test/pm-like", TrecPmQuery, [("1", "melanoma", "BRAF", "64-year-old")]
+    )
+    topics = pse.datasets.get_topics(pm, verbose=False)
+    assert topics["query"].tolist() == [
+        pm.irds_ref().queries_cls()("1", "melanoma", "BRAF", "64-year-old").default_text()
+    ]
+    assert topics["query"].tolist() == ["melanoma BRAF 64-year-old"]
+    # TREC topics: the title, as before
+    trec = _register_topics(
+        tmp_path_factory, "pse-test/trec-like", TrecQuery, [("1", "birds", "about birds", "n")]
+    )
+    assert pse.datasets.get_topics(trec, verbose=False)["query"].tolist() == ["birds"]
