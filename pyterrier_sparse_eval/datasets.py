@@ -143,7 +143,8 @@ def dataset_language(dataset: str | Any) -> str | None:
         lang = irds.docs_lang() if irds is not None and irds.has_docs() else None
     except (AttributeError, NotImplementedError):
         return None
-    return str(lang) if lang else None
+    # ir_datasets' mMARCO names its Dutch "dt" (irds:mmarco/v2/dt), not ISO 639-1's "nl"
+    return {"dt": "nl"}.get(str(lang), str(lang)) if lang else None
 
 
 def topic_fields(dataset: Any) -> tuple[str, ...]:

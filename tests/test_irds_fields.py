@@ -206,3 +206,12 @@ def test_topics_take_the_datasets_own_query_text(tmp_path_factory, capsys):
         tmp_path_factory, "pse-test/trec-like", TrecQuery, [("1", "birds", "about birds", "n")]
     )
     assert pse.datasets.get_topics(trec, verbose=False)["query"].tolist() == ["birds"]
+
+
+def test_mmarcos_dutch_is_analysed_as_dutch():
+    from pyterrier_sparse_eval.systems import specs_with_language
+
+    # ir_datasets' own metadata (no download): mMARCO's Dutch is declared "dt", which no ISO 639 code is
+    assert ir_datasets.load("mmarco/v2/dt/dev/small").docs_lang() == "dt"
+    assert pse.datasets.dataset_language("irds:mmarco/v2/dt/dev/small") == "nl"
+    assert specs_with_language(["bm25"], "irds:mmarco/v2/dt/dev/small", quiet=True) == ["bm25:language=nl"]
