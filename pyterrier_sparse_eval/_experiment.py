@@ -410,6 +410,7 @@ def run_experiment(
     if folders := [str(p) for p in run_files if p.is_dir()]:
         raise ValueError(f"save_runs={str(save_runs)!r}: {folders} are folders where run files would go.")
     ds = datasets.load_dataset(dataset)  # a loaded one as it is (pse.hf.hf_dataset's columns=, configs=, ...)
+    datasets.require_documents(ds)  # before its topics are read (downloaded)
     topics = datasets.get_topics(ds, topic_field, verbose=verbose)
     qrels = datasets.get_qrels(ds)
     topics = datasets.judged_topics(dataset_name, topics, qrels)  # before any index is built

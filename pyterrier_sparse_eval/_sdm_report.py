@@ -142,6 +142,7 @@ def three_way(
     tail_sample: int | Sequence[int] = 0,
     tail_depth: int | Sequence[int] | None = None,
     index_dir: str | Path = "indexes",
+    topic_field: str | None = None,
     num_results: int | None = None,
     bootstrap: int = 0,
     covariate: bool | str = False,
@@ -160,6 +161,7 @@ def three_way(
     pool depth or tail depth, at least 1000); it must be at least the largest k and the pool depth. ``covariate``:
     correct with the first pooling run's full-corpus run as covariate (``pse.sdm.evaluate(..., covariate=)``);
     ``"terms"``: with each document's count of the query's terms (:class:`MatchedTerms`) as a feature.
+    ``topic_field``: the topics' field used as the query (:func:`pse.datasets.get_topics`'s ``field``).
     ``noise_correction``: as in ``pse.sdm.evaluate``."""
     if covariate not in (False, True, "score", "terms"):
         raise ValueError(f"covariate={covariate!r}: give False, True (or 'score'), or 'terms'.")
@@ -198,7 +200,8 @@ def three_way(
         )
     dataset_name = datasets.dataset_spec(dataset)  # the index cache's folder is named by it
     ds = datasets.load_dataset(dataset)  # a loaded one as it is (pse.hf.hf_dataset's columns=, configs=, ...)
-    topics = datasets.get_topics(ds, verbose=verbose)
+    datasets.require_documents(ds)  # before its topics are read (downloaded)
+    topics = datasets.get_topics(ds, topic_field, verbose=verbose)
     qrels = datasets.get_qrels(ds)
     topics = datasets.judged_topics(dataset_name, topics, qrels)  # before any index is built
     folder = index_folder(index_dir, dataset_name)

@@ -22,7 +22,15 @@ from ._ray import Encoded
 from ._records import FieldError, _as_text, column_texts, validate_queries
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex
-from ._splade_parts import _lazy_torch, check_encode, check_model, check_options, splade_max
+from ._splade_parts import (
+    _lazy_torch,
+    check_encode,
+    check_model,
+    check_options,
+    check_vocabulary,
+    splade_max,
+    term_names,
+)
 from ._toks import flatten_toks
 
 __all__ = ["Splade", "SpladeEncoder", "SpladeIndexer", "splade_max", "model_fingerprint", "looks_like_path"]
@@ -169,25 +177,22 @@ class Splade:
                 ) from None
             if device.startswith("cuda") and not torch.cuda.is_available():
                 raise ValueError(f"device={device!r}, but torch has no CUDA GPU: give device='cpu' or none.")
-            # RoBERTa's config says 514, its tokenizer 512
+            # RoBERTa's config says 514, its tokenizer 512: its positions start after the padding id's
             positions = getattr(mlm.config, "max_position_embeddings", 0) or 10**9
+            embeddings = getattr(mlm.base_model, "embeddings", None)
+            if hasattr(embeddings, "create_position_ids_from_input_ids"):
+                positions -= int(getattr(embeddings, "padding_idx", None) or 0) + 1
             limit = min(positions, tokenizer.model_max_length)
             if max(self.doc_max_length, self.query_max_length) > limit:
                 raise ValueError(f"max lengths beyond the model's {limit} positions: give at most {limit}.")
             self.positions = limit
             tokenizer.padding_side = "right"  # left padding would shift every token's (absolute) position
             size = mlm.get_output_embeddings().weight.shape[0]
-            # transformers builds a tokenizer of the special tokens alone for a folder without one
-            if len(tokenizer) < size // 2:
-                raise ValueError(
-                    f"{self.model!r} has no tokenizer of its own: {len(tokenizer)} tokens for the model's {size} (every "
-                    "word would be unknown). Save the tokenizer beside the weights, tokenizer.save_pretrained(folder)."
-                )
+            check_vocabulary(self.model, len(tokenizer), size, mlm.get_input_embeddings().weight.shape[0])
             mlm = mlm.to(device).eval()
             if fp16:
                 mlm = mlm.half()
-            names = tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))
-            names += [f"[id{i}]" for i in range(len(names), size)]
+            names = term_names(tokenizer.convert_ids_to_tokens(list(range(size))))
             self._loaded = (tokenizer, mlm, device, names)
             if self.__dict__.get("_fingerprint", "") is None:
                 del self.__dict__["_fingerprint"]  # downloaded just now: the hub commit is known from here on
@@ -250,9 +255,10 @@ class Splade:
                 # batches as ever (a non-empty text's vector is unchanged); texts without content get {}
                 content = (enc.pop("special_tokens_mask") == 0) & (enc["attention_mask"] == 1)
                 content = (content & ~torch.isin(enc["input_ids"], special)).any(dim=1)
-                keep = content.tolist()
+                # a blank text is no content, though a byte-level BPE makes tokens of its spaces ("Ġ", "Ċ")
+                keep = [c and bool(texts[i].strip()) for c, i in zip(content.tolist(), idx)]
                 logits = mlm(**enc).logits
-                weights = splade_max(logits.float(), enc["attention_mask"])
+                weights = splade_max(logits, enc["attention_mask"])  # float32 (batch x vocab)
                 del logits  # free the (batch x length x vocab) tensor before the next forward pass
                 if top_k is not None and top_k < weights.shape[1]:  # exactly k, ties at the k-th too (fp16)
                     top = torch.topk(weights, top_k, dim=1)
@@ -324,8 +330,13 @@ class Splade:
         if built.get("type") == "bm25":
             raise ValueError(f"{index} holds BM25 weights; build a SPLADE index with splade.indexer(index).")
         if built.get("type") == "splade" and not _same_model(built, self):
+            which = (
+                f"{self.model!r} as its files were then (they have changed since)"
+                if built.get("model") == self.model
+                else f"SPLADE model {built.get('model')!r}, not {self.model!r}"
+            )
             raise ValueError(
-                f"{index} was built with SPLADE model {built.get('model')!r}, not {self.model!r}; rebuild it with "
+                f"{index} was built with {which}; rebuild it with "
                 'splade.indexer(index, mode="overwrite") or load the same model.'
             )
         if isinstance(index, ShardedIndex):

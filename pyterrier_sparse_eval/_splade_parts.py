@@ -36,7 +36,8 @@ def splade_max(logits: Any, attention_mask: Any) -> Any:
     As the reference SPLADE implementation (Formal et al., "SPLADE v2", 2021), where padding positions are
     masked out and special tokens ([CLS], [SEP]) take part. Since log(1 + relu(x)) is non-decreasing, the max is
     taken over the raw logits first (padding set to -inf, in place) and the activation applied to the pooled (batch
-    x vocab) matrix only: the same values, at a fraction of the memory traffic. Left padding overwrites ``logits``.
+    x vocab) matrix only, in float32 (half-precision logits are not copied whole): the same values, at a fraction
+    of the memory traffic. Left padding overwrites ``logits``.
     """
     torch, _ = _lazy_torch()
     lengths = attention_mask.sum(dim=1)
@@ -48,7 +49,7 @@ def splade_max(logits: Any, attention_mask: Any) -> Any:
     else:
         logits.masked_fill_(attention_mask.unsqueeze(-1) == 0, float("-inf"))
         pooled = torch.amax(logits, dim=1)
-    return torch.log1p(torch.relu(pooled))
+    return torch.log1p(torch.relu(pooled.float()))  # the activation in float32, on the pooled matrix only
 
 
 def check_model(model: Any) -> str:
@@ -100,3 +101,38 @@ def check_encode(texts: Sequence[Any], max_length: Any, top_k: Any, limit: int) 
         )
     if top_k is not None:
         check_integer("top_k", top_k, why=" (or None: every weight)")
+
+
+def check_vocabulary(model: str, tokens: int, rows: int, inputs: int) -> None:
+    """Refuse a tokenizer that is not the model's: far fewer tokens than the model's output rows (transformers
+    builds one of the special tokens alone for a folder without one; or another model's), or more tokens than
+    its input embeddings (tokens added without ``resize_token_embeddings``: a text holding one stops the encoding)."""
+    if tokens < rows // 2:
+        files = ("tokenizer.json", "vocab.txt", "vocab.json", "sentencepiece.bpe.model", "spiece.model")
+        if os.path.isdir(model) and any(os.path.exists(os.path.join(model, f)) for f in files):
+            raise ValueError(
+                f"{model!r}'s tokenizer has {tokens} tokens for the model's {rows} output rows: it is not the "
+                "model's (every word it lacks would be unknown). Save the tokenizer the model was trained with."
+            )
+        raise ValueError(
+            f"{model!r} has no tokenizer of its own: {tokens} tokens for the model's {rows} (every "
+            "word would be unknown). Save the tokenizer beside the weights, tokenizer.save_pretrained(folder)."
+        )
+    if tokens > min(rows, inputs):
+        raise ValueError(
+            f"{model!r}'s tokenizer has {tokens} tokens, the model {min(rows, inputs)} embeddings: the tokens beyond "
+            "(added to the tokenizer, not the model) have no weights. Resize the model, "
+            "model.resize_token_embeddings(len(tokenizer)), and save both."
+        )
+
+
+def term_names(tokens: list[str | None]) -> list[str]:
+    """The term of each output row: its token, or ``[idN]`` for a row without one (a model's padded vocabulary, an
+    id a tokenizer's vocabulary skips) or whose token an earlier row already names."""
+    seen: set[str] = set()
+    names = []
+    for i, token in enumerate(tokens):
+        name = token if isinstance(token, str) and token not in seen else f"[id{i}]"
+        seen.add(name)
+        names.append(name)
+    return names

@@ -36,6 +36,7 @@ __all__ = [
     "get_topics",
     "get_qrels",
     "corpus_iter",
+    "require_documents",
     "dataset_doc_fields",
     "align_topics_qrels",
     "num_docs",
@@ -92,7 +93,37 @@ def dataset_identity(dataset: str | Any) -> str:
         return str(dataset)
     # an index of the dataset's own fields is not the title-only one cached before they were read
     fields = dataset_doc_fields(dataset)
-    return f"{spec}|fields={'+'.join(fields)}" if fields else spec
+    spec = f"{spec}|fields={'+'.join(fields)}" if fields else spec
+    # a dataset registered over local files (ir_datasets.create_dataset): an edited corpus is another
+    local = _local_doc_files(dataset)
+    return f"{spec}|files={'|'.join(local)}" if local else spec
+
+
+def _local_doc_files(dataset: str | Any) -> list[str]:
+    """The path, size, mtime and ctime of each local file (``ir_datasets``' ``LocalDownload``) an ``irds:`` dataset reads its
+    documents from: those of a dataset registered over a user's files, which can be edited under one id."""
+    try:
+        irds = _irds(load_dataset(dataset))
+        handler = irds.docs_handler() if irds is not None and irds.has_docs() else None
+        from ir_datasets.util import LocalDownload
+    except Exception:  # not a dataset: said where it is loaded
+        return []
+    found, seen = [], set()
+
+    def walk(obj: Any, depth: int) -> None:
+        if depth < 0 or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, LocalDownload):
+            with contextlib.suppress(OSError):
+                st = obj._path.stat()
+                found.append(f"{obj._path.resolve()}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+        elif type(obj).__module__.startswith("ir_datasets") and hasattr(obj, "__dict__"):
+            for value in vars(obj).values():
+                walk(value, depth - 1)
+
+    walk(handler, 4)
+    return sorted(found)
 
 
 def corpus_spec(dataset: str | Any) -> str:
@@ -108,7 +139,8 @@ def corpus_spec(dataset: str | Any) -> str:
     if spec.startswith("irds:") or ":" not in spec:  # load_dataset reads "ID" as "irds:ID"
         import ir_datasets
 
-        with contextlib.suppress(KeyError, ValueError):  # not an id: load_dataset says so where it loads it
+        # not an id (load_dataset says so where it loads it), or no documents (said where they are read)
+        with contextlib.suppress(KeyError, ValueError, AttributeError):
             return "irds:" + ir_datasets.docs_parent_id(spec.removeprefix("irds:"))
     return spec
 
@@ -184,6 +216,7 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
         verbose: say which field was chosen when the topics have several and ``field`` is not given.
     """
     ds = load_dataset(dataset)
+    _refuse_missing(ds, "queries", "topics (queries)")
     fields = topic_fields(ds)
     chosen: tuple[str, ...] = () if field is None else (field,)
     if field is None and len(fields) > 1:
@@ -213,22 +246,61 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
         raise ValueError(f"Topics have no 'query' column (columns: {list(topics.columns)}); pass field=.")
     topics = topics[["qid", "query"]].copy()
     topics["qid"] = topics["qid"].astype(str)
+    if len(twice := topics["qid"][topics["qid"].duplicated()]):  # pt would merge their rankings
+        raise ValueError(
+            f"{_name(ds)}'s topics repeat query ids ({list(dict.fromkeys(twice))[:3]}): each query needs its own "
+            "id, or their rankings are merged into one."
+        )
+    if (listed := topics["query"].map(lambda v: isinstance(v, (list, tuple, dict, set)))).any():
+        row = topics[listed].iloc[0]
+        raise ValueError(
+            f"{_name(ds)}'s topic {row['qid']!r} has a {type(row['query']).__name__} as its query, not a text: "
+            f"choose a text field (field=/--topic-field; fields: {list(fields)})."
+        )
     topics["query"] = topics["query"].fillna("").astype(str)
     return topics.reset_index(drop=True)
+
+
+def _name(ds: Any) -> str:
+    irds = _irds(ds)
+    return f"irds:{irds.dataset_id()}" if irds is not None else str(getattr(ds, "spec", "the dataset"))
+
+
+def _refuse_missing(ds: Any, part: str, what: str) -> None:
+    """A ValueError when an ``irds:`` dataset has no ``part`` (docs, queries, qrels), naming subsets that have
+    queries and judgments (a corpus id given for one of its query sets)."""
+    irds = _irds(ds)
+    if irds is None or getattr(irds, f"has_{part}")():
+        return
+    root = irds.dataset_id()
+    if part == "docs":
+        raise ValueError(
+            f"irds:{root} has no documents in ir_datasets (its topics and judgments only): index a copy of its "
+            "corpus you have, as files: or beir: (README, 'Collections'), with these topics and qrels."
+        )
+    import ir_datasets
+
+    splits = []
+    for sub in (i for i in ir_datasets.registry if i.startswith(f"{root}/")):
+        with contextlib.suppress(Exception):
+            if (d := ir_datasets.load(sub)).has_queries() and d.has_qrels():
+                splits.append(sub)
+    hint = (
+        f"e.g. {', '.join(f'irds:{s}' for s in sorted(splits, key=len)[:3])}"
+        if splits
+        else "`ir_datasets list`"
+    )
+    raise ValueError(f"irds:{root} has no {what}; use a split that has them ({hint}).")
 
 
 def get_qrels(dataset: str | Any) -> pd.DataFrame:
     """Qrels as ``qid`` (str), ``docno`` (str), ``label`` (int). Labels <= 0 mark judged non-relevant documents."""
     ds = load_dataset(dataset)
-    irds = _irds(ds)
-    if irds is not None and not irds.has_qrels():
-        name = f"irds:{irds.dataset_id()}"
-        raise ValueError(
-            f"{name} has no relevance judgments; use a split that has them (for BEIR: {name}/test; "
-            "`ir_datasets list` names them)."
-        )
+    _refuse_missing(ds, "qrels", "relevance judgments")
     with _downloading(ds, "qrels"):
         qrels = ds.get_qrels()
+    if not len(qrels):
+        raise ValueError(f"{_name(ds)}'s qrels hold no judgment: evaluation needs judged queries.")
     qrels = qrels[["qid", "docno", "label"]].copy()
     qrels["qid"] = qrels["qid"].astype(str)
     qrels["docno"] = qrels["docno"].astype(str)
@@ -278,7 +350,13 @@ def corpus_iter(dataset: str | Any, *, verbose: bool = False) -> Corpus:
     the fields the dataset's own text joins (:func:`dataset_doc_fields`: msmarco-document's title + body), where
     PyTerrier's ``get_corpus_iter()`` leaves the indexers to take title and text."""
     ds = load_dataset(dataset)
+    require_documents(ds)
     return Corpus(ds, num_docs(ds), verbose)
+
+
+def require_documents(dataset: Any) -> None:
+    """A ValueError, before anything is read, for an ``irds:`` dataset whose documents ir_datasets does not give."""
+    _refuse_missing(dataset, "docs", "documents")
 
 
 def dataset_doc_fields(dataset: str | Any) -> tuple[str, ...] | None:

@@ -106,6 +106,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
         family=args.family,
         k_values=ks,
         index_dir=args.index_dir,
+        topic_field=args.topic_field,
         num_results=args.num_results,
         bootstrap=args.bootstrap,
         covariate=args.covariate or False,
@@ -155,6 +156,9 @@ def add_parser(command: Any) -> None:
     p.add_argument("--covariate", nargs="?", const="score", choices=("score", "terms"), help="see below")
     p.add_argument("--noise-correction", action="store_true", help="correct SDM for the fit's noise")
     index_dir_option(p)
+    p.add_argument(
+        "--topic-field", default=None, help="topic field to use as the query (default: chosen and reported)"
+    )
     p.add_argument("--output", default=None, type=user_path, help="write the report as JSON here")
     p.add_argument("--per-query", action="store_true", help="include per-query values in the JSON")
     p.add_argument("--plots", default=None, type=user_path, metavar="DIR", help="write PNG figures into DIR")

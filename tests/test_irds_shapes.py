@@ -8,6 +8,7 @@ The datasets here are registered in ir_datasets' registry with its real document
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -142,7 +143,9 @@ def test_no_warning_where_text_is_indexed(tmp_path):
 
 
 def test_the_cache_key_names_the_fields(msdoc, vaswani):
-    assert pse.datasets.dataset_identity(msdoc) == "irds:pse-test/msdoc-like|fields=title+body"
+    assert pse.datasets.dataset_identity(msdoc).startswith(
+        "irds:pse-test/msdoc-like|fields=title+body|files="
+    )
     assert pse.datasets.dataset_identity(vaswani) == "irds:vaswani"
 
 
@@ -215,3 +218,93 @@ def test_mmarcos_dutch_is_analysed_as_dutch():
     assert ir_datasets.load("mmarco/v2/dt/dev/small").docs_lang() == "dt"
     assert pse.datasets.dataset_language("irds:mmarco/v2/dt/dev/small") == "nl"
     assert specs_with_language(["bm25"], "irds:mmarco/v2/dt/dev/small", quiet=True) == ["bm25:language=nl"]
+
+
+@pytest.mark.parametrize(
+    "command, dataset, message",
+    [
+        # a corpus id given for one of its query sets (142 registered ids have documents and no queries)
+        (
+            "experiment",
+            "irds:msmarco-passage",
+            "irds:msmarco-passage has no topics (queries); use a split that",
+        ),
+        (
+            "sdm",
+            "irds:cord19",
+            "irds:cord19 has no topics (queries); use a split that has them (e.g. irds:cord19/",
+        ),
+        # topics and judgments whose documents ir_datasets does not give
+        (
+            "experiment",
+            "irds:wapo/v3/trec-news-2020",
+            "irds:wapo/v3/trec-news-2020 has no documents in ir_datasets",
+        ),
+    ],
+)
+def test_a_dataset_without_a_part_is_a_usage_error(command, dataset, message, tmp_path, capsys):
+    from pyterrier_sparse_eval.cli import main
+
+    # ir_datasets' own metadata: no download is attempted before the refusal
+    assert main([command, "--dataset", dataset, "--index-dir", str(tmp_path / "i"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "i").exists() or not any((tmp_path / "i").rglob("pt_meta.json"))
+
+
+def test_empty_qrels_and_repeated_query_ids_are_refused(tmp_path_factory):
+    from ir_datasets.formats import GenericQuery
+
+    empty = _register_topics(tmp_path_factory, "pse-test/no-judgments", GenericQuery, [("1", "birds")])
+    (Path(empty.irds_ref().qrels_handler()._qrels_dlc._path)).write_text("")
+    with pytest.raises(ValueError, match="irds:pse-test/no-judgments's qrels hold no judgment"):
+        pse.datasets.get_qrels(empty)
+    twice = _register_topics(
+        tmp_path_factory, "pse-test/twice", GenericQuery, [("2", "birds"), ("2", "fish")]
+    )
+    with pytest.raises(ValueError, match=r"irds:pse-test/twice's topics repeat query ids \(\['2'\]\)"):
+        pse.datasets.get_topics(twice)
+
+
+def test_sdm_takes_a_topic_field(tmp_path_factory, tmp_path, capsys):
+    from ir_datasets.formats import TrecQuery
+
+    from pyterrier_sparse_eval.cli import main
+
+    trec = _register_topics(
+        tmp_path_factory, "pse-test/trec-like", TrecQuery, [("1", "birds", "about birds", "n")]
+    )
+    with pytest.raises(ValueError, match="Topics have no field 'nope'"):
+        pse.sdm.three_way(trec, ["bm25"], topic_field="nope", index_dir=tmp_path)
+    argv = [
+        "sdm",
+        "--dataset",
+        "irds:pse-test/trec-like",
+        "--topic-field",
+        "nope",
+        "--index-dir",
+        str(tmp_path),
+    ]
+    assert main([*argv, "--quiet"]) == 2
+    assert (
+        "Topics have no field 'nope'; available: ['title', 'description', 'narrative']"
+        in capsys.readouterr().err
+    )
+
+
+def test_a_corpus_registered_over_local_files_is_known_by_them(tmp_path):
+    import os
+
+    docs = tmp_path / "docs.tsv"
+    docs.write_text("a\tbirds sing\n")
+    ir_datasets.registry.register(
+        f"pse-test/local-{tmp_path.name}", ir_datasets.create_dataset(docs_tsv=docs)
+    )
+    spec = f"irds:pse-test/local-{tmp_path.name}"
+    before = pse.datasets.dataset_identity(spec)
+    assert before.startswith(f"{spec}|files={docs.resolve()}:13:")
+    docs.write_text("a\tfish swim!\n")  # the same size
+    os.utime(docs, ns=(docs.stat().st_atime_ns, int(before.split(":")[-2])))  # and the same mtime
+    assert pse.datasets.dataset_identity(spec) != before  # ctime tells
+    # a dataset of ir_datasets' cache is known by its id alone (its files are checked by ir_datasets)
+    assert pse.datasets.dataset_identity("irds:beir/scifact/test") == "irds:beir/scifact"
