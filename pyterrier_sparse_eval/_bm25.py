@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
+from ._attributes import InitAttributes
 from ._build import (
     batch_docnos,
     batched,
@@ -321,9 +322,11 @@ class BM25Batches:
         return batch_docnos(batch), names, idx.astype(np.int32), tf, offsets, lengths, missing
 
 
-class BM25Indexer(pt.Indexer):
+class BM25Indexer(InitAttributes, pt.Indexer):
     """Indexes raw documents with BM25 weights (see :class:`BM25`). Streams in batches; with ``engine="ray"`` the
     documents are analysed by Ray tasks (see :mod:`pyterrier_sparse_eval._ray`)."""
+
+    ATTRIBUTE_OF = {"index": "index_ref"}  # its index() is the method
 
     def __init__(
         self,

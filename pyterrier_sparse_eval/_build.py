@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
+from ._attributes import InitAttributes
 from ._docno_checks import (
     SeenDocnos,
     batch_docnos,
@@ -363,7 +364,7 @@ _TOKS_HINT = (
 )
 
 
-class SparseIndexer(pt.Indexer):
+class SparseIndexer(InitAttributes, pt.Indexer):
     """Indexes documents that carry ``docno`` and ``toks`` (a {term: weight} dict), e.g. SPLADE output.
 
     Weights are stored as given; the retriever applies idf at query time when asked to. ``encoder`` is
@@ -371,6 +372,8 @@ class SparseIndexer(pt.Indexer):
     ``engine="ray"`` the batches are encoded by Ray tasks (``num_workers`` kept busy; default: the cluster's
     CPUs) and a sharded index's shards are finished on the cluster (see ``_ray``).
     """
+
+    ATTRIBUTE_OF = {"index": "index_ref"}  # its index() is the method
 
     def __init__(
         self,

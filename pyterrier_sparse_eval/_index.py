@@ -61,6 +61,11 @@ def refuse_ray_options(options: dict[str, Any]) -> None:
         )
 
 
+def read_from_disk(handle: Any) -> set[str]:
+    """The names of what an index handle reads from disk when first used (its cached properties)."""
+    return {n for k in type(handle).__mro__ for n, a in vars(k).items() if isinstance(a, cached_property)}
+
+
 class SparseIndex(pt.Artifact):
     """A sparse (term x document) index of finite term weights (BM25's and SPLADE's are non-negative), loadable as a
     ``pt.Artifact``.
@@ -116,10 +121,13 @@ class SparseIndex(pt.Artifact):
     def reload(self) -> None:
         """Forget everything read from disk (metadata, arrays, the build seen); the next use reads the index
         now at ``path``, checked again."""
-        for klass in type(self).__mro__:
-            for name, attr in vars(klass).items():
-                if isinstance(attr, cached_property):
-                    self.__dict__.pop(name, None)
+        for name in read_from_disk(self):
+            self.__dict__.pop(name, None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled as its path and options: a process that unpickles it opens the index itself (memory-mapped), and
+        nothing read from disk is copied (a retriever pickled after a search had carried the whole index)."""
+        return {k: v for k, v in self.__dict__.items() if k not in read_from_disk(self)}
 
     def _require_built(self) -> Path:
         path = self.directory

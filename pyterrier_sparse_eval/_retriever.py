@@ -12,6 +12,7 @@ import pandas as pd
 import pyterrier as pt
 import scipy.sparse as sp
 
+from ._attributes import InitAttributes
 from ._docnos import DocnoTable, docno_values, empty_docno_column, result_frame, take_column, take_docnos
 from ._format import StaleIndexError, has_meta, refuse_path
 from ._lucene import lucene_product, nudge_ties
@@ -72,7 +73,7 @@ class SearchableIndex(Protocol):
     def check_current(self) -> None: ...
 
 
-class SparseRetriever(pt.Transformer):
+class SparseRetriever(InitAttributes, pt.Transformer):
     """Exact top-k retrieval by the score sum_t q_t * d_t * idf_t (or sum_t q_t * d_t with ``idf=False``).
 
     On an index of Lucene BM25 postings (``pse.BM25()``'s default; ``index.encoder["scoring"] == "lucene"``) the score
@@ -80,8 +81,9 @@ class SparseRetriever(pt.Transformer):
     posting, in float32, summed in float64 and rounded to float32, with idf from Lucene's docCount (documents that
     have a term); ``idf=False`` is refused there.
 
-    Input: a query frame with ``qid`` and either ``query_toks`` ({term: weight}) or ``query`` text (analysed
-    with ``analyzer``, or with the analyzer recorded in the index). Output: the query columns plus ``docno``,
+    Input: a query frame with ``qid`` and either ``query_toks`` ({term: weight}; when present it is searched and
+    ``query`` is not read, whichever model made it) or ``query`` text (analysed with ``analyzer``, or with the
+    analyzer recorded in the index). Output: the query columns plus ``docno``,
     ``score`` and ``rank`` (0-based), ranked by score descending and then docno descending, the order
     trec_eval uses to break ties, so a run evaluates identically everywhere; only documents sharing a term
     with the query are returned, and with signed weights only those scoring other than 0 (as scipy's product).
@@ -177,12 +179,6 @@ class SparseRetriever(pt.Transformer):
         self._build_id: str | None = index.build_id if has_meta(index.path) else None
         if self._build_id is not None:  # else at first use (_check_build)
             self._check_idf()
-
-    def __repr__(self) -> str:
-        return (
-            f"SparseRetriever({self.index!r}, num_results={self.num_results}, idf={self.idf}, "
-            f"backend={self.backend!r}, threads={self.threads}, prune={self.prune})"
-        )
 
     @property
     def backend_(self) -> str:

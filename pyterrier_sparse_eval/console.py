@@ -238,6 +238,8 @@ def looks_like_network(error: BaseException) -> bool:
 def one_line(error: BaseException) -> str:
     """An error's message on one line (a KeyError's without the quotes repr adds)."""
     text = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
+    if isinstance(error, FileNotFoundError) and error.args and isinstance(error.args[0], os.PathLike):
+        text = f"No such file or directory: {text}"  # a library's FileNotFoundError(Path): the path alone
     return " ".join(str(text).split()) or type(error).__name__
 
 

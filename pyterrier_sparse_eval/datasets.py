@@ -166,13 +166,15 @@ def _irds(dataset: Any) -> Any:
 
 
 def dataset_language(dataset: str | Any) -> str | None:
-    """The language a collection declares for its documents (ISO 639-1), or None."""
+    """The language a collection declares for its documents (ISO 639-1), or None; an ``irds:`` dataset that declares
+    none for them, that of its topics (istella22's Italian)."""
     ds = load_dataset(dataset)
     irds = _irds(ds)
     if irds is None:
         return getattr(ds, "language", None)
     try:
-        lang = irds.docs_lang() if irds is not None and irds.has_docs() else None
+        lang = irds.docs_lang() if irds.has_docs() else None
+        lang = lang or (irds.queries_lang() if irds.has_queries() else None)
     except (AttributeError, NotImplementedError):
         return None
     # ir_datasets' mMARCO names its Dutch "dt" (irds:mmarco/v2/dt), not ISO 639-1's "nl"

@@ -308,3 +308,25 @@ def test_a_corpus_registered_over_local_files_is_known_by_them(tmp_path):
     assert pse.datasets.dataset_identity(spec) != before  # ctime tells
     # a dataset of ir_datasets' cache is known by its id alone (its files are checked by ir_datasets)
     assert pse.datasets.dataset_identity("irds:beir/scifact/test") == "irds:beir/scifact"
+
+
+def test_a_dataset_without_a_documents_language_takes_its_topics():
+    # ir_datasets' own metadata (no download): istella22 declares Italian topics, no language for its documents
+    assert ir_datasets.load("istella22/test").docs_lang() is None
+    assert ir_datasets.load("istella22/test").queries_lang() == "it"
+    assert pse.datasets.dataset_language("irds:istella22/test") == "it"
+
+
+def test_a_missing_local_file_is_named_as_missing(tmp_path, capsys):
+    from pyterrier_sparse_eval.cli import main
+
+    gone = tmp_path / "gone.tsv"
+    name = f"pse-test/missing-{tmp_path.name}"
+    ir_datasets.registry.register(
+        name, ir_datasets.create_dataset(docs_tsv=gone, queries_tsv=gone, qrels_trec=gone)
+    )
+    assert (
+        main(["experiment", "--dataset", f"irds:{name}", "--index-dir", str(tmp_path / "i"), "--quiet"]) == 2
+    )
+    # ir_datasets raises FileNotFoundError(path): the line had held the path alone
+    assert capsys.readouterr().err.strip() == f"sparse-eval: error: No such file or directory: {gone}"

@@ -63,6 +63,7 @@ LAYERS = {
     "_tokenize": 4,
     "_numba": 0,
     "_records": 0,  # local files' lines and layouts
+    "_attributes": 0,  # PyTerrier's parameter tools on the transformers
     "_fields": 1,  # documents' text fields: which to index, the warnings, the texts joined
     "_trec_files": 1,  # TREC run and qrels files
     "collections": 1,  # local files as datasets
@@ -86,6 +87,7 @@ LAYERS = {
     "_ray": 18,  # connecting to Ray; encoding actors and shard-finishing tasks
     "_ray_search": 32,  # shard searchers on a Ray cluster
     "_shard_writer": 33,
+    "_sharded_search": 34,  # the top k of every shard merged
     "_sharded": 35,  # shards of the artifact
     "_bm25": 40,
     "_splade": 40,  # encoders

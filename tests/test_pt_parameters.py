@@ -1,0 +1,107 @@
+"""PyTerrier's parameter tools on the package's transformers: ``pt.inspect``'s attributes (and the transformers they
+make again), ``set_parameter`` as ``pt.GridScan`` varies a setting, and reprs that tell transformers apart.
+
+Expected values come from the same transformer constructed with the setting (PyTerrier's contract: a parameter
+set is as if given to ``__init__``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyterrier as pt
+import pytest
+from conftest import bm25_single_and_sharded
+
+import pyterrier_sparse_eval as pse
+
+TEXTS = {f"d{i}": " ".join(["apple"] * (1 + i % 3) + ["pie"] * (i % 2) + [f"w{i % 5}"]) for i in range(30)}
+TOPICS = pd.DataFrame({"qid": ["1", "2"], "query": ["apple pie", "w1 apple"]})
+
+
+@pytest.fixture(scope="module")
+def indexes(tmp_path_factory):
+    return bm25_single_and_sharded(tmp_path_factory.mktemp("params"), TEXTS, shards=3)
+
+
+def test_apply_attributes_makes_the_same_retriever_again(indexes):
+    bm25, single, sharded = indexes
+    for retriever in (bm25.retriever(single), single.retriever(), bm25.retriever(sharded)):
+        again = pt.inspect.transformer_apply_attributes(retriever, num_results=4)
+        expected = pt.inspect.transformer_apply_attributes(retriever)(TOPICS)
+        pd.testing.assert_frame_equal(again(TOPICS), expected[expected["rank"] < 4].reset_index(drop=True))
+        assert repr(pt.inspect.transformer_apply_attributes(retriever)) == repr(retriever)
+
+
+def test_apply_attributes_makes_an_indexer_that_indexes(indexes, tmp_path):
+    bm25, single, _ = indexes
+    indexer = bm25.indexer(pse.SparseIndex(tmp_path / "i"), verbose=False)
+    (index,) = [a.value for a in pt.inspect.transformer_attributes(indexer) if a.name == "index"]
+    assert index is indexer.index_ref  # not its index() method
+    again = pt.inspect.transformer_apply_attributes(indexer, batch_size=7)
+    built = again.index([{"docno": d, "text": t} for d, t in TEXTS.items()])
+    pd.testing.assert_frame_equal(bm25.retriever(built)(TOPICS), bm25.retriever(single)(TOPICS))
+
+
+def test_set_parameter_refuses_what_init_refuses(indexes):
+    bm25, single, sharded = indexes
+    with pytest.raises(ValueError, match="holds Lucene BM25 postings, which are scored with idf"):
+        bm25.retriever(single).set_parameter("idf", False)
+    with pytest.raises(ValueError, match="ties must be one of"):
+        bm25.retriever(sharded).set_parameter("ties", "random")
+
+
+@pytest.mark.parametrize("name, value", [("num_results", 25), ("num_results", 3), ("ties", "trec_eval")])
+def test_a_sharded_retriever_takes_a_setting_as_its_constructor_does(indexes, name, value):
+    bm25, single, sharded = indexes
+    varied = bm25.retriever(sharded, num_results=10)
+    varied.set_parameter(name, value)
+    assert varied.get_parameter(name) == value
+    made = bm25.retriever(sharded, **{"num_results": 10, name: value})
+    pd.testing.assert_frame_equal(varied(TOPICS), made(TOPICS))
+    pd.testing.assert_frame_equal(
+        varied(TOPICS), bm25.retriever(single, **{"num_results": 10, name: value})(TOPICS)
+    )
+    assert repr(varied) == repr(made)
+
+
+def test_grid_scan_over_a_sharded_retrievers_depth(indexes):
+    bm25, _, sharded = indexes
+    qrels = pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["d1", "d29", "d11"], "label": [1, 1, 1]})
+    scanned = pt.GridScan(
+        (retriever := bm25.retriever(sharded, num_results=2)),
+        {retriever: {"num_results": [2, 30]}},
+        TOPICS,
+        qrels,
+        ["num_rel_ret"],
+        verbose=False,
+    )
+    made = [
+        pt.Experiment([bm25.retriever(sharded, num_results=k)], TOPICS, qrels, ["num_rel_ret"])
+        for k in (2, 30)
+    ]
+    assert scanned["num_rel_ret"].tolist() == [m["num_rel_ret"].iloc[0] for m in made]
+    assert scanned["num_rel_ret"].tolist()[0] < scanned["num_rel_ret"].tolist()[1]
+
+
+def test_reprs_tell_retrievers_that_search_otherwise_apart(indexes):
+    bm25, single, _ = indexes
+    reprs = {
+        repr(bm25.retriever(single)),
+        repr(single.retriever()),
+        repr(single.retriever(analyzer=pse.Analyzer(stemmer=None))),
+    }
+    assert len(reprs) == 3
+    assert repr(single.retriever()) == f"SparseRetriever({single!r})"
+
+
+def test_a_pickled_retriever_carries_its_index_by_path(indexes):
+    import pickle
+
+    bm25, single, sharded = indexes
+    for index in (pse.SparseIndex(single.path), pse.ShardedIndex(sharded.path)):
+        before = dict(index.__dict__)
+        retriever = bm25.retriever(index)
+        run = retriever(TOPICS)  # the index's arrays are read (memory-mapped) by now
+        assert index.__dict__ != before
+        # the handle pickles as it was before its first use: its path and options, not what it read
+        assert pickle.loads(pickle.dumps(index)).__dict__ == before
+        pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(retriever))(TOPICS), run)
