@@ -11,6 +11,7 @@ from ._bm25 import BM25, BM25Indexer, TextEncoder
 from ._build import SparseIndexer
 from ._experiment import Experiment, ExperimentResult, run_experiment
 from ._format import IndexCorruptError, StaleIndexError
+from ._identical import IgnoreIdenticalIds
 from ._index import SparseIndex
 from ._retriever import SparseRetriever
 from ._sharded import ShardedIndex, ShardedRetriever, open_index
@@ -22,6 +23,7 @@ from .measures import crosscheck, evaluate, evaluate_retrieval
 __version__ = "0.1.0"
 
 __all__ = [
+    "IgnoreIdenticalIds",
     "Analyzer",
     "BM25",
     "BM25Indexer",

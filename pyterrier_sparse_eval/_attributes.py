@@ -46,13 +46,18 @@ class InitAttributes:
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def set_parameter(self, name: str, value: Any) -> None:
-        """``pt.GridScan``'s way to vary a setting: a value ``__init__`` would refuse is refused (PyTerrier's own
-        ``set_parameter`` takes any), then set."""
+        """``pt.GridScan``'s way to vary a setting: this transformer becomes the one ``__init__`` makes with it (a
+        value ``__init__`` refuses is refused, and what depends on it is made again, a sharded retriever's shard
+        retrievers); a retriever of the same index keeps serving the build it was made for."""
         import pyterrier as pt
 
-        if any(a.name == name for a in self.attributes()):
-            pt.inspect.transformer_apply_attributes(self, **{name: value})  # type: ignore[arg-type]  # __init__ checks
-        super().set_parameter(name, value)  # type: ignore[misc]
+        if not any(a.name == name for a in self.attributes()):
+            return super().set_parameter(name, value)  # type: ignore[misc]  # PyTerrier's error, or an attribute
+        fresh = pt.inspect.transformer_apply_attributes(self, **{name: value})  # type: ignore[arg-type]
+        if getattr(fresh, "index", None) is getattr(self, "index", None) and "_build_id" in self.__dict__:
+            fresh.__dict__["_build_id"] = self.__dict__["_build_id"]
+        self.__dict__.clear()
+        self.__dict__.update(fresh.__dict__)
 
 
 def _same(value: Any, default: Any) -> bool:

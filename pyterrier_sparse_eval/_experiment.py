@@ -16,6 +16,7 @@ import pandas as pd
 import pyterrier as pt
 
 from . import datasets, files
+from ._identical import ignoring_identical_ids
 from ._trec_files import refuse_spaced, trec_run_text
 from .files import slug
 from .measures import crosscheck as _crosscheck
@@ -427,6 +428,9 @@ def run_experiment(
         if save_runs is not None:
             refuse_spaced(index.docnos, "docno", "save_runs= (--save-runs)")
         retrievers.append(s.retriever(index, num_results=num_results, verbose=verbose, **extra))
+    retrievers = ignoring_identical_ids(
+        retrievers, dataset, verbose
+    )  # BEIR's: ArguAna's queries are documents
     if save_runs is not None:
         retrievers = [r.transform(topics) for r in retrievers]
         if empty := [name for name, run in zip(names, retrievers) if not len(run)]:  # no file written

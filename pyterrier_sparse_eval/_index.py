@@ -66,6 +66,11 @@ def read_from_disk(handle: Any) -> set[str]:
     return {n for k in type(handle).__mro__ for n, a in vars(k).items() if isinstance(a, cached_property)}
 
 
+def handle_state(handle: Any) -> dict[str, Any]:
+    """An index handle's state without what it read from disk (its path and options), for pickling."""
+    return {k: v for k, v in handle.__dict__.items() if k not in read_from_disk(handle)}
+
+
 class SparseIndex(pt.Artifact):
     """A sparse (term x document) index of finite term weights (BM25's and SPLADE's are non-negative), loadable as a
     ``pt.Artifact``.
@@ -127,7 +132,7 @@ class SparseIndex(pt.Artifact):
     def __getstate__(self) -> dict[str, Any]:
         """Pickled as its path and options: a process that unpickles it opens the index itself (memory-mapped), and
         nothing read from disk is copied (a retriever pickled after a search had carried the whole index)."""
-        return {k: v for k, v in self.__dict__.items() if k not in read_from_disk(self)}
+        return handle_state(self)
 
     def _require_built(self) -> Path:
         path = self.directory

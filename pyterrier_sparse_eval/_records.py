@@ -228,7 +228,18 @@ def _file_in(folder: Path, name: str) -> Path:
     for candidate in (folder / name, folder / f"{name}.gz"):
         if candidate.is_file():
             return candidate
-    raise FileNotFoundError(f"{folder} is not a BEIR folder: it has no {name} (nor {name}.gz).")
+    # a folder of BEIR folders (CQADupStack's 12 forums): each is one dataset, and BEIR reports their mean
+    subs = (
+        sorted(p.name for p in folder.iterdir() if p.is_dir() and (p / name).is_file())
+        if folder.is_dir()
+        else []
+    )
+    inside = (
+        f"; it holds BEIR folders ({', '.join(subs[:4])}{'...' * (len(subs) > 4)}): give one, e.g. beir:{folder / subs[0]}"
+        if subs
+        else ""
+    )
+    raise FileNotFoundError(f"{folder} is not a BEIR folder: it has no {name} (nor {name}.gz){inside}.")
 
 
 def _sample(ids: set[str] | list[str]) -> str:
@@ -339,6 +350,10 @@ def json_topic(rec: dict[str, Any], where: Any, n: int, kinds: Counter[str] | No
         raise FieldError(
             f"{where}, line {n}: the query has no text (looked for {list(QUERY_TEXT_KEYS)}; it has "
             f"{sorted(rec)}); rename its field to 'text'."
+        )
+    if isinstance(text, (list, dict, bool)):  # str() would search its Python repr
+        raise FieldError(
+            f"{where}, line {n}: the query's text is a JSON {type(text).__name__}; give a string."
         )
     return _pick(rec, QUERY_ID_KEYS, where, n, "query id", kinds), _text(text)
 

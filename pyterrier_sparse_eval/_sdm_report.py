@@ -22,6 +22,7 @@ from ._cache import DAMAGED, clear_unreadable_entry, index_folder
 from ._covariate import Covariate, evaluate_with_covariate
 from ._features import MatchedTerms
 from ._format import IndexCorruptError
+from ._identical import IgnoreIdenticalIds, ignores_identical_ids
 from ._index import SparseIndex
 from ._pool import (
     BackgroundSample,
@@ -206,6 +207,8 @@ def three_way(
     topics = datasets.judged_topics(dataset_name, topics, qrels)  # before any index is built
     folder = index_folder(index_dir, dataset_name)
 
+    # BEIR's evaluation: a query's own document is not among its results (ArguAna, Quora)
+    own = IgnoreIdenticalIds(verbose) if ignores_identical_ids(dataset) else (lambda run: run)
     full_index: dict[str, SparseIndex] = {}
     full_runs: dict[str, Any] = {}
 
@@ -216,9 +219,11 @@ def three_way(
             )
             if verbose:
                 print(f"Retrieving {spec.name} over the full corpus ({full_depth} per query)")
-            full_runs[spec.name] = spec.retriever(
-                full_index[spec.name], num_results=full_depth, verbose=verbose
-            ).transform(topics)
+            full_runs[spec.name] = own(
+                spec.retriever(full_index[spec.name], num_results=full_depth, verbose=verbose).transform(
+                    topics
+                )
+            )
         return full_runs[spec.name]
 
     pool_frames = {s.name: full_run(s) for s in pool_specs}
@@ -281,7 +286,9 @@ def three_way(
                 pooled_index = SparseIndex(pooled_path)
         if verbose:
             print(f"Retrieving {spec.name} over the pooled corpus")
-        pooled_run = spec.retriever(pooled_index, num_results=pool.size, verbose=verbose).transform(topics)
+        pooled_run = own(
+            spec.retriever(pooled_index, num_results=pool.size, verbose=verbose).transform(topics)
+        )
         ks = _curve_ks(k_values, pool.num_docs) if curves else list(k_values)
         progress = bootstrap_bar if verbose else None
         options: dict[str, Any] = {

@@ -48,7 +48,7 @@ from ._format import (
     require_meta,
     unless_rebuilt,
 )
-from ._index import SparseIndex, read_from_disk
+from ._index import SparseIndex, handle_state, read_from_disk
 from ._shard_writer import ShardedWriter, manifest_checksum
 from ._sharded_search import ShardedRetriever
 from .files import allow_open_files
@@ -115,7 +115,7 @@ class ShardedIndex(pt.Artifact):
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled as its path and options (see :meth:`SparseIndex.__getstate__`)."""
-        return {k: v for k, v in self.__dict__.items() if k not in read_from_disk(self)}
+        return handle_state(self)
 
     # --- the manifest and its shards ------------------------------------------------------------------------
     def _read_manifest(self) -> dict[str, Any]:

@@ -70,14 +70,10 @@ class ShardedRetriever(InitAttributes, pt.Transformer):
             self._searchers = ShardSearchers(shards, {"num_results": num_results, **remote}, ray_address)
 
     def set_parameter(self, name: str, value: Any) -> None:
-        """``pt.GridScan``'s way to vary a setting (a shard retriever's option too, ``idf``, ``ties``): the shards'
-        retrievers are made again with it (they had kept the first), for the build this retriever serves."""
-        if name not in ("num_results", "engine", "ray_address", *_OPTIONS):
-            return super().set_parameter(name, value)
-        options = {"num_results": self.num_results, "engine": self.engine, "ray_address": self.ray_address}
-        fresh = ShardedRetriever(self.index, **{**options, **self.kwargs, name: value})
-        fresh._build_id = self._build_id
-        self.__dict__.update(fresh.__dict__)
+        """A setting (see :class:`InitAttributes`), a shard retriever's option too (``idf``, ``ties``)."""
+        if name in _OPTIONS and name != "num_results":
+            return super().set_parameter("kwargs", {**self.kwargs, name: value})
+        return super().set_parameter(name, value)
 
     def get_parameter(self, name: str) -> Any:
         """A setting, a shard retriever's option (``idf``, ``ties``) as its retrievers use it."""
@@ -87,6 +83,8 @@ class ShardedRetriever(InitAttributes, pt.Transformer):
         """Each shard's top k for the queries: (query row, docnos (see take_docnos), float32 score)."""
         if self._searchers is not None:
             return self._searchers.search(weights)
+        # the open-files limit raised for every shard's maps (the first search of an unpickled retriever)
+        _ = self.index.shards
 
         def one(part: SparseRetriever) -> tuple[np.ndarray, Any, np.ndarray]:
             part._check_build()

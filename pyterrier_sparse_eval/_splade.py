@@ -28,6 +28,7 @@ from ._splade_parts import (
     check_model,
     check_options,
     check_vocabulary,
+    position_offset,
     splade_max,
     term_names,
 )
@@ -179,9 +180,7 @@ class Splade:
                 raise ValueError(f"device={device!r}, but torch has no CUDA GPU: give device='cpu' or none.")
             # RoBERTa's config says 514, its tokenizer 512: its positions start after the padding id's
             positions = getattr(mlm.config, "max_position_embeddings", 0) or 10**9
-            embeddings = getattr(mlm.base_model, "embeddings", None)
-            if hasattr(embeddings, "create_position_ids_from_input_ids"):
-                positions -= int(getattr(embeddings, "padding_idx", None) or 0) + 1
+            positions -= position_offset(getattr(mlm.base_model, "embeddings", None))
             limit = min(positions, tokenizer.model_max_length)
             if max(self.doc_max_length, self.query_max_length) > limit:
                 raise ValueError(f"max lengths beyond the model's {limit} positions: give at most {limit}.")

@@ -107,16 +107,16 @@ def check_vocabulary(model: str, tokens: int, rows: int, inputs: int) -> None:
     """Refuse a tokenizer that is not the model's: far fewer tokens than the model's output rows (transformers
     builds one of the special tokens alone for a folder without one; or another model's), or more tokens than
     its input embeddings (tokens added without ``resize_token_embeddings``: a text holding one stops the encoding)."""
-    if tokens < rows // 2:
-        files = ("tokenizer.json", "vocab.txt", "vocab.json", "sentencepiece.bpe.model", "spiece.model")
-        if os.path.isdir(model) and any(os.path.exists(os.path.join(model, f)) for f in files):
-            raise ValueError(
-                f"{model!r}'s tokenizer has {tokens} tokens for the model's {rows} output rows: it is not the "
-                "model's (every word it lacks would be unknown). Save the tokenizer the model was trained with."
-            )
+    # transformers' stand-in for a missing tokenizer holds its special tokens alone
+    if tokens < rows // 2 and tokens <= 16:
         raise ValueError(
             f"{model!r} has no tokenizer of its own: {tokens} tokens for the model's {rows} (every "
             "word would be unknown). Save the tokenizer beside the weights, tokenizer.save_pretrained(folder)."
+        )
+    if tokens < rows // 2:
+        raise ValueError(
+            f"{model!r}'s tokenizer has {tokens} tokens for the model's {rows} output rows: it is not the "
+            "model's (every word it lacks would be unknown). Save the tokenizer the model was trained with."
         )
     if tokens > min(rows, inputs):
         raise ValueError(
@@ -136,3 +136,16 @@ def term_names(tokens: list[str | None]) -> list[str]:
         seen.add(name)
         names.append(name)
     return names
+
+
+def position_offset(embeddings: Any) -> int:
+    """The positions a model's embeddings skip: RoBERTa's family (XLM-R, MPNet, Longformer, ...) numbers positions
+    from its padding id + 1, so 514 position embeddings hold 512 tokens; 0 for the others (BERT's)."""
+    import sys
+
+    module = sys.modules.get(type(embeddings).__module__)
+    counts_from_padding = hasattr(embeddings, "create_position_ids_from_input_ids") or hasattr(
+        module, "create_position_ids_from_input_ids"
+    )
+    padding = getattr(embeddings, "padding_idx", None)
+    return padding + 1 if counts_from_padding and isinstance(padding, int) else 0

@@ -21,11 +21,12 @@ import pandas as pd
 import pyterrier as pt
 
 from ._fields import DEFAULT_DOC_FIELDS, doc_texts, resolve_fields, warn_empty, watch_fields
-from ._records import READER_VERSION, FieldError
+from ._records import READER_VERSION, FieldError, _as_text
 from ._trec_files import read_qrels, read_run
 from .collections import LocalDataset, is_local_spec, load_local
 from .console import HF_OFFLINE_HINT, OFFLINE_HINT, OfflineError, looks_like_network
 from .hf import load_hf
+from .measures._frames import no_all_negative_query
 
 __all__ = [
     "OfflineError",
@@ -115,9 +116,15 @@ def _local_doc_files(dataset: str | Any) -> list[str]:
             return
         seen.add(id(obj))
         if isinstance(obj, LocalDownload):
-            with contextlib.suppress(OSError):
-                st = obj._path.stat()
-                found.append(f"{obj._path.resolve()}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+            # a folder (TrecDocs' path_globs) by the files in it
+            paths = sorted(obj._path.rglob("*")) if obj._path.is_dir() else [obj._path]
+            for path in paths:
+                with contextlib.suppress(OSError):
+                    st = path.stat()
+                    found.append(f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+        elif isinstance(obj, (list, tuple, dict)):
+            for value in obj.values() if isinstance(obj, dict) else obj:
+                walk(value, depth - 1)
         elif type(obj).__module__.startswith("ir_datasets") and hasattr(obj, "__dict__"):
             for value in vars(obj).values():
                 walk(value, depth - 1)
@@ -198,9 +205,7 @@ def _downloading(dataset: Any, what: str) -> Iterator[None]:
         raise
     except Exception as e:
         if looks_like_network(e):
-            ref = _irds(dataset)
-            spec = dataset if isinstance(dataset, str) else getattr(dataset, "spec", None)
-            name = f"irds:{ref.dataset_id()}" if ref is not None else spec or "the collection"
+            name = _name(dataset)
             hint = HF_OFFLINE_HINT if name.startswith("hf:") else OFFLINE_HINT
             raise OfflineError(f"{name}'s {what}: {hint}.") from e
         raise
@@ -212,8 +217,8 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
     Args:
         dataset: a spec (``irds:``, ``beir:``, ``files:``, ``hf:``; see :func:`load_dataset`) or a loaded dataset.
         field: the topic field to use as ``query``; default: the only field, else the fields the dataset's own
-            query text joins (``ir_datasets``' ``default_text()``: TREC's title, BEIR trec-covid's text, TREC PM's
-            disease + gene + demographic), else the first of ``query``, ``title``, ``text`` that exists, else the
+            query text joins (``ir_datasets``' ``default_text()``: TREC's title, BEIR trec-covid's text, TREC PM
+            2018's disease + gene + demographic, 2017's + other), else the first of ``query``, ``title``, ``text`` that exists, else the
             first field.
         verbose: say which field was chosen when the topics have several and ``field`` is not given.
     """
@@ -238,12 +243,16 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
             f"{field!r} to choose. Leave out field= (--topic-field), or write the queries you want as qid<TAB>query lines."
         )
     with _downloading(ds, "topics"):
-        parts = [ds.get_topics(f) for f in chosen] if chosen and len(fields) > 1 else [ds.get_topics()]
-    topics = parts[0]
-    for part in parts[1:]:  # joined by a space, as the dataset's default_text() joins them
-        topics["query"] = (
-            topics["query"].fillna("").astype(str) + " " + part["query"].fillna("").astype(str).to_numpy()
-        )
+        if (
+            len(chosen) > 1
+        ):  # read once, the fields with text joined by a space (as default_text() joins them)
+            rows = pd.DataFrame(_irds(ds).queries_iter())
+            joined = (
+                rows[list(chosen)].map(_as_text).agg(lambda r: " ".join(t for t in r if t.strip()), axis=1)
+            )
+            topics = pd.DataFrame({"qid": rows["query_id"], "query": joined})
+        else:
+            topics = ds.get_topics(*chosen) if chosen and len(fields) > 1 else ds.get_topics()
     if "query" not in topics.columns:
         raise ValueError(f"Topics have no 'query' column (columns: {list(topics.columns)}); pass field=.")
     topics = topics[["qid", "query"]].copy()
@@ -264,8 +273,11 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
 
 
 def _name(ds: Any) -> str:
+    """A dataset's name in messages: its ``irds:`` id or spec."""
     irds = _irds(ds)
-    return f"irds:{irds.dataset_id()}" if irds is not None else str(getattr(ds, "spec", "the dataset"))
+    if irds is not None:
+        return f"irds:{irds.dataset_id()}"
+    return ds if isinstance(ds, str) else str(getattr(ds, "spec", None) or "the collection")
 
 
 def _refuse_missing(ds: Any, part: str, what: str) -> None:
@@ -282,8 +294,10 @@ def _refuse_missing(ds: Any, part: str, what: str) -> None:
         )
     import ir_datasets
 
-    splits = []
-    for sub in (i for i in ir_datasets.registry if i.startswith(f"{root}/")):
+    splits, roots = [], [root]
+    with contextlib.suppress(Exception):  # a query set's hint: its corpus's other sets (msmarco-passage/eval)
+        roots.append(ir_datasets.docs_parent_id(root))
+    for sub in (i for i in ir_datasets.registry if any(i.startswith(f"{r}/") for r in roots) and i != root):
         with contextlib.suppress(Exception):
             if (d := ir_datasets.load(sub)).has_queries() and d.has_qrels():
                 splits.append(sub)
@@ -296,7 +310,8 @@ def _refuse_missing(ds: Any, part: str, what: str) -> None:
 
 
 def get_qrels(dataset: str | Any) -> pd.DataFrame:
-    """Qrels as ``qid`` (str), ``docno`` (str), ``label`` (int). Labels <= 0 mark judged non-relevant documents."""
+    """Qrels as ``qid`` (str), ``docno`` (str), ``label`` (int). Labels <= 0 mark judged non-relevant documents; a
+    query judged only below 0 has its labels as 0 (the same for every trec_eval measure: pytrec_eval crashes on it)."""
     ds = load_dataset(dataset)
     _refuse_missing(ds, "qrels", "relevance judgments")
     with _downloading(ds, "qrels"):
@@ -307,6 +322,7 @@ def get_qrels(dataset: str | Any) -> pd.DataFrame:
     qrels["qid"] = qrels["qid"].astype(str)
     qrels["docno"] = qrels["docno"].astype(str)
     qrels["label"] = qrels["label"].astype(int)
+    qrels = no_all_negative_query(qrels)  # pytrec_eval (pt.Experiment's) would crash on one
     if (twice := qrels.duplicated(["qid", "docno"], keep="last")).any():  # once here, for every measure
         example = qrels[twice].iloc[0]
         warnings.warn(

@@ -330,3 +330,31 @@ def test_a_missing_local_file_is_named_as_missing(tmp_path, capsys):
     )
     # ir_datasets raises FileNotFoundError(path): the line had held the path alone
     assert capsys.readouterr().err.strip() == f"sparse-eval: error: No such file or directory: {gone}"
+
+
+def test_a_corpus_folder_registered_is_known_by_its_files(tmp_path):
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import TrecDocs
+    from ir_datasets.util import LocalDownload
+
+    (tmp_path / "trec").mkdir()
+    doc = tmp_path / "trec" / "a.trec"
+    doc.write_text("<DOC>\n<DOCNO>d1</DOCNO>\n<TEXT>apple pie</TEXT>\n</DOC>\n")
+    name = f"pse-test/folder-{tmp_path.name}"
+    ir_datasets.registry.register(
+        name, Dataset(TrecDocs(LocalDownload(tmp_path / "trec"), path_globs=["*.trec"]))
+    )
+    before = pse.datasets.dataset_identity(f"irds:{name}")
+    assert f"|files={doc.resolve()}:" in before
+    doc.write_text("<DOC>\n<DOCNO>d1</DOCNO>\n<TEXT>apple tart</TEXT>\n</DOC>\n")
+    assert pse.datasets.dataset_identity(f"irds:{name}") != before
+
+
+def test_a_query_set_without_judgments_names_its_corpus_other_sets():
+    # irds:msmarco-passage/eval has topics, no qrels (ir_datasets' metadata: nothing is downloaded)
+    with pytest.raises(
+        ValueError,
+        match=r"irds:msmarco-passage/eval has no relevance judgments; use a split .*"
+        r"irds:msmarco-passage/dev",
+    ):
+        pse.datasets.get_qrels("irds:msmarco-passage/eval")

@@ -70,6 +70,7 @@ LAYERS = {
     "_hf_base": 4,  # the datasets library, hub files and the base of hub collections
     "hf": 5,  # Hugging Face hub collections
     "datasets": 6,  # leaves
+    "_identical": 7,  # a query's own document left out of its results (BEIR)
     "_topk": 10,
     "_docnos": 10,  # result columns of docnos, gathered as bytes
     "_blocks": 11,  # the threshold kernel's block scorers

@@ -105,3 +105,39 @@ def test_a_pickled_retriever_carries_its_index_by_path(indexes):
         # the handle pickles as it was before its first use: its path and options, not what it read
         assert pickle.loads(pickle.dumps(index)).__dict__ == before
         pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(retriever))(TOPICS), run)
+
+
+def test_an_unpickled_sharded_retriever_raises_the_open_files_limit(tmp_path):
+    import pickle
+    import subprocess
+    import sys
+
+    # 60 shards hold 300 memory-mapped files; the unpickling process starts with a soft limit of 128
+    docs = [{"docno": f"d{i}", "text": f"apple w{i % 7} pie{i % 3}"} for i in range(240)]
+    pse.BM25().indexer(pse.ShardedIndex(tmp_path / "x", num_shards=60), verbose=False).index(docs)
+    retriever = pse.BM25().retriever(pse.ShardedIndex(tmp_path / "x"))
+    expected = retriever(TOPICS)
+    (tmp_path / "r.pkl").write_bytes(pickle.dumps(retriever))
+    child = (
+        "import pickle, resource, sys, pandas as pd\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (128, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))\n"
+        f"r = pickle.loads(open({str(tmp_path / 'r.pkl')!r}, 'rb').read())\n"
+        "q = pd.DataFrame({'qid': ['1', '2'], 'query': ['apple pie', 'w1 apple']})\n"
+        "r(q).to_pickle(sys.argv[1])\n"
+    )
+    subprocess.run([sys.executable, "-c", child, str(tmp_path / "run.pkl")], check=True, capture_output=True)
+    pd.testing.assert_frame_equal(pd.read_pickle(tmp_path / "run.pkl"), expected)
+
+
+def test_set_parameter_of_the_index_makes_the_transformer_anew(indexes, tmp_path):
+    bm25, single, sharded = indexes
+    other = bm25.indexer(pse.SparseIndex(tmp_path / "other"), verbose=False).index(
+        [{"docno": "x1", "text": "apple pie"}]
+    )
+    retriever = bm25.retriever(single)
+    retriever.set_parameter("index", other)  # not stale: it serves the new index's build
+    assert retriever(TOPICS)["docno"].tolist() == ["x1", "x1"]
+    indexer = bm25.indexer(pse.SparseIndex(tmp_path / "a"), verbose=False)
+    indexer.set_parameter("index", pse.SparseIndex(tmp_path / "b"))
+    indexer.index([{"docno": "d", "text": "apple"}])  # index() is still the method
+    assert pse.SparseIndex(tmp_path / "b").built() and not pse.SparseIndex(tmp_path / "a").built()

@@ -69,6 +69,13 @@ def dataset_inputs(spec: str | None) -> tuple[str, ...]:
     return tuple(str(getattr(ds, f)) for f in ("corpus_path", "topics_path", "qrels_path"))
 
 
+def topic_field_option(p: argparse.ArgumentParser) -> None:
+    """``--topic-field``: the topics' field used as the query."""
+    p.add_argument(
+        "--topic-field", default=None, help="topic field to use as the query (default: chosen and reported)"
+    )
+
+
 def index_dir_option(p: argparse.ArgumentParser) -> None:
     """``--index-dir``: a folder, never empty (an empty one had put the cache into the current folder)."""
 

@@ -20,6 +20,7 @@ from .common import (
     index_dir_option,
     measures_named,
     outside_indexes,
+    topic_field_option,
     user_path,
     with_language,
     write,
@@ -206,9 +207,7 @@ def add_parser(command: Any) -> None:
         "--num-results", type=int, default=1000, help="documents retrieved per query (default 1000)"
     )
     index_dir_option(p)
-    p.add_argument(
-        "--topic-field", default=None, help="topic field to use as the query (default: chosen and reported)"
-    )
+    topic_field_option(p)
     p.add_argument("--baseline", default=None, help="system index or name for significance tests")
     p.add_argument("--output", default=None, type=user_path, help="write results to a .json or .csv file")
     p.add_argument(

@@ -17,6 +17,7 @@ from .common import (
     dataset_inputs,
     index_dir_option,
     outside_indexes,
+    topic_field_option,
     user_path,
     with_language,
     write,
@@ -156,9 +157,7 @@ def add_parser(command: Any) -> None:
     p.add_argument("--covariate", nargs="?", const="score", choices=("score", "terms"), help="see below")
     p.add_argument("--noise-correction", action="store_true", help="correct SDM for the fit's noise")
     index_dir_option(p)
-    p.add_argument(
-        "--topic-field", default=None, help="topic field to use as the query (default: chosen and reported)"
-    )
+    topic_field_option(p)
     p.add_argument("--output", default=None, type=user_path, help="write the report as JSON here")
     p.add_argument("--per-query", action="store_true", help="include per-query values in the JSON")
     p.add_argument("--plots", default=None, type=user_path, metavar="DIR", help="write PNG figures into DIR")

@@ -71,7 +71,7 @@ def experiment_frames(
             qrels = qrels[qrels["qid"].astype(str).isin(set(topics["qid"].astype(str)))]
         if options.get("filter_by_qrels"):
             topics = topics[topics["qid"].astype(str).isin(set(qrels["qid"].astype(str)))]
-    qrels = integer_labels(qrels)
+    qrels = no_all_negative_query(integer_labels(qrels))
     check_gdeval(
         measures,
         topics,
@@ -126,6 +126,17 @@ def integer_labels(qrels: Any) -> Any:
             "must be integers, as trec_eval reads them; fix the qrels, e.g. qrels['label'] = qrels['label'].round()."
         )
     return qrels.assign(label=labels.astype(np.int64))
+
+
+def no_all_negative_query(qrels: Any) -> Any:
+    """``qrels`` with the labels of a query judged only below 0 (Touché's -2 for spam) as 0: pytrec_eval crashes
+    the process (a segmentation fault) on such a query after another, and trec_eval reads a label below 0 as it
+    reads 0 (judged, not relevant, no gain), so every trec_eval measure is unchanged."""
+    if not isinstance(qrels, pd.DataFrame) or not {"qid", "label"} <= set(qrels.columns) or not len(qrels):
+        return qrels
+    labels = pd.to_numeric(qrels["label"], errors="coerce")
+    negative = labels.groupby(qrels["qid"]).transform("max") < 0
+    return qrels.assign(label=qrels["label"].where(~negative, 0)) if negative.any() else qrels
 
 
 def _provider(measure: Any) -> str | None:
