@@ -141,3 +141,21 @@ def test_a_folder_of_beir_folders_names_them(tmp_path, arguana):
         FileNotFoundError, match=r"it holds BEIR folders \(android, gaming\): give one, e.g. beir:"
     ):
         pse.datasets.get(f"beir:{tmp_path / 'cqadupstack'}")
+
+
+@pytest.mark.parametrize(
+    "spec, ignored",
+    [
+        ("beir:/data/arguana", True),
+        ("irds:beir/arguana", True),
+        ("hf:mteb/arguana:test", True),
+        ("hf:miracl:sw", False),
+        ("hf:mmarco:pt", False),  # MS MARCO's query and passage ids are two spaces that share numbers
+        ("irds:vaswani", False),
+        ("files:c.jsonl,t.tsv,q.txt", False),
+    ],
+)
+def test_which_datasets_leave_a_querys_own_document_out(spec, ignored):
+    from pyterrier_sparse_eval._identical import ignores_identical_ids
+
+    assert ignores_identical_ids(spec) is ignored
