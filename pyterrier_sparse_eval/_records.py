@@ -224,24 +224,6 @@ def _check_file(path: Path, what: str) -> Path:
     return path
 
 
-def _file_in(folder: Path, name: str) -> Path:
-    for candidate in (folder / name, folder / f"{name}.gz"):
-        if candidate.is_file():
-            return candidate
-    # a folder of BEIR folders (CQADupStack's 12 forums): each is one dataset, and BEIR reports their mean
-    subs = (
-        sorted(p.name for p in folder.iterdir() if p.is_dir() and (p / name).is_file())
-        if folder.is_dir()
-        else []
-    )
-    inside = (
-        f"; it holds BEIR folders ({', '.join(subs[:4])}{'...' * (len(subs) > 4)}): give one, e.g. beir:{folder / subs[0]}"
-        if subs
-        else ""
-    )
-    raise FileNotFoundError(f"{folder} is not a BEIR folder: it has no {name} (nor {name}.gz){inside}.")
-
-
 def _sample(ids: set[str] | list[str]) -> str:
     return ", ".join(repr(i) for i in sorted(ids)[:3])
 
@@ -270,8 +252,8 @@ def json_doc(
 
 def tsv_docs(lines: Iterable[tuple[int, str]], where: Any) -> Iterator[tuple[int, str, str, str]]:
     """(line, docno, title, text) of ``docno<TAB>text`` or ``docno<TAB>title<TAB>text`` lines (a header row,
-    such as ``id<TAB>text``, is skipped)."""
-    columns = 0
+    such as ``id<TAB>text``, is skipped; one of ``id<TAB>text<TAB>title``, DPR's, reads that order)."""
+    columns, swapped = 0, False
     for n, line in lines:
         parts = line.split("\t")
         if not columns:
@@ -287,11 +269,12 @@ def tsv_docs(lines: Iterable[tuple[int, str]], where: Any) -> Iterator[tuple[int
                         f"{where}, line {n}: the header names {len(parts)} columns; corpus lines are docno<TAB>text "
                         f"or docno<TAB>title<TAB>text: remove the other columns ({', '.join(parts[3:])!s})."
                     )
-                if names[1:] != ["title", "text"][-(columns - 1) :]:
-                    layout = "docno<TAB>text" if columns == 2 else "docno<TAB>title<TAB>text"
+                swapped = names[1:] == ["text", "title"]
+                if names[1:] != ["title", "text"][-(columns - 1) :] and not swapped:
+                    layout = "docno<TAB>text" if columns == 2 else "docno<TAB>title<TAB>text (or text, title)"
                     raise ValueError(
-                        f"{where}, line {n}: the header {line.strip()!r} does not name the text column; columns "
-                        f"are read as {layout}: rename the header to that, or remove it."
+                        f"{where}, line {n}: the header {line.strip()!r} does not name the columns as read: "
+                        f"{layout}; rename them so, or remove the header (then read as docno, title, text)."
                     )
                 continue
             # docno, title, text and more: the others would be read into the text
@@ -312,7 +295,10 @@ def tsv_docs(lines: Iterable[tuple[int, str]], where: Any) -> Iterator[tuple[int
                     else "."
                 )
             )
-        yield n, docno.strip(), rest[0] if columns == 3 else "", rest[-1]  # ids: no whitespace
+        title, text = (rest[0], rest[-1]) if columns == 3 else ("", rest[-1])
+        yield (
+            (n, docno.strip(), text, title) if swapped else (n, docno.strip(), title, text)
+        )  # ids: no whitespace
 
 
 def _trec_topics(path: Path) -> list[tuple[str, str]]:

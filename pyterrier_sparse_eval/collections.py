@@ -32,7 +32,6 @@ from ._records import (
     FieldError,
     _check_file,
     _count_records,
-    _file_in,
     _is_jsonl,
     _json_records,
     _lines,
@@ -222,6 +221,25 @@ def _beir(spec: str) -> LocalDataset:
             f"(e.g. beir:{folder}:{splits[0]})."
         )
     return LocalDataset(spec, corpus, topics, qrels, judged_topics_only=True)
+
+
+def _file_in(folder: Path, name: str) -> Path:
+    """A BEIR folder's file ``name`` (or ``name.gz``), else a FileNotFoundError naming what the folder holds."""
+    for candidate in (folder / name, folder / f"{name}.gz"):
+        if candidate.is_file():
+            return candidate
+    # a folder of BEIR folders (CQADupStack's 12 forums): each is one dataset, and BEIR reports their mean
+    subs = (
+        sorted(p.name for p in folder.iterdir() if p.is_dir() and (p / name).is_file())
+        if folder.is_dir()
+        else []
+    )
+    inside = (
+        f"; it holds BEIR folders ({', '.join(subs[:4])}{'...' * (len(subs) > 4)}): give one, e.g. beir:{folder / subs[0]}"
+        if subs
+        else ""
+    )
+    raise FileNotFoundError(f"{folder} is not a BEIR folder: it has no {name} (nor {name}.gz){inside}.")
 
 
 def _files(spec: str) -> LocalDataset:

@@ -159,3 +159,20 @@ def test_which_datasets_leave_a_querys_own_document_out(spec, ignored):
     from pyterrier_sparse_eval._identical import ignores_identical_ids
 
     assert ignores_identical_ids(spec) is ignored
+
+
+def test_dprs_passages_header_reads_text_then_title(tmp_path):
+    # DPR's psgs_w100.tsv: id<TAB>text<TAB>title, texts quoted as its csv writer quotes them
+    (tmp_path / "psgs.tsv").write_text('id\ttext\ttitle\n1\t"Aaron ( or ; ""Aharon"") is a prophet"\tAaron\n')
+    (tmp_path / "q.tsv").write_text("1\twho is aaron\n")
+    (tmp_path / "qrels.txt").write_text("1 0 1 1\n")
+    spec = f"files:{tmp_path / 'psgs.tsv'},{tmp_path / 'q.tsv'},{tmp_path / 'qrels.txt'}"
+    (doc,) = pse.datasets.corpus_iter(spec)
+    assert (doc["docno"], doc["title"], doc["text"]) == (
+        "1",
+        "Aaron",
+        '"Aaron ( or ; ""Aharon"") is a prophet"',
+    )
+    (tmp_path / "psgs.tsv").write_text("id\tbody\ttitle\n1\tx\ty\n")
+    with pytest.raises(ValueError, match="does not name the columns as read"):
+        list(pse.datasets.corpus_iter(spec))
