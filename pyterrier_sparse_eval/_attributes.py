@@ -33,8 +33,8 @@ class InitAttributes:
         ]
 
     def __repr__(self) -> str:
-        """The class and its arguments, those with a default only where they differ from it: two transformers
-        that print alike are made alike (``ties``, ``analyzer`` included)."""
+        """The class and its arguments, those with a default only where they differ from it (``ties``,
+        ``analyzer`` included); an index prints as its path (its handle's ``mmap``/``checks`` are not shown)."""
         parts = []
         for a in self.attributes():
             if a.init_parameter_kind == inspect.Parameter.VAR_KEYWORD:

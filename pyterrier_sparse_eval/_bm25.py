@@ -77,8 +77,10 @@ class BM25:
         tokenizer, stemmer, stopwords, lowercase: the English analysis (see :class:`Analyzer`);
             ``tokenizer="word", stemmer="snowball:porter", exact_lengths=True, lucene_scores=False`` is the
             BM25 of releases before Lucene parity.
-        fields: document fields joined with a space to form the indexed text. ``None`` means
-            ``title`` + ``text`` when a document has both (BEIR convention), else ``text``.
+        fields: document fields joined with a space to form the indexed text. ``None`` means the fields an
+            ``irds:`` dataset's own text joins when the documents come from ``pse.datasets.corpus_iter``
+            (msmarco-document's ``title`` + ``body``), else ``title`` + ``text`` when a document has both (BEIR
+            convention), else ``text``.
 
     Example::
 

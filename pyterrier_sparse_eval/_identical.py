@@ -12,18 +12,16 @@ __all__ = ["IgnoreIdenticalIds", "drop_identical_ids", "ignores_identical_ids", 
 
 
 def ignores_identical_ids(dataset: Any) -> bool:
-    """Whether ``dataset`` is evaluated as BEIR evaluates: a BEIR folder (``beir:``), ``irds:beir/...``, or a hub
-    dataset in MTEB's layout (``hf:REPO``: MTEB's exact search leaves a query's own id out too); not MIRACL or
-    mMARCO (``hf:miracl:``, ``hf:mmarco:``), whose official evaluations keep every passage."""
+    """Whether ``dataset`` is evaluated as BEIR evaluates: a BEIR folder (``beir:``) or ``irds:beir/...`` (MTEB leaves
+    a query's own id out only in the tasks that say so: follow the retrievers with :class:`IgnoreIdenticalIds` for
+    those)."""
     from .datasets import dataset_spec
 
     try:
         spec = dataset_spec(dataset)
     except TypeError:
         return False
-    return spec.startswith(("beir:", "irds:beir/", "hf:")) and not spec.lower().startswith(
-        ("hf:miracl:", "hf:mmarco:")
-    )
+    return spec.startswith(("beir:", "irds:beir/"))
 
 
 def drop_identical_ids(run: pd.DataFrame) -> pd.DataFrame:

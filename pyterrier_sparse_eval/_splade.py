@@ -298,7 +298,8 @@ class Splade:
     ) -> Any:
         """Encode documents and index them, batch by batch (the corpus's vectors are never all in memory),
         with one progress bar for the whole build (a total when the documents know their number). ``fields``: the
-        text fields encoded (default: ``title`` + ``text``, those the first batch has).
+        text fields encoded (default: an ``irds:`` dataset's own from ``pse.datasets.corpus_iter``, else ``title`` +
+        ``text``, those the first batch has).
 
         ``engine="ray"``: the documents are encoded by Ray tasks, one per ``batch_size`` documents (a corpus of
         fewer is one task: give a smaller ``batch_size`` to spread it), up to ``num_workers`` at once (default: the
