@@ -299,6 +299,9 @@ class SparseRetriever(InitAttributes, pt.Transformer):
 
     _token_cache: tuple[Analyzer, str, Any] | None = None
 
+    def __getstate__(self) -> dict[str, Any]:  # the caches of a build are made again where it is unpickled
+        return {k: v for k, v in self.__dict__.items() if k not in ("_token_cache", "_ties_cache", "_idf32")}
+
     def _weighted(self, values: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Query term weights (float64) as the float32 values the kernels take: times idf when ``idf=True``."""
         if self.lucene_:  # BM25Scorer's weight = boost * idf, a float32 product of float32 values

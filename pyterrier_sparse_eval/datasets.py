@@ -38,6 +38,7 @@ __all__ = [
     "get_qrels",
     "corpus_iter",
     "require_documents",
+    "require_parts",
     "dataset_doc_fields",
     "align_topics_qrels",
     "num_docs",
@@ -264,9 +265,13 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
         )
     if (listed := topics["query"].map(lambda v: isinstance(v, (list, tuple, dict, set)))).any():
         row = topics[listed].iloc[0]
+        fix = (
+            f"choose a text field (field=/--topic-field; fields: {list(fields)})"
+            if len(fields) > 1
+            else "give text"
+        )
         raise ValueError(
-            f"{_name(ds)}'s topic {row['qid']!r} has a {type(row['query']).__name__} as its query, not a text: "
-            f"choose a text field (field=/--topic-field; fields: {list(fields)})."
+            f"{_name(ds)}'s topic {row['qid']!r} has a {type(row['query']).__name__} as its query, not a text: {fix}."
         )
     topics["query"] = topics["query"].fillna("").astype(str)
     return topics.reset_index(drop=True)
@@ -375,6 +380,16 @@ def corpus_iter(dataset: str | Any, *, verbose: bool = False) -> Corpus:
 def require_documents(dataset: Any) -> None:
     """A ValueError, before anything is read, for an ``irds:`` dataset whose documents ir_datasets does not give."""
     _refuse_missing(dataset, "docs", "documents")
+
+
+def require_parts(dataset: str | Any) -> Any:
+    """The loaded dataset, refused (a ValueError naming the fix) before anything is read when it is an ``irds:``
+    one without documents, topics or judgments: what an evaluation needs."""
+    ds = load_dataset(dataset)
+    require_documents(ds)
+    _refuse_missing(ds, "queries", "topics (queries)")
+    _refuse_missing(ds, "qrels", "relevance judgments")
+    return ds
 
 
 def dataset_doc_fields(dataset: str | Any) -> tuple[str, ...] | None:

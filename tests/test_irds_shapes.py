@@ -246,9 +246,10 @@ def test_a_dataset_without_a_part_is_a_usage_error(command, dataset, message, tm
     from pyterrier_sparse_eval.cli import main
 
     # ir_datasets' own metadata: no download is attempted before the refusal
-    assert main([command, "--dataset", dataset, "--index-dir", str(tmp_path / "i"), "--quiet"]) == 2
-    err = capsys.readouterr().err
+    assert main([command, "--dataset", dataset, "--index-dir", str(tmp_path / "i")]) == 2
+    out, err = capsys.readouterr()
     assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not out  # the analyzer's language is said only of good input
     assert not (tmp_path / "i").exists() or not any((tmp_path / "i").rglob("pt_meta.json"))
 
 

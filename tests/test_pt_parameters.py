@@ -100,7 +100,9 @@ def test_a_pickled_retriever_carries_its_index_by_path(indexes):
     for index in (pse.SparseIndex(single.path), pse.ShardedIndex(sharded.path)):
         before = dict(index.__dict__)
         retriever = bm25.retriever(index)
-        run = retriever(TOPICS)  # the index's arrays are read (memory-mapped) by now
+        size = len(pickle.dumps(retriever))
+        run = retriever(TOPICS)  # the index's arrays are read (memory-mapped) by now, a build's caches made
+        assert len(pickle.dumps(retriever)) == size
         assert index.__dict__ != before
         # the handle pickles as it was before its first use: its path and options, not what it read
         assert pickle.loads(pickle.dumps(index)).__dict__ == before

@@ -104,7 +104,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if not all(s.cached(args.index_dir, args.dataset, shards=args.shards) for s in systems):
         check_destination(index_folder(args.index_dir, args.dataset), option="--index-dir", folder=True)
     verbose = not args.quiet
-    datasets.load_dataset(args.dataset)  # an unknown id fails here, before any work; loading reads nothing
+    # an unknown id, or an irds: one without a part, fails here, before any work; loading reads nothing
+    datasets.require_parts(args.dataset)
     for note in notes:
         print(note)
     result = run_experiment(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .. import plots
+from .. import datasets, plots
 from .. import sdm as api
 from ..console import EXIT_OK, UsageError
 from ..files import check_destination
@@ -93,6 +93,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     specs = with_language(args, systems + (args.pool_run or []), notes)
     for spec in specs:
         parse_system(spec)
+    datasets.require_parts(args.dataset)  # before the notes: an irds: id without a part is a usage error
     for note in notes:
         print(note)
     report = api.three_way(
