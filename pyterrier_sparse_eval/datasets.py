@@ -382,14 +382,16 @@ def require_documents(dataset: Any) -> None:
     _refuse_missing(dataset, "docs", "documents")
 
 
-def require_parts(dataset: str | Any) -> Any:
-    """The loaded dataset, refused (a ValueError naming the fix) before anything is read when it is an ``irds:``
-    one without documents, topics or judgments: what an evaluation needs."""
-    ds = load_dataset(dataset)
+def require_parts(dataset: str | Any) -> None:
+    """A ValueError naming the fix, before anything is read, for an ``irds:`` dataset without documents, topics or
+    judgments: what an evaluation needs (an unknown one is said where it is loaded)."""
+    try:
+        ds = load_dataset(dataset)
+    except (ValueError, OSError, KeyError):
+        return
     require_documents(ds)
     _refuse_missing(ds, "queries", "topics (queries)")
     _refuse_missing(ds, "qrels", "relevance judgments")
-    return ds
 
 
 def dataset_doc_fields(dataset: str | Any) -> tuple[str, ...] | None:

@@ -105,6 +105,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         check_destination(index_folder(args.index_dir, args.dataset), option="--index-dir", folder=True)
     verbose = not args.quiet
     # an unknown id, or an irds: one without a part, fails here, before any work; loading reads nothing
+    datasets.load_dataset(args.dataset)
     datasets.require_parts(args.dataset)
     for note in notes:
         print(note)
