@@ -1,5 +1,5 @@
 """A query's own document left out of its results, as BEIR evaluates (``ignore_identical_ids``) and Anserini's BEIR
-runs retrieve (``-removeQuery``): in ArguAna and Quora every query is also a document, which would rank first."""
+runs retrieve (``-removeQuery``): in ArguAna every query is also a document, which would rank first."""
 
 from __future__ import annotations
 
