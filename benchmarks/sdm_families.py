@@ -49,6 +49,10 @@ Silverman's bandwidth), built here on the same sample:
   those t (T. Gneiting and R. Ranjan, Comparing density forecasts using threshold- and quantile-weighted scoring
   rules, JBES 29(3), 2011). A threshold above every sampled score carries no outcome and is left out (``cv-all``
   keeps it); none left, or a tie: ``auto``. The choices are counted and printed per system;
+- ``lcd``: the log-concave maximum-likelihood density (``_logconcave.py``: no bandwidth, 0 outside the sample's
+  range) with its last linear log-density piece extended above the largest sampled score (an exponential tail);
+  ``lcd-s``: the smoothed one (convolved with the normal that restores the sample's variance);
+  ``lcd-s|kdeN``: ``lcd-s`` up to the sample's N-th largest score, the KDE's tail above it, scaled to meet it;
 - ``A|kde``: family A (``empirical`` or ``skewnorm``) up to the sample's 4th largest score t, the KDE's tail above
   it, scaled to A's value at t.
 
@@ -73,6 +77,7 @@ from scipy import optimize, special, stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sdm_scale as study  # noqa: E402
+from _logconcave import LogConcave, SmoothedLogConcave  # noqa: E402
 from sdm_calibration import add_pool_arguments, open_study, pool_designs  # noqa: E402
 
 from pyterrier_sparse_eval.measures import BackgroundModel, fit_background  # noqa: E402
@@ -104,6 +109,10 @@ VARIANTS = (
     "select-t",
     "mix",
     "sn-c",
+    "lcd",
+    "lcd-s",
+    "lcd-s|kde4",
+    "lcd-s|kde11",
     *CV_FAMILIES,
 )
 
@@ -121,6 +130,7 @@ class Variant:
 
 
 _SN_FITS: dict[bytes, tuple[float, float, float]] = {}
+_LCD_FITS: dict[bytes, Any] = {}
 
 
 def skewnorm_fit(x: np.ndarray) -> tuple[float, float, float]:
@@ -208,6 +218,17 @@ def fit_variant(
     if family == "mix":
         a, loc, scale = stats.skewnorm.fit(x)
         return Variant(base, lambda s: 0.5 * kde(s) + 0.5 * stats.skewnorm.sf(s, a, loc, scale))
+    if family.startswith("lcd"):
+        if family == "lcd":
+            return Variant(base, LogConcave(x).sf)
+        key = x.tobytes()
+        if key not in _LCD_FITS:  # one fit serves lcd-s and its splices (cleared per pool and system)
+            _LCD_FITS[key] = SmoothedLogConcave(x).sf
+        smooth = _LCD_FITS[key]
+        if family == "lcd-s":
+            return Variant(base, smooth)
+        n = int(family.rsplit("kde", 1)[1])
+        return Variant(base, spliced(smooth, kde, x[-n] if len(x) >= n else x[0]))
     if family in ("skewt", "select", "select-t"):
         return Variant(base, selected(x, h, kde, family))
     t = x[-4] if len(x) > 3 else x[0]
@@ -365,6 +386,7 @@ def main() -> None:
                 known = rel[~np.isnan(true[rel])]
                 SYSTEM[0] = name
                 FOLD_FITS.clear()
+                _LCD_FITS.clear()
                 rel_scores = {q: j.score[rel[j.group[rel] == g]] for g, q in enumerate(qids)}
                 at_k = {
                     str(q): g.sort_values("score", ascending=False)["score"].to_numpy()[

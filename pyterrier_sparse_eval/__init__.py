@@ -10,7 +10,7 @@ from . import datasets, files, hf, measures, plots, sdm, systems
 from ._bm25 import BM25, BM25Indexer, TextEncoder
 from ._build import SparseIndexer
 from ._experiment import Experiment, ExperimentResult, run_experiment
-from ._format import IndexCorruptError, StaleIndexError
+from ._format import ForeignFileError, IndexCorruptError, StaleIndexError
 from ._identical import IgnoreIdenticalIds
 from ._index import SparseIndex
 from ._retriever import SparseRetriever
@@ -29,6 +29,7 @@ __all__ = [
     "BM25Indexer",
     "Experiment",
     "ExperimentResult",
+    "ForeignFileError",
     "IndexCorruptError",
     "StaleIndexError",
     "LUCENE_ENGLISH_STOPWORDS",

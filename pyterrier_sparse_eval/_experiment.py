@@ -16,7 +16,7 @@ import pandas as pd
 import pyterrier as pt
 
 from . import datasets, files
-from ._identical import ignoring_identical_ids
+from ._identical import ignores_identical_ids, ignoring_identical_ids
 from ._trec_files import refuse_spaced, trec_run_text
 from .files import slug
 from .measures import crosscheck as _crosscheck
@@ -420,6 +420,8 @@ def run_experiment(
     # ids a TREC run file cannot hold: the qids now, each index's docnos once it is ready (not after every build)
     if save_runs is not None:
         refuse_spaced(topics["qid"], "qid", "save_runs= (--save-runs)")
+    # BEIR's: a query's own document is left out of one more result each (ArguAna's queries are documents)
+    own = ignores_identical_ids(dataset)
     retrievers: list[Any] = []
     for s in systems:
         index = s.index(
@@ -427,10 +429,8 @@ def run_experiment(
         )
         if save_runs is not None:
             refuse_spaced(index.docnos, "docno", "save_runs= (--save-runs)")
-        retrievers.append(s.retriever(index, num_results=num_results, verbose=verbose, **extra))
-    retrievers = ignoring_identical_ids(
-        retrievers, dataset, verbose
-    )  # BEIR's: ArguAna's queries are documents
+        retrievers.append(s.retriever(index, num_results=num_results + own, verbose=verbose, **extra))
+    retrievers = ignoring_identical_ids(retrievers, dataset, verbose, num_results)
     if save_runs is not None:
         retrievers = [r.transform(topics) for r in retrievers]
         if empty := [name for name, run in zip(names, retrievers) if not len(run)]:  # no file written

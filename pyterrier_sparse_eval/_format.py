@@ -93,6 +93,10 @@ class IndexCorruptError(ValueError):
     """An index on disk is damaged, incomplete or was edited after its build; the message names the file."""
 
 
+class ForeignFileError(IndexCorruptError):
+    """An index folder holds a file its build did not write (the entry is intact: the file is to move out)."""
+
+
 class StaleIndexError(RuntimeError):
     """The index at a path was rebuilt after a handle (or a retriever) read it."""
 

@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-__all__ = ["IgnoreIdenticalIds", "drop_identical_ids", "ignores_identical_ids", "ignoring_identical_ids"]
+__all__ = [
+    "IgnoreIdenticalIds",
+    "drop_identical_ids",
+    "identical_rows",
+    "ignores_identical_ids",
+    "ignoring_identical_ids",
+]
 
 
 def ignores_identical_ids(dataset: Any) -> bool:
@@ -24,41 +31,57 @@ def ignores_identical_ids(dataset: Any) -> bool:
     return spec.startswith(("beir:", "irds:beir/"))
 
 
-def drop_identical_ids(run: pd.DataFrame) -> pd.DataFrame:
-    """``run`` without the rows whose docno is their query's id, ranks renumbered (0-based, in order)."""
+def identical_rows(run: pd.DataFrame) -> np.ndarray:
+    """Which rows of ``run`` list their query's own id as docno (none without both columns)."""
     if not len(run) or not {"qid", "docno"} <= set(run.columns):
-        return run
-    same = run["qid"].astype(str).to_numpy() == run["docno"].astype(str).to_numpy()
-    if not same.any():
+        return np.zeros(0, dtype=bool)
+    return run["qid"].astype(str).to_numpy() == run["docno"].astype(str).to_numpy()
+
+
+def drop_identical_ids(run: pd.DataFrame, num_results: int | None = None) -> pd.DataFrame:
+    """``run`` without the rows whose docno is their query's id, ranks renumbered (0-based, in order); with
+    ``num_results``, at most that many rows per query are kept (from a run one deeper, as BEIR's search retrieves
+    k + 1 so that k documents other than the query remain)."""
+    same = identical_rows(run)
+    if not len(same) or (not same.any() and num_results is None):
         return run
     kept = run[~same].reset_index(drop=True)
+    by_query = kept.groupby("qid", sort=False)
     if "rank" in kept.columns:
-        kept["rank"] = kept.groupby("qid", sort=False)["rank"].rank(method="first").astype(int) - 1
-    return kept
+        kept["rank"] = by_query["rank"].rank(method="first").astype(int) - 1
+    if num_results is not None:
+        kept = kept[(kept["rank"] if "rank" in kept.columns else by_query.cumcount()) < num_results]
+    return kept.reset_index(drop=True)
 
 
 class IgnoreIdenticalIds(pt.Transformer):
     """Results -> the same results without a query's own document (``retriever >> pse.IgnoreIdenticalIds()``);
-    ``removed_`` counts the rows it left out; ``verbose``: say so the first time it leaves one out."""
+    ``removed_`` counts the rows it left out; ``verbose``: say so the first time it leaves one out; ``num_results``:
+    keep at most that many results per query (give the retriever one more, as BEIR's search does: ``retriever
+    (num_results=k + 1) >> pse.IgnoreIdenticalIds(num_results=k)``, so that k documents other than the query remain)."""
 
-    def __init__(self, verbose: bool = False) -> None:
+    def __init__(self, verbose: bool = False, num_results: int | None = None) -> None:
         self.verbose = verbose
+        self.num_results = num_results
         self.removed_ = 0
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        out = drop_identical_ids(inp)
-        if self.verbose and not self.removed_ and len(out) < len(inp):
+        out, same = drop_identical_ids(inp, self.num_results), int(identical_rows(inp).sum())
+        if self.verbose and not self.removed_ and same:
             print(
                 "Queries that are also documents: each query's own document is left out of its results, as BEIR "
                 "evaluates (ignore_identical_ids) and Anserini's BEIR runs retrieve (-removeQuery)."
             )
-        self.removed_ += len(inp) - len(out)
+        self.removed_ += same
         return out
 
 
-def ignoring_identical_ids(retrievers: list[Any], dataset: Any, verbose: bool) -> list[Any]:
-    """``retrievers``, each followed by one :class:`IgnoreIdenticalIds` when ``dataset`` is BEIR's."""
+def ignoring_identical_ids(
+    retrievers: list[Any], dataset: Any, verbose: bool, num_results: int | None = None
+) -> list[Any]:
+    """``retrievers``, each followed by one :class:`IgnoreIdenticalIds` (keeping ``num_results``) when ``dataset``
+    is BEIR's (the retrievers then retrieve ``num_results + 1``)."""
     if not ignores_identical_ids(dataset):
         return retrievers
-    drop = IgnoreIdenticalIds(verbose)
+    drop = IgnoreIdenticalIds(verbose, num_results)
     return [r >> drop for r in retrievers]

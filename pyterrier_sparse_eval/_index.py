@@ -25,6 +25,7 @@ from ._format import (
     JSON_LISTS,
     META,
     PACKAGE_HINT,
+    ForeignFileError,
     IndexCorruptError,
     StaleIndexError,
     array_files,
@@ -241,7 +242,7 @@ class SparseIndex(pt.Artifact):
         if missing:
             raise IndexCorruptError(f"{path / missing[0]}: missing. The index is incomplete; rebuild it.")
         if foreign:
-            raise IndexCorruptError(
+            raise ForeignFileError(
                 f"{path / foreign[0]}: a file the build did not write is in the index folder; move it out."
             )
         arrays = {}

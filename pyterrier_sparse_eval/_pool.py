@@ -448,7 +448,7 @@ def judged_run_on_pool(
     frame, q = pooled_run(run, pool), str_qrels(qrels)
     check_run_on_pool(frame, q, pool, k)
     j = prepare(frame, q, rel=pool.rel, queries=run_queries(run))
-    return j, background_from_run(frame, pool), run_depths(frame)
+    return j, background_from_run(frame, pool), run_depths(frame, pool)
 
 
 def models_for(j: JudgedRun, samples: dict[str, BackgroundSample], family: str) -> list[BackgroundModel]:

@@ -9,7 +9,7 @@ be counted both as retrieved and among the unseen documents the estimate adds, s
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_string_dtype
 
+from ._identical import identical_rows
 from .measures import FAMILIES, BackgroundModel, fit_background, trec_ranks
 from .measures._inhouse import _MAX_CUTOFF
 from .measures._prepare import single_precision, to_qrels_frame, to_run_frame, user_stacklevel
@@ -25,7 +26,6 @@ __all__ = [
     "BackgroundSample",
     "background_from_run",
     "best_ranks",
-    "bootstrap_bar",
     "check_pool_options",
     "check_relevant_in_pool",
     "check_run_on_pool",
@@ -116,13 +116,6 @@ def in_set(values: pd.Series, members: frozenset[str]) -> np.ndarray:
     call (5-7 s for a 1M-document pool against a 7M-row run; this: 1-2 s)."""
     codes, names = pd.factorize(values, use_na_sentinel=False)
     return np.fromiter((v in members for v in names.tolist()), dtype=bool, count=len(names))[codes]
-
-
-def bootstrap_bar(rounds: range) -> Iterable[int]:
-    """The bootstrap's rounds with a progress bar (on a terminal only: tqdm's automatic setting)."""
-    from tqdm.auto import tqdm
-
-    return tqdm(rounds, desc="SDM bootstrap", unit="round", disable=None)
 
 
 def whole(x: Any) -> bool:
@@ -226,12 +219,18 @@ def check_relevant_in_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any) 
 def check_run_on_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any, k: int = 0) -> None:
     """:func:`check_relevant_in_pool`, and a warning when the run looks cut above the largest cut-off ``k``."""
     check_relevant_in_pool(frame, qrels, pool)
-    warn_if_cut(run_depths(frame), pool, k)
+    warn_if_cut(run_depths(frame, pool), pool, k)
 
 
-def run_depths(frame: pd.DataFrame) -> np.ndarray:
-    """The number of documents the run lists for each of its queries."""
-    return frame.groupby("qid", sort=False).size().to_numpy()
+def run_depths(frame: pd.DataFrame, pool: Any = None) -> np.ndarray:
+    """The number of documents the run lists for each of its queries; with ``pool``, a query's own document (its
+    qid a pooled docno) that its run leaves out (BEIR's ``ignore_identical_ids``) counts as listed."""
+    sizes = frame.groupby("qid", sort=False).size()
+    if pool is None:
+        return sizes.to_numpy()
+    kept = set(frame["qid"][identical_rows(frame)].astype(str))
+    own = [q in pool.docno_set and q not in kept for q in sizes.index.astype(str)]
+    return sizes.to_numpy() + np.asarray(own, dtype=np.int64)
 
 
 def warn_if_cut(sizes: np.ndarray, pool: Any, k: int) -> None:

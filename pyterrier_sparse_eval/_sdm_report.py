@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from ._cache import DAMAGED, clear_unreadable_entry, index_folder
 from ._covariate import Covariate, evaluate_with_covariate
 from ._features import MatchedTerms
 from ._format import IndexCorruptError
-from ._identical import IgnoreIdenticalIds, ignores_identical_ids
+from ._identical import IgnoreIdenticalIds, drop_identical_ids, ignores_identical_ids
 from ._index import SparseIndex
 from ._pool import (
     BackgroundSample,
@@ -31,12 +31,34 @@ from ._pool import (
     build_pool,
     evaluate_on_pool,
 )
-from ._sample import bootstrap_bar, check_noise_correction, check_pool_options, check_sdm_options, whole
+from ._sample import check_noise_correction, check_pool_options, check_sdm_options, whole
 from .measures import evaluate as evaluate_inhouse
 from .measures import json_ready
 from .systems import name_systems, parse_system, specs_in_dataset_language
 
 __all__ = ["ThreeWay", "three_way"]
+
+
+def bootstrap_bar(rounds: range) -> Iterable[int]:
+    """The bootstrap's rounds with a progress bar (on a terminal only: tqdm's automatic setting)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(rounds, desc="SDM bootstrap", unit="round", disable=None)
+
+
+def _judged_in_corpus(qrels: Any, docnos: Any) -> Any:
+    """The judgments of documents in the corpus, with a warning naming those left out (no pool can hold them)."""
+    outside = ~qrels["docno"].astype(str).isin(set(map(str, docnos)))
+    if outside.any():
+        relevant = int((qrels["label"][outside] > 0).sum())
+        warnings.warn(
+            f"{int(outside.sum())} judgments ({relevant} relevant) name documents that are not in the corpus (e.g. "
+            f"{qrels['docno'][outside].astype(str).head(3).tolist()}): no pool can hold them, so they are left out of "
+            "the pooled, SDM and full values alike; `sparse-eval experiment` counts the relevant ones as never "
+            "retrieved, so its R@k and nDCG@k can be lower.",
+            stacklevel=2,
+        )
+    return qrels[~outside].reset_index(drop=True)
 
 
 @dataclass
@@ -205,10 +227,13 @@ def three_way(
     topics = datasets.get_topics(ds, topic_field, verbose=verbose)
     qrels = datasets.get_qrels(ds)
     topics = datasets.judged_topics(dataset_name, topics, qrels)  # before any index is built
+    # the judged queries not in the topics (said above) are neither pooled nor evaluated
+    qrels = qrels[qrels["qid"].astype(str).isin(set(topics["qid"].astype(str)))].reset_index(drop=True)
     folder = index_folder(index_dir, dataset_name)
 
     # BEIR's evaluation: a query's own document is not among its results (ArguAna, Quora)
-    own = IgnoreIdenticalIds(verbose) if ignores_identical_ids(dataset) else (lambda run: run)
+    ignore = ignores_identical_ids(dataset)
+    own = IgnoreIdenticalIds(verbose) if ignore else (lambda run: run)
     full_index: dict[str, SparseIndex] = {}
     full_runs: dict[str, Any] = {}
 
@@ -219,17 +244,20 @@ def three_way(
             )
             if verbose:
                 print(f"Retrieving {spec.name} over the full corpus ({full_depth} per query)")
-            full_runs[spec.name] = own(
-                spec.retriever(full_index[spec.name], num_results=full_depth, verbose=verbose).transform(
-                    topics
-                )
+            # one more, and the query's own left out, as BEIR's search: full_depth documents other than the query
+            retriever = spec.retriever(
+                full_index[spec.name], num_results=full_depth + ignore, verbose=verbose
             )
+            full_runs[spec.name] = own(retriever.transform(topics))
+            if ignore:
+                full_runs[spec.name] = drop_identical_ids(full_runs[spec.name], full_depth)
         return full_runs[spec.name]
 
     pool_frames = {s.name: full_run(s) for s in pool_specs}
     for spec in specs:
         full_run(spec)
     first = full_index[specs[0].name]
+    qrels = _judged_in_corpus(qrels, first.docnos)
     pool = build_pool(
         qrels,
         pool_frames,

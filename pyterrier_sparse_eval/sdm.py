@@ -42,7 +42,6 @@ from ._pool import (
     tail_band_sizes,
 )
 from ._sample import (
-    bootstrap_bar,
     check_noise_correction,
     check_run_on_pool,
     check_sdm_options,
@@ -52,7 +51,7 @@ from ._sample import (
     warn_if_cut,
     whole,
 )
-from ._sdm_report import ThreeWay, three_way
+from ._sdm_report import ThreeWay, bootstrap_bar, three_way
 from ._shared_run import SharedRun, ir_measures_evaluator
 from .measures import FAMILIES, REGISTRY, BackgroundModel, fit_background, prepare
 from .measures._evaluate import warn_overlap
@@ -266,7 +265,8 @@ class _SDMMeasure(Measure):
     POOLED: str  # the in-house measure corrected (a key of measures.REGISTRY)
 
     def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
+        # a parameter given as None is its default, as in sdm.evaluate (covariate=None: no covariate)
+        super().__init__(**{name: value for name, value in params.items() if value is not None})
         # refused here: ir_measures' repr of the measure (printing it, pt.Experiment) would raise KeyError
         unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
         if unknown:

@@ -508,3 +508,44 @@ def test_outputs_are_never_written_into_an_index_folder(tmp_path, capsys):
             in capsys.readouterr().err
         )
     assert main(["check-index", str(entry)]) == 0
+    # the same entry before it is built (a fresh cache) had been accepted, and the outputs written into it
+    fresh = ["--index-dir", str(tmp_path / "fresh"), "--quiet"]
+    for option, target in (("--save-runs", "runs"), ("--output", "x.json")):
+        inside = tmp_path / "fresh" / entry.parent.name / entry.name / target
+        assert main(["experiment", *local, *fresh, option, str(inside)]) == 2
+        assert (
+            f"is inside {tmp_path / 'fresh' / entry.parent.name}, the folder this command builds its indexes in"
+            in capsys.readouterr().err
+        )
+        assert not (tmp_path / "fresh").exists()
+    assert main(["experiment", *local, *fresh, "--output", ""]) == 2
+    assert "--output is empty: give a file to write, or leave the option out." in capsys.readouterr().err
+
+
+def test_check_index_names_the_fix_of_a_foreign_file(tmp_path, capsys):
+    """A file the build did not write: `experiment` reuses the entry as it is, so check-index names moving it out,
+    not (as it had) a rebuild by `experiment`; damage proper still names the rebuild."""
+    local = _toy_files(tmp_path / "toy")
+    assert main(["experiment", *local, "--index-dir", str(tmp_path / "idx"), "--quiet"]) == 0
+    (entry,) = [p for p in (tmp_path / "idx").glob("*/*") if p.is_dir()]
+    (entry / "notes.txt").write_text("mine")
+    capsys.readouterr()
+    assert main(["check-index", str(entry)]) == 1
+    err = capsys.readouterr().err
+    assert "notes.txt: a file the build did not write is in the index folder; move it out." in err
+    assert "rebuilds" not in err
+    (entry / "notes.txt").unlink()
+    (entry / "docnos.json").write_text("[]")
+    assert main(["check-index", str(entry)]) == 1
+    assert "sparse-eval experiment rebuilds a damaged cache entry" in capsys.readouterr().err
+
+
+def test_a_custom_gain_is_not_suggested_as_the_in_house_spelling(tmp_path, capsys):
+    """pse.nDCG's gain= is "linear" or "exp": a dict had been suggested as pse.nDCG(gain={...}), which is refused."""
+    (tmp_path / "r.run").write_text("1 Q0 d1 1 3 t\n1 Q0 d2 2 2 t\n")
+    (tmp_path / "q.qrels").write_text("1 0 d1 2\n1 0 d2 1\n")
+    files = ["--run", str(tmp_path / "r.run"), "--qrels", str(tmp_path / "q.qrels")]
+    assert main(["evaluate", *files, "--metric", "nDCG(gain={0:0,1:1,2:5})@10"]) == 2
+    assert "use pse.nDCG(gain=" not in capsys.readouterr().err
+    assert main(["evaluate", *files, "--metric", "nDCG(gain=exp)@10"]) == 2
+    assert "did you mean 'pse.nDCG(gain=exp)@10'?" in capsys.readouterr().err

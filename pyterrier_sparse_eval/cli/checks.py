@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import IndexCorruptError, datasets, open_index
+from .. import ForeignFileError, IndexCorruptError, datasets, open_index
 from ..console import EXIT_CHECK_FAILED, EXIT_OK, UsageError, one_line
 from ..measures import crosscheck, evaluate
 from .common import DEFAULT_METRICS, check_output, measures_named, user_path, write
@@ -94,7 +94,12 @@ def cmd_check_index(args: argparse.Namespace) -> int:
     try:
         meta = index.verify()
     except IndexCorruptError as e:
-        fix = " (from the command line: sparse-eval experiment rebuilds a damaged cache entry, saying why)"
+        # a foreign file's message names its fix (move it out): a command reuses such an entry as it is
+        fix = (
+            ""
+            if isinstance(e, ForeignFileError)
+            else " (from the command line: sparse-eval experiment rebuilds a damaged cache entry, saying why)"
+        )
         print(f"sparse-eval: check failed: {one_line(e)}{fix}", file=sys.stderr)
         return EXIT_CHECK_FAILED
     shards = f"sharded, {meta['num_shards']} shards, " if "num_shards" in meta else ""  # a sharded index

@@ -24,12 +24,19 @@ LANGUAGE_HELP = (
 )
 
 
-def check_output(path: str | None, suffixes: tuple[str, ...], inputs: tuple[str, ...] = ()) -> None:
+def check_output(
+    path: str | None, suffixes: tuple[str, ...], inputs: tuple[str, ...] = (), cache: Path | None = None
+) -> None:
     """``--output`` checked before any work: a writable destination (:func:`check_destination`) with one of
-    ``suffixes`` (a pipe or a device, such as /dev/stdout, is written as it is), and none of the input files."""
+    ``suffixes`` (a pipe or a device, such as /dev/stdout, is written as it is), none of the input files, and not
+    inside ``cache`` (:func:`outside_indexes`)."""
+    if (
+        path == ""
+    ):  # an unset shell variable ($OUT): it had been taken as no --output, and nothing was written
+        raise UsageError("--output is empty: give a file to write, or leave the option out.")
     if not path:
         return
-    outside_indexes(path, "--output")
+    outside_indexes(path, "--output", cache)
     check_destination(path, option="--output")
     target = Path(path)
     for given in inputs:
@@ -39,14 +46,21 @@ def check_output(path: str | None, suffixes: tuple[str, ...], inputs: tuple[str,
         raise UsageError(f"--output must end in {' or '.join(suffixes)}, got {path!r}.")
 
 
-def outside_indexes(path: str | None, option: str) -> None:
-    """A destination is not inside an index's folder (a cache entry): a file there had been taken by
-    ``check-index`` for damage, and is lost when the entry is rebuilt."""
+def outside_indexes(path: str | None, option: str, cache: Path | None = None) -> None:
+    """A destination is not inside an index's folder (a cache entry), nor inside ``cache`` (the dataset's folder
+    of the index cache, where this command's entries are built): a file there had been taken by ``check-index``
+    for damage, and is lost when the entry is rebuilt."""
     if not path or is_stream(written_path(Path(path))):
         return
-    for folder in Path(os.path.abspath(path)).parents:
+    where = Path(os.path.abspath(path))
+    for folder in where.parents:
         if (folder / "pt_meta.json").is_file():
             raise UsageError(f"{option} {path} is inside the index at {folder}: write it elsewhere.")
+    # an entry this command is about to build has no pt_meta.json yet
+    if cache is not None and Path(os.path.abspath(cache)) in where.parents:
+        raise UsageError(
+            f"{option} {path} is inside {cache}, the folder this command builds its indexes in: write it elsewhere."
+        )
 
 
 def user_path(value: str) -> str:

@@ -77,11 +77,12 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     baseline = resolve_baseline(args.baseline, names)
     # a pipe or a device (/dev/stdout) gets JSON; an input file (the qrels) is never written over
-    check_output(args.output, (".json", ".csv"), dataset_inputs(args.dataset))
+    cache = index_folder(args.index_dir, args.dataset)
+    check_output(args.output, (".json", ".csv"), dataset_inputs(args.dataset), cache)
     if args.plots and len(systems) < 2:  # it had run to the end to draw nothing
         raise UsageError("--plots draws per-query comparisons of two systems or more: give another --system.")
     for option, given in (("--plots", args.plots), ("--save-runs", args.save_runs)):
-        outside_indexes(given, option)
+        outside_indexes(given, option, cache)
     plots.check_folder(args.plots, option="--plots")
     check_destination(args.save_runs, option="--save-runs", folder=True)
     if args.num_results < 1:

@@ -44,8 +44,9 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     if args.per_query and not args.output:
         raise UsageError("--per-query adds each query's values to the --output JSON: give --output too.")
     # or a pipe or a device (/dev/stdout); an input file (the qrels) is never written over
-    check_output(args.output, (".json",), dataset_inputs(args.dataset))
-    outside_indexes(args.plots, "--plots")
+    cache = index_folder(args.index_dir, args.dataset)
+    check_output(args.output, (".json",), dataset_inputs(args.dataset), cache)
+    outside_indexes(args.plots, "--plots", cache)
     plots.check_folder(args.plots, option="--plots")
     # the indexes go into the dataset's folder of it (a read-only root may hold a writable one)
     check_destination(index_folder(args.index_dir, args.dataset), option="--index-dir", folder=True)

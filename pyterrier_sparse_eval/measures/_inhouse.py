@@ -328,7 +328,7 @@ def inhouse(measure: Any) -> InHouseMeasure:
 
     Raises a ValueError naming what is supported when it has no in-house counterpart.
     """
-    measure = parse_measure(measure)
+    given, measure = measure, parse_measure(measure)
     if isinstance(measure, InHouseMeasure):
         return measure.check()
     base = REGISTRY.get(str(measure.NAME))
@@ -345,7 +345,8 @@ def inhouse(measure: Any) -> InHouseMeasure:
     extra = sorted(set(params) - set(base.SUPPORTED_PARAMS))
     if extra:
         raise ValueError(
-            f"{measure}: parameters {extra} are not supported in-house (supported: {SUPPORTED[base.BASE]})."
+            f"{given if isinstance(given, str) else measure}: parameters {extra} are not supported in-house "
+            f"(supported: {SUPPORTED[base.BASE]}); evaluate it with ir_measures / pt.Experiment instead."
         )
     return base(**params).check()
 
@@ -433,7 +434,8 @@ def _checked(measure: Measure, name: str) -> Measure:
     if unknown:
         twin = REGISTRY.get(str(measure.NAME))
         hint = ""
-        if twin is not None and set(unknown) <= set(twin.SUPPORTED_PARAMS):
+        # the in-house spelling is suggested only where it parses (its gain= is "linear" or "exp")
+        if twin is not None and set(unknown) <= set(twin.SUPPORTED_PARAMS) and _inhouse_only(name):
             hint = f"; the in-house pse.{measure.NAME} takes {unknown}: use pse.{name}" if "(" in name else ""
         elif twin is not None and set(twin.SUPPORTED_PARAMS) != set(supported):
             # evaluate and crosscheck compute it in-house, with other parameters

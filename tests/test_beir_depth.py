@@ -1,0 +1,164 @@
+"""BEIR's ArguAna convention at the cut-off, and `sparse-eval sdm` on judgments a dataset's topics or corpus lack.
+
+BEIR's search retrieves k + 1 documents and leaves the query's own out, so k documents other than the query
+remain; `experiment` and `sdm` (its full-corpus values, its check that a run was not cut) do the same. Expected
+values come from pytrec_eval on runs built here independently (the full ranking, the query's own document dropped,
+then cut to k).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pandas as pd
+import pytest
+import pytrec_eval
+
+import pyterrier_sparse_eval as pse
+from pyterrier_sparse_eval.cli import main
+
+
+def _arguana_like(folder, n_queries=6, n_docs=60, extra_qrels=()):
+    """A BEIR folder whose queries are documents; each query's relevant documents share its topic's words."""
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(200)]
+    docs, qrels, queries = {}, [], {}
+    for i in range(n_docs):
+        topic = i % n_queries
+        # "argument" in every document: a query's run over a pool lists the whole pool
+        words = rng.sample(vocab, 6) + rng.sample([f"topic{topic}w{j}" for j in range(8)], 6) + ["argument"]
+        docs[f"d{i}"] = " ".join(words)
+    for t in range(n_queries):
+        members = [f"d{i}" for i in range(n_docs) if i % n_queries == t]
+        queries[members[0]] = docs[members[0]]
+        qrels += [(members[0], d, 1) for d in members[1:3]]
+    qrels += list(extra_qrels)
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in docs.items())
+    )
+    (folder / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items())
+    )
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{r}\n" for q, d, r in qrels)
+    )
+    return {q: {d: r for qq, d, r in qrels if qq == q} for q in queries}
+
+
+def _recall_at(folder, index_dir, qrels, k):
+    """R@k as BEIR computes it, with pytrec_eval on the full BM25 ranking without each query's own document."""
+    (entry,) = {p.parent for p in index_dir.rglob("pt_meta.json") if "pool" not in str(p)}
+    topics = pse.datasets.get_topics(f"beir:{folder}")
+    run = pse.BM25().retriever(pse.SparseIndex(entry), num_results=1000)(topics)
+    results = {
+        q: {d: float(s) for d, s in list(zip(g.docno, g.score)) if d != q} for q, g in run.groupby("qid")
+    }
+    results = {q: dict(sorted(r.items(), key=lambda x: -x[1])[:k]) for q, r in results.items()}
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {f"recall.{k}"}).evaluate(results)
+    return sum(v[f"recall_{k}"] for v in per_query.values()) / len(qrels)
+
+
+def test_experiment_keeps_k_documents_besides_the_query(tmp_path):
+    folder = tmp_path / "arg"
+    qrels = _arguana_like(folder)
+    out = tmp_path / "r.json"
+    argv = ["experiment", "--dataset", f"beir:{folder}", "--index-dir", str(tmp_path / "i"), "--quiet"]
+    assert main([*argv, "--metric", "R@2", "--num-results", "2", "--output", str(out)]) == 0
+    (got,) = json.loads(out.read_text())["results"].values()
+    expected = _recall_at(folder, tmp_path / "i", qrels, 2)
+    assert expected > 0  # the relevant documents rank below each query's own
+    assert got["R@2"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_sdm_full_values_keep_k_documents_besides_the_query(tmp_path, capsys):
+    folder = tmp_path / "arg"
+    qrels = _arguana_like(folder)
+    out = tmp_path / "s.json"
+    argv = ["sdm", "--dataset", f"beir:{folder}", "--index-dir", str(tmp_path / "i"), "--quiet"]
+    # the pool holds every document (nothing unseen): pooled, SDM and full are the same number
+    assert (
+        main(
+            [
+                *argv,
+                "--k",
+                "2",
+                "--num-results",
+                "2",
+                "--pool-depth",
+                "0",
+                "--sample",
+                "48",
+                "--output",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    (got,) = json.loads(out.read_text())["results"].values()
+    expected = _recall_at(folder, tmp_path / "i", qrels, 2)
+    assert got["R@2"]["full"] == pytest.approx(expected, abs=1e-12)
+    assert got["R@2"]["pooled"] == pytest.approx(expected, abs=1e-12)
+    capsys.readouterr()
+    # k beyond the pool: each run over the pool lists the pool but the query's own document, which is not a cut
+    # run (it had been warned as one, with a fix that cannot be followed)
+    assert main([*argv, "--k", "100", "--pool-depth", "0", "--sample", "48"]) == 0
+    assert "The run lists at most" not in capsys.readouterr().err
+
+
+def test_sdm_leaves_out_judgments_of_documents_the_corpus_lacks(tmp_path, capsys):
+    folder = tmp_path / "arg"
+    qrels = _arguana_like(folder, extra_qrels=[("d0", "GONE", 1)])
+    out = tmp_path / "s.json"
+    argv = ["sdm", "--dataset", f"beir:{folder}", "--index-dir", str(tmp_path / "i"), "--quiet"]
+    # it had stopped with exit 2 ("no pool can hold them") where `experiment` evaluates the dataset
+    assert main([*argv, "--k", "5", "--pool-depth", "0", "--sample", "48", "--output", str(out)]) == 0
+    assert "1 judgments (1 relevant) name documents that are not in the corpus" in capsys.readouterr().err
+    (got,) = json.loads(out.read_text())["results"].values()
+    del qrels["d0"]["GONE"]
+    assert got["R@5"]["full"] == pytest.approx(_recall_at(folder, tmp_path / "i", qrels, 5), abs=1e-12)
+
+
+def test_sdm_neither_pools_nor_evaluates_judged_queries_missing_from_the_topics(tmp_path, capsys):
+    folder = tmp_path / "arg"
+    _arguana_like(folder)
+    with (folder / "qrels" / "test.tsv").open("a") as f:
+        f.write("elsewhere\td5\t1\n")
+    argv = ["sdm", "--dataset", f"beir:{folder}", "--index-dir", str(tmp_path / "i"), "--quiet"]
+    assert main([*argv, "--k", "5", "--pool-depth", "0", "--sample", "48"]) == 0
+    err = capsys.readouterr().err
+    assert "1 judged queries are not in the topics" in err
+    assert "have no results in the run" not in err  # as if the retrieval had failed for them
+
+
+def test_sdm_measures_take_none_as_their_default(tmp_path):
+    import pyterrier as pt
+
+    from pyterrier_sparse_eval import sdm
+
+    docnos = [f"d{i}" for i in range(300)]
+    qrels = pd.DataFrame({"qid": ["q1", "q1", "q2"], "docno": ["d1", "d2", "d3"], "label": [1, 1, 1]})
+    pool = sdm.build_pool(qrels, [], all_docnos=docnos, depth=0, sample=50, seed=0)
+    rng = random.Random(0)
+    # the relevant documents score high, the background low
+    run = pd.DataFrame(
+        [
+            (q, d, (5.0 if d in ("d1", "d2", "d3") else 0.0) + rng.random())
+            for q in ("q1", "q2")
+            for d in pool.docnos
+        ],
+        columns=["qid", "docno", "score"],
+    )
+    topics = pd.DataFrame({"qid": ["q1", "q2"], "query": ["a", "b"]})
+    # covariate=None had been refused ("invalid param covariate=None"), as sdm.evaluate takes it for no covariate
+    plain, given_none = sdm.SDM_R(pool=pool) @ 10, sdm.SDM_R(pool=pool, covariate=None, rel=None) @ 10
+    assert plain == given_none and repr(plain) == repr(given_none)
+    measures = [given_none, sdm.SDM_nDCG(pool=pool, covariate=None) @ 10]
+    table = pt.Experiment([pt.Transformer.from_df(run)], topics, qrels, measures, names=["r"]).set_index(
+        "name"
+    )
+    expected = sdm.evaluate(run, qrels, pool, [10], verbose=False)["aggregate"]
+    assert expected["R@10"]["sdm"] > 0.5
+    assert table.loc["r", str(given_none)] == pytest.approx(expected["R@10"]["sdm"], abs=1e-12)
+    assert table.loc["r", str(measures[1])] == pytest.approx(expected["nDCG@10"]["sdm"], abs=1e-12)
