@@ -39,7 +39,8 @@ def trec_bytes(path: str, kind: str) -> bytes | None:
     if os.path.isdir(path):
         raise IsADirectoryError(f"{kind} file {path} is a directory: give the {kind.lower()} file in it.")
     if not os.path.exists(path):
-        raise FileNotFoundError(f"{kind} file not found: {path}.")
+        stdin = " (to read standard input, give /dev/stdin)" if str(path) == "-" else ""
+        raise FileNotFoundError(f"{kind} file not found: {path}{stdin}.")
     if os.path.isfile(path) and not os.path.abspath(path).startswith(("/dev/", "/proc/")):
         with open(path, "rb") as f:  # (/dev/stdin redirected from a file is a regular file too: read once)
             start = f.read(10)

@@ -549,3 +549,19 @@ def test_a_custom_gain_is_not_suggested_as_the_in_house_spelling(tmp_path, capsy
     assert "use pse.nDCG(gain=" not in capsys.readouterr().err
     assert main(["evaluate", *files, "--metric", "nDCG(gain=exp)@10"]) == 2
     assert "did you mean 'pse.nDCG(gain=exp)@10'?" in capsys.readouterr().err
+
+
+def test_standard_input_spellings_are_named(tmp_path, capsys):
+    """`--run -` names /dev/stdin; one file for both --run and --qrels (stdin twice) is said as such (it had been
+    reported as a malformed qrels file); a crosscheck that compared no query does not say "ok" per measure."""
+    (tmp_path / "q.qrels").write_text("1 0 d1 2\n")
+    (tmp_path / "empty.run").write_text("")
+    qrels = ["--qrels", str(tmp_path / "q.qrels")]
+    assert main(["evaluate", "--run", "-", *qrels]) == 2
+    assert "Run file not found: - (to read standard input, give /dev/stdin)." in capsys.readouterr().err
+    for command in ("evaluate", "crosscheck"):
+        assert main([command, "--run", str(tmp_path / "q.qrels"), *qrels]) == 2
+        assert "--run and --qrels are the same file" in capsys.readouterr().err
+    assert main(["crosscheck", "--run", str(tmp_path / "empty.run"), *qrels, "--metric", "AP"]) == 1
+    out = capsys.readouterr().out
+    assert "0           0  nothing compared" in out and " ok" not in out

@@ -4,6 +4,7 @@ trec_eval's values, and an index verified."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,16 @@ query, 1 when one differs or when no query could be compared (no judged query in
 """
 
 
+def _two_files(args: argparse.Namespace) -> None:
+    """--run and --qrels name two files (standard input for both had been reported as a malformed qrels file)."""
+    if os.path.abspath(args.run) == os.path.abspath(args.qrels):
+        raise UsageError(
+            f"--run and --qrels are the same file ({args.run}): give the run and the qrels each its own."
+        )
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    _two_files(args)
     measures = measures_named(args.metric)
     check_output(args.output, (".json",), (args.run, args.qrels))
     run, qrels = datasets.read_run(args.run), datasets.read_qrels(args.qrels)
@@ -66,6 +76,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
+    _two_files(args)
     measures = measures_named(args.metric)
     check_output(args.output, (".json",), (args.run, args.qrels))
     report = crosscheck(datasets.read_run(args.run), datasets.read_qrels(args.qrels), measures)

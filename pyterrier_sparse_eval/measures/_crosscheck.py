@@ -73,7 +73,7 @@ class CrossCheck:
             status = (
                 "no trec_eval counterpart"
                 if c.trec_eval is None
-                else ("ok" if c.ok else f"{len(c.differing)} differ")
+                else ("nothing compared" if not c.queries else "ok" if c.ok else f"{len(c.differing)} differ")
             )
             lines.append(
                 f"{c.measure!s:<{wm}} {c.trec_eval or '-':<{wt}} {c.queries:>7} {c.max_diff:>11.3g}  {status}"
