@@ -56,6 +56,18 @@ def is_local_spec(spec: Any) -> bool:
     return isinstance(spec, str) and spec.startswith(LOCAL_PREFIXES)
 
 
+def warn_missing_judged(judged: set[str], found: set[str], qrels_name: str) -> None:
+    """A counted warning, once a corpus has been read whole, for the judged documents it lacks (``found``: those
+    read)."""
+    if missing := judged - found:
+        warnings.warn(
+            f"{len(missing)} of {len(judged)} judged documents in {qrels_name} are not in the corpus "
+            f"(e.g. {_sample(missing)}): the relevant ones count as never retrieved; check that "
+            "qrels and corpus belong together.",
+            stacklevel=3,
+        )
+
+
 class LocalDataset:
     """A collection of local files, shaped like a PyTerrier dataset; see the module docstring."""
 
@@ -124,14 +136,7 @@ class LocalDataset:
             yield {"docno": docno, "title": title, "text": text}
         self._check_unique(hashes)
         _warn_mixed_ids(self._id_kinds, "document", self.corpus_name)
-        missing = judged - found
-        if missing:
-            warnings.warn(
-                f"{len(missing)} of {len(judged)} judged documents in {self.qrels_name} are not in the corpus "
-                f"(e.g. {_sample(missing)}): the relevant ones count as never retrieved; check that "
-                "qrels and corpus belong together.",
-                stacklevel=2,
-            )
+        warn_missing_judged(judged, found, self.qrels_name)
 
     def _check_unique(self, hashes: array) -> None:
         """Refuse repeated document ids: equal hashes are re-checked on a second pass that names the lines."""

@@ -23,7 +23,7 @@ import pyterrier as pt
 from ._fields import DEFAULT_DOC_FIELDS, doc_texts, resolve_fields, warn_empty, watch_fields
 from ._records import READER_VERSION, FieldError, _as_text
 from ._trec_files import read_qrels, read_run
-from .collections import LocalDataset, is_local_spec, load_local
+from .collections import LocalDataset, is_local_spec, load_local, warn_missing_judged
 from .console import HF_OFFLINE_HINT, OFFLINE_HINT, OfflineError, looks_like_network
 from .hf import load_hf
 from .measures._frames import no_all_negative_query
@@ -354,12 +354,19 @@ class Corpus:
         self.default_fields = dataset_doc_fields(dataset)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        # an irds: dataset's judged documents the corpus lacks are counted as a local dataset's are (qrels at hand)
+        irds, judged, found = _irds(self.dataset) if self.keep is None else None, set(), set()
+        with contextlib.suppress(Exception):
+            judged = {q.doc_id for q in irds.qrels_iter()} if irds is not None and irds.has_qrels() else set()
         with _downloading(self.dataset, "documents"):
             for doc in self.dataset.get_corpus_iter(verbose=self.verbose):
                 if not isinstance(doc["docno"], str):
                     doc = {**doc, "docno": str(doc["docno"])}
+                if doc["docno"] in judged:
+                    found.add(doc["docno"])
                 if self.keep is None or doc["docno"] in self.keep:
                     yield doc
+        warn_missing_judged(judged, found, f"{_name(self.dataset)}'s qrels")
 
     def __len__(self) -> int:
         if self.count is None:

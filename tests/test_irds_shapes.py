@@ -359,3 +359,30 @@ def test_a_query_set_without_judgments_names_its_corpus_other_sets():
         r"irds:msmarco-passage/dev",
     ):
         pse.datasets.get_qrels("irds:msmarco-passage/eval")
+
+
+def test_judged_documents_the_corpus_lacks_are_counted(tmp_path, msdoc):
+    """As a local dataset's are: an irds: dataset's qrels naming documents its corpus lacks had gone unsaid."""
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import TrecQrels, TsvDocs, TsvQueries
+    from ir_datasets.util import LocalDownload
+
+    (tmp_path / "docs.tsv").write_text("a\tbirds sing\nb\tfish swim\n")
+    (tmp_path / "queries.tsv").write_text("1\tbirds\n")
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 GONE 1\n1 0 b 0\n")
+    name = f"pse-test/missing-{tmp_path.name}"
+    ir_datasets.registry.register(
+        name,
+        Dataset(
+            TsvDocs(LocalDownload(tmp_path / "docs.tsv")),
+            TsvQueries(LocalDownload(tmp_path / "queries.tsv")),
+            TrecQrels(LocalDownload(tmp_path / "qrels"), {1: "relevant"}),
+        ),
+    )
+    with pytest.warns(
+        UserWarning, match=rf"1 of 3 judged documents in irds:{name}'s qrels are not in the corpus"
+    ):
+        assert [d["docno"] for d in pse.datasets.corpus_iter(f"irds:{name}")] == ["a", "b"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every judged document present: nothing said
+        assert len(list(pse.datasets.corpus_iter(msdoc))) == len(DOCS)
