@@ -414,7 +414,8 @@ def main() -> None:
                         ):
                             est = value.sum() / len(st.qids)  # a query the run lacks counts 0
                             errors.append((label, seed, name, family, measure, est - st.full[name][measure]))
-                    if family in ("auto", "skewnorm"):  # the reference's counting rule, the same family
+                    # the reference's counting rule, the same family
+                    if family in ("auto", "skewnorm") or family.startswith("lcd"):
                         for k in K_VALUES:
                             inside = (j.label > 0) & (j.rank + 1 + p * n_unseen <= k)
                             hits = np.bincount(j.group[inside], minlength=len(qids)) / np.maximum(

@@ -46,11 +46,18 @@ def drop_identical_ids(run: pd.DataFrame, num_results: int | None = None) -> pd.
     if not len(same) or (not same.any() and num_results is None):
         return run
     kept = run[~same].reset_index(drop=True)
-    by_query = kept.groupby("qid", sort=False)
+    by_query = kept.groupby("qid", sort=False, dropna=False)
     if "rank" in kept.columns:
         kept["rank"] = by_query["rank"].rank(method="first").astype(int) - 1
     if num_results is not None:
-        kept = kept[(kept["rank"] if "rank" in kept.columns else by_query.cumcount()) < num_results]
+        # a run without ranks: its best scores (in row order among equal ones), else its first rows
+        if "rank" in kept.columns:
+            place = kept["rank"]
+        elif "score" in kept.columns:
+            place = by_query["score"].rank(method="first", ascending=False) - 1
+        else:
+            place = by_query.cumcount()
+        kept = kept[place < num_results]
     return kept.reset_index(drop=True)
 
 

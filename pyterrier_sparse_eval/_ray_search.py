@@ -50,14 +50,19 @@ class _Searcher:
         from ._index import SparseIndex
         from ._retriever import SparseRetriever
 
+        kwargs = dict(kwargs)
+        # the sharded index's own mmap= and checks= (checks="structure" skips the CRC-32s)
+        opening = kwargs.pop("index_options", {})
         try:
-            index = SparseIndex(path)
+            index = SparseIndex(path, **opening)
             found = index.build_id
-        except (OSError, ValueError) as e:
+        except OSError as e:
             raise IndexCorruptError(
                 f"{label} cannot be opened on Ray node {socket.gethostname()}: {str(e).rstrip('.')}. Shard folders must be readable "
                 "at the same path by every worker (a shared filesystem)."
             ) from None
+        except ValueError as e:  # damage, named as the driver names it
+            raise IndexCorruptError(f"{label} on Ray node {socket.gethostname()}: {e}") from None
         if found != build_id:
             raise IndexCorruptError(
                 f"{label} on node {socket.gethostname()} is build {found}, not {build_id}."

@@ -169,24 +169,42 @@ class ShardedIndex(pt.Artifact):
         return str(self.meta["build_id"])
 
     def check_current(self) -> None:
-        """Raise :class:`StaleIndexError` if the index at ``path`` was rebuilt after this handle opened it."""
-        if not has_meta(self.directory) or generation(self.directory) != self._opened[1]:
-            raise StaleIndexError(
-                f"The sharded index at {self.path} was rebuilt (or moved or removed) after it was opened; call "
-                ".reload() or open it again."
+        """Raise :class:`StaleIndexError` if the index at ``path`` was rebuilt after this handle opened it (a copy of
+        the same build, or a ``touch``, is the same build: its manifest's build id says so)."""
+        manifest, seen = self._opened
+        with contextlib.suppress(OSError, ValueError):
+            if (current := generation(self.directory)) == seen:
+                return
+            # the same build: its new identity remembered
+            if json.loads((self.directory / META).read_text("utf-8")).get("build_id") == manifest["build_id"]:
+                self.__dict__["_opened"] = (manifest, current)
+                return
+        raise StaleIndexError(
+            f"The sharded index at {self.path} was rebuilt (or moved or removed) after it was opened; call "
+            ".reload() or open it again."
+        )
+
+    def allow_maps(self) -> None:
+        """The open-files limit raised for every shard's arrays, which stay open, mapped (``mmap=True``): once a
+        handle (and again after a reload, or in the process that unpickles it)."""
+        _ = self._maps_allowed
+
+    @cached_property
+    def _maps_allowed(self) -> bool:
+        if self.mmap:
+            allow_open_files(
+                5 * len(self.meta["shards"]),
+                f"{self!r}, memory-mapped,",
+                "open it with mmap=False",
+                holder=self,
             )
+        return True
 
     @cached_property
     def shards(self) -> list[SparseIndex]:
         """The shards, each checked against the manifest (present, complete, of this build)."""
         manifest = self.meta
-        if self.mmap:  # each shard's 5 arrays stay open, mapped
-            allow_open_files(
-                5 * len(manifest["shards"]),
-                f"{self!r}, memory-mapped,",
-                "open it with mmap=False",
-                holder=self,
-            )
+        self.allow_maps()
         out = []
         # a shard of another build, found as another process rebuilds the index, is staleness, not damage
         with unless_rebuilt(self.directory, self._opened[1]):

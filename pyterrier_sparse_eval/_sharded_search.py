@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -67,13 +68,34 @@ class ShardedRetriever(InitAttributes, pt.Transformer):
             ]
             # the actors get query weights: the analyzer (and its memo) stays here
             remote = {k: v for k, v in kwargs.items() if k != "analyzer"}
+            remote["index_options"] = {"mmap": index.mmap, "checks": index.checks}
             self._searchers = ShardSearchers(shards, {"num_results": num_results, **remote}, ray_address)
 
-    def set_parameter(self, name: str, value: Any) -> None:
-        """A setting (see :class:`InitAttributes`), a shard retriever's option too (``idf``, ``ties``)."""
-        if name in _OPTIONS and name != "num_results":
-            return super().set_parameter("kwargs", {**self.kwargs, name: value})
-        return super().set_parameter(name, value)
+    def attributes(self) -> list[Any]:
+        """``pt.inspect``'s attributes: the ``__init__`` parameters, with the shard retrievers' options (``ties``,
+        ``idf``, ...) each its own, at :class:`SparseRetriever`'s default when not given (so that the repr names
+        only those that differ, and ``pt.inspect.transformer_apply_attributes`` and ``set_parameter`` take them)."""
+        from pyterrier.inspect import TransformerAttribute
+
+        own = [a for a in super().attributes() if a.init_parameter_kind != inspect.Parameter.VAR_KEYWORD]
+        options = [
+            p
+            for p in inspect.signature(SparseRetriever.__init__).parameters.values()
+            if p.name in _OPTIONS and p.name != "num_results"
+        ]
+        known = {p.name for p in options}
+        return (
+            own
+            + [
+                TransformerAttribute(p.name, self.kwargs.get(p.name, p.default), p.default, p.KEYWORD_ONLY)
+                for p in options
+            ]
+            + [  # an option SparseRetriever does not know is refused by __init__: kept as given
+                TransformerAttribute(k, v, inspect.Parameter.empty, inspect.Parameter.KEYWORD_ONLY)
+                for k, v in self.kwargs.items()
+                if k not in known
+            ]
+        )
 
     def get_parameter(self, name: str) -> Any:
         """A setting, a shard retriever's option (``idf``, ``ties``) as its retrievers use it."""
@@ -83,8 +105,9 @@ class ShardedRetriever(InitAttributes, pt.Transformer):
         """Each shard's top k for the queries: (query row, docnos (see take_docnos), float32 score)."""
         if self._searchers is not None:
             return self._searchers.search(weights)
-        # the open-files limit raised for every shard's maps (the first search of an unpickled retriever)
-        _ = self.index.shards
+        # the open-files limit raised for every shard's maps (the first search of an unpickled retriever; its shard
+        # retrievers open their own handles: the index's shards are not opened, and checked, a second time)
+        self.index.allow_maps()
 
         def one(part: SparseRetriever) -> tuple[np.ndarray, Any, np.ndarray]:
             part._check_build()

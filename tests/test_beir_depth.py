@@ -162,3 +162,20 @@ def test_sdm_measures_take_none_as_their_default(tmp_path):
     assert expected["R@10"]["sdm"] > 0.5
     assert table.loc["r", str(given_none)] == pytest.approx(expected["R@10"]["sdm"], abs=1e-12)
     assert table.loc["r", str(measures[1])] == pytest.approx(expected["nDCG@10"]["sdm"], abs=1e-12)
+
+
+def test_ignore_identical_ids_keeps_the_best_scores_of_a_run_without_ranks():
+    """A frame without ranks (pt.Transformer.from_df, a CSV) had kept its first k rows, not its k best."""
+    run = pd.DataFrame(
+        {
+            "qid": ["1"] * 5 + [None],
+            "docno": ["8", "1", "5", "7", "2", "3"],
+            "score": [1.0, 3.0, 4.0, 2.0, 2.0, 1.0],
+        }
+    )
+    kept = pse.IgnoreIdenticalIds(num_results=2).transform(run)
+    # the query's own "1" left out; "7" before "2" at equal scores, as listed
+    assert kept[kept["qid"] == "1"]["docno"].tolist() == ["5", "7"]
+    # a row without a qid had been a pandas IntCastingNaNError once ranks were renumbered
+    ranked = pse.IgnoreIdenticalIds().transform(run.assign(rank=[3, 1, 0, 2, 4, 0]))
+    assert ranked["rank"].tolist() == [2, 0, 1, 3, 0]

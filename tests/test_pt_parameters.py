@@ -143,3 +143,34 @@ def test_set_parameter_of_the_index_makes_the_transformer_anew(indexes, tmp_path
     indexer.set_parameter("index", pse.SparseIndex(tmp_path / "b"))
     indexer.index([{"docno": "d", "text": "apple"}])  # index() is still the method
     assert pse.SparseIndex(tmp_path / "b").built() and not pse.SparseIndex(tmp_path / "a").built()
+
+
+def test_a_sharded_retrievers_shard_options_are_attributes(indexes):
+    """A sharded retriever's repr had named every shard option given (ties='trec_eval', idf=True: the defaults), and
+    pt.inspect.transformer_apply_attributes had refused them ("Unknown attributes ['ties']")."""
+    bm25, single, sharded = indexes
+    assert repr(sharded.retriever(ties="trec_eval", idf=True, prune=True)) == f"ShardedRetriever({sharded!r})"
+    assert repr(sharded.retriever(ties="lucene")) == f"ShardedRetriever({sharded!r}, ties='lucene')"
+    made = pt.inspect.transformer_apply_attributes(bm25.retriever(sharded, num_results=5), ties="trec_eval")
+    assert made.get_parameter("ties") == "trec_eval" and made.get_parameter("num_results") == 5
+    pd.testing.assert_frame_equal(
+        made(TOPICS), bm25.retriever(single, num_results=5, ties="trec_eval")(TOPICS)
+    )
+
+
+def test_an_unpickled_sharded_retriever_checks_each_shard_once(indexes, monkeypatch):
+    """Its first search had opened (and checksummed) every shard twice: its shard retrievers' handles, and the
+    index's own shards, touched to raise the open-files limit."""
+    import pickle
+
+    from pyterrier_sparse_eval import _index
+
+    bm25, _, sharded = indexes
+    retriever = pickle.loads(pickle.dumps(bm25.retriever(pse.ShardedIndex(sharded.path))))
+    checked: list[str] = []
+    real = _index.check_checksums
+    monkeypatch.setattr(
+        _index, "check_checksums", lambda path, meta: (checked.append(str(path)), real(path, meta))
+    )
+    retriever(TOPICS)
+    assert sorted(checked) == sorted(str(s.path) for s in pse.ShardedIndex(sharded.path).shards)

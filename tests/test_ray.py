@@ -180,6 +180,26 @@ def test_a_retriever_used_after_ray_shutdown_says_to_make_it_again(cluster, tmp_
     retriever._searchers.close()
 
 
+def test_the_shard_actors_open_their_shards_as_the_index_was_opened(cluster, tmp_path):
+    """The actors had opened each shard with the default checks: a sharded index opened with checks="structure"
+    (which skips the CRC-32s) searched locally and failed on Ray, its damage blamed on a shared filesystem."""
+    docs = random_toks_corpus(np.random.default_rng(9), 60, 20, integer=True)
+    pse.ShardedIndex(tmp_path / "x", num_shards=2).indexer(verbose=False).index(docs)
+    data = next((tmp_path / "x").glob("*1/postings.data.npy"))
+    raw = bytearray(data.read_bytes())
+    raw[-1] ^= 0x01  # the last stored weight's low bit: the same size, another CRC-32
+    data.write_bytes(bytes(raw))
+    index = pse.ShardedIndex(tmp_path / "x", checks="structure")
+    queries = random_queries(np.random.default_rng(10), 5, 20, 4)
+    retriever = index.retriever(num_results=10, engine="ray")
+    try:
+        _same_run(index.retriever(num_results=10).transform(queries), retriever.transform(queries))
+    finally:
+        retriever._searchers.close()
+    with pytest.raises(pse.IndexCorruptError, match="CRC-32"):
+        pse.ShardedIndex(tmp_path / "x").retriever(num_results=10, engine="ray")
+
+
 def test_a_relative_index_path_is_built_and_searched_on_ray(cluster, tmp_path, monkeypatch):
     """The README's paths are relative ("indexes/scifact-x3", the command line's --index-dir indexes): Ray's
     workers run in another directory, and both the build and the search had failed, blaming the filesystem."""

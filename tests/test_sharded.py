@@ -243,6 +243,25 @@ def test_retriever_of_a_rebuilt_index_says_so(built):
         retriever.transform(queries)
 
 
+def test_a_touched_or_copied_back_manifest_is_the_same_build(built):
+    """As a single index's: a touch (or a copy of the same build without its times) had made every retriever of a
+    sharded index stale, "rebuilt (or moved or removed)"."""
+    import shutil
+
+    retriever = built.retriever(num_results=5)
+    queries = pd.DataFrame({"qid": ["q"], "query_toks": [{"t1": 1.0}]})
+    before = retriever.transform(queries)
+    meta = built.path / "pt_meta.json"
+    os.utime(meta, ns=(meta.stat().st_atime_ns, meta.stat().st_mtime_ns + 10**9))
+    pd.testing.assert_frame_equal(retriever.transform(queries), before)
+    shutil.copyfile(meta, built.path / "copy.json")
+    os.replace(built.path / "copy.json", meta)  # another file, the same build
+    pd.testing.assert_frame_equal(retriever.transform(queries), before)
+    meta.write_text(meta.read_text().replace(built.build_id, "0" * len(built.build_id)))
+    with pytest.raises(pse.StaleIndexError, match="was rebuilt"):
+        retriever.transform(queries)
+
+
 @pytest.mark.parametrize("arrow", [False, True], ids=["object", "arrow"])
 @pytest.mark.parametrize("ties", ["lucene", "trec_eval"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
