@@ -179,3 +179,21 @@ def test_ignore_identical_ids_keeps_the_best_scores_of_a_run_without_ranks():
     # a row without a qid had been a pandas IntCastingNaNError once ranks were renumbered
     ranked = pse.IgnoreIdenticalIds().transform(run.assign(rank=[3, 1, 0, 2, 4, 0]))
     assert ranked["rank"].tolist() == [2, 0, 1, 3, 0]
+
+
+def test_qrels_label_and_relevance_columns_of_one_judgment_are_the_same():
+    """A label 1 (int) and a relevance 1.0 (float) had been refused as columns that differ (compared as text); a
+    missing label's fix had been round(), which keeps it missing."""
+    import pyterrier as pt
+
+    qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "label": [1, 0], "relevance": [1.0, 0.0]})
+    run = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [2.0, 1.0]})
+    assert pse.evaluate(run, qrels, ["AP"]).aggregate["AP"] == 1.0
+    with pytest.raises(ValueError, match="differ"):
+        pse.evaluate(run, qrels.assign(relevance=[0.0, 1.0]), ["AP"])
+    missing = qrels.drop(columns="relevance").astype({"label": "Int64"})
+    missing.loc[1, "label"] = pd.NA
+    with pytest.raises(ValueError, match=r"e.g. qrels = qrels.dropna\(subset=\['label'\]\)"):
+        pse.Experiment(
+            [pt.Transformer.from_df(run)], pd.DataFrame({"qid": ["1"], "query": ["x"]}), missing, ["AP"]
+        )

@@ -121,9 +121,15 @@ def integer_labels(qrels: Any) -> Any:
     labels = pd.to_numeric(qrels["label"], errors="coerce").to_numpy(dtype=np.float64)
     if len(bad := np.flatnonzero(~np.isfinite(labels) | (labels != np.round(labels)))):
         row = qrels.iloc[bad[0]]
+        # a missing label is no fraction to round (round() keeps it missing)
+        fix = (
+            "qrels = qrels.dropna(subset=['label'])"
+            if pd.isna(row["label"])
+            else "qrels['label'] = qrels['label'].round()"
+        )
         raise ValueError(
             f"Qrels row {bad[0]} (qid {row['qid']!r}, docno {row['docno']!r}) has label {row['label']}: labels "
-            "must be integers, as trec_eval reads them; fix the qrels, e.g. qrels['label'] = qrels['label'].round()."
+            f"must be integers, as trec_eval reads them; fix the qrels, e.g. {fix}."
         )
     return qrels.assign(label=labels.astype(np.int64))
 

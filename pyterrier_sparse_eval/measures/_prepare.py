@@ -54,7 +54,15 @@ def _select(
     """The ``needed`` columns of a frame in PyTerrier naming (ir_measures names are renamed)."""
     for ir_name, name in renames.items():
         if ir_name in frame.columns and name in frame.columns:
-            if not frame[ir_name].astype(str).equals(frame[name].astype(str)):
+            a, b = frame[ir_name], frame[name]
+            # numbers compared as numbers (a label 1 and a relevance 1.0 are the same judgment), ids as text
+            numeric = pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b)
+            same = (
+                np.array_equal(a.to_numpy(np.float64), b.to_numpy(np.float64), equal_nan=True)
+                if numeric
+                else a.astype(str).equals(b.astype(str))
+            )
+            if not same:
                 raise ValueError(
                     f"{what} has both a {name} column (PyTerrier) and a {ir_name} column (ir_measures) that differ: "
                     f"drop the one that is not meant (e.g. frame.drop(columns=[{ir_name!r}]))."
