@@ -2,8 +2,7 @@
 
 All metrics in this package work on a :class:`JudgedRun`: one row per retrieved document, sorted as trec_eval
 sorts (query, then score descending, then docno descending; any rank column is ignored), with its judgment
-joined in. Everything is vectorised: sorting and joining are numpy/pandas operations over all queries at once.
-"""
+joined in (numpy/pandas operations over all queries at once)."""
 
 from __future__ import annotations
 
@@ -55,14 +54,9 @@ def _select(
     for ir_name, name in renames.items():
         if ir_name in frame.columns and name in frame.columns:
             a, b = frame[ir_name], frame[name]
-            # numbers compared as numbers (a label 1 and a relevance 1.0 are the same judgment), ids as text
-            numeric = pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b)
-            same = (
-                np.array_equal(a.to_numpy(np.float64), b.to_numpy(np.float64), equal_nan=True)
-                if numeric
-                else a.astype(str).equals(b.astype(str))
-            )
-            if not same:
+            # numbers compared as numbers (a label 1 and a relevance 1.0: one judgment), ids as text
+            kind = float if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b) else str
+            if not a.astype(kind).equals(b.astype(kind)):
                 raise ValueError(
                     f"{what} has both a {name} column (PyTerrier) and a {ir_name} column (ir_measures) that differ: "
                     f"drop the one that is not meant (e.g. frame.drop(columns=[{ir_name!r}]))."
@@ -161,8 +155,7 @@ def _kind(value: Any) -> str:
 
 
 def _id_types(column: pd.Series) -> set[str]:
-    """The kinds of id in a column (str, int, float ...), from every row: one C pass over the column, and a
-    look at each distinct value only when the column mixes kinds."""
+    """The kinds of id in a column (str, int, float ...): one C pass, each distinct value seen only if mixed."""
     kind = _KINDS.get(pd.api.types.infer_dtype(column, skipna=False))
     return {kind} if kind else {_kind(x) for x in column.unique()}
 
@@ -327,8 +320,7 @@ def _judged_codes(
 
 
 def _has_repeats(group: np.ndarray, local: np.ndarray) -> bool:
-    """Whether a chunk's rows repeat a (query, docno code) pair: a count per pair when the pairs are few (a few
-    microseconds a chunk), else a sort."""
+    """Whether a chunk's rows repeat a (query, docno code) pair: a count per pair when few, else a sort."""
     g = group - group.min()
     width = int(local.max()) + 1
     key = g * width + local
