@@ -78,7 +78,8 @@ def fit_logconcave(u, wu, tol=1e-7):
             diag = np.zeros(m)
             diag[:-1] += t * haa
             diag[1:] += t * hbb
-            off1 = t * hab.copy()  # (j, j+1)
+            # the (j, j+1) and (j, j+2) entries
+            off1 = t * hab.copy()
             off2 = np.zeros(m - 2)
             ic2 = ic * ic
             diag[:-2] += d0 * d0 * ic2

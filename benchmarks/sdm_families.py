@@ -222,7 +222,8 @@ def fit_variant(
         if family == "lcd":
             return Variant(base, LogConcave(x).sf)
         key = x.tobytes()
-        if key not in _LCD_FITS:  # one fit serves lcd-s and its splices (cleared per pool and system)
+        # one fit serves lcd-s and its splices (cleared per pool and system)
+        if key not in _LCD_FITS:
             _LCD_FITS[key] = SmoothedLogConcave(x).sf
         smooth = _LCD_FITS[key]
         if family == "lcd-s":

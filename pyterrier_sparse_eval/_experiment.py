@@ -387,8 +387,8 @@ def run_experiment(
     ``"local"`` or ``"ray"`` at ``ray_address``); ``save_runs=DIR`` writes each system's run as a TREC run file ``DIR/<name>.run``
     with the name reduced by :func:`~pyterrier_sparse_eval.files.slug` (``BM25(k1=0.9,b=0.4)`` writes
     ``BM25_k1=0.9_b=0.4.run``), written atomically, and evaluates those same runs. A measure whose cut-off is
-    deeper than ``num_results`` (R@100 of 10 documents) is warned about, and one without a cut-off (AP, nDCG) when
-    ``num_results`` is below 1000.
+    deeper than ``num_results`` (R@100 of 10 documents) is warned about, one without a cut-off (AP) below 1000;
+    a BEIR dataset's retrievers take ``num_results + 1``, each query's own document left out (BEIR's evaluation).
     """
     if engine != "local" and shards is None:
         raise ValueError(f"engine={engine!r} builds and searches shards: give shards=N too.")

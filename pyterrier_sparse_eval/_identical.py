@@ -54,7 +54,13 @@ def drop_identical_ids(run: pd.DataFrame, num_results: int | None = None) -> pd.
         if "rank" in kept.columns:
             place = kept["rank"]
         elif "score" in kept.columns:
-            place = by_query["score"].rank(method="first", ascending=False) - 1
+            score = pd.to_numeric(kept["score"], errors="coerce")
+            place = (
+                score.groupby(kept["qid"], sort=False, dropna=False).rank(
+                    method="first", ascending=False, na_option="bottom"
+                )
+                - 1
+            )
         else:
             place = by_query.cumcount()
         kept = kept[place < num_results]
@@ -63,9 +69,10 @@ def drop_identical_ids(run: pd.DataFrame, num_results: int | None = None) -> pd.
 
 class IgnoreIdenticalIds(pt.Transformer):
     """Results -> the same results without a query's own document (``retriever >> pse.IgnoreIdenticalIds()``);
-    ``removed_`` counts the rows it left out; ``verbose``: say so the first time it leaves one out; ``num_results``:
-    keep at most that many results per query (give the retriever one more, as BEIR's search does: ``retriever
-    (num_results=k + 1) >> pse.IgnoreIdenticalIds(num_results=k)``, so that k documents other than the query remain)."""
+    ``removed_`` counts the rows it left out as a query's own (not those cut by ``num_results``); ``verbose``: say
+    so the first time it leaves one out; ``num_results``: keep at most that many results per query, the best scores
+    of a run without ranks (give the retriever one more, as BEIR's search does: ``retriever(num_results=k + 1) >>
+    pse.IgnoreIdenticalIds(num_results=k)``, so that k documents other than the query remain)."""
 
     def __init__(self, verbose: bool = False, num_results: int | None = None) -> None:
         self.verbose = verbose

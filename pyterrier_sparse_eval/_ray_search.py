@@ -61,7 +61,8 @@ class _Searcher:
                 f"{label} cannot be opened on Ray node {socket.gethostname()}: {str(e).rstrip('.')}. Shard folders must be readable "
                 "at the same path by every worker (a shared filesystem)."
             ) from None
-        except ValueError as e:  # damage, named as the driver names it
+        # damage, named as the driver names it
+        except ValueError as e:
             raise IndexCorruptError(f"{label} on Ray node {socket.gethostname()}: {e}") from None
         if found != build_id:
             raise IndexCorruptError(

@@ -223,13 +223,13 @@ def check_run_on_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any, k: in
 
 
 def run_depths(frame: pd.DataFrame, pool: Any = None) -> np.ndarray:
-    """The number of documents the run lists for each of its queries; with ``pool``, a query's own document (its
-    qid a pooled docno) that its run leaves out (BEIR's ``ignore_identical_ids``) counts as listed."""
+    """The number of documents the run lists for each of its queries; with ``pool``, a query that lists every
+    pooled document but its own (its qid a pooled docno: BEIR's ``ignore_identical_ids``) counts it as listed."""
     sizes = frame.groupby("qid", sort=False).size()
     if pool is None:
         return sizes.to_numpy()
     kept = set(frame["qid"][identical_rows(frame)].astype(str))
-    own = [q in pool.docno_set and q not in kept for q in sizes.index.astype(str)]
+    own = [n == pool.size - 1 and str(q) in pool.docno_set and str(q) not in kept for q, n in sizes.items()]
     return sizes.to_numpy() + np.asarray(own, dtype=np.int64)
 
 

@@ -22,7 +22,7 @@ from ._cache import DAMAGED, clear_unreadable_entry, index_folder
 from ._covariate import Covariate, evaluate_with_covariate
 from ._features import MatchedTerms
 from ._format import IndexCorruptError
-from ._identical import IgnoreIdenticalIds, drop_identical_ids, ignores_identical_ids
+from ._identical import IgnoreIdenticalIds, ignores_identical_ids
 from ._index import SparseIndex
 from ._pool import (
     BackgroundSample,
@@ -231,9 +231,11 @@ def three_way(
     qrels = qrels[qrels["qid"].astype(str).isin(set(topics["qid"].astype(str)))].reset_index(drop=True)
     folder = index_folder(index_dir, dataset_name)
 
-    # BEIR's evaluation: a query's own document is not among its results (ArguAna, Quora)
+    # BEIR's evaluation: a query's own document is not among its results (ArguAna); the full runs keep full_depth
+    # others (said once, there), the runs over the pool every pooled document
     ignore = ignores_identical_ids(dataset)
-    own = IgnoreIdenticalIds(verbose) if ignore else (lambda run: run)
+    own_full = IgnoreIdenticalIds(verbose, full_depth) if ignore else (lambda run: run)
+    own = IgnoreIdenticalIds() if ignore else (lambda run: run)
     full_index: dict[str, SparseIndex] = {}
     full_runs: dict[str, Any] = {}
 
@@ -248,9 +250,7 @@ def three_way(
             retriever = spec.retriever(
                 full_index[spec.name], num_results=full_depth + ignore, verbose=verbose
             )
-            full_runs[spec.name] = own(retriever.transform(topics))
-            if ignore:
-                full_runs[spec.name] = drop_identical_ids(full_runs[spec.name], full_depth)
+            full_runs[spec.name] = own_full(retriever.transform(topics))
         return full_runs[spec.name]
 
     pool_frames = {s.name: full_run(s) for s in pool_specs}

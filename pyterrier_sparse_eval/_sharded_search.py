@@ -83,19 +83,10 @@ class ShardedRetriever(InitAttributes, pt.Transformer):
             for p in inspect.signature(SparseRetriever.__init__).parameters.values()
             if p.name in _OPTIONS and p.name != "num_results"
         ]
-        known = {p.name for p in options}
-        return (
-            own
-            + [
-                TransformerAttribute(p.name, self.kwargs.get(p.name, p.default), p.default, p.KEYWORD_ONLY)
-                for p in options
-            ]
-            + [  # an option SparseRetriever does not know is refused by __init__: kept as given
-                TransformerAttribute(k, v, inspect.Parameter.empty, inspect.Parameter.KEYWORD_ONLY)
-                for k, v in self.kwargs.items()
-                if k not in known
-            ]
-        )
+        return own + [
+            TransformerAttribute(p.name, self.kwargs.get(p.name, p.default), p.default, p.KEYWORD_ONLY)
+            for p in options
+        ]
 
     def get_parameter(self, name: str) -> Any:
         """A setting, a shard retriever's option (``idf``, ``ties``) as its retrievers use it."""

@@ -197,3 +197,34 @@ def test_qrels_label_and_relevance_columns_of_one_judgment_are_the_same():
         pse.Experiment(
             [pt.Transformer.from_df(run)], pd.DataFrame({"qid": ["1"], "query": ["x"]}), missing, ["AP"]
         )
+
+
+def test_a_cut_run_is_still_warned_when_query_ids_are_docnos():
+    """Numeric ids (qids 1..N, docnos 1..M, as Vaswani's): a query's id is a pooled docno its run does not list.
+    Counting it as listed for every dataset had hidden a run cut at 50 (the warning needs most queries at one
+    depth); it is counted only for a query that lists every pooled document but its own."""
+    import warnings
+
+    from pyterrier_sparse_eval import sdm
+
+    qids = [str(i) for i in range(1, 9)]
+    qrels = pd.DataFrame({"qid": qids + ["1", "2"], "docno": [str(100 + i) for i in range(8)] + ["1", "2"]})
+    qrels["label"] = 1  # the documents "1" and "2" relevant: pooled
+    pool = sdm.build_pool(qrels, [], all_docnos=[str(i) for i in range(1, 3001)], depth=0, sample=500, seed=0)
+    assert {"1", "2"} <= pool.docno_set
+    rng = random.Random(0)
+    run = pd.DataFrame(
+        [(q, d, rng.random()) for q in qids for d in [d for d in pool.docnos if d != q][:50]],
+        columns=["qid", "docno", "score"],
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sdm.evaluate(run, qrels, pool, [100], verbose=False)
+    assert any("The run lists at most 50 documents per query (8 of its 8" in str(w.message) for w in caught)
+
+
+def test_ignore_identical_ids_ranks_scores_as_numbers():
+    """Scores read as text ("10.0" had ranked below "3") and a missing score (its row had been dropped below k)."""
+    run = pd.DataFrame({"qid": ["q"] * 4, "docno": ["a", "b", "c", "d"], "score": ["3", "10.0", None, "2"]})
+    assert pse.IgnoreIdenticalIds(num_results=4).transform(run)["docno"].tolist() == ["a", "b", "c", "d"]
+    assert pse.IgnoreIdenticalIds(num_results=2).transform(run)["docno"].tolist() == ["a", "b"]

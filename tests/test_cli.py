@@ -518,8 +518,21 @@ def test_outputs_are_never_written_into_an_index_folder(tmp_path, capsys):
             in capsys.readouterr().err
         )
         assert not (tmp_path / "fresh").exists()
-    assert main(["experiment", *local, *fresh, "--output", ""]) == 2
-    assert "--output is empty: give a file to write, or leave the option out." in capsys.readouterr().err
+    for option in ("--output", "--save-runs"):  # --save-runs "" had written into the current folder
+        assert main(["experiment", *local, *fresh, option, ""]) == 2
+        assert f"{option} is empty: give a path, or leave the option out." in capsys.readouterr().err
+    # the cache reached through a symlink is the cache
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    inside = tmp_path / "real" / entry.parent.name / entry.name / "x.json"
+    assert (
+        main(
+            ["experiment", *local, "--index-dir", str(tmp_path / "link"), "--quiet", "--output", str(inside)]
+        )
+        == 2
+    )
+    assert "the folder this command builds its indexes in" in capsys.readouterr().err
+    assert not (tmp_path / "real" / entry.parent.name).exists()
 
 
 def test_check_index_names_the_fix_of_a_foreign_file(tmp_path, capsys):
@@ -546,7 +559,12 @@ def test_a_custom_gain_is_not_suggested_as_the_in_house_spelling(tmp_path, capsy
     (tmp_path / "q.qrels").write_text("1 0 d1 2\n1 0 d2 1\n")
     files = ["--run", str(tmp_path / "r.run"), "--qrels", str(tmp_path / "q.qrels")]
     assert main(["evaluate", *files, "--metric", "nDCG(gain={0:0,1:1,2:5})@10"]) == 2
-    assert "use pse.nDCG(gain=" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "use pse.nDCG(gain=" not in err and "pse.evaluate computes it in-house" not in err
+    assert (
+        "a gain per label is gains={label: gain, ...}; the in-house pse.nDCG takes gain='linear' or 'exp'"
+        in err
+    )
     assert main(["evaluate", *files, "--metric", "nDCG(gain=exp)@10"]) == 2
     assert "did you mean 'pse.nDCG(gain=exp)@10'?" in capsys.readouterr().err
 
@@ -559,9 +577,11 @@ def test_standard_input_spellings_are_named(tmp_path, capsys):
     qrels = ["--qrels", str(tmp_path / "q.qrels")]
     assert main(["evaluate", "--run", "-", *qrels]) == 2
     assert "Run file not found: - (to read standard input, give /dev/stdin)." in capsys.readouterr().err
+    (tmp_path / "link.qrels").symlink_to(tmp_path / "q.qrels")
     for command in ("evaluate", "crosscheck"):
-        assert main([command, "--run", str(tmp_path / "q.qrels"), *qrels]) == 2
-        assert "--run and --qrels are the same file" in capsys.readouterr().err
+        for run in (tmp_path / "q.qrels", tmp_path / "link.qrels"):
+            assert main([command, "--run", str(run), *qrels]) == 2
+            assert "--run and --qrels are the same file" in capsys.readouterr().err
     assert main(["crosscheck", "--run", str(tmp_path / "empty.run"), *qrels, "--metric", "AP"]) == 1
     out = capsys.readouterr().out
     assert "0           0  nothing compared" in out and " ok" not in out

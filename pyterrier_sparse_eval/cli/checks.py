@@ -4,6 +4,7 @@ trec_eval's values, and an index verified."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -37,7 +38,11 @@ query, 1 when one differs or when no query could be compared (no judged query in
 
 def _two_files(args: argparse.Namespace) -> None:
     """--run and --qrels name two files (standard input for both had been reported as a malformed qrels file)."""
-    if os.path.abspath(args.run) == os.path.abspath(args.qrels):
+    same = os.path.abspath(args.run) == os.path.abspath(args.qrels)
+    # a link to the other file (a missing one is said where it is read)
+    with contextlib.suppress(OSError):
+        same = same or os.path.samefile(args.run, args.qrels)
+    if same:
         raise UsageError(
             f"--run and --qrels are the same file ({args.run}): give the run and the qrels each its own."
         )

@@ -30,10 +30,7 @@ def check_output(
     """``--output`` checked before any work: a writable destination (:func:`check_destination`) with one of
     ``suffixes`` (a pipe or a device, such as /dev/stdout, is written as it is), none of the input files, and not
     inside ``cache`` (:func:`outside_indexes`)."""
-    if (
-        path == ""
-    ):  # an unset shell variable ($OUT): it had been taken as no --output, and nothing was written
-        raise UsageError("--output is empty: give a file to write, or leave the option out.")
+    refuse_empty(path, "--output")
     if not path:
         return
     outside_indexes(path, "--output", cache)
@@ -46,18 +43,26 @@ def check_output(
         raise UsageError(f"--output must end in {' or '.join(suffixes)}, got {path!r}.")
 
 
+def refuse_empty(path: str | None, option: str) -> None:
+    """An empty path (an unset shell variable, ``--output "$OUT"``): it had been taken as no option, or as the
+    current folder (``--save-runs ""``)."""
+    if path == "":
+        raise UsageError(f"{option} is empty: give a path, or leave the option out.")
+
+
 def outside_indexes(path: str | None, option: str, cache: Path | None = None) -> None:
     """A destination is not inside an index's folder (a cache entry), nor inside ``cache`` (the dataset's folder
     of the index cache, where this command's entries are built): a file there had been taken by ``check-index``
     for damage, and is lost when the entry is rebuilt."""
     if not path or is_stream(written_path(Path(path))):
         return
-    where = Path(os.path.abspath(path))
+    # symlinks resolved: a link to the cache is the cache
+    where = Path(os.path.realpath(path))
     for folder in where.parents:
         if (folder / "pt_meta.json").is_file():
             raise UsageError(f"{option} {path} is inside the index at {folder}: write it elsewhere.")
     # an entry this command is about to build has no pt_meta.json yet
-    if cache is not None and Path(os.path.abspath(cache)) in where.parents:
+    if cache is not None and Path(os.path.realpath(cache)) in where.parents:
         raise UsageError(
             f"{option} {path} is inside {cache}, the folder this command builds its indexes in: write it elsewhere."
         )

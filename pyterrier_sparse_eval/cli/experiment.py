@@ -20,6 +20,7 @@ from .common import (
     index_dir_option,
     measures_named,
     outside_indexes,
+    refuse_empty,
     topic_field_option,
     user_path,
     with_language,
@@ -82,6 +83,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if args.plots and len(systems) < 2:  # it had run to the end to draw nothing
         raise UsageError("--plots draws per-query comparisons of two systems or more: give another --system.")
     for option, given in (("--plots", args.plots), ("--save-runs", args.save_runs)):
+        refuse_empty(given, option)
         outside_indexes(given, option, cache)
     plots.check_folder(args.plots, option="--plots")
     check_destination(args.save_runs, option="--save-runs", folder=True)

@@ -17,6 +17,7 @@ from .common import (
     dataset_inputs,
     index_dir_option,
     outside_indexes,
+    refuse_empty,
     topic_field_option,
     user_path,
     with_language,
@@ -41,6 +42,8 @@ JSON: {"results": {system: {measure: {"pooled", "sdm", "full"}}}, "config": {...
 def cmd_sdm(args: argparse.Namespace) -> int:
     if args.family not in api.FAMILIES:
         raise UsageError(f"Unknown --family {args.family!r}; choose one of {', '.join(api.FAMILIES)}.")
+    for option, given in (("--output", args.output), ("--plots", args.plots)):
+        refuse_empty(given, option)
     if args.per_query and not args.output:
         raise UsageError("--per-query adds each query's values to the --output JSON: give --output too.")
     # or a pipe or a device (/dev/stdout); an input file (the qrels) is never written over

@@ -437,6 +437,12 @@ def _checked(measure: Measure, name: str) -> Measure:
         # the in-house spelling is suggested only where it parses (its gain= is "linear" or "exp")
         if twin is not None and set(unknown) <= set(twin.SUPPORTED_PARAMS) and _inhouse_only(name):
             hint = f"; the in-house pse.{measure.NAME} takes {unknown}: use pse.{name}" if "(" in name else ""
+        elif "gain" in unknown and "gains" in supported:
+            # a gain per label: ir_measures' own spelling
+            hint = (
+                " (a gain per label is gains={label: gain, ...}; the in-house pse.nDCG takes gain='linear' or "
+                "'exp')"
+            )
         elif twin is not None and set(twin.SUPPORTED_PARAMS) != set(supported):
             # evaluate and crosscheck compute it in-house, with other parameters
             hint = f" (pse.evaluate computes it in-house, taking {sorted(twin.SUPPORTED_PARAMS)})"
