@@ -88,6 +88,18 @@ class ShardedRetriever(InitAttributes, pt.Transformer):
             for p in options
         ]
 
+    def fuse_rank_cutoff(self, k: int) -> ShardedRetriever | None:
+        """``retriever % k``: the same retriever returning ``min(k, num_results)`` documents, each shard's top k
+        (on Ray: left to PyTerrier's cut, new shard actors not started for it)."""
+        if k >= self.num_results:
+            return self
+        if self.engine != "local":
+            return None
+        settings = {a.name: a.value for a in self.attributes() if a.name != "index"}
+        cut = ShardedRetriever(self.index, **{**settings, "num_results": k})
+        cut._build_id = self._build_id
+        return cut
+
     def get_parameter(self, name: str) -> Any:
         """A setting, a shard retriever's option (``idf``, ``ties``) as its retrievers use it."""
         return getattr(self._parts[0], name) if name in _OPTIONS else super().get_parameter(name)

@@ -174,3 +174,17 @@ def test_an_unpickled_sharded_retriever_checks_each_shard_once(indexes, monkeypa
     )
     retriever(TOPICS)
     assert sorted(checked) == sorted(str(s.path) for s in pse.ShardedIndex(sharded.path).shards)
+
+
+def test_a_sharded_retrievers_rank_cutoff_is_fused(indexes):
+    """`% k` had searched every shard for num_results documents and cut afterwards: now each shard's top k, the
+    same run (compiled or not) as the single index's top k."""
+    bm25, single, sharded = indexes
+    retriever = bm25.retriever(sharded, num_results=20, ties="trec_eval")
+    fused = (retriever % 3).compile()
+    assert isinstance(fused, type(retriever)) and fused.get_parameter("num_results") == 3
+    assert fused.get_parameter("ties") == "trec_eval"
+    expected = bm25.retriever(single, num_results=3, ties="trec_eval")(TOPICS)
+    pd.testing.assert_frame_equal(fused(TOPICS), expected)
+    pd.testing.assert_frame_equal((retriever % 3)(TOPICS), expected)
+    assert (retriever % 50).compile() is retriever
