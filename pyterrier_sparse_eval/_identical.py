@@ -38,11 +38,13 @@ def identical_rows(run: pd.DataFrame) -> np.ndarray:
     return run["qid"].astype(str).to_numpy() == run["docno"].astype(str).to_numpy()
 
 
-def drop_identical_ids(run: pd.DataFrame, num_results: int | None = None) -> pd.DataFrame:
-    """``run`` without the rows whose docno is their query's id, ranks renumbered (0-based, in order); with
-    ``num_results``, at most that many rows per query are kept (from a run one deeper, as BEIR's search retrieves
-    k + 1 so that k documents other than the query remain)."""
-    same = identical_rows(run)
+def drop_identical_ids(
+    run: pd.DataFrame, num_results: int | None = None, same: np.ndarray | None = None
+) -> pd.DataFrame:
+    """``run`` without the rows whose docno is their query's id (``same``: :func:`identical_rows`, when known), ranks
+    renumbered (0-based, in order); with ``num_results``, at most that many rows per query are kept (from a run one
+    deeper, as BEIR's search retrieves k + 1 so that k documents other than the query remain)."""
+    same = identical_rows(run) if same is None else same
     if not len(same) or (not same.any() and num_results is None):
         return run
     kept = run[~same].reset_index(drop=True)
@@ -80,13 +82,14 @@ class IgnoreIdenticalIds(pt.Transformer):
         self.removed_ = 0
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        out, same = drop_identical_ids(inp, self.num_results), int(identical_rows(inp).sum())
-        if self.verbose and not self.removed_ and same:
+        same = identical_rows(inp)
+        out = drop_identical_ids(inp, self.num_results, same)
+        if self.verbose and not self.removed_ and same.any():
             print(
                 "Queries that are also documents: each query's own document is left out of its results, as BEIR "
                 "evaluates (ignore_identical_ids) and Anserini's BEIR runs retrieve (-removeQuery)."
             )
-        self.removed_ += same
+        self.removed_ += int(same.sum())
         return out
 
 

@@ -224,13 +224,14 @@ def check_run_on_pool(frame: pd.DataFrame, qrels: pd.DataFrame, pool: Any, k: in
 
 def run_depths(frame: pd.DataFrame, pool: Any = None) -> np.ndarray:
     """The number of documents the run lists for each of its queries; with ``pool``, a query that lists every
-    pooled document but its own (its qid a pooled docno: BEIR's ``ignore_identical_ids``) counts it as listed."""
+    pooled document but its own (BEIR's ``ignore_identical_ids``) counts it (only such queries' rows are read)."""
     sizes = frame.groupby("qid", sort=False).size()
     if pool is None:
         return sizes.to_numpy()
-    kept = set(frame["qid"][identical_rows(frame)].astype(str))
-    own = [n == pool.size - 1 and str(q) in pool.docno_set and str(q) not in kept for q, n in sizes.items()]
-    return sizes.to_numpy() + np.asarray(own, dtype=np.int64)
+    short = [q for q, n in sizes.items() if n == pool.size - 1 and str(q) in pool.docno_set]
+    rows = frame[frame["qid"].isin(short)]
+    own = sizes.index.isin(short) & ~sizes.index.isin(rows["qid"][identical_rows(rows)])
+    return sizes.to_numpy() + own.astype(np.int64)
 
 
 def warn_if_cut(sizes: np.ndarray, pool: Any, k: int) -> None:

@@ -31,7 +31,7 @@ from ._pool import (
     build_pool,
     evaluate_on_pool,
 )
-from ._sample import check_noise_correction, check_pool_options, check_sdm_options, whole
+from ._sample import check_noise_correction, check_pool_options, check_sdm_options, in_set, whole
 from .measures import evaluate as evaluate_inhouse
 from .measures import json_ready
 from .systems import name_systems, parse_system, specs_in_dataset_language
@@ -48,7 +48,7 @@ def bootstrap_bar(rounds: range) -> Iterable[int]:
 
 def _judged_in_corpus(qrels: Any, docnos: Any) -> Any:
     """The judgments of documents in the corpus, with a warning naming those left out (no pool can hold them)."""
-    outside = ~qrels["docno"].astype(str).isin(set(map(str, docnos)))
+    outside = ~in_set(qrels["docno"].astype(str), frozenset(docnos.tolist()))
     if outside.any():
         relevant = int((qrels["label"][outside] > 0).sum())
         warnings.warn(

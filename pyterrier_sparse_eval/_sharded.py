@@ -176,9 +176,7 @@ class ShardedIndex(pt.Artifact):
             if (current := generation(self.directory)) == seen:
                 return
             # the same build: its new identity remembered
-            if json.loads((self.directory / META).read_text("utf-8")).get("build_id") == manifest.get(
-                "build_id"
-            ):
+            if self._read_manifest().get("build_id") == manifest.get("build_id"):
                 self.__dict__["_opened"] = (manifest, current)
                 return
         raise StaleIndexError(

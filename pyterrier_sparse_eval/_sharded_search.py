@@ -6,7 +6,7 @@ import inspect
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -95,8 +95,7 @@ class ShardedRetriever(InitAttributes, pt.Transformer):
             return self
         if self.engine != "local":
             return None
-        settings = {a.name: a.value for a in self.attributes() if a.name != "index"}
-        cut = ShardedRetriever(self.index, **{**settings, "num_results": k})
+        cut = cast(ShardedRetriever, pt.inspect.transformer_apply_attributes(self, num_results=k))
         cut._build_id = self._build_id
         return cut
 

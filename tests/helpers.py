@@ -1,6 +1,6 @@
 """Independent reference computations used by several tests (dense numpy, no project code), the readers of
-Lucene's reference outputs the language tests share, and the fault drills two test files share (SIGTERM mid-build,
-a fault made while a Ray search runs)."""
+Lucene's reference outputs the language tests share, the fault drills two test files share (SIGTERM mid-build,
+a fault made while a Ray search runs), and a BEIR folder writer."""
 
 from __future__ import annotations
 
@@ -215,3 +215,20 @@ def slow_sharded_search(
     queries = random_queries(rng, num_docs, 60, terms=5)
     expected = single.retriever(num_results=k).transform(queries)
     return queries, expected, sharded.retriever(num_results=k, engine="ray")
+
+
+def write_beir_folder(
+    folder: Path, docs: dict[str, str], queries: dict[str, str], qrels: list[tuple[str, str, int]]
+) -> Path:
+    """A BEIR folder (corpus.jsonl with empty titles, queries.jsonl, qrels/test.tsv) of the given texts."""
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in docs.items())
+    )
+    (folder / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items())
+    )
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{r}\n" for q, d, r in qrels)
+    )
+    return folder

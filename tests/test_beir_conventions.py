@@ -14,6 +14,7 @@ import sys
 import pandas as pd
 import pytest
 import pytrec_eval
+from helpers import write_beir_folder
 
 import pyterrier_sparse_eval as pse
 
@@ -31,19 +32,8 @@ QRELS = {"arg-1-pro": {"arg-1-con": 1}, "arg-2-pro": {"arg-2-con": 1}}
 @pytest.fixture
 def arguana(tmp_path):
     """A BEIR folder shaped as ArguAna: each query is also a document."""
-    folder = tmp_path / "arguana"
-    (folder / "qrels").mkdir(parents=True)
-    (folder / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in CORPUS.items())
-    )
-    (folder / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items())
-    )
-    (folder / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n"
-        + "".join(f"{q}\t{d}\t{r}\n" for q, j in QRELS.items() for d, r in j.items())
-    )
-    return folder
+    rows = [(q, d, r) for q, j in QRELS.items() for d, r in j.items()]
+    return write_beir_folder(tmp_path / "arguana", CORPUS, QUERIES, rows)
 
 
 def _beir_ndcg10(run: pd.DataFrame) -> float:

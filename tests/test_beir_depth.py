@@ -14,6 +14,7 @@ import random
 import pandas as pd
 import pytest
 import pytrec_eval
+from helpers import write_beir_folder
 
 import pyterrier_sparse_eval as pse
 from pyterrier_sparse_eval.cli import main
@@ -34,16 +35,7 @@ def _arguana_like(folder, n_queries=6, n_docs=60, extra_qrels=()):
         queries[members[0]] = docs[members[0]]
         qrels += [(members[0], d, 1) for d in members[1:3]]
     qrels += list(extra_qrels)
-    (folder / "qrels").mkdir(parents=True)
-    (folder / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in docs.items())
-    )
-    (folder / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items())
-    )
-    (folder / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{r}\n" for q, d, r in qrels)
-    )
+    write_beir_folder(folder, docs, queries, qrels)
     return {q: {d: r for qq, d, r in qrels if qq == q} for q in queries}
 
 

@@ -105,7 +105,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     # the indexes go into the dataset's folder of it (a read-only root may hold a writable one); a cache that holds
     # every index already is only read (a shared cache on a read-only mount serves)
     if not all(s.cached(args.index_dir, args.dataset, shards=args.shards) for s in systems):
-        check_destination(index_folder(args.index_dir, args.dataset), option="--index-dir", folder=True)
+        check_destination(cache, option="--index-dir", folder=True)
     verbose = not args.quiet
     # an unknown id, or an irds: one without a part, fails here, before any work; loading reads nothing
     datasets.load_dataset(args.dataset)

@@ -52,7 +52,7 @@ def cmd_sdm(args: argparse.Namespace) -> int:
     outside_indexes(args.plots, "--plots", cache)
     plots.check_folder(args.plots, option="--plots")
     # the indexes go into the dataset's folder of it (a read-only root may hold a writable one)
-    check_destination(index_folder(args.index_dir, args.dataset), option="--index-dir", folder=True)
+    check_destination(cache, option="--index-dir", folder=True)
     for option, value, least in (
         ("--pool-depth", args.pool_depth, 0),
         ("--sample", args.sample, 2),  # the background SDM fits per query
