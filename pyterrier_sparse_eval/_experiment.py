@@ -355,11 +355,12 @@ def _in_order(table: Any, measures: Sequence[Any]) -> Any:
 @dataclass
 class ExperimentResult:
     """What :func:`run_experiment` returns: the ``pt.Experiment`` table, the per-query frame (when asked
-    for) and the number of evaluated queries."""
+    for), the number of evaluated queries and the topic field(s) used as the query."""
 
     table: pd.DataFrame
     per_query: pd.DataFrame | None
     queries: int
+    topic_field: str | None = None
 
 
 def run_experiment(
@@ -454,10 +455,8 @@ def run_experiment(
         if "no results" not in str(e):
             raise
         raise _nothing_retrieved(len(topics), str(e)) from None
-    if perquery:
-        table, per_query = out
-        return ExperimentResult(table, per_query, len(topics))
-    return ExperimentResult(out, None, len(topics))
+    table, per_query = out if perquery else (out, None)
+    return ExperimentResult(table, per_query, len(topics), topics.attrs.get("topic_field"))
 
 
 def _nothing_retrieved(topics: int, why: str) -> ValueError:

@@ -388,5 +388,6 @@ def three_way(
         "n_unseen": pool.n_unseen,
         "pool_fingerprint": pool.fingerprint,
         "queries": int(len(topics)),
+        "topic_field": topics.attrs.get("topic_field"),
     }
     return ThreeWay(results, per_query, config, pool, models, samples, curve_out)

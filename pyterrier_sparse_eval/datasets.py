@@ -244,9 +244,8 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
             f"{field!r} to choose. Leave out field= (--topic-field), or write the queries you want as qid<TAB>query lines."
         )
     with _downloading(ds, "topics"):
-        if (
-            len(chosen) > 1
-        ):  # read once, the fields with text joined by a space (as default_text() joins them)
+        # read once, the fields with text joined by a space (as default_text() joins them)
+        if len(chosen) > 1:
             rows = pd.DataFrame(_irds(ds).queries_iter())
             joined = (
                 rows[list(chosen)].map(_as_text).agg(lambda r: " ".join(t for t in r if t.strip()), axis=1)
@@ -274,7 +273,12 @@ def get_topics(dataset: str | Any, field: str | None = None, *, verbose: bool = 
             f"{_name(ds)}'s topic {row['qid']!r} has a {type(row['query']).__name__} as its query, not a text: {fix}."
         )
     topics["query"] = topics["query"].fillna("").astype(str)
-    return topics.reset_index(drop=True)
+    topics = topics.reset_index(drop=True)
+    # the field(s) used, for reports: " + "-joined when several are joined
+    topics.attrs["topic_field"] = (
+        " + ".join(chosen) if chosen else (fields[0] if len(fields) == 1 else "query")
+    )
+    return topics
 
 
 def _name(ds: Any) -> str:

@@ -156,15 +156,20 @@ def test_a_pool_of_the_dataset_keeps_its_fields(msdoc):
     assert len(docs) == 1 and [d["docno"] for d in docs] == ["D2"]
 
 
-def _register_topics(tmp_path_factory, name: str, query_cls: type, rows: list[tuple[str, ...]]):
-    """A dataset of one document whose topics are ``rows`` read by ir_datasets' TsvQueries as ``query_cls``."""
+def _register_topics(
+    tmp_path_factory, name: str, query_cls: type, rows: list[tuple[str, ...]], others: int = 0
+):
+    """A dataset of one judged document (and ``others`` unjudged ones) whose topics are ``rows`` read by
+    ir_datasets' TsvQueries as ``query_cls``."""
     from ir_datasets.datasets.base import Dataset
     from ir_datasets.formats import GenericDoc, TrecQrels, TsvDocs, TsvQueries
     from ir_datasets.util import LocalDownload
 
     if name not in ir_datasets.registry:
         d = tmp_path_factory.mktemp("topics")
-        (d / "docs.tsv").write_text("D1\tbirds sing\n")
+        (d / "docs.tsv").write_text(
+            "D1\tbirds sing\n" + "".join(f"O{i}\tbirds fly {i}\n" for i in range(others))
+        )
         (d / "queries.tsv").write_text("".join("\t".join(r) + "\n" for r in rows))
         (d / "qrels").write_text("".join(f"{r[0]} 0 D1 1\n" for r in rows))
         ir_datasets.registry.register(
@@ -386,3 +391,43 @@ def test_judged_documents_the_corpus_lacks_are_counted(tmp_path, msdoc):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every judged document present: nothing said
         assert len(list(pse.datasets.corpus_iter(msdoc))) == len(DOCS)
+
+
+def test_reports_name_the_topic_field_used(tmp_path_factory, tmp_path):
+    """The JSON reports of experiment and sdm record which topic field was the query (they had not: a run on
+    TREC descriptions and one on titles gave reports that differed in their numbers only)."""
+    import json
+
+    from ir_datasets.datasets.beir import BeirCovidQuery
+    from ir_datasets.formats import TrecQuery
+
+    from pyterrier_sparse_eval.cli import main
+
+    _register_topics(
+        tmp_path_factory, "pse-test/trec-fields", TrecQuery, [("1", "birds", "about birds", "n")], 8
+    )
+    # BEIR trec-covid's own query text is its text field alone
+    _register_topics(
+        tmp_path_factory, "pse-test/covid-fields", BeirCovidQuery, [("1", "birds", "sing birds", "n")]
+    )
+    cases = [
+        ("irds:pse-test/trec-fields", [], "title"),
+        ("irds:pse-test/trec-fields", ["--topic-field", "description"], "description"),
+        ("irds:pse-test/covid-fields", [], "text"),
+    ]
+    for i, (spec, option, field) in enumerate(cases):
+        common = ["--dataset", spec, *option, "--index-dir", str(tmp_path / "i"), "--quiet"]
+        out = tmp_path / f"e{i}.json"
+        assert main(["experiment", *common, "--output", str(out)]) == 0
+        assert json.loads(out.read_text())["config"]["topic_field"] == field
+    three = pse.sdm.three_way(
+        "irds:pse-test/trec-fields",
+        ["bm25"],
+        index_dir=tmp_path / "i",
+        verbose=False,
+        k_values=[1],
+        depth=1,
+        sample=2,
+    )
+    assert three.config["topic_field"] == "title"
+    assert pse.datasets.get_topics("irds:pse-test/trec-fields", verbose=False).attrs["topic_field"] == "title"

@@ -148,6 +148,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                     "measures": args.measures,
                     "num_results": args.num_results,
                     "queries": result.queries,
+                    "topic_field": result.topic_field,
                     "baseline": None if baseline is None else names[baseline],
                 },
             }
