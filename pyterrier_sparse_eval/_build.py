@@ -19,7 +19,7 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,6 +34,7 @@ from ._docno_checks import (
     check_docs,
     corpus_positions,
     early_check,
+    iter_docs,
     refuse_unencodable,
 )
 from ._fields import watch_fields
@@ -111,7 +112,10 @@ def check_mode(path: Any, mode: str, sources: tuple[Any, ...] = ()) -> None:
             f"its whole index: build pse.ShardedIndex({parent!r}) again with mode='overwrite'). Write it to another "
             "folder."
         )
-    clean_leftovers(path)  # first: it may move back an index that a killed writer had moved aside
+    # first: it may move back an index that a killed writer had moved aside
+    absent = not os.path.lexists(path)
+    clean_leftovers(path)
+    restored = absent and os.path.lexists(path)
     if os.path.ismount(path):
         raise ValueError(
             f"{path} is a mount point: an index is built beside its path and swapped in, which a mount point cannot "
@@ -124,8 +128,13 @@ def check_mode(path: Any, mode: str, sources: tuple[Any, ...] = ()) -> None:
         if mode == "create":
             sharded = kind == SHARDED_FORMAT
             opener = "pse.ShardedIndex" if sharded else "pse.SparseIndex"
+            back = (
+                " (moved back: a build killed as it swapped its index in had moved it aside)"
+                if restored
+                else ""
+            )
             raise FileExistsError(
-                f"A {'sharded' if sharded else 'single'} index already exists at {path}: open it with "
+                f"A {'sharded' if sharded else 'single'} index already exists at {path}{back}: open it with "
                 f'{opener}({str(path)!r}), or pass mode="overwrite" to replace it.'
             )
         return
@@ -165,27 +174,6 @@ def write_index_dir(
         raise
 
 
-def iter_docs(docs: Any) -> Iterator[dict[str, Any]]:
-    """Documents from an iterable of dicts or a DataFrame (the first one checked to be a dict: a string's fields
-    had been named as its letters)."""
-    if isinstance(docs, pd.DataFrame):
-        return iter(docs.to_dict(orient="records"))
-    if isinstance(docs, (str, bytes, Mapping)):
-        raise TypeError(
-            f"Give the documents as an iterable of dicts or a DataFrame, not one {type(docs).__name__}."
-        )
-    it = iter(docs)
-    first = next(it, it)  # the iterator itself: there is no first document
-    if first is it:
-        return iter(())
-    if not isinstance(first, Mapping):
-        raise TypeError(
-            f"Documents must be dicts such as {{'docno': 'd1', 'text': '...'}} (or rows of a DataFrame), got a "
-            f"{type(first).__name__}: {str(first)[:60]!r}."
-        )
-    return itertools.chain([first], it)
-
-
 def progress(docs: Any, verbose: bool, desc: str = "indexing") -> Any:
     """One progress bar for a whole build, with a total when the documents know their number."""
     from tqdm.auto import tqdm
@@ -213,18 +201,28 @@ class IndexWriter:
         self.index = index
         self.mode = mode
         self.encoder = encoder
-        self.tmp = new_temp_dir(index.path)
         self.vocab: dict[str, int] = {}
         self.df = np.zeros(1024, dtype=np.int64)
         self.num_docs = 0
         self.num_chunks = 0
         self.doclens: list[np.ndarray] = []
-        self._docnos = open(self.tmp / "docnos.txt", "w", encoding="utf-8", newline="\n")
-        self._spill = [open(self.tmp / f"spill.{part}", "wb") for part in ("terms", "docs", "values")]
         self._chunk_ends = [0]
         self._started = time.time()
-        # None also where the sharded writer that holds this one checks
-        self.seen: SeenDocnos | None = early_check(encoder)
+        self.tmp = new_temp_dir(index.path)
+        # a file that fails to open (too many open files, Ctrl-C) had left the folder, locked, for the process's life
+        opened: list[Any] = []
+        try:
+            opened.append(open(self.tmp / "docnos.txt", "w", encoding="utf-8", newline="\n"))
+            for part in ("terms", "docs", "values"):
+                opened.append(open(self.tmp / f"spill.{part}", "wb"))
+            # None also where the sharded writer that holds this one checks
+            self.seen: SeenDocnos | None = early_check(encoder)
+        except BaseException:
+            for f in opened:
+                f.close()
+            remove_temp_dir(self.tmp)
+            raise
+        self._docnos, *self._spill = opened
 
     def __enter__(self) -> IndexWriter:
         return self

@@ -14,11 +14,13 @@ BM25 builds keep only the exact check at the end), nothing next to a model's enc
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .datasets import FieldError
 
@@ -28,6 +30,7 @@ __all__ = [
     "check_docs",
     "corpus_positions",
     "early_check",
+    "iter_docs",
     "refuse_unencodable",
 ]
 
@@ -147,3 +150,24 @@ class SeenDocnos:
         while len(self._runs) > 1 and len(self._runs[-2]) <= 2 * len(self._runs[-1]):
             last = self._runs.pop()
             self._runs[-1] = np.sort(np.concatenate([self._runs[-1], last]), kind="mergesort")
+
+
+def iter_docs(docs: Any) -> Iterator[dict[str, Any]]:
+    """Documents from an iterable of dicts or a DataFrame (the first one checked to be a dict: a string's fields
+    had been named as its letters)."""
+    if isinstance(docs, pd.DataFrame):
+        return iter(docs.to_dict(orient="records"))
+    if isinstance(docs, (str, bytes, Mapping)):
+        raise TypeError(
+            f"Give the documents as an iterable of dicts or a DataFrame, not one {type(docs).__name__}."
+        )
+    it = iter(docs)
+    first = next(it, it)  # the iterator itself: there is no first document
+    if first is it:
+        return iter(())
+    if not isinstance(first, Mapping):
+        raise TypeError(
+            f"Documents must be dicts such as {{'docno': 'd1', 'text': '...'}} (or rows of a DataFrame), got a "
+            f"{type(first).__name__}: {str(first)[:60]!r}."
+        )
+    return itertools.chain([first], it)

@@ -195,9 +195,17 @@ class SparseIndex(pt.Artifact):
 
     def _read_checked(self, read: Any) -> Any:
         """``read()`` a file of this handle's build: the build is checked before and after, so a file of a
-        build that replaced it in between is never used."""
+        build that replaced it in between is never used, and a read that fails on one (a size or shape of the
+        other build's) is a :class:`StaleIndexError`, not damage."""
         self.check_current()
-        value = read()
+        try:
+            value = read()
+        except (IndexCorruptError, ValueError, OSError):
+            try:
+                self.check_current()
+            except StaleIndexError as stale:
+                raise stale from None
+            raise
         self.check_current()
         return value
 

@@ -51,15 +51,17 @@ class ShardedWriter:
         self.num_docs = 0
         self.doclens: list[np.ndarray] = []
         self._started = time.time()
+        self.writers: list[IndexWriter] = []
         try:
-            self.writers = [
-                IndexWriter(SparseIndex(self.tmp / shard_dir(i)), mode="create", encoder=encoder)
-                for i in range(num_shards)
-            ]
+            # one at a time: those made before one that fails are aborted, not left to the garbage collector
+            for i in range(num_shards):
+                self.writers.append(
+                    IndexWriter(SparseIndex(self.tmp / shard_dir(i)), mode="create", encoder=encoder)
+                )
             # a docno twice across shards too, refused as its batch arrives
             self.seen = early_check(encoder)
         except BaseException:
-            remove_temp_dir(self.tmp)
+            self.abort()
             raise
         for w in self.writers:
             w.vocab = self.vocab  # one term id space for the corpus

@@ -39,7 +39,7 @@ from ._index import SparseIndex
 from ._sharded import ShardedIndex
 from ._splade import Splade
 from ._tokenize import EnglishOptionsError
-from .files import slug
+from .files import clean_leftovers, slug
 
 __all__ = [
     "System",
@@ -256,6 +256,8 @@ class System:
                 print(f"Waiting for another run that is building {path}")
             lock.acquire()
         try:
+            # a build killed between the two renames of its swap (no renameat2: NFS) left the entry moved aside
+            clean_leftovers(path)
             index.reload()  # another run may have built it while this one waited
             why = self._unusable(index)
             if why is None:

@@ -720,6 +720,42 @@ def test_without_an_atomic_exchange_an_interrupted_swap_is_repaired(tmp_path, mo
     assert back.num_docs == 5 and back.build_id != old_id and not aside.exists()
 
 
+def test_an_entry_a_killed_swap_moved_aside_is_moved_back_and_reused(tmp_path, capsys):
+    """A build killed between the two renames of its swap (no renameat2: NFS) leaves the cache entry moved aside.
+    The next experiment had failed (exit 2, "A single index already exists"): it chose mode="create" for the
+    empty path, and the build's own repair put the index back under it. It is now moved back first and reused;
+    a build with mode="create" over it says where the index came from."""
+    from pyterrier_sparse_eval import files
+    from pyterrier_sparse_eval.cli import main
+
+    (tmp_path / "docs.tsv").write_text("".join(f"{d['docno']}\t{d['text']}\n" for d in DOCS))
+    (tmp_path / "topics.tsv").write_text("q1\talpha gamma\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    spec = f"files:{tmp_path / 'docs.tsv'},{tmp_path / 'topics.tsv'},{tmp_path / 'qrels.txt'}"
+    args = ["experiment", "--dataset", spec, "--index-dir", str(tmp_path / "idx"), "--metric", "AP"]
+    assert main([*args, "--quiet"]) == 0
+    (entry,) = [p for p in (tmp_path / "idx").rglob("pt_meta.json")]
+    entry = entry.parent
+    build_id = pse.SparseIndex(entry).build_id
+
+    def move_aside(path: Path) -> None:
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        aside = path.parent / f".{path.name}.{files._HOST}.{dead.pid}.deadbeef.x.old"
+        aside.mkdir()
+        path.rename(aside / "previous")
+
+    move_aside(entry)
+    capsys.readouterr()
+    assert main(args) == 0
+    assert "Reusing index" in capsys.readouterr().out
+    assert pse.SparseIndex(entry).build_id == build_id
+    move_aside(entry)
+    with pytest.raises(FileExistsError, match=r"already exists at .* \(moved back: a build killed"):
+        pse.BM25().indexer(pse.SparseIndex(entry), mode="create", verbose=False).index(DOCS)
+    assert pse.SparseIndex(entry).build_id == build_id
+
+
 def test_a_live_writer_in_another_pid_namespace_is_left_alone(tmp_path):
     """Two containers sharing a volume under one host name: the other's writer has a PID that is dead here (or
     this process's own); the lock it holds on its temporary folder or file keeps them, until it ends."""
@@ -827,6 +863,40 @@ def test_a_file_read_after_a_rebuild_is_never_mixed_in(tmp_path, monkeypatch):
     monkeypatch.setattr(_index, "check_json", read_after_a_rebuild)
     with pytest.raises(pse.StaleIndexError):
         _ = index.docnos
+
+
+@pytest.mark.parametrize("reader", ["check_array", "check_json"])
+def test_a_read_that_fails_on_a_rebuild_swapped_in_is_staleness_not_damage(tmp_path, monkeypatch, reader):
+    """A rebuild of another size swapped in just before a handle's first read of a file: the read fails on the
+    other build's file (its shape, or numpy's "mmap length is greater than file size"), which had been reported
+    as damage ("... rebuild it") or as numpy's ValueError. Damage with no rebuild is still damage."""
+    from pyterrier_sparse_eval import _index
+
+    index = _build(tmp_path / "index")
+    assert index.num_docs == len(DOCS)
+    real, rebuilt = getattr(_index, reader), []
+
+    def read_after_a_rebuild(folder, name, *args):
+        if not rebuilt:
+            rebuilt.append(name)
+            more = DOCS + [{"docno": f"e{i}", "text": f"delta w{i}"} for i in range(30)]
+            pse.BM25(stemmer=None, stopwords=None).indexer(
+                pse.SparseIndex(folder), mode="overwrite", verbose=False
+            ).index(more)
+        return real(folder, name, *args)
+
+    monkeypatch.setattr(_index, reader, read_after_a_rebuild)
+    with pytest.raises(pse.StaleIndexError, match="was rebuilt"):
+        _ = index.postings if reader == "check_array" else index.docnos
+    assert rebuilt
+    monkeypatch.setattr(_index, reader, real)
+    # damage is damage: a file cut short under the handle of its own build
+    index = pse.SparseIndex(tmp_path / "index", checks="structure")
+    _ = index.meta
+    with open(index.directory / "doclen.npy", "r+b") as f:
+        f.truncate(200)
+    with pytest.raises(pse.IndexCorruptError):
+        _ = index.doclen
 
 
 def test_a_damaged_cache_entry_is_rebuilt_saying_why(tmp_path):
@@ -1318,21 +1388,55 @@ def test_a_failed_build_holds_nothing_open_in_its_folder(tmp_path, shards):
     """A failed build removed its temporary folder but kept the descriptor that locked it until the next build: a
     notebook held the deleted folder open (its volume could not be unmounted)."""
 
-    def open_here() -> list[str]:
-        found = []
-        for fd in os.listdir("/proc/self/fd"):
-            with contextlib.suppress(OSError):
-                if os.readlink(f"/proc/self/fd/{fd}").startswith(str(tmp_path)):
-                    found.append(os.readlink(f"/proc/self/fd/{fd}"))
-        return found
-
     index = (
         pse.SparseIndex(tmp_path / "i") if shards is None else pse.ShardedIndex(tmp_path / "i", num_shards=2)
     )
     twice = [{"docno": "a", "text": "x"}, {"docno": "b", "text": "y"}, {"docno": "a", "text": "z"}]
     with pytest.raises(ValueError, match="Duplicate docnos"):
         pse.BM25().indexer(index, verbose=False, batch_size=1).index(twice)
-    assert open_here() == [] and os.listdir(tmp_path) == []
+    assert _open_under(tmp_path) == [] and os.listdir(tmp_path) == []
+
+
+def _open_under(folder: Path) -> list[str]:
+    """The paths under ``folder`` this process holds open."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/self/fd/{fd}").startswith(str(folder)):
+                found.append(os.readlink(f"/proc/self/fd/{fd}"))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads this process's open descriptors")
+@pytest.mark.parametrize("shards", [None, 3])
+def test_a_build_that_fails_as_it_opens_its_files_leaves_nothing(tmp_path, monkeypatch, shards):
+    """A spill file that cannot be opened (too many open files; Ctrl-C there does the same) had left the writer's
+    temporary folder, and the descriptor locking it, for the life of the process: a later build in the same place
+    did not remove it (it belongs to a living process). With shards, the third shard's writer fails after two
+    were made."""
+    import errno
+
+    from pyterrier_sparse_eval import _build
+
+    index = (
+        pse.SparseIndex(tmp_path / "i") if shards is None else pse.ShardedIndex(tmp_path / "i", num_shards=3)
+    )
+    opens = []
+
+    def open_until_the_last(path, *args, **kwargs):
+        if str(path).endswith("spill.values"):
+            opens.append(path)
+            if len(opens) == (shards or 1):
+                raise OSError(errno.EMFILE, "Too many open files", str(path))
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(_build, "open", open_until_the_last, raising=False)
+    with pytest.raises(OSError, match="Too many open files"):
+        pse.BM25().indexer(index, verbose=False).index(DOCS)
+    assert _open_under(tmp_path) == [] and os.listdir(tmp_path) == []
+    monkeypatch.undo()
+    pse.BM25().indexer(index, verbose=False).index(DOCS)
+    assert os.listdir(tmp_path) == ["i"]
 
 
 @pytest.mark.parametrize("step", ["open", "verify", "open sharded", "verify sharded"])
