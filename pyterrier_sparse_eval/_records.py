@@ -317,7 +317,9 @@ def _trec_topics(path: Path) -> list[tuple[str, str]]:
         title = re.search(r"<title>\s*(?:Topic:)?(.*?)(?=</?[a-z]+>|$)", block, flags=re.S | re.I)
         if num is None or title is None:
             raise ValueError(f"{path}: a <top> block without <num> or <title>: {block.strip()[:80]!r}.")
-        rows.append((num.group(1), " ".join(title.group(1).split())))
+        # line breaks and ASCII spaces are one space; a no-break space (U+00A0, U+202F: "1 000") stays, as in
+        # Anserini's TrecTopicReader (it joins words and digits for the tokenizer)
+        rows.append((num.group(1), re.sub(r"[\x00-\x20]+", " ", title.group(1)).strip(" ")))
     if not rows:
         raise ValueError(f"{path}: no <top> ... </top> topics found.")
     if len(rows) != len(re.findall(r"</top>", text, flags=re.I)):

@@ -297,6 +297,11 @@ def test_a_language_code_in_any_case_is_one_language_in_a_spec_and_on_the_comman
         ("cmn", "zh"),
         ("German", "de"),
         ("persian", "fa"),
+        # other English names (a card's "Farsi" had been analysed as English)
+        ("Farsi", "fa"),
+        ("Bangla", "bn"),
+        ("mandarin", "zh"),
+        ("Kiswahili", "sw"),
     ):
         assert pse.BM25(language=given).language == code, given
     assert parse_system("bm25:language=jpn").name == parse_system("bm25:language=ja").name

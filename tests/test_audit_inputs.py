@@ -104,6 +104,21 @@ def test_trec_topics_with_and_without_closing_tags(tmp_path):
     assert got == [["q1", "red fruit"], ["302", "yellow bananas"], ["q3", "green"]]
 
 
+def test_a_trec_title_keeps_its_no_break_spaces(tmp_path):
+    """A <title>'s U+202F (the French thousands separator: "1 000") and U+00A0 had become ASCII spaces, so the
+    query lost the token "1\u202f000\u202f" its documents hold. Anserini 0.22.1's TrecTopicReader, with its
+    DumpAnalyzedQueries -language fr on this topic (run by hand), gives "pri 1\u202f000\u202f abc def two line":
+    the line break and ASCII spaces are one space, the no-break spaces stay."""
+    title = "prix 1\u202f000\u202f\u20ac abc\u00a0def\n  two lines"
+    topics = (
+        f"<top>\n<num> Number: 1\n<title> {title}\n\n<desc> Description:\nx\n<narr> Narrative:\ny\n</top>\n"
+    )
+    spec = _files(tmp_path, "d1\tx\n", topics, "1 0 d1 1\n")
+    query = pse.datasets.get(spec).get_topics()["query"].iloc[0]
+    assert query == "prix 1\u202f000\u202f\u20ac abc\u00a0def two lines"
+    assert pse.Analyzer(language="fr")(query) == ["pri", "1\u202f000\u202f", "abc", "def", "two", "line"]
+
+
 def test_run_fields_are_split_on_whitespace_only(tmp_path):
     quoted = tmp_path / "quoted.run"
     quoted.write_text('1 Q0 "d99 1 2.0 t\n1 Q0 d100 2 0.5 t\n')

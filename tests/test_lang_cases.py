@@ -70,3 +70,40 @@ def test_the_letter_emojis_are_those_both_aletter_and_emoji():
     both = regex.compile(r"[\p{WB=ALetter}&&\p{Emoji}]", regex.V1)
     found = {chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and both.match(chr(c))}
     assert found == _LETTER_EMOJI
+
+
+SURROGATES = Path(__file__).resolve().parent / "goldens" / "lucene" / "surrogates.jsonl"
+
+
+def test_lone_surrogates_as_lucene_analyses_them():
+    """Lone surrogates (valid JSON: a truncated emoji in a web dump), against Lucene's terms of the same texts
+    (``goldens/lucene/surrogates.jsonl``, made by ``tests/goldens/make_lucene_surrogates.py`` with Anserini 0.22.1):
+    Japanese had raised UnicodeEncodeError (67 of 67 texts), Swahili and Yoruba kept the surrogate in a term that
+    the index then refused (67 each), Thai lost or kept words beside it (18); Lucene drops it, or keeps it in a
+    whitespace token as U+FFFD."""
+    rows = [json.loads(line) for line in SURROGATES.read_text(encoding="utf-8").splitlines()]
+    bad = [
+        (r["language"], r["text"], r["terms"])
+        for r in rows
+        if analyze(r["text"], r["language"]) != r["terms"]
+    ]
+    assert len(rows) >= 600 and {"ja", "th", "sw", "yo", "en"} <= {r["language"] for r in rows}
+    assert not bad, bad[:3]
+    assert any("\ufffd" in t for r in rows if r["language"] == "sw" for t in r["terms"])
+
+
+@pytest.mark.parametrize("language", ["ja", "sw", "th"])
+def test_a_document_with_a_lone_surrogate_is_indexed_and_found(tmp_path, language):
+    """The index takes such a document and its query finds it (the build had stopped on it)."""
+    import pandas as pd
+
+    import pyterrier_sparse_eval as pse
+
+    docs = [{"docno": "d1", "text": "東京 broken \ud83d emoji"}, {"docno": "d2", "text": "plain text"}]
+    bm25 = pse.BM25(language=language)
+    index = pse.SparseIndex(tmp_path / "index")
+    bm25.indexer(index, verbose=False).index(docs)
+    # (pandas's arrow strings hold no lone surrogate: the query cannot)
+    run = bm25.retriever(index).transform(pd.DataFrame({"qid": ["1"], "query": ["broken emoji"]}))
+    assert run["docno"].tolist() == ["d1"]
+    assert ("\ufffd" in index.vocab) == (language == "sw")

@@ -72,18 +72,22 @@ _THREE_LETTER = {
     "jpn": "ja", "kor": "ko", "nld": "nl", "dut": "nl", "por": "pt", "rus": "ru", "swa": "sw", "swh": "sw",
     "tel": "te", "tha": "th", "vie": "vi", "yor": "yo", "zho": "zh", "chi": "zh", "cmn": "zh",
 }  # fmt: skip
+#: other English names of supported languages, as dataset cards and users write them
+_OTHER_NAMES = {"farsi": "fa", "bangla": "bn", "mandarin": "zh", "kiswahili": "sw", "bahasa indonesia": "id"}
+#: a surrogate code unit (a lone one is valid JSON: a truncated emoji in a web dump)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def language_code(code: str, what: str = "language") -> str:
     """The supported ISO 639-1 code that ``code`` names, in any case and with any region (``"FR"`` and ``"fr-FR"``
     are ``"fr"``, ``"pt_BR"`` is ``"pt"``, as a dataset card's language is read), or its ISO 639-2/3 code
-    (``"deu"`` is ``"de"``) or English name (``"German"``): the one check of a language
+    (``"deu"`` is ``"de"``) or English name (``"German"``, ``"Farsi"``): the one check of a language
     however it is given (``BM25(language=)``, a system spec, ``--language``). A ValueError names what was unknown
     (``what``, e.g. ``"--language"``) and lists the supported codes."""
     # a language subtag, then subtags of region, script or variant (BCP 47's shape): "fr-", "en-fr,de" are no code
     match = re.fullmatch(r"([a-z]{2,3})(?:[-_][a-z0-9]{1,8})*", str(code).strip().lower())
     normal = match.group(1) if match else str(code).strip().lower()
-    normal = _THREE_LETTER.get(normal, normal)
+    normal = _THREE_LETTER.get(normal, _OTHER_NAMES.get(normal, normal))
     normal = next((c for c, lang in LANGUAGES.items() if lang.name.lower() == normal), normal)  # "german": de
     if normal not in LANGUAGES:
         raise ValueError(f"Unknown {what} {code!r}; supported: {', '.join(LANGUAGES)}.")
@@ -104,6 +108,11 @@ def tokenize_texts(lang: Language, texts: Sequence[str]) -> list[list[str]]:
         if not text:
             out.append([])
             continue
+        # the text as Java holds it: pairs joined, a lone surrogate one character, which Kuromoji and the Thai
+        # break iterator drop and the WhitespaceTokenizer keeps, stored in a UTF-8 term as U+FFFD (the standard
+        # tokenizer's regexes drop it as Lucene does)
+        if lang.tokenizer != "standard" and not text.isascii() and _SURROGATE.search(text):
+            text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
         if cf is not None:
             text = cf(text)
         if lang.tokenizer == "custom":
